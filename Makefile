@@ -1,0 +1,30 @@
+# Every target installs what it needs first (idempotent: a stamp file records the install).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.ragdiag-installed
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: install run test bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# CPU build of torch first: letting pip resolve torch pulls a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/ragdiag correlate --dataset msmarco
+
+test: install
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

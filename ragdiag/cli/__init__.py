@@ -1,0 +1,62 @@
+"""The ``ragdiag`` command line: a root Typer app composing one module per command group.
+
+Command modules stay thin (parse options, call one pipeline function, render) and import
+heavy libraries (torch, faiss, openai) only inside the functions that need them, so
+``ragdiag --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import typer
+from typer.core import TyperGroup
+
+from ragdiag import __version__
+from ragdiag.errors import RagdiagError
+
+
+class _RagdiagGroup(TyperGroup):
+    """Root group: turns a :class:`RagdiagError` from any subcommand into one line on stderr."""
+
+    def invoke(self, ctx):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except RagdiagError as err:
+            typer.echo(f"ragdiag: error: {err}", err=True)
+            raise typer.Exit(err.exit_code) from None
+
+
+app = typer.Typer(
+    cls=_RagdiagGroup,
+    name="ragdiag",
+    help="Which retrieval numbers predict RAG answer quality, and where retrieval breaks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ragdiag {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Which retrieval numbers predict RAG answer quality, and where retrieval breaks."""
+
+
+def _register() -> None:
+    """Attach every command module (each one line; modules import nothing heavy at top level)."""
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
