@@ -1,0 +1,199 @@
+"""``ragdiag correlate``: max-over-α correlations of measures with grades, per segment
+(paper 003 §3, METHODS.md §3), with bootstrap intervals, paired differences and a verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragdiag.data.graded_table import GradedTable
+from ragdiag.errors import RagdiagError
+from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
+from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
+from ragdiag.metrics.measure_tables import ALPHA_MEASURES, DEFAULT_MEASURES, DistinctTable, RowColumns, distinct_table
+from ragdiag.metrics.segments import segment_rows, sibling_positives
+
+
+@dataclass
+class CorrelateOptions:
+    segments: str = "ratio"
+    min_samples: int = 300
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    kinds: tuple[str, ...] = KINDS
+    alpha_grid: str = DEFAULT_GRID
+    xk: float = 2.0
+    exact_ties: bool = False
+    bootstrap: int = 0
+    seed: int = 0
+    compare: tuple[str, str] | None = None
+
+
+@dataclass
+class SegmentMeasure:
+    """One (segment, measure) cell: its reduced table, maxima and bootstrap maxima."""
+
+    segment: str
+    side: str
+    subset: str
+    measure: str
+    data: DistinctTable
+    rows: np.ndarray
+    maxima: dict = field(default_factory=dict)
+    boot: dict[str, np.ndarray] = field(default_factory=dict)  # kind → (B,) maxima
+
+
+def parse_kinds(spec: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in spec.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise RagdiagError(f"unknown --corr kind(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(KINDS)}")
+    return kinds
+
+
+def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> list[SegmentMeasure]:
+    seg_of_row, keys, sides = segment_rows(table, opts.segments)
+    s = sibling_positives(table, opts.xk) if "E" in opts.measures else np.full(len(table), -1)
+    order = np.argsort(seg_of_row, kind="stable")
+    bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
+    cells = []
+    for index, key in enumerate(keys):
+        seg_rows = order[bounds[index] : bounds[index + 1]]
+        for measure in opts.measures:
+            rows = seg_rows[s[seg_rows] >= 0] if measure == "E" else seg_rows
+            if len(rows) < opts.min_samples or len(rows) == 0:
+                continue
+            cols = RowColumns(table.n[rows], table.K[rows], table.Np[rows], s[rows], table.ndcg[rows])
+            alphas_used = alphas if measure in ALPHA_MEASURES else np.zeros(1)
+            data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties)
+            subset = key.split("^")[1]
+            cells.append(SegmentMeasure(key, sides[index], subset, measure, data, rows))
+    return cells
+
+
+def _maxima(cell: SegmentMeasure, counts: np.ndarray, kinds: tuple[str, ...], alphas: np.ndarray):
+    curves = correlation_curves(cell.data.values, counts, cell.data.grades, kinds, cell.data.groups)
+    grid = alphas if cell.measure in ALPHA_MEASURES else None
+    return {kind: maximum(curve, grid) for kind, curve in curves.items()}
+
+
+def _bootstrap(cells: list[SegmentMeasure], table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray,
+               progress) -> None:
+    """95% percentile intervals: resample query ids with replacement, redo the max over α."""
+    rng = np.random.default_rng(opts.seed)
+    n_queries = len(table.query_names)
+    multiplicity = np.stack([np.bincount(rng.integers(0, n_queries, n_queries), minlength=n_queries)
+                             for _ in range(opts.bootstrap)]).astype(np.float64)
+    for cell in progress(cells, "bootstrap"):
+        row_queries = table.query[cell.rows]
+        draws = {kind: np.full(opts.bootstrap, np.nan) for kind in opts.kinds}
+        for b in range(opts.bootstrap):
+            counts = cell.data.weighted_counts(multiplicity[b, row_queries])
+            for kind, best in _maxima(cell, counts, opts.kinds, alphas).items():
+                draws[kind][b] = np.nan if best.value is None else best.value
+        cell.boot = draws
+
+
+def _interval(draws: np.ndarray) -> list[float] | None:
+    finite = draws[np.isfinite(draws)]
+    if finite.size == 0:
+        return None
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def _result_rows(cells: list[SegmentMeasure], kinds: tuple[str, ...]) -> list[dict]:
+    rows = []
+    for cell in cells:
+        row = {"segment": cell.segment, "measure": cell.measure, "n": cell.data.rows, "side": cell.side}
+        for kind in kinds:
+            entry = cell.maxima[kind].to_dict()
+            if cell.boot:
+                entry["ci"] = _interval(cell.boot[kind])
+            row[kind] = entry
+        rows.append(row)
+    return rows
+
+
+def _comparisons(cells: list[SegmentMeasure], pair: tuple[str, str], kinds: tuple[str, ...]) -> list[dict]:
+    """Paired difference max(first) − max(second) per segment, with its bootstrap interval."""
+    by_key = {(c.segment, c.measure): c for c in cells}
+    out = []
+    for segment in dict.fromkeys(c.segment for c in cells):
+        first, second = by_key.get((segment, pair[0])), by_key.get((segment, pair[1]))
+        if first is None or second is None:
+            continue
+        row = {"segment": segment, "measures": list(pair), "n": [first.data.rows, second.data.rows]}
+        for kind in kinds:
+            a, b = first.maxima[kind].value, second.maxima[kind].value
+            entry = {"difference": None if a is None or b is None else a - b}
+            if first.boot:
+                diff = first.boot[kind] - second.boot[kind]
+                entry["ci"] = _interval(diff)
+                finite = diff[np.isfinite(diff)]
+                entry["share_positive"] = float(np.mean(finite > 0)) if finite.size else None
+            row[kind] = entry
+        out.append(row)
+    return out
+
+
+def _verdicts(cells: list[SegmentMeasure], kind: str) -> list[dict]:
+    """Per subset and side: the measure with the highest mean max-correlation over segments,
+    its lead over the runner-up, and the share of bootstrap replicates where the lead holds."""
+    groups: dict[tuple[str, str], list[SegmentMeasure]] = {}
+    for cell in cells:
+        groups.setdefault((cell.subset, cell.side), []).append(cell)
+    out = []
+    for (subset, side), members in sorted(groups.items()):
+        means, boots, segs = {}, {}, {}
+        for measure in dict.fromkeys(c.measure for c in members):
+            mine = [c for c in members if c.measure == measure and c.maxima[kind].value is not None]
+            if not mine:
+                continue
+            means[measure] = float(np.mean([c.maxima[kind].value for c in mine]))
+            segs[measure] = len(mine)
+            if mine[0].boot:
+                boots[measure] = np.nanmean(np.stack([c.boot[kind] for c in mine]), axis=0)
+        if not means:
+            continue
+        ranked = sorted(means, key=means.get, reverse=True)
+        best = ranked[0]
+        entry = {"subset": subset, "side": side, "kind": kind, "best": best, "best_mean": means[best],
+                 "segments": segs[best], "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None}
+        if len(ranked) > 1:
+            runner = ranked[1]
+            entry.update(runner_up=runner, runner_up_mean=means[runner], lead=means[best] - means[runner])
+            if boots:
+                diff = boots[best] - boots[runner]
+                finite = diff[np.isfinite(diff)]
+                entry["lead_holds"] = float(np.mean(finite > 0)) if finite.size else None
+        out.append(entry)
+    return out
+
+
+def _no_progress(items, _label):
+    return items
+
+
+def run_correlate(table: GradedTable, opts: CorrelateOptions, progress=_no_progress) -> dict:
+    """The full analysis as plain data: results, comparisons, verdicts (JSON-ready)."""
+    if len(table) == 0:
+        raise RagdiagError(f"{table.source.name}: no graded rows to correlate")
+    if opts.compare and any(m not in opts.measures for m in opts.compare):
+        raise RagdiagError(f"--compare {','.join(opts.compare)}: both measures must be among --measures")
+    alphas = parse_alpha_grid(opts.alpha_grid)
+    cells = _cells(table, opts, alphas)
+    for cell in progress(cells, "correlating"):
+        cell.maxima = _maxima(cell, cell.data.counts, opts.kinds, alphas)
+    if opts.bootstrap > 0:
+        _bootstrap(cells, table, opts, alphas, progress)
+    output = {
+        "results": _result_rows(cells, opts.kinds),
+        "verdicts": _verdicts(cells, opts.kinds[0]),
+        "segments_kept": len(dict.fromkeys(c.segment for c in cells)),
+        "alpha_grid_size": int(len(alphas)),
+    }
+    if opts.compare:
+        output["comparisons"] = _comparisons(cells, opts.compare, opts.kinds)
+    return output

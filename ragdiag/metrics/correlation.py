@@ -1,0 +1,154 @@
+"""Correlation curves over an α grid, computed on distinct measure values (METHODS.md §3).
+
+A measure depends on a few small integers per sample, so a segment has only d distinct tuples.
+The data reduce to a count table C (d tuples × m grade classes); for each α the d values are
+sorted once and tied values (bit-equal floats, the paper's semantics) merged into groups. From
+C and the groups:
+
+- Spearman = weighted Pearson of mid-ranks (mid-rank of a group = rows below + (w + 1)/2);
+- Pearson  = weighted Pearson of the values;
+- Kendall τ-b = S / √((n0 − n1)(n0 − n2)), τ-c = 2S / (N² (m_c − 1)/m_c), with S = concordant −
+  discordant pairs from the group × grade table, n0 = N(N−1)/2, n1/n2 the tied pairs in x/y and
+  m_c = min(distinct x, distinct y) — scipy.stats.kendalltau's definitions.
+
+All of this is vectorised over the α axis. NaN marks an undefined correlation (constant input).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("spearman", "pearson", "kendall_b", "kendall_c")
+
+
+def round_significant(values: np.ndarray, digits: int = 12) -> np.ndarray:
+    """Values rounded to ``digits`` significant digits (turns last-bit differences into ties)."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exponent = np.floor(np.log10(np.abs(values)))
+    exponent = np.where(np.isfinite(exponent), exponent, 0)
+    scale = 10.0 ** (digits - 1 - exponent)
+    return np.round(values * scale) / scale
+
+
+@dataclass
+class TiedGroups:
+    """For each α row: the group of every tuple (groups numbered in increasing value)."""
+
+    group: np.ndarray  # (A, d) int64
+    n_groups: np.ndarray  # (A,)
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> "TiedGroups":
+        order = np.argsort(values, axis=1, kind="stable")
+        ordered = np.take_along_axis(values, order, axis=1)
+        starts = np.concatenate(
+            [np.zeros((values.shape[0], 1), dtype=np.int64), (ordered[:, 1:] != ordered[:, :-1]).astype(np.int64)], axis=1
+        )
+        group_sorted = np.cumsum(starts, axis=1)
+        group = np.empty_like(group_sorted)
+        np.put_along_axis(group, order, group_sorted, axis=1)
+        return cls(group, group_sorted[:, -1] + 1)
+
+
+def _group_sums(groups: TiedGroups, weights: np.ndarray) -> np.ndarray:
+    """(A, d) sums of per-tuple ``weights`` (d,) or (d, m) within each α row's groups → (A, d[, m])."""
+    a_count, d = groups.group.shape
+    flat = (groups.group + np.arange(a_count)[:, None] * d).ravel()
+    if weights.ndim == 1:
+        tiled = np.broadcast_to(weights, (a_count, d)).ravel()
+        return np.bincount(flat, weights=tiled, minlength=a_count * d).reshape(a_count, d)
+    columns = [
+        np.bincount(flat, weights=np.broadcast_to(weights[:, j], (a_count, d)).ravel(), minlength=a_count * d)
+        for j in range(weights.shape[1])
+    ]
+    return np.stack(columns, axis=-1).reshape(a_count, d, weights.shape[1])
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Pearson r of x (A, d) against y (m,) with cell weights table (d, m), per α row."""
+    w_x, w_y = table.sum(axis=1), table.sum(axis=0)
+    total = w_x.sum()
+    xc = x - ((x @ w_x) / total)[:, None]
+    yc = y - (w_y @ y) / total
+    cov = xc @ (table @ yc)
+    var_x = (xc * xc) @ w_x
+    var_y = (yc * yc) @ w_y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(var_x * var_y)
+    return np.clip(r, -1.0, 1.0)
+
+
+def _mid_ranks(weights: np.ndarray) -> np.ndarray:
+    """Mid-ranks (1-based) of consecutive groups with the given weights, along the last axis."""
+    upto = np.cumsum(weights, axis=-1)
+    return upto - weights / 2.0 + 0.5
+
+
+def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray, kinds: tuple[str, ...],
+                       groups: TiedGroups | None = None) -> dict[str, np.ndarray]:
+    """Correlation of the measure with the grade at every α, for each kind.
+
+    values: (A, d) measure value of each distinct tuple at each α.
+    table:  (d, m) row counts (or bootstrap weights) of each tuple × grade class.
+    grades: (m,) the grade value of each class, increasing.
+    Returns {kind: (A,) array}, NaN where the correlation is undefined.
+    """
+    groups = groups or TiedGroups.of(values)
+    w_x = table.sum(axis=1)
+    w_y = table.sum(axis=0)
+    total = w_x.sum()
+    group_w = _group_sums(groups, w_x)
+    x_classes = (group_w > 0).sum(axis=1)
+    y_classes = int((w_y > 0).sum())
+    undefined = (x_classes < 2) | (y_classes < 2) | (total < 2)
+    out: dict[str, np.ndarray] = {}
+    if "pearson" in kinds:
+        out["pearson"] = _weighted_pearson(values, grades, table)
+    if "spearman" in kinds:
+        rank_x = np.take_along_axis(_mid_ranks(group_w), groups.group, axis=1)
+        out["spearman"] = _weighted_pearson(rank_x, _mid_ranks(w_y), table)
+    if "kendall_b" in kinds or "kendall_c" in kinds:
+        s = _kendall_s(_group_sums(groups, table))
+        pairs = total * (total - 1) / 2
+        x_ties = (group_w * (group_w - 1) / 2).sum(axis=1)
+        y_ties = float((w_y * (w_y - 1) / 2).sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if "kendall_b" in kinds:
+                out["kendall_b"] = np.clip(s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties), -1, 1)
+            if "kendall_c" in kinds:
+                classes = np.minimum(x_classes, y_classes).astype(np.float64)
+                out["kendall_c"] = np.clip(2 * s / (total**2 * (classes - 1) / classes), -1, 1)
+    for kind in out:
+        out[kind] = np.where(undefined, np.nan, out[kind])
+    return {kind: out[kind] for kind in kinds}
+
+
+def _kendall_s(cells: np.ndarray) -> np.ndarray:
+    """S = concordant − discordant pairs from (A, groups, m) counts (groups and classes increasing)."""
+    above = np.cumsum(cells[:, ::-1, :], axis=1)[:, ::-1, :] - cells  # rows in strictly higher groups
+    cum = np.cumsum(above, axis=2)
+    higher_y = cum[:, :, -1:] - cum  # Σ_{j' > j}
+    lower_y = cum - above  # Σ_{j' < j}
+    return (cells * (higher_y - lower_y)).sum(axis=(1, 2))
+
+
+@dataclass
+class Maximum:
+    """The maximum of a correlation curve and the first α reaching it (None when all NaN)."""
+
+    value: float | None
+    alpha: float | None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"value": self.value, "alpha": self.alpha}
+
+
+def maximum(curve: np.ndarray, alphas: np.ndarray | None) -> Maximum:
+    """Max over α ignoring NaN; the first α attaining it, scanning α upward."""
+    if curve.size == 0 or np.all(np.isnan(curve)):
+        return Maximum(None, None)
+    best = int(np.nanargmax(curve))
+    return Maximum(float(curve[best]), None if alphas is None else float(alphas[best]))

@@ -1,0 +1,110 @@
+"""Reduce a segment's rows to distinct measure tuples, and evaluate a measure on them.
+
+Each measure is a function of a few integers per row (METHODS.md §2): F of (n, K, Np), E of
+(n, K, S), T and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragdiag.errors import RagdiagError
+from ragdiag.metrics import measures
+from ragdiag.metrics.correlation import TiedGroups, round_significant
+
+ALPHA_MEASURES = ("F", "E", "T")
+PLAIN_MEASURES = ("nDCG", "P", "R")
+MEASURES = (*ALPHA_MEASURES, *PLAIN_MEASURES)
+DEFAULT_MEASURES = ("F", "E", "T", "nDCG")
+
+
+def parse_measures(spec: str) -> tuple[str, ...]:
+    names = tuple(m.strip() for m in spec.split(",") if m.strip())
+    unknown = [m for m in names if m not in MEASURES]
+    if unknown or not names:
+        raise RagdiagError(f"unknown measure(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(MEASURES)}")
+    return names
+
+
+@dataclass
+class RowColumns:
+    """The per-row integers of the rows one measure can use (E: only rows with an x·K sibling)."""
+
+    n: np.ndarray
+    k: np.ndarray
+    np_: np.ndarray
+    s: np.ndarray
+    ndcg: np.ndarray
+
+
+def tuple_keys(measure: str, cols: RowColumns) -> np.ndarray:
+    """One comparable key per row such that rows with equal keys have equal measure values."""
+    if measure == "nDCG":
+        return cols.ndcg
+    n, k = cols.n.astype(np.int64), cols.k.astype(np.int64)
+    third = {"F": cols.np_, "E": cols.s, "T": np.zeros_like(n), "P": np.zeros_like(n)}.get(measure)
+    if measure == "R":
+        return (n << 42) | cols.np_.astype(np.int64)
+    return (n << 42) | (k << 21) | third.astype(np.int64)
+
+
+def evaluate(measure: str, cols: RowColumns, alphas: np.ndarray) -> np.ndarray:
+    """Measure values, shape (A, rows) for α measures (one row per α), (1, rows) otherwise."""
+    n, k, np_, s = (c.astype(np.float64) for c in (cols.n, cols.k, cols.np_, cols.s))
+    a = alphas[:, None]
+    if measure == "F":
+        return measures.f_measure(n, k, np_, a)
+    if measure == "E":
+        return measures.e_measure(n, k, s, a)
+    if measure == "T":
+        return measures.t_measure(n, k, a)
+    if measure == "P":
+        return measures.precision(n, k)[None, :]
+    if measure == "R":
+        return measures.recall(n, np_)[None, :]
+    return cols.ndcg.astype(np.float64)[None, :]
+
+
+@dataclass
+class DistinctTable:
+    """A segment-measure reduced to d distinct tuples × m grade classes."""
+
+    values: np.ndarray  # (A, d)
+    groups: TiedGroups
+    counts: np.ndarray  # (d, m)
+    grades: np.ndarray  # (m,)
+    tuple_of_row: np.ndarray  # (rows,)
+    grade_of_row: np.ndarray  # (rows,)
+
+    @property
+    def rows(self) -> int:
+        return int(self.tuple_of_row.shape[0])
+
+    def weighted_counts(self, row_weights: np.ndarray) -> np.ndarray:
+        """The (d, m) table with each row counted ``row_weights`` times (bootstrap)."""
+        d, m = self.counts.shape
+        cells = self.tuple_of_row * m + self.grade_of_row
+        return np.bincount(cells, weights=row_weights, minlength=d * m).reshape(d, m)
+
+
+def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
+                   exact_ties: bool = False) -> DistinctTable:
+    """Distinct tuples of the rows, their values at every α, and the tuple × grade counts.
+
+    ``exact_ties`` rounds values to 12 significant digits before grouping, so values equal in
+    real arithmetic (1/3 vs 3/9 after multiplying by α) tie; the default keeps float semantics.
+    """
+    keys = tuple_keys(measure, cols)
+    _, first, tuple_of_row = np.unique(keys, return_index=True, return_inverse=True)
+    tuple_of_row = tuple_of_row.ravel()
+    grades, grade_of_row = np.unique(grade, return_inverse=True)
+    grade_of_row = grade_of_row.ravel()
+    reps = RowColumns(cols.n[first], cols.k[first], cols.np_[first], cols.s[first], cols.ndcg[first])
+    values = evaluate(measure, reps, alphas)
+    if exact_ties:
+        values = round_significant(values, 12)
+    d, m = len(first), len(grades)
+    counts = np.bincount(tuple_of_row * m + grade_of_row, minlength=d * m).reshape(d, m).astype(np.float64)
+    return DistinctTable(values, TiedGroups.of(values), counts, grades, tuple_of_row, grade_of_row)

@@ -1,0 +1,64 @@
+"""Per-sample retrieval measures of METHODS.md §2 (paper 003, eqs. 1–3), vectorised.
+
+Arguments are numpy arrays of the small integers that describe a graded sample:
+``n`` positives in the top K, ``k`` = K, ``np_`` = Np (total positives), ``s`` = positives in the
+top round(x·K) of the same ranking (the estimate of Np used by E). ``a`` broadcasts: pass a
+column ``a[:, None]`` to evaluate a whole α grid at once. The expressions are written exactly as
+the paper's released analysis evaluates them in float64, so the values carry the same bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+E_EPSILON = 1e-10
+
+
+def precision(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """P = n / K."""
+    return n / k
+
+
+def recall(n: np.ndarray, np_: np.ndarray) -> np.ndarray:
+    """R = n / Np."""
+    return n / np_
+
+
+def f_measure(n: np.ndarray, k: np.ndarray, np_: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+    """F(a) = n / (a·K + (1−a)·Np): Van Rijsbergen's F with a = 1/(1+β²); a = 0.5 is F1."""
+    return n / (a * k + (1 - a) * np_)
+
+
+def e_measure(n: np.ndarray, k: np.ndarray, s: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+    """E(a) = n / (a·K + (1−a)·(S + 1e-10)): F with Np estimated by S, the positives in the top x·K."""
+    return n / (a * k + (1 - a) * (s + E_EPSILON))
+
+
+def t_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+    """T(a) = (1−a)·n − a·nn/K with nn = K − n (paper 003, eq. 3; needs no Np)."""
+    nn = k - n
+    return ((1 - a) * n) - ((a * nn) / k)
+
+
+def ndcg_from_in_k(in_k: np.ndarray) -> float:
+    """nDCG of one 0/1 list: DCG(inK) / DCG(n ones at the top), DCG(v) = Σ v_i / log2(i+2); 0 if n = 0.
+
+    The ideal uses the n retrieved positives, not min(Np, K) (METHODS §2).
+    """
+    values = np.asarray(in_k, dtype=np.float64)
+    n = int(values.sum())
+    if n == 0:
+        return 0.0
+    discount = 1.0 / np.log2(np.arange(len(values)) + 2.0)
+    return float(np.cumsum(values * discount)[-1] / np.cumsum(discount[:n])[-1])
+
+
+def recall_indicator(n: np.ndarray, np_: np.ndarray, delta: float) -> np.ndarray:
+    """1 where recall R = n/Np ≥ δ, else 0 (the per-query term of Robustness-δ@K)."""
+    return (recall(n, np_) >= delta).astype(np.int64)
+
+
+def robustness_at_k(per_query_recall: np.ndarray, delta: float) -> float:
+    """Robustness-δ@K = fraction of queries whose recall R_i ≥ δ (paper 000, §3)."""
+    values = np.asarray(per_query_recall, dtype=np.float64)
+    return float(np.mean(values >= delta)) if values.size else float("nan")

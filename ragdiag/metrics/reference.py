@@ -1,0 +1,91 @@
+"""The straightforward per-sample implementation of METHODS.md §2–3: a Python loop over α and
+samples, scipy correlations, max with the first α reaching it.
+
+Kept as the oracle for the fast path (tests compare every value within 1e-9) and as the
+baseline the benchmark times it against. Not used by the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy import stats
+
+
+def _segment_key(record: dict, mode: str) -> str:
+    subset = record["id"].split("-", 1)[0]
+    if mode == "ratio":
+        return f"{record['E']}^{subset}^KtoN^{round(record['K'] / record['Np'], 1)}"
+    return f"{record['E']}^{subset}^{1 if record['Np'] <= record['K'] else 0}"
+
+
+def _ndcg(in_k: list[int]) -> float:
+    n = sum(in_k)
+    if n == 0:
+        return 0.0
+    dcg = 0.0
+    for i, v in enumerate(in_k):
+        dcg += v / math.log2(i + 2)
+    ideal = 0.0
+    for i in range(n):
+        ideal += 1 / math.log2(i + 2)
+    return dcg / ideal
+
+
+def _value(measure: str, record: dict, a: float, s: int | None) -> float:
+    k, np_ = record["K"], record["Np"]
+    n = sum(record["inK"])
+    nn = k - n
+    if measure == "F":
+        return n / (a * k + (1 - a) * np_)
+    if measure == "E":
+        return n / (a * k + (1 - a) * (s + 1e-10))
+    if measure == "T":
+        return (1 - a) * n - a * nn / k
+    if measure == "P":
+        return n / k
+    if measure == "R":
+        return n / np_
+    return _ndcg(record["inK"])
+
+
+def _correlate(kind: str, x: list[float], y: list[float]) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "spearman":
+            return float(stats.spearmanr(x, y)[0])
+        if kind == "pearson":
+            return float(stats.pearsonr(x, y)[0]) if len(set(x)) > 1 and len(set(y)) > 1 else math.nan
+        variant = "b" if kind == "kendall_b" else "c"
+        return float(stats.kendalltau(x, y, variant=variant)[0])
+
+
+def reference_correlate(records: list[dict], mode: str, min_samples: int, measures: tuple[str, ...],
+                        kinds: tuple[str, ...], alphas: np.ndarray, xk: float = 2.0) -> dict:
+    """{(segment, measure): {"n": rows, kind: (max value or None, α or None)}}."""
+    n_by_k = {(r["id"], r["E"], r["Nc"], r["Np"], r["K"]): sum(r["inK"]) for r in records}
+    segments: dict[str, list[dict]] = {}
+    for record in records:
+        if record["grade"] is not None:
+            segments.setdefault(_segment_key(record, mode), []).append(record)
+    out = {}
+    for key, rows in segments.items():
+        for measure in measures:
+            sib = [n_by_k.get((r["id"], r["E"], r["Nc"], r["Np"], round(xk * r["K"]))) for r in rows]
+            use = [(r, s) for r, s in zip(rows, sib) if measure != "E" or s is not None]
+            if len(use) < min_samples or not use:
+                continue
+            grades = [float(r["grade"]) for r, _ in use]
+            grid = alphas if measure in ("F", "E", "T") else [None]
+            entry: dict = {"n": len(use)}
+            for kind in kinds:
+                best, best_a = None, None
+                for a in grid:
+                    value = _correlate(kind, [_value(measure, r, a, s) for r, s in use], grades)
+                    if not math.isnan(value) and (best is None or value > best):
+                        best, best_a = value, a
+                entry[kind] = (best, None if best_a is None else float(best_a))
+            out[(key, measure)] = entry
+    return out
