@@ -52,6 +52,24 @@ def _root(
 
 def _register() -> None:
     """Attach every command module (each one line; modules import nothing heavy at top level)."""
+    from ragdiag.cli import noise, probe
+
+    app.add_typer(probe.app, name="probe")
+    app.command("noise")(noise.noise)
+    from ragdiag.cli import correlate
+
+    app.command("correlate")(correlate.correlate)
+    from ragdiag.cli import index, retrieve, robustness
+
+    app.add_typer(index.app, name="index")
+    app.command("retrieve")(retrieve.retrieve)
+    app.command("robustness")(robustness.robustness)
+    from ragdiag.cli import cache, generate, grade, pipeline
+
+    app.command("generate")(generate.generate)
+    app.command("grade")(grade.grade)
+    app.command("pipeline")(pipeline.pipeline)
+    app.add_typer(cache.app, name="cache")
 
 
 _register()

@@ -1,0 +1,50 @@
+"""Price table for token costs (USD per million tokens), overridable by the user.
+
+Defaults are OpenAI's list prices for standard (non-batch) chat completions; a JSON file given
+with ``--prices`` (or ``$RAGDIAG_PRICES``) of the form ``{"model": {"input": x, "output": y}}``
+adds or replaces entries. A model without a price gets cost ``None`` (shown as "n/a"), never 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ragdiag.errors import RagdiagError
+
+PRICES_ENV = "RAGDIAG_PRICES"
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60},
+    "gpt-4o": {"input": 2.50, "output": 10.00},
+    "gpt-4.1": {"input": 2.00, "output": 8.00},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
+    "gpt-4.1-nano": {"input": 0.10, "output": 0.40},
+}
+
+
+def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
+    """The default table updated with the user's file (the flag, else ``$RAGDIAG_PRICES``)."""
+    prices = {model: dict(entry) for model, entry in DEFAULT_PRICES.items()}
+    path = path or (Path(os.environ[PRICES_ENV]) if os.environ.get(PRICES_ENV) else None)
+    if path is None:
+        return prices
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise RagdiagError(f"{path}: cannot read the price table ({err})") from None
+    if not isinstance(data, dict):
+        raise RagdiagError(f"{path}: the price table must be a JSON object of model -> {{input, output}}")
+    for model, entry in data.items():
+        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in ("input", "output"))):
+            raise RagdiagError(f"{path}: model '{model}': expected {{\"input\": <USD/1M>, \"output\": <USD/1M>}}")
+        prices[model] = {"input": float(entry["input"]), "output": float(entry["output"])}
+    return prices
+
+
+def call_cost(prices: dict[str, dict[str, float]], model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """USD cost = (prompt_tokens·input + completion_tokens·output) / 1e6; None for an unpriced model."""
+    entry = prices.get(model)
+    if entry is None:
+        return None
+    return (prompt_tokens * entry["input"] + completion_tokens * entry["output"]) / 1e6

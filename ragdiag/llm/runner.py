@@ -1,0 +1,81 @@
+"""Run one function over many items with a worker pool, a progress bar and failure bookkeeping.
+
+Each item either succeeds or fails on its own (:class:`CallFailed`, recorded in the failure
+manifest). A :class:`RagdiagError` (replay miss, missing key, refused credentials) stops the run.
+So does a server that keeps failing: ``abort_after`` items in a row failing after their retries.
+Completed calls are already in the cache, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import CallFailed, LLMClient
+
+
+@dataclass
+class RunOutcome:
+    """Results in item order (None where the item failed) and one manifest entry per failure."""
+
+    results: list[Any]
+    errors: list[str | None]
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _progress(enabled: bool):
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]} items/s · cache hits {task.fields[hits]} · cost {task.fields[cost]}"),
+        TimeElapsedColumn(), console=Console(stderr=True), disable=not enabled, transient=False,
+    )
+
+
+def format_cost(cost: float | None) -> str:
+    """``$0.0123`` or ``n/a`` when a model had no price."""
+    return "n/a" if cost is None else f"${cost:.4f}"
+
+
+def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
+              description: str, progress: bool = True) -> RunOutcome:
+    """Apply ``fn`` to every item with ``client.config.workers`` threads."""
+    outcome = RunOutcome([None] * len(items), [None] * len(items))
+    abort_after = max(10, 2 * client.config.workers)
+    consecutive, finished, start = 0, 0, time.perf_counter()
+    with _progress(progress) as bar, ThreadPoolExecutor(client.config.workers) as pool:
+        task = bar.add_task(description, total=len(items), rate="0.0", hits=0, cost=format_cost(0.0))
+        pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = pending.pop(future)
+                    finished += 1
+                    try:
+                        outcome.results[index] = future.result()
+                        consecutive = 0
+                    except CallFailed as err:
+                        outcome.errors[index] = str(err)
+                        outcome.failures.append({"item": labels[index], "error": str(err)})
+                        consecutive += 1
+                    elapsed = max(time.perf_counter() - start, 1e-9)
+                    bar.update(task, advance=1, hits=client.stats.cache_hits, cost=format_cost(client.stats.cost),
+                               rate=f"{finished / elapsed:.1f}")
+                if consecutive >= abort_after:
+                    raise RagdiagError(
+                        f"{consecutive} items in a row failed after their retries (last: {outcome.failures[-1]['error']}); "
+                        f"stopping. Completed calls are cached: rerun to resume"
+                    )
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    outcome.seconds = time.perf_counter() - start
+    outcome.failures.sort(key=lambda f: f["item"])
+    return outcome

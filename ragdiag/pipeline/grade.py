@@ -1,0 +1,180 @@
+"""``ragdiag grade``: an LLM judge scores each top-K answer against the ideal answer (1–5).
+
+Paper 003 appendix A.3 / METHODS.md §9. Each answer is judged ``repeats`` times by each judge model
+(the repeat index is in the cache key, so repeats are distinct calls). A reply without a grade
+gets one repair request; if that holds no grade either, the grade is missing (null) and the reply
+is kept — never a default. ``grade`` is the mean of the first judge's parsed grades.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.data.loaders import file_sha256, read_json_records
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.runner import run_items
+from ragdiag.pipeline.agreement import agreement_summary
+from ragdiag.pipeline.grade_parse import parse_grade
+from ragdiag.pipeline.run_meta import manifest_path, run_meta, summary, write_json
+
+GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judge call (plus its repair, if needed): the parsed grade or None, and the replies."""
+
+    grade: int | None
+    replies: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GradeResult:
+    graded: list[dict[str, Any]]
+    meta: dict[str, Any]
+    summary: dict[str, Any]
+    failures: list[dict[str, Any]]
+    unparsed: list[dict[str, Any]]
+    manifest: Path
+
+
+def read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str | None], list[dict[str, Any]]]:
+    """The answers file of ``ragdiag generate``: its meta, ideal answers by id, and top-K rows."""
+    meta: dict[str, Any] = {}
+    ideal: dict[str, str | None] = {}
+    rows = []
+    for index, row in enumerate(read_json_records(path)):
+        kind = row.get("kind") if isinstance(row, dict) else None
+        if kind == "meta":
+            meta = row.get("meta", {})
+        elif kind == "ideal":
+            ideal[row["id"]] = row.get("answer")
+        elif kind == "topK":
+            for name in ("id", "E", "Nc", "Np", "K", "rank", "inK", "P", "R", "q"):
+                if name not in row:
+                    raise DataError.at(str(path), index, name, "missing in a topK row")
+            rows.append(row)
+        else:
+            raise DataError.at(str(path), index, "kind", f"expected meta, ideal or topK, got {kind!r}")
+    if not rows:
+        raise DataError(f"{path}: no topK rows to grade")
+    return meta, ideal, rows
+
+
+def _label(row: dict[str, Any], model: str, repeat: int) -> str:
+    return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
+
+
+def make_judge(client: LLMClient):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed."""
+    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+
+    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
+        row, ideal, model, repeat = item
+        messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
+        label = _label(row, model, repeat)
+        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label)
+        grade = parse_grade(first.text)
+        if grade is not None:
+            return Verdict(grade, [first.text])
+        follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
+        second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
+                                            repeat=repeat), label)
+        return Verdict(parse_grade(second.text), [first.text, second.text])
+
+    return judge
+
+
+@dataclass
+class Judged:
+    """Graded records in row order, unparsed replies, failed calls and the grade array."""
+
+    graded: list[dict[str, Any]]
+    unparsed: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    grades: np.ndarray  # (judges, repeats, rows), NaN where no grade
+    seconds: float
+
+
+def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict[str, Any]:
+    values = {**row, "answer_ideal": ideal, "answer_topK": row.get("answer"), "grade": grade}
+    return {k: values.get(k) for k in GRADED_KEYS}
+
+
+def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
+               repeats: int, progress: bool = True) -> Judged:
+    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error."""
+    items = [(row, ideal[row["id"]], model, repeat) for row in rows
+             if row.get("answer") is not None and ideal.get(row["id"]) is not None
+             for model in judges for repeat in range(repeats)]
+    labels = [_label(row, model, repeat) for row, _, model, repeat in items]
+    outcome = run_items(client, make_judge(client), items, labels, "grading", progress)
+    verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
+    grades = np.full((len(judges), repeats, len(rows)), np.nan)
+    graded, unparsed = [], []
+    for index, row in enumerate(rows):
+        if (id(row), judges[0], 0) not in verdicts:
+            reason = "no ideal answer" if ideal.get(row["id"]) is None else "no top-K answer"
+            graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "error": reason})
+            continue
+        per_judge: dict[str, list[int | None]] = {}
+        replies, call_errors = [], []
+        for j, model in enumerate(judges):
+            per_judge[model] = []
+            for repeat in range(repeats):
+                verdict, error = verdicts[(id(row), model, repeat)]
+                grade = verdict.grade if verdict is not None else None
+                per_judge[model].append(grade)
+                if grade is not None:
+                    grades[j, repeat, index] = grade
+                elif verdict is not None:
+                    replies.append({"model": model, "repeat": repeat, "replies": verdict.replies})
+                else:
+                    call_errors.append({"model": model, "repeat": repeat, "error": error})
+        parsed = [g for g in per_judge[judges[0]] if g is not None]
+        record = {**_record(row, ideal[row["id"]], float(np.mean(parsed)) if parsed else None),
+                  "grades": per_judge[judges[0]]}
+        if repeats > 1:
+            record["grade_sd"] = float(np.std(parsed, ddof=1)) if len(parsed) > 1 else None
+        if len(judges) > 1:
+            record["judges"] = per_judge
+        if replies:
+            record["judge_reply"] = replies
+            unparsed.append({"item": _label(row, judges[0], 0).rsplit(" judge=", 1)[0], "judge_reply": replies})
+        if call_errors:
+            record["judge_error"] = call_errors
+        graded.append(record)
+    return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds)
+
+
+def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
+              progress: bool = True) -> GradeResult:
+    """Read answers, judge them, write ``out`` (a JSON list) and its manifest (meta, summary, failures)."""
+    if repeats < 1:
+        raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
+    answers_meta, ideal, rows = read_answers(answers)
+    judges = judges or [config.model]
+    client = LLMClient(config)
+    try:
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress)
+        covered = sum(1 for r in judged.graded if r["grade"] is not None)
+        result_summary = summary(client, len(judged.graded), covered, judged.seconds,
+                                 missing_grades=sum(1 for r in judged.graded if r["grade"] is None and "error" not in r),
+                                 no_answer=sum(1 for r in judged.graded if "error" in r),
+                                 agreement=agreement_summary(judged.grades, judges))
+        prompts = [load_prompt(n).id for n in ("grading", "grading-repair")]
+        meta = run_meta("grade", client, prompts=prompts, judges=judges, repeats=repeats,
+                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
+    finally:
+        client.close()
+    write_json(out, judged.graded)
+    manifest = manifest_path(out)
+    write_json(manifest, {"meta": meta, "summary": result_summary, "failures": judged.failures,
+                          "unparsed": judged.unparsed})
+    return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)
