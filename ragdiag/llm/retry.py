@@ -48,7 +48,7 @@ def call_with_retries(attempt: Callable[[], Any], config: ClientConfig, on_retry
     """Run ``attempt`` under the retry policy; raises :class:`CallFailed` or :class:`RagdiagError`."""
     import openai
 
-    backoff = wait_exponential_jitter(initial=config.backoff_base, max=config.backoff_max, jitter=config.backoff_base)
+    backoff = wait_exponential_jitter(multiplier=config.backoff_base, max=config.backoff_max, jitter=config.backoff_base)
 
     def wait(state: RetryCallState) -> float:
         asked = retry_after_seconds(state.outcome.exception()) if state.outcome else None

@@ -17,7 +17,7 @@ from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.run_meta import manifest_path, run_meta, summary, write_json, write_jsonl
+from ragdiag.pipeline.run_meta import manifest_path, run_details, run_meta, summary, write_json, write_jsonl
 
 
 @dataclass
@@ -131,9 +131,10 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         done = sum(1 for r in rows if r["answer"] is not None)
         result_summary = summary(client, len(rows), done, seconds)
         meta = run_meta("generate", client, prompts=[load_prompt("generation").id], k=ks, dataset=dataset, **inputs)
+        details = run_details(client)
     finally:
         client.close()
-    write_jsonl(out, [{"kind": "meta", "meta": meta, "summary": result_summary}, *rows])
+    write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows])
     manifest = manifest_path(out)
-    write_json(manifest, {"meta": meta, "summary": result_summary, "failures": failures})
+    write_json(manifest, {"meta": meta, "run": details, "summary": result_summary, "failures": failures})
     return GenerateResult(rows, meta, result_summary, failures, manifest)

@@ -21,7 +21,7 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.pipeline.run_meta import manifest_path, run_meta, summary, write_json
+from ragdiag.pipeline.run_meta import manifest_path, run_details, run_meta, summary, write_json
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 
@@ -171,10 +171,11 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         prompts = [load_prompt(n).id for n in ("grading", "grading-repair")]
         meta = run_meta("grade", client, prompts=prompts, judges=judges, repeats=repeats,
                         answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
+        details = run_details(client)
     finally:
         client.close()
     write_json(out, judged.graded)
     manifest = manifest_path(out)
-    write_json(manifest, {"meta": meta, "summary": result_summary, "failures": judged.failures,
+    write_json(manifest, {"meta": meta, "run": details, "summary": result_summary, "failures": judged.failures,
                           "unparsed": judged.unparsed})
     return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)

@@ -17,16 +17,19 @@ class CoverageError(RagdiagError):
     exit_code = 3
 
 
-def client_meta(client: LLMClient) -> dict[str, Any]:
-    """How the calls were made: provider, model, parameters and cache mode."""
-    cfg = client.config
-    return {"provider": cfg.provider, "base_url": cfg.base_url, "model": cfg.model, "temperature": cfg.temperature,
-            "seed": cfg.seed, "cache": cfg.cache, "max_retries": cfg.max_retries}
-
-
 def run_meta(command: str, client: LLMClient, **details: Any) -> dict[str, Any]:
-    """The ``meta`` block of a result: command line, version, client settings and inputs."""
-    return {"command": command, "ragdiag_version": __version__, "llm": client_meta(client), **details}
+    """The ``meta`` block of a result: what determines its content (command, version, provider, model,
+    sampling parameters, prompt versions, inputs), and nothing that changes between identical reruns."""
+    cfg = client.config
+    llm = {"provider": cfg.provider, "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed}
+    return {"command": command, "ragdiag_version": __version__, "llm": llm, **details}
+
+
+def run_details(client: LLMClient) -> dict[str, Any]:
+    """How this particular run reached the server (kept in the manifest, not in the result)."""
+    cfg = client.config
+    return {"base_url": cfg.base_url, "cache": cfg.cache, "workers": cfg.workers, "max_retries": cfg.max_retries,
+            "rpm": cfg.rpm, "tpm": cfg.tpm}
 
 
 def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra: Any) -> dict[str, Any]:

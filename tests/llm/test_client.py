@@ -1,0 +1,174 @@
+"""The cached client against the local chat server: retries, Retry-After, replay, dedup, limits, prices."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import CallFailed, ClientConfig, LLMClient
+from ragdiag.llm.prices import call_cost, load_prices
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.ratelimit import RateLimiter
+from tests.servers.chat_server import ChatServer
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with ChatServer() as srv:
+        yield srv
+
+
+def _client(server, tmp_path, **kw) -> LLMClient:
+    kw.setdefault("backoff_base", 0.01)
+    return LLMClient(ClientConfig(base_url=server.base_url, cache_dir=tmp_path, **kw))
+
+
+def _ask(client: LLMClient, text: str = "hello", repeat: int | None = None):
+    return client.chat(client.request([{"role": "user", "content": text}], "test@v1", repeat=repeat))
+
+
+def test_rw_cache_hit_sends_nothing_and_keeps_tokens(server, tmp_path):
+    client = _client(server, tmp_path)
+    first = _ask(client)
+    second = _ask(client)
+    assert (first.cached, second.cached) == (False, True)
+    assert second.text == first.text == "test server reply"
+    assert server.requests == 1
+    assert client.stats.calls == 1 and client.stats.cache_hits == 1
+    assert client.stats.prompt_tokens == 1 and second.prompt_tokens == 1
+    body = server.bodies[0]
+    assert body["temperature"] == 0.0 and body["seed"] == 0 and body["model"] == "gpt-4o-mini"
+    _ask(client, repeat=1)  # the repeat index is part of the key
+    assert server.requests == 2
+
+
+def test_429_with_retry_after_then_success(server, tmp_path):
+    server.fail_next(429, times=2, retry_after=0.3)
+    client = _client(server, tmp_path, backoff_base=5.0)  # a 5 s backoff would show if Retry-After were ignored
+    start = time.perf_counter()
+    assert _ask(client).text == "test server reply"
+    elapsed = time.perf_counter() - start
+    assert 0.6 <= elapsed < 3.0
+    assert client.stats.retries == 2 and server.statuses == [429, 429, 200]
+
+
+def test_500_forever_fails_after_retry_budget_and_caches_nothing(server, tmp_path):
+    server.fail_always(500)
+    client = _client(server, tmp_path, max_retries=3)
+    with pytest.raises(CallFailed, match=r"HTTP 500.*after 3 retries"):
+        _ask(client)
+    assert server.requests == 4 and client.stats.failures == 1 and client.stats.retries == 3
+    assert client.cache.stats()["entries"] == 0  # errors are never cached
+    server.fail_always(None)
+    assert _ask(client).cached is False
+
+
+def test_non_retryable_client_error_is_not_retried(server, tmp_path):
+    server.fail_next(400)
+    client = _client(server, tmp_path)
+    with pytest.raises(CallFailed, match="not retryable"):
+        _ask(client)
+    assert server.requests == 1
+    server.fail_next(401)
+    with pytest.raises(RagdiagError, match="refused"):
+        _ask(client, "other")
+
+
+def test_replay_never_touches_network_and_names_the_missing_request(server, tmp_path):
+    _ask(_client(server, tmp_path))
+    replay = _client(server, tmp_path, cache="replay")
+    assert _ask(replay).cached
+    with pytest.raises(RagdiagError, match=r"--cache replay: no cached reply for request [0-9a-f]{16} \(prompt test@v1"):
+        _ask(replay, "never seen")
+    assert server.requests == 1
+
+
+def test_refresh_and_off_modes(server, tmp_path):
+    _ask(_client(server, tmp_path))
+    refresh = _client(server, tmp_path, cache="refresh")
+    assert _ask(refresh).cached is False and server.requests == 2
+    off = LLMClient(ClientConfig(base_url=server.base_url, cache="off"))
+    assert off.cache is None and _ask(off).cached is False and server.requests == 3
+
+
+def test_missing_key_is_an_error_only_when_the_cache_cannot_answer(server, tmp_path, monkeypatch):
+    _ask(_client(server, tmp_path))
+    monkeypatch.delenv("OPENAI_API_KEY")
+    client = _client(server, tmp_path)
+    assert _ask(client).cached
+    with pytest.raises(RagdiagError, match="OPENAI_API_KEY is not set"):
+        _ask(client, "new question")
+
+
+def test_identical_requests_in_flight_are_sent_once(server, tmp_path):
+    server.latency = 0.2
+    client = _client(server, tmp_path, workers=8)
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda _: _ask(client).text, range(8)))
+    assert set(replies) == {"test server reply"}
+    assert server.requests == 1
+    assert client.stats.calls == 1 and client.stats.shared + client.stats.cache_hits == 7
+
+
+def test_bad_cache_mode_and_provider(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert ClientConfig().provider == "api.openai.com"
+    with pytest.raises(RagdiagError, match="--cache must be one of"):
+        ClientConfig(cache="sometimes")
+    assert ClientConfig(base_url="http://127.0.0.1:8000/v1").provider == "127.0.0.1"
+
+
+def test_rate_limiter_spaces_requests_per_minute():
+    now = [0.0]
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    limiter = RateLimiter(rpm=2, clock=lambda: now[0], sleep=sleep)
+    for _ in range(3):
+        limiter.acquire()
+    assert sleeps == [60.0]
+    tokens = RateLimiter(tpm=100, clock=lambda: now[0], sleep=sleep)
+    tokens.acquire(80)
+    now[0] += 10
+    tokens.acquire(30)  # 110 > 100: waits until the first call leaves the window
+    assert sleeps[-1] == pytest.approx(50.0)
+
+
+def test_prices_default_override_and_unknown(tmp_path, monkeypatch):
+    prices = load_prices()
+    assert call_cost(prices, "gpt-4o-mini", 1_000_000, 0) == prices["gpt-4o-mini"]["input"]
+    assert call_cost(prices, "local-llama", 10, 10) is None
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"local-llama": {"input": 1.0, "output": 2.0}}))
+    monkeypatch.setenv("RAGDIAG_PRICES", str(table))
+    assert call_cost(load_prices(), "local-llama", 1_000_000, 1_000_000) == 3.0
+    table.write_text(json.dumps({"x": {"input": "cheap"}}))
+    with pytest.raises(RagdiagError, match="model 'x'"):
+        load_prices(table)
+
+
+def test_unpriced_model_reports_cost_as_unknown(server, tmp_path):
+    client = _client(server, tmp_path, model="local-llama")
+    _ask(client)
+    assert client.stats.cost is None
+
+
+def test_prompts_are_versioned_and_filled():
+    grading = load_prompt("grading")
+    assert grading.id == "grading@v1"
+    messages = grading.messages(query="q?", ideal="I", candidate="C")
+    assert messages[0]["role"] == "system" and '{"grade"' in messages[0]["content"]
+    assert "Ideal answer:\nI" in messages[1]["content"]
+    with pytest.raises(RagdiagError, match="placeholder"):
+        grading.messages(query="q")
+    with pytest.raises(RagdiagError, match="no version 9"):
+        load_prompt("generation", 9)
+    assert [m["role"] for m in load_prompt("grading-repair").messages()] == ["user"]
