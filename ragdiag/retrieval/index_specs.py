@@ -1,0 +1,81 @@
+"""Index spec strings: ``KIND[:name=value,...]`` where ``a|b|c`` sweeps a search-time parameter.
+
+Kinds and parameters (build-time / search-time):
+
+- ``flat`` — exact search; no parameters.
+- ``hnsw`` — ``M`` (16), ``efConstruction`` (100) / ``efSearch`` (16).
+- ``ivf`` — IVF-Flat: ``nlist`` (1024, trained k-means) / ``nprobe`` (8).
+- ``hnsw_sq8`` — HNSW over 8-bit scalar-quantised vectors: ``M``, ``efConstruction`` / ``efSearch``.
+
+Only search-time parameters may take several values; each combination is one operating
+point of the same built index (no rebuild).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from ragdiag.errors import RagdiagError
+
+_BUILD = {
+    "flat": {},
+    "hnsw": {"M": 16, "efConstruction": 100},
+    "hnsw_sq8": {"M": 16, "efConstruction": 100},
+    "ivf": {"nlist": 1024},
+}
+_SEARCH = {"flat": {}, "hnsw": {"efSearch": 16}, "hnsw_sq8": {"efSearch": 16}, "ivf": {"nprobe": 8}}
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A parsed spec: kind, build parameters, and the values of each search parameter."""
+
+    kind: str
+    build: dict[str, int] = field(default_factory=dict)
+    search: dict[str, list[int]] = field(default_factory=dict)
+    text: str = ""
+
+    def operating_points(self) -> list[dict[str, int]]:
+        """Every combination of search-parameter values (one dict per operating point)."""
+        names = list(self.search)
+        return [dict(zip(names, values)) for values in itertools.product(*(self.search[n] for n in names))]
+
+
+def _positive_int(spec: str, name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise RagdiagError(f"index spec '{spec}': {name}={raw!r} is not an integer") from None
+    if value <= 0:
+        raise RagdiagError(f"index spec '{spec}': {name} must be positive, got {value}")
+    return value
+
+
+def parse_index_spec(spec: str) -> IndexSpec:
+    """Parse e.g. ``hnsw:M=16,efConstruction=100,efSearch=16|32|64`` (malformed → RagdiagError)."""
+    kind, _, rest = spec.strip().partition(":")
+    if kind not in _BUILD:
+        raise RagdiagError(f"index spec '{spec}': unknown kind '{kind}' (expected one of {', '.join(_BUILD)})")
+    build = dict(_BUILD[kind])
+    search = {name: [value] for name, value in _SEARCH[kind].items()}
+    seen: set[str] = set()
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        name, eq, raw = item.partition("=")
+        name = name.strip()
+        if not eq or not raw.strip():
+            raise RagdiagError(f"index spec '{spec}': expected name=value, got '{item}'")
+        if name in seen:
+            raise RagdiagError(f"index spec '{spec}': parameter '{name}' given twice")
+        seen.add(name)
+        values = [_positive_int(spec, name, v.strip()) for v in raw.split("|")]
+        if name in build:
+            if len(values) > 1:
+                raise RagdiagError(f"index spec '{spec}': '{name}' is a build parameter and cannot be swept")
+            build[name] = values[0]
+        elif name in search:
+            search[name] = list(dict.fromkeys(values))
+        else:
+            allowed = ", ".join([*build, *search]) or "none"
+            raise RagdiagError(f"index spec '{spec}': unknown parameter '{name}' for {kind} (allowed: {allowed})")
+    return IndexSpec(kind, build, search, spec.strip())

@@ -1,0 +1,125 @@
+"""FAISS indexes from spec strings: build, set search parameters, search, save and load.
+
+Metrics: ``ip`` (inner product), ``cosine`` (inner product of L2-normalised vectors), ``l2``
+(squared Euclidean). Scores returned by :func:`search` are faiss's: similarities for
+ip/cosine (higher is better), squared distances for l2 (lower is better).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ragdiag.errors import RagdiagError
+from ragdiag.retrieval.index_specs import IndexSpec
+
+METRICS = ("ip", "cosine", "l2")
+
+
+def check_metric(metric: str) -> str:
+    if metric not in METRICS:
+        raise RagdiagError(f"unknown metric '{metric}': expected one of {', '.join(METRICS)}")
+    return metric
+
+
+def prepare_vectors(vectors: np.ndarray, metric: str, source: str) -> np.ndarray:
+    """Validated C-contiguous float32 2-D vectors, L2-normalised for cosine.
+
+    Rejects (with the source named) empty arrays, non-2-D arrays, NaN/inf values, and zero
+    vectors under cosine.
+    """
+    check_metric(metric)
+    array = np.asarray(vectors)
+    if array.ndim != 2:
+        raise RagdiagError(f"{source}: expected a 2-D array (n × dim), got shape {array.shape}")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise RagdiagError(f"{source}: no vectors (shape {array.shape})")
+    if not np.issubdtype(array.dtype, np.number):
+        raise RagdiagError(f"{source}: vectors must be numeric, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    bad = ~np.isfinite(array).all(axis=1)
+    if bad.any():
+        raise RagdiagError(f"{source}: row {int(np.argmax(bad))} contains NaN or infinite values ({int(bad.sum())} rows)")
+    if metric == "cosine":
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if (norms == 0).any():
+            raise RagdiagError(f"{source}: row {int(np.argmax(norms[:, 0] == 0))} is a zero vector (cosine undefined)")
+        array = np.ascontiguousarray(array / norms)
+    return array
+
+
+def _faiss_metric(metric: str) -> int:
+    import faiss
+
+    return faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
+
+
+def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0):
+    """A trained, filled faiss index for ``spec`` over prepared ``vectors``."""
+    import faiss
+
+    n, dim = vectors.shape
+    fmetric = _faiss_metric(metric)
+    if spec.kind == "flat":
+        index = faiss.IndexFlat(dim, fmetric)
+    elif spec.kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, spec.build["M"], fmetric)
+        index.hnsw.efConstruction = spec.build["efConstruction"]
+    elif spec.kind == "hnsw_sq8":
+        index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, spec.build["M"], fmetric)
+        index.hnsw.efConstruction = spec.build["efConstruction"]
+    else:  # ivf
+        nlist = spec.build["nlist"]
+        if nlist > n:
+            raise RagdiagError(f"index spec '{spec.text}': nlist={nlist} exceeds the {n} base vectors")
+        quantizer = faiss.IndexFlat(dim, fmetric)
+        index = faiss.IndexIVFFlat(quantizer, dim, nlist, fmetric)
+        index.cp.seed = seed
+        index.own_fields = True
+        quantizer.this.disown()
+    if not index.is_trained:
+        index.train(vectors)
+    index.add(vectors)
+    return index
+
+
+def set_search_params(index, params: dict[str, int]) -> None:
+    """Apply one operating point's search parameters (efSearch, nprobe) to a built index."""
+    import faiss
+
+    for name, value in params.items():
+        if name == "efSearch":
+            faiss.downcast_index(index).hnsw.efSearch = value
+        elif name == "nprobe":
+            faiss.extract_index_ivf(index).nprobe = value
+        else:
+            raise RagdiagError(f"unknown search parameter '{name}'")
+
+
+def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, ids) of the top ``k`` for each query row; ids are -1 where fewer were found."""
+    if k > index.ntotal:
+        raise RagdiagError(f"k={k} is larger than the {index.ntotal} vectors in the index")
+    return index.search(queries, k)
+
+
+def index_bytes(index) -> int:
+    """Size of ``faiss.serialize_index(index)`` in bytes (the index's memory, METHODS §5)."""
+    import faiss
+
+    return int(faiss.serialize_index(index).nbytes)
+
+
+def save_index(index, path: Path) -> None:
+    import faiss
+
+    faiss.write_index(index, str(path))
+
+
+def load_index(path: Path):
+    import faiss
+
+    if not Path(path).is_file():
+        raise RagdiagError(f"{path}: index file not found")
+    return faiss.read_index(str(path))
