@@ -67,8 +67,8 @@ class ChatServer:
         self.statuses: list[int] = []
         self.judge_script: collections.deque[str] = collections.deque()
         self._failures: collections.deque[tuple[int, float | None]] = collections.deque()
-        self._always: int | None = None
-        self._after: tuple[int, int] | None = None
+        self._always: tuple[int, float | None] | None = None
+        self._after: tuple[int, int, float | None] | None = None
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -79,15 +79,15 @@ class ChatServer:
         with self._lock:
             self._failures.extend([(status, retry_after)] * times)
 
-    def fail_always(self, status: int | None = 500) -> None:
+    def fail_always(self, status: int | None = 500, retry_after: float | None = None) -> None:
         """Every request answers ``status`` from now on (None: back to normal)."""
         with self._lock:
-            self._always = status
+            self._always = None if status is None else (status, retry_after)
 
-    def fail_after(self, successes: int, status: int = 500) -> None:
-        """After ``successes`` more 200 replies, every request answers ``status``."""
+    def fail_after(self, successes: int | None, status: int = 500, retry_after: float | None = None) -> None:
+        """After ``successes`` more 200 replies, every request answers ``status`` (None: back to normal)."""
         with self._lock:
-            self._after = (self.completed + successes, status)
+            self._after = None if successes is None else (self.completed + successes, status, retry_after)
 
     def script_judge(self, *replies: str) -> None:
         """Use these replies, in order, for the next judge requests."""
@@ -128,9 +128,9 @@ class ChatServer:
                 status, retry_after = self._failures.popleft()
                 return status, retry_after, None
             if self._always is not None:
-                return self._always, None, None
+                return self._always[0], self._always[1], None
             if self._after is not None and self.completed >= self._after[0]:
-                return self._after[1], None, None
+                return self._after[1], self._after[2], None
             messages = body.get("messages", [])
             judged = [m["content"] for m in messages if "Ideal answer:" in str(m.get("content", ""))]
             user = judged[0] if judged else (messages[-1]["content"] if messages else "")
