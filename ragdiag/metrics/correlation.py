@@ -35,10 +35,13 @@ def round_significant(values: np.ndarray, digits: int = 12) -> np.ndarray:
 
 @dataclass
 class TiedGroups:
-    """For each α row: the group of every tuple (groups numbered in increasing value)."""
+    """The tie/order structure of each α row: the group of every tuple (groups numbered in
+    increasing value). Rank correlations depend only on this structure, so they are computed
+    once per distinct structure (``distinct``, U ≤ A rows) and expanded with ``row_of``."""
 
     group: np.ndarray  # (A, d) int64
-    n_groups: np.ndarray  # (A,)
+    distinct: np.ndarray  # (U, d) int64
+    row_of: np.ndarray  # (A,) index into distinct
 
     @classmethod
     def of(cls, values: np.ndarray) -> "TiedGroups":
@@ -50,13 +53,14 @@ class TiedGroups:
         group_sorted = np.cumsum(starts, axis=1)
         group = np.empty_like(group_sorted)
         np.put_along_axis(group, order, group_sorted, axis=1)
-        return cls(group, group_sorted[:, -1] + 1)
+        distinct, row_of = np.unique(group, axis=0, return_inverse=True)
+        return cls(group, distinct, row_of.ravel())
 
 
-def _group_sums(groups: TiedGroups, weights: np.ndarray) -> np.ndarray:
-    """(A, d) sums of per-tuple ``weights`` (d,) or (d, m) within each α row's groups → (A, d[, m])."""
-    a_count, d = groups.group.shape
-    flat = (groups.group + np.arange(a_count)[:, None] * d).ravel()
+def _group_sums(group: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(U, d) sums of per-tuple ``weights`` (d,) or (d, m) within each row's groups → (U, d[, m])."""
+    a_count, d = group.shape
+    flat = (group + np.arange(a_count)[:, None] * d).ravel()
     if weights.ndim == 1:
         tiled = np.broadcast_to(weights, (a_count, d)).ravel()
         return np.bincount(flat, weights=tiled, minlength=a_count * d).reshape(a_count, d)
@@ -100,18 +104,16 @@ def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray
     w_x = table.sum(axis=1)
     w_y = table.sum(axis=0)
     total = w_x.sum()
-    group_w = _group_sums(groups, w_x)
+    group_w = _group_sums(groups.distinct, w_x)
     x_classes = (group_w > 0).sum(axis=1)
     y_classes = int((w_y > 0).sum())
     undefined = (x_classes < 2) | (y_classes < 2) | (total < 2)
     out: dict[str, np.ndarray] = {}
-    if "pearson" in kinds:
-        out["pearson"] = _weighted_pearson(values, grades, table)
     if "spearman" in kinds:
-        rank_x = np.take_along_axis(_mid_ranks(group_w), groups.group, axis=1)
+        rank_x = np.take_along_axis(_mid_ranks(group_w), groups.distinct, axis=1)
         out["spearman"] = _weighted_pearson(rank_x, _mid_ranks(w_y), table)
     if "kendall_b" in kinds or "kendall_c" in kinds:
-        s = _kendall_s(_group_sums(groups, table))
+        s = _kendall_s(_group_sums(groups.distinct, table))
         pairs = total * (total - 1) / 2
         x_ties = (group_w * (group_w - 1) / 2).sum(axis=1)
         y_ties = float((w_y * (w_y - 1) / 2).sum())
@@ -122,7 +124,9 @@ def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray
                 classes = np.minimum(x_classes, y_classes).astype(np.float64)
                 out["kendall_c"] = np.clip(2 * s / (total**2 * (classes - 1) / classes), -1, 1)
     for kind in out:
-        out[kind] = np.where(undefined, np.nan, out[kind])
+        out[kind] = np.where(undefined, np.nan, out[kind])[groups.row_of]
+    if "pearson" in kinds:
+        out["pearson"] = np.where(undefined[groups.row_of], np.nan, _weighted_pearson(values, grades, table))
     return {kind: out[kind] for kind in kinds}
 
 

@@ -62,28 +62,39 @@ def _correlate(kind: str, x: list[float], y: list[float]) -> float:
         return float(stats.kendalltau(x, y, variant=variant)[0])
 
 
+def segment_samples(records: list[dict], mode: str, measure: str, xk: float = 2.0) -> dict[str, list[tuple]]:
+    """{segment: [(record, S)]} of the graded rows a measure can use (E: rows with an x·K sibling)."""
+    n_by_k = {(r["id"], r["E"], r["Nc"], r["Np"], r["K"]): sum(r["inK"]) for r in records}
+    out: dict[str, list[tuple]] = {}
+    for r in records:
+        if r["grade"] is None:
+            continue
+        s = n_by_k.get((r["id"], r["E"], r["Nc"], r["Np"], round(xk * r["K"])))
+        if measure != "E" or s is not None:
+            out.setdefault(_segment_key(r, mode), []).append((r, s))
+    return out
+
+
+def correlation_at(kind: str, measure: str, samples: list[tuple], a: float | None) -> float:
+    """The correlation of the measure at α = a with the grades of the samples (NaN if undefined)."""
+    values = [_value(measure, r, a, s) for r, s in samples]
+    return _correlate(kind, values, [float(r["grade"]) for r, _ in samples])
+
+
 def reference_correlate(records: list[dict], mode: str, min_samples: int, measures: tuple[str, ...],
                         kinds: tuple[str, ...], alphas: np.ndarray, xk: float = 2.0) -> dict:
     """{(segment, measure): {"n": rows, kind: (max value or None, α or None)}}."""
-    n_by_k = {(r["id"], r["E"], r["Nc"], r["Np"], r["K"]): sum(r["inK"]) for r in records}
-    segments: dict[str, list[dict]] = {}
-    for record in records:
-        if record["grade"] is not None:
-            segments.setdefault(_segment_key(record, mode), []).append(record)
     out = {}
-    for key, rows in segments.items():
-        for measure in measures:
-            sib = [n_by_k.get((r["id"], r["E"], r["Nc"], r["Np"], round(xk * r["K"]))) for r in rows]
-            use = [(r, s) for r, s in zip(rows, sib) if measure != "E" or s is not None]
-            if len(use) < min_samples or not use:
+    for measure in measures:
+        for key, use in segment_samples(records, mode, measure, xk).items():
+            if len(use) < min_samples:
                 continue
-            grades = [float(r["grade"]) for r, _ in use]
             grid = alphas if measure in ("F", "E", "T") else [None]
             entry: dict = {"n": len(use)}
             for kind in kinds:
                 best, best_a = None, None
                 for a in grid:
-                    value = _correlate(kind, [_value(measure, r, a, s) for r, s in use], grades)
+                    value = correlation_at(kind, measure, use, a)
                     if not math.isnan(value) and (best is None or value > best):
                         best, best_a = value, a
                 entry[kind] = (best, None if best_a is None else float(best_a))
