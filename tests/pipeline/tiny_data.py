@@ -38,3 +38,21 @@ def write_tiny(folder: Path) -> tuple[Path, Path]:
     texts.write_text(json.dumps(texts_samples()))
     ranked.write_text(json.dumps(ranked_samples()))
     return texts, ranked
+
+
+def write_many(folder: Path, queries: int) -> tuple[Path, Path]:
+    """``queries`` synthetic queries (Nc=6, Np=2) with rotating rankings, for larger runs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts, ranked = [], []
+    orders = [r["rank"] for r in ranked_samples()]
+    for i in range(queries):
+        texts.append({"id": f"M-{i}", "q": f"Question {i} about item{i}?",
+                      "p": [f"item{i} fact one word{i}a", f"item{i} fact two word{i}b"],
+                      "n": [f"noise {i} {j} filler{j}" for j in range(4)]})
+        order = orders[i % len(orders)]
+        hits = [sum(1 for x in order[:k] if x < 2) for k in (2, 3, 5)]
+        ranked.append({"id": f"M-{i}", "E": "AM", "Nc": 6, "Np": 2, "K": [2, 3, 5],
+                       "P": [h / k for h, k in zip(hits, (2, 3, 5))], "R": [h / 2 for h in hits], "rank": order})
+    (folder / "samples_texts.json").write_text(json.dumps(texts))
+    (folder / "samples_ranked.json").write_text(json.dumps(ranked))
+    return folder / "samples_texts.json", folder / "samples_ranked.json"

@@ -11,8 +11,8 @@ Its replies are deterministic text computed by this test server — never an LLM
 - anything else gets ``"test server reply"``.
 
 Knobs: ``latency`` (seconds per request), ``fail_next(status, times, retry_after)``,
-``fail_always(status)``, ``fail_after(n, status)``, ``judge_script`` (replies used, in order, for
-the next judge requests). Counters: ``requests`` (every POST), ``completed`` (200 replies),
+``fail_always(status)``, ``fail_after(n, status)`` (failures may carry ``retry_after``), ``judge_script`` (replies used, in order, for
+the next judge requests). Counters: ``requests`` (every POST, counted on arrival), ``completed`` (200 replies),
 ``bodies`` (every request JSON), ``statuses``.
 
 Usage::
@@ -120,10 +120,13 @@ class ChatServer:
             self._httpd = None
 
     # -- request handling ----------------------------------------------------------------------
-    def _decide(self, body: dict[str, Any]) -> tuple[int, float | None, str | None]:
+    def _arrive(self, body: dict[str, Any]) -> None:
         with self._lock:
             self.requests += 1
             self.bodies.append(body)
+
+    def _decide(self, body: dict[str, Any]) -> tuple[int, float | None, str | None]:
+        with self._lock:
             if self._failures:
                 status, retry_after = self._failures.popleft()
                 return status, retry_after, None
@@ -165,6 +168,7 @@ class ChatServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
                     return
+                server._arrive(body)
                 if server.latency:
                     time.sleep(server.latency)
                 status, retry_after, reply = server._decide(body)

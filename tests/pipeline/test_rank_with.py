@@ -1,0 +1,31 @@
+"""``--rank-with local``: the retrieval core ranks the texts' candidates first (loads the bundled model)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragdiag.data.schema import RankedSample
+
+
+@pytest.mark.model
+def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
+    texts, _ = tiny
+    out = tmp_path / "answers.jsonl"
+    res = run_cli("generate", "--texts", texts, "--rank-with", "local", "--k", "2,3", "--out", out,
+                  "--base-url", server.base_url)
+    assert res.exit_code == 0, res.output
+    ranked = json.loads((tmp_path / "answers.ranked.json").read_text())
+    samples = [RankedSample.from_dict(r, "ranked", i) for i, r in enumerate(ranked)]
+    assert [s.id for s in samples] == ["M-1", "M-2", "M-3", "M-4"]
+    for s in samples:
+        assert s.E == "local" and s.K == [2, 3] and sorted(s.rank) == list(range(6))
+        hits = np.cumsum(np.asarray(s.rank) < s.Np)
+        assert s.P == [hits[1] / 2, hits[2] / 3] and s.R == [hits[1] / 2, hits[2] / 2]
+    # the topic word is in the query and both positives only: the embedder puts them first
+    assert all(set(s.rank[:2]) == {0, 1} for s in samples)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["meta"]["ranked"]["ranked_with"] == "local"
+    assert sum(1 for r in rows if r["kind"] == "topK") == 8
