@@ -9,9 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import itertools
+
 import numpy as np
 
 from ragdiag.data.schema import check_graded_record, subset_of
+from ragdiag.errors import DataError
 
 
 @dataclass
@@ -87,46 +90,78 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes.astype(np.int32), [str(x) for x in names]
 
 
+def _validate_slowly(records: list, source_label: str) -> None:
+    """Per-record validation: raises DataError naming the first bad record and field."""
+    for index, record in enumerate(records):
+        check_graded_record(record, source_label, index)
+
+
+def _columns_fast(records: list) -> dict[str, Any] | None:
+    """The columns of well-formed records in a few vectorised passes; None if anything is off
+    (the caller then validates record by record to name the problem)."""
+    try:
+        ids = [r["id"] for r in records]
+        embedders = [r["E"] for r in records]
+        ints = {name: [r[name] for r in records] for name in ("Nc", "Np", "K")}
+        grades = [r["grade"] for r in records]
+        in_k = [r["inK"] for r in records]
+    except (KeyError, TypeError):
+        return None
+    if not all(type(x) is str for x in ids) or not all(type(x) is str for x in embedders):
+        return None
+    if not all(type(x) is int for col in ints.values() for x in col) or not all(type(x) is list for x in in_k):
+        return None
+    if not all(g is None or type(g) in (int, float) for g in grades):
+        return None
+    k = np.asarray(ints["K"], dtype=np.int64)
+    lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
+    if not np.array_equal(lengths, k):
+        return None
+    flat = np.asarray(list(itertools.chain.from_iterable(in_k))) if int(k.sum()) else np.zeros(0, dtype=np.int64)
+    if flat.dtype.kind != "i" or (flat.size and (flat.min() < 0 or flat.max() > 1)):
+        return None
+    if len(k) and (k.min() < 1 or min(ints["Np"]) < 1):
+        return None
+    grade = np.asarray([np.nan if g is None else g for g in grades], dtype=np.float64)
+    present = ~np.isnan(grade)
+    if np.any((grade[present] < 1) | (grade[present] > 5)):
+        return None
+    np_ = np.asarray(ints["Np"], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(k) else np.zeros(0, dtype=np.int64)
+    n = np.add.reduceat(flat, starts) if flat.size else np.zeros(len(k), dtype=np.int64)
+    n = np.where(lengths > 0, n, 0)
+    if np.any(n > np_):
+        return None
+    return {"ids": ids, "embedders": embedders, "Nc": np.asarray(ints["Nc"], dtype=np.int64), "Np": np_, "K": k,
+            "grade": grade, "flat": flat.astype(np.float64), "n": n}
+
+
 def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
     """Validate every record (naming file, record index and field) and build the columns.
 
     Rows whose grade is null are skipped and counted in ``skipped_missing_grade``.
     """
-    ids: list[str] = []
-    embedders: list[str] = []
-    nc: list[int] = []
-    np_: list[int] = []
-    ks: list[int] = []
-    grades: list[float] = []
-    in_k_rows: list[list[int]] = []
-    skipped = 0
-    for index, record in enumerate(records):
-        check_graded_record(record, source_label, index)
-        if record["grade"] is None:
-            skipped += 1
-            continue
-        ids.append(record["id"])
-        embedders.append(record["E"])
-        nc.append(record["Nc"])
-        np_.append(record["Np"])
-        ks.append(record["K"])
-        grades.append(float(record["grade"]))
-        in_k_rows.append(record["inK"])
-    k = np.asarray(ks, dtype=np.int64)
-    width = int(k.max()) if len(k) else 0
-    in_k = np.zeros((len(k), width), dtype=np.float64)
-    if len(k):
-        flat = np.fromiter((v for row in in_k_rows for v in row), dtype=np.float64, count=int(k.sum()))
-        in_k[np.arange(width)[None, :] < k[:, None]] = flat
-    n = in_k.sum(axis=1).astype(np.int64)
+    records = records if isinstance(records, list) else list(records)
+    cols = _columns_fast(records)
+    if cols is None:
+        _validate_slowly(records, source_label)
+        raise DataError(f"{source_label}: records do not follow the samples_graded schema")
+    keep = ~np.isnan(cols["grade"])
+    k_all = cols["K"]
+    width = int(k_all.max()) if len(k_all) else 0
+    in_k = np.zeros((len(k_all), width), dtype=np.float64)
+    in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
+    ids = [x for x, kept in zip(cols["ids"], keep) if kept]
+    embedders = [x for x, kept in zip(cols["embedders"], keep) if kept]
+    k, n = k_all[keep], cols["n"][keep]
     query, query_names = _codes(ids)
     embedder, embedder_names = _codes(embedders)
     subset, subset_names = _codes([subset_of(q) for q in query_names])
     return GradedTable(
         query=query, query_names=query_names,
         embedder=embedder, embedder_names=embedder_names,
-        subset=subset[query], subset_names=subset_names,
-        Nc=np.asarray(nc, dtype=np.int64), Np=np.asarray(np_, dtype=np.int64), K=k, n=n,
-        ndcg=ndcg_of_rows(in_k, k, n), grade=np.asarray(grades, dtype=np.float64),
-        source=source, skipped_missing_grade=skipped,
+        subset=subset[query] if len(query) else subset, subset_names=subset_names,
+        Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
+        ndcg=ndcg_of_rows(in_k[keep], k, n), grade=cols["grade"][keep],
+        source=source, skipped_missing_grade=int((~keep).sum()),
     )

@@ -49,8 +49,10 @@ def read_json_records(path: Path) -> list[Any]:
         raise DataError(f"{path}: cannot read: {err}") from None
     stripped = text.lstrip()
     if stripped.startswith("["):
+        import orjson
+
         try:
-            records = json.loads(text)
+            records = orjson.loads(text)
         except json.JSONDecodeError as err:
             raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
         return records

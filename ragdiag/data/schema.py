@@ -157,6 +157,10 @@ def check_graded_record(record: Any, source: str, index: int, allow_missing_grad
     _require(record, source, index, "Nc", int)
     np_ = _require(record, source, index, "Np", int)
     k = _require(record, source, index, "K", int)
+    if np_ < 1:
+        raise DataError.at(source, index, "Np", f"{np_} is not a positive count")
+    if k < 1:
+        raise DataError.at(source, index, "K", f"{k} is not a positive cut-off")
     in_k = record.get("inK")
     if in_k is None:
         raise DataError.at(source, index, "inK", "missing")
@@ -164,7 +168,7 @@ def check_graded_record(record: Any, source: str, index: int, allow_missing_grad
         raise DataError.at(source, index, "inK", f"expected list, got {type(in_k).__name__}")
     if len(in_k) != k:
         raise DataError.at(source, index, "inK", f"has {len(in_k)} items but K = {k}")
-    if any(v not in (0, 1) or isinstance(v, float) for v in in_k):
+    if any(type(v) is not int or v not in (0, 1) for v in in_k):
         raise DataError.at(source, index, "inK", "items must be 0 or 1")
     if sum(in_k) > np_:
         raise DataError.at(source, index, "inK", f"{sum(in_k)} positives in the top K exceed Np = {np_}")

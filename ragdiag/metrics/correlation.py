@@ -53,8 +53,19 @@ class TiedGroups:
         group_sorted = np.cumsum(starts, axis=1)
         group = np.empty_like(group_sorted)
         np.put_along_axis(group, order, group_sorted, axis=1)
+        return cls(group, *_distinct_rows(group))
+
+
+def _distinct_rows(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of an int matrix and the index of each row among them (hash, then verify)."""
+    weights = np.random.default_rng(0).integers(1, 2**62, size=group.shape[1], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        keys = group @ weights
+    _, first, row_of = np.unique(keys, return_index=True, return_inverse=True)
+    distinct = group[first]
+    if not np.array_equal(distinct[row_of.ravel()], group):  # a hash collision: fall back to exact
         distinct, row_of = np.unique(group, axis=0, return_inverse=True)
-        return cls(group, distinct, row_of.ravel())
+    return distinct, row_of.ravel()
 
 
 def _group_sums(group: np.ndarray, weights: np.ndarray) -> np.ndarray:

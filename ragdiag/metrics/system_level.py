@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import stats
 
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.metrics.correlation import correlation_curves, maximum
@@ -29,6 +28,8 @@ def _best_alpha(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.nd
 
 
 def _group_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+    from scipy import stats
+
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     out: dict[str, float | None] = {}
