@@ -139,33 +139,30 @@ def _comparisons(cells: list[SegmentMeasure], pair: tuple[str, str], kinds: tupl
 
 
 def _verdicts(cells: list[SegmentMeasure], kind: str) -> list[dict]:
-    """Per subset and side: the measure with the highest mean max-correlation over segments,
-    its lead over the runner-up, and the share of bootstrap replicates where the lead holds."""
-    groups: dict[tuple[str, str], list[SegmentMeasure]] = {}
+    """Per subset and side: the measure with the highest mean max-correlation over the segments
+    where every measure has a value (so all are compared on the same segments), its lead over the
+    runner-up, and the share of bootstrap replicates in which that lead holds."""
+    groups: dict[tuple[str, str], dict[str, dict[str, SegmentMeasure]]] = {}
     for cell in cells:
-        groups.setdefault((cell.subset, cell.side), []).append(cell)
+        if cell.maxima[kind].value is not None:
+            groups.setdefault((cell.subset, cell.side), {}).setdefault(cell.segment, {})[cell.measure] = cell
     out = []
-    for (subset, side), members in sorted(groups.items()):
-        means, boots, segs = {}, {}, {}
-        for measure in dict.fromkeys(c.measure for c in members):
-            mine = [c for c in members if c.measure == measure and c.maxima[kind].value is not None]
-            if not mine:
-                continue
-            means[measure] = float(np.mean([c.maxima[kind].value for c in mine]))
-            segs[measure] = len(mine)
-            if mine[0].boot:
-                boots[measure] = np.nanmean(np.stack([c.boot[kind] for c in mine]), axis=0)
-        if not means:
+    for (subset, side), by_segment in sorted(groups.items()):
+        measures = sorted({m for seg in by_segment.values() for m in seg})
+        common = [seg for seg in by_segment.values() if len(seg) == len(measures)]
+        if not common:
             continue
-        ranked = sorted(means, key=means.get, reverse=True)
+        means = {m: float(np.mean([seg[m].maxima[kind].value for seg in common])) for m in measures}
+        ranked = sorted(measures, key=lambda m: -means[m])
         best = ranked[0]
         entry = {"subset": subset, "side": side, "kind": kind, "best": best, "best_mean": means[best],
-                 "segments": segs[best], "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None}
+                 "segments": len(common), "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None}
         if len(ranked) > 1:
             runner = ranked[1]
             entry.update(runner_up=runner, runner_up_mean=means[runner], lead=means[best] - means[runner])
-            if boots:
-                diff = boots[best] - boots[runner]
+            if common[0][best].boot:
+                boot = {m: np.nanmean(np.stack([seg[m].boot[kind] for seg in common]), axis=0) for m in (best, runner)}
+                diff = boot[best] - boot[runner]
                 finite = diff[np.isfinite(diff)]
                 entry["lead_holds"] = float(np.mean(finite > 0)) if finite.size else None
         out.append(entry)

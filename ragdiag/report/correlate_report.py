@@ -88,13 +88,14 @@ def system_table(report: dict) -> Table:
 
 def verdict_table(report: dict) -> Table:
     boot = report["meta"].get("bootstrap")
-    table = Table(title="Which measure predicts the grade best (mean of per-segment maxima)")
-    for name in ("subset", "side", "best", "mean", "runner-up", "lead"):
+    table = Table(title="Which measure predicts the grade best (mean of per-segment maxima, "
+                        "over the segments where every measure is defined)")
+    for name in ("subset", "side", "segments", "best", "mean", "runner-up", "lead"):
         table.add_column(name, justify="right" if name in ("mean", "lead") else "left")
     table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right")
     for v in report["verdicts"]:
         holds = "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}% of {boot} resamples"
-        table.add_row(v["subset"], v["side"], v["best"], f"{v['best_mean']:.3f} ({v['kind']})",
+        table.add_row(v["subset"], v["side"], str(v["segments"]), v["best"], f"{v['best_mean']:.3f} ({v['kind']})",
                       v["runner_up"] or "–", _signed(v["lead"]), holds)
     return table
 
