@@ -65,6 +65,7 @@ def main() -> None:
     # The per-sample loop needs tens of minutes on all 81,600 rows: time both methods on the same
     # slice (one embedder, half the queries) for the ratio.
     baseline = sliced_fast = None
+    sliced: list[dict] = []
     if not skip_baseline:
         sliced = [r for r in mid if r["E"] == "AM" and int(r["id"].split("-")[-1]) < 200]
         slice_path = work / "graded_slice.json"
@@ -93,7 +94,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
         f"| F, T, nDCG × Spearman, Pearson; ratio, min 300 | {len(mid):,} | {mid_median:.2f} | "
         f"{', '.join(f'{s:.2f}' for s in mid_samples)} | ≤ 2 s | see next row | – |",
-        f"| same, one embedder × 200 queries (slice for the baseline) | {len(sliced) if baseline else '–':,} | "
+        f"| same, one embedder × 200 queries (slice for the baseline) | {len(sliced):,} | "
         + (f"{sliced_fast:.2f} | – | – | {baseline:.1f} s (1 run) | {baseline / sliced_fast:.0f}× |"
            if baseline else "– | – | – | not run | – |"),
         f"| F, E, T, nDCG × 4 kinds; ratio, min 300 | {FULL_ROWS:,} ({size_mib:.0f} MiB JSON) | {full_median:.2f} | "
