@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -13,7 +14,8 @@ app = typer.Typer(help="Manage the LLM call cache (SQLite): stats, export, impor
 
 
 @app.command("stats")
-def stats(cache_dir: CacheDir = None) -> None:
+def stats(cache_dir: CacheDir = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
     """Entries and tokens per model and prompt version."""
     from rich.console import Console
     from rich.table import Table
@@ -21,6 +23,9 @@ def stats(cache_dir: CacheDir = None) -> None:
     from ragdiag.llm.cache_admin import cache_stats
 
     info = cache_stats(cache_dir)
+    if as_json:
+        typer.echo(json.dumps(info, indent=1))
+        return
     table = Table(title=f"{info['path']}: {info['entries']} entries, {info['bytes']} bytes")
     for column in ("model", "prompt", "entries", "prompt tokens", "completion tokens"):
         table.add_column(column)

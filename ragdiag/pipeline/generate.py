@@ -47,20 +47,25 @@ def references(texts: list[str]) -> str:
     return "\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
 
 
-def _candidate(sample: TextsSample, index: int) -> str:
-    return sample.p[index] if index < len(sample.p) else sample.n[index - len(sample.p)]
+def _candidate(sample: TextsSample, np_: int, index: int) -> str:
+    """Candidate ``index`` of a ranked sample with ``np_`` positives: p[index] if index < Np, else n[index − Np]."""
+    return sample.p[index] if index < np_ else sample.n[index - np_]
 
 
 def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int], source: str) -> list[dict[str, Any]]:
-    """One row per (ranked sample, K ≤ Nc), checked against its texts sample."""
+    """One row per (ranked sample, K ≤ Nc), checked against its texts sample.
+
+    A ranked sample uses the first Np positives and the first Nc − Np negatives of its texts sample
+    (paper 003 appendix A.1: several (Nc, Np) variants share one query).
+    """
     rows = []
     for index, r in enumerate(ranked):
         sample = texts.get(r.id)
         if sample is None:
             raise DataError.at(source, index, "id", f"'{r.id}' has no texts sample")
-        if (r.Np, r.Nc) != (len(sample.p), len(sample.p) + len(sample.n)):
-            raise DataError.at(source, index, "Nc", f"Np={r.Np}, Nc={r.Nc} do not match texts sample '{r.id}' "
-                               f"({len(sample.p)} positives, {len(sample.n)} negatives)")
+        if r.Np > len(sample.p) or r.Nc - r.Np > len(sample.n):
+            raise DataError.at(source, index, "Nc", f"Np={r.Np}, Nc={r.Nc} need more candidates than texts sample "
+                               f"'{r.id}' has ({len(sample.p)} positives, {len(sample.n)} negatives)")
         for k in ks:
             if k > r.Nc:
                 continue
@@ -81,7 +86,7 @@ def generate_answers(texts: dict[str, TextsSample], ranked: list[RankedSample], 
 
     def passages(row: dict[str, Any]) -> list[str]:
         sample = texts[row["id"]]
-        return sample.p if row["kind"] == "ideal" else [_candidate(sample, i) for i in row["rank"]]
+        return sample.p if row["kind"] == "ideal" else [_candidate(sample, row["Np"], i) for i in row["rank"]]
 
     def answer(row: dict[str, Any]) -> str:
         return _ask(client, prompt, row["q"], passages(row), _label(row)).text

@@ -14,10 +14,13 @@ import numpy as np
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.errors import RagdiagError
 
+# Short embedder codes for the ranked samples' ``E`` (the bundled sample uses L6 for ``local``).
+EMBEDDER_CODES = {"local": "L6"}
+
 
 def rank_texts(samples: list[TextsSample], embedder_spec: str, ks: list[int], cache_dir: Path | None = None,
                progress: bool = True) -> list[RankedSample]:
-    """One ranked sample per texts sample; ``E`` is the embedder spec."""
+    """One ranked sample per texts sample; ``E`` is the embedder's short code (``local`` → L6) or its spec."""
     from ragdiag.retrieval.embedders import load_embedder
 
     for sample in samples:
@@ -36,5 +39,5 @@ def rank_texts(samples: list[TextsSample], embedder_spec: str, ks: list[int], ca
         cutoffs = sorted(k for k in set(ks) if k <= nc)
         p_at = [float(hits[k - 1]) / k for k in cutoffs]
         r_at = [float(hits[k - 1]) / len(s.p) for k in cutoffs]
-        ranked.append(RankedSample(s.id, embedder_spec, nc, len(s.p), cutoffs, p_at, r_at, order))
+        ranked.append(RankedSample(s.id, EMBEDDER_CODES.get(embedder_spec, embedder_spec), nc, len(s.p), cutoffs, p_at, r_at, order))
     return ranked

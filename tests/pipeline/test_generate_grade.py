@@ -172,10 +172,11 @@ def test_bad_inputs_give_one_clear_error(tiny, run_cli, tmp_path):
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", out, "--cache", "maybe")
     assert res.exit_code == 2 and "--cache must be one of" in res.output
     bad = json.loads(ranked.read_text())
-    bad[1]["Np"] = 3
+    bad[1].update(Np=3, Nc=7, rank=list(range(7)))
     ranked.write_text(json.dumps(bad))
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", out, "--cache", "replay")
-    assert res.exit_code == 2 and "samples_ranked.json: record 1: field 'Nc': Np=3, Nc=6 do not match" in res.output
+    assert res.exit_code == 2
+    assert "samples_ranked.json: record 1: field 'Nc': Np=3, Nc=7 need more candidates than texts sample 'M-2'" in res.output
     answers = tmp_path / "answers.jsonl"
     answers.write_text('{"kind": "topK", "id": "M-1"}\n')
     res = run_cli("grade", "--answers", answers, "--out", tmp_path / "g.json")

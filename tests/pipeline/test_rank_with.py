@@ -21,7 +21,7 @@ def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
     samples = [RankedSample.from_dict(r, "ranked", i) for i, r in enumerate(ranked)]
     assert [s.id for s in samples] == ["M-1", "M-2", "M-3", "M-4"]
     for s in samples:
-        assert s.E == "local" and s.K == [2, 3] and sorted(s.rank) == list(range(6))
+        assert s.E == "L6" and s.K == [2, 3] and sorted(s.rank) == list(range(6))
         hits = np.cumsum(np.asarray(s.rank) < s.Np)
         assert s.P == [hits[1] / 2, hits[2] / 3] and s.R == [hits[1] / 2, hits[2] / 2]
     # the topic word is in the query and both positives only: the embedder puts them first
