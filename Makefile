@@ -26,5 +26,10 @@ test: install
 bench: install
 	$(PY) benchmarks/run_all.py
 
+# Rebuild the bundled retrieval-response sample (real L6 ranking, simulated grades; ~1 min).
+.PHONY: fixtures
+fixtures: $(STAMP)
+	$(PY) -m ragdiag.data.sample_builder --out fixtures/retrieval-response-sample --seed 0
+
 clean:
 	rm -rf $(VENV) .pytest_cache
