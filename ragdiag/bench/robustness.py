@@ -40,6 +40,7 @@ class RobustnessOptions:
     latency_queries: int | None = 1000
     repeats: int = 3
     seed: int = 0
+    threads: int | None = None
     cache_dir: Path | None = None
     base_url: str | None = None
 
@@ -123,6 +124,12 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         mode, shape = "labelled", {}
     else:
         specs = [parse_index_spec(s) for s in opts.index]
+        if opts.threads is not None:
+            if opts.threads <= 0:
+                raise RagdiagError(f"--threads must be positive, got {opts.threads}")
+            import faiss
+
+            faiss.omp_set_num_threads(opts.threads)
         base, queries, files = _vectors(opts, progress)
         sweep = SweepOptions(opts.k, opts.metric, opts.deltas, opts.tie_aware, opts.latency_queries, opts.repeats, opts.seed)
         points, recalls, ids = run_sweep(base, queries, specs, sweep, progress)

@@ -45,13 +45,14 @@ def run_sweep(
 ) -> tuple[list[dict], list[np.ndarray], list[np.ndarray]]:
     """(points, per-point recall arrays, per-point returned ids) for prepared vectors."""
     import faiss
+    from rich.console import Console
     from rich.progress import Progress
 
     check_inputs(base, queries, opts.k)
     true_scores, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
     points, recalls, all_ids = [], [], []
     total = sum(len(s.operating_points()) for s in specs)
-    with Progress(disable=not progress, transient=True) as bar:
+    with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
         task = bar.add_task("index sweep", total=total)
         for spec in specs:
             bar.update(task, description=f"building {spec.text}")

@@ -25,6 +25,7 @@ def robustness(
     latency_queries: int = typer.Option(1000, "--latency-queries", help="Queries timed one by one for latency."),
     repeats: int = typer.Option(3, "--repeats", help="Repeats of the batch QPS measurement (median reported)."),
     seed: int = typer.Option(0, "--seed", help="Seed for IVF k-means training."),
+    threads: int = typer.Option(None, "--threads", help="faiss OpenMP threads (default: all cores)."),
     fmt: str = typer.Option("table", "--format", help="table or json (stdout)."),
     out: Path = typer.Option(None, "--out", help="Write the JSON result here."),
     per_query: Path = typer.Option(None, "--per-query", help="Write one JSON line per (point, query)."),
@@ -41,7 +42,7 @@ def robustness(
     opts = RobustnessOptions(
         k=k, metric=metric, index=list(index), deltas=parse_deltas(delta), base=base, queries=queries, corpus=corpus,
         query_texts=query_texts, embedder=embedder, run=run, qrels=qrels, tie_aware=tie_aware,
-        latency_queries=latency_queries, repeats=repeats, seed=seed, cache_dir=cache_dir, base_url=base_url,
+        latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads, cache_dir=cache_dir, base_url=base_url,
     )
     result, rows = run_robustness(opts, progress=sys.stderr.isatty())
     write_outputs(result, rows, out, per_query)

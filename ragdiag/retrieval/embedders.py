@@ -63,10 +63,11 @@ class Embedder:
         return np.stack([cached[k] for k in keys]).astype(np.float32, copy=False)
 
     def _embed_all(self, texts: list[str], progress: bool) -> np.ndarray:
+        from rich.console import Console
         from rich.progress import Progress
 
         chunks = []
-        with Progress(disable=not progress, transient=True) as bar:
+        with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
             task = bar.add_task(f"embedding with {self.identity}", total=len(texts))
             for start in range(0, len(texts), self.batch_size):
                 batch = texts[start : start + self.batch_size]

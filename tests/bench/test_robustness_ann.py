@@ -95,11 +95,21 @@ def test_cli_sweep_per_query_rows_reproduce_points(npy, tmp_path):
         "qps_vs_robustness.png", "recall_distribution.png", "robustness_vs_recall.png"]
 
 
-def test_cli_table_and_tie_aware_label(npy):
-    result = runner.invoke(app, ["robustness", "--base", str(npy / "base.npy"), "--queries", str(npy / "queries.npy"),
-                                 "--index", "flat", "--tie-aware", "--latency-queries", "5", "--repeats", "1"])
+def test_cli_table_tie_aware_label_and_threads(npy, tmp_path):
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    try:
+        result = runner.invoke(app, ["robustness", "--base", str(npy / "base.npy"), "--queries", str(npy / "queries.npy"),
+                                     "--index", "flat", "--tie-aware", "--latency-queries", "5", "--repeats", "1",
+                                     "--threads", "1", "--out", str(tmp_path / "r.json")])
+    finally:
+        faiss.omp_set_num_threads(before)
     assert result.exit_code == 0, result.output
     assert "Robustness-δ@10" in result.stdout and "tie-aware" in result.stdout
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["points"][0]["threads"] == 1 and data["meta"]["recall"].startswith("tie-aware")
+    assert data["points"][0]["recall_mean"] == 1.0
 
 
 @pytest.mark.parametrize(

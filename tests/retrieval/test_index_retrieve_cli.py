@@ -124,8 +124,10 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
     result = runner.invoke(app, ["index", "build", "--corpus", str(SCIFACT / "corpus.jsonl"), "--embedder", "openai:m",
                                  "--base-url", server.base_url, "--out", str(tmp_path / "idx")])
     assert result.exit_code == 0, result.output
-    qrels = SCIFACT / "qrels" / "test.tsv"
-    test_ids = {line.split("\t")[0] for line in qrels.read_text().splitlines()[1:]}
+    lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
+    test_ids = sorted({line.split("\t")[0] for line in lines[1:]}, key=int)[:100]  # 100 claims keep it fast
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("\n".join([lines[0], *[l for l in lines[1:] if l.split("\t")[0] in test_ids]]) + "\n")
     queries = _jsonl(tmp_path / "q.jsonl", [json.loads(l) for l in (SCIFACT / "queries.jsonl").read_text().splitlines()
                                             if json.loads(l)["_id"] in test_ids])
     result = runner.invoke(app, ["retrieve", "--index", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
@@ -135,7 +137,7 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
                                  "--format", "json"])
     point = json.loads(result.stdout)["points"][0]
     # BM25 on SciFact finds a relevant abstract in the top 10 for most claims (BEIR reports R@100 ≈ 0.9)
-    assert point["n_queries"] == 300 and 0.6 < point["recall_mean"] < 0.95
+    assert point["n_queries"] == 100 and 0.6 < point["recall_mean"] < 0.95
     assert point["robustness"]["0.1"] > point["robustness"]["0.9"] and point["zero_recall_queries"] > 0
 
 
