@@ -1,0 +1,94 @@
+"""Retrieval impact of conversational noise on a corpus (METHODS.md §7, paper 001 §4.1 statistics).
+
+Exact cosine search (the retrieval core's ``flat`` faiss index) over the corpus embeddings. For a
+noisy query N and its clean query C, with top-K sets T_N and T_C:
+
+- recall@K vs clean = |T_N ∩ T_C| / K (paper 000's R_i with the clean top-K as truth);
+- overlap@K = |T_N ∩ T_C| / |T_N ∪ T_C| (Jaccard);
+- Kendall τ-b between the clean top-K order and the noisy query's scores on those same K docs.
+
+Each is averaged over variants per query, then over queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ragdiag.data.loaders import file_sha256, read_json_records
+from ragdiag.errors import DataError, RagdiagError
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Documents of a BEIR ``corpus.jsonl`` (text = title + " " + text)."""
+
+    path: Path
+    ids: list[str]
+    texts: list[str]
+    sha256: str
+
+
+def load_corpus(path: Path) -> Corpus:
+    """A BEIR folder (with ``corpus.jsonl``) or a JSONL file of ``{"_id", "title", "text"}``."""
+    path = Path(path)
+    file = path / "corpus.jsonl" if path.is_dir() else path
+    ids, texts = [], []
+    for i, rec in enumerate(read_json_records(file)):
+        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+            raise DataError.at(str(file), i, "text", "missing or not a string")
+        ids.append(str(rec.get("_id", i)))
+        title = rec.get("title") or ""
+        texts.append(f"{title} {rec['text']}".strip() if isinstance(title, str) else rec["text"])
+    if not ids:
+        raise DataError(f"{file}: corpus has no documents")
+    return Corpus(file, ids, texts, file_sha256(file))
+
+
+def kendall_tau_topk(clean_order_scores: np.ndarray) -> float:
+    """Kendall τ-b between rank order (positions 0..K-1) and the noisy scores of those docs."""
+    from scipy.stats import kendalltau
+
+    k = clean_order_scores.size
+    tau = kendalltau(-np.arange(k), clean_order_scores).statistic
+    return float(tau)
+
+
+def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: int, progress: bool) -> list[dict]:
+    """Per level: ``recall_at_k``, ``overlap_at_k``, ``kendall_tau`` (means over queries) and ``k``."""
+    from ragdiag.retrieval.index_specs import parse_index_spec
+    from ragdiag.retrieval.indexes import build_index, prepare_vectors, search
+
+    if k < 1:
+        raise RagdiagError(f"--k must be at least 1 (got {k})")
+    docs = prepare_vectors(embedder.encode(corpus.texts, progress=progress), "cosine", str(corpus.path))
+    index = build_index(parse_index_spec("flat"), docs, "cosine")
+    _, clean_top = search(index, np.ascontiguousarray(vectors[texts.clean]), k)
+    n_levels, n_queries, n_variants = texts.noisy.shape
+    flat_noisy = np.ascontiguousarray(vectors[texts.noisy.reshape(-1)])
+    _, noisy_top = search(index, flat_noisy, k)
+    noisy_top = noisy_top.reshape(n_levels, n_queries, n_variants, k)
+    noisy_vecs = flat_noisy.reshape(n_levels, n_queries, n_variants, -1)
+    rows = []
+    for li in range(n_levels):
+        recall = np.empty((n_queries, n_variants))
+        jaccard = np.empty((n_queries, n_variants))
+        tau = np.empty((n_queries, n_variants))
+        for qi in range(n_queries):
+            clean_set = set(clean_top[qi].tolist())
+            for v in range(n_variants):
+                shared = len(clean_set & set(noisy_top[li, qi, v].tolist()))
+                recall[qi, v] = shared / k
+                jaccard[qi, v] = shared / (2 * k - shared)
+                tau[qi, v] = kendall_tau_topk(docs[clean_top[qi]] @ noisy_vecs[li, qi, v]) if k > 1 else np.nan
+        rows.append(
+            {
+                "k": k,
+                "recall_at_k": float(recall.mean(axis=1).mean()),
+                "overlap_at_k": float(jaccard.mean(axis=1).mean()),
+                "kendall_tau": float(np.nanmean(np.nanmean(tau, axis=1))) if k > 1 else None,
+            }
+        )
+    return rows

@@ -1,0 +1,125 @@
+"""Entry points of ``ragdiag probe names`` and ``ragdiag noise``: run, build meta, write outputs."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.table import Table
+
+from ragdiag.errors import RagdiagError
+from ragdiag.probes import render
+from ragdiag.probes.ablations import NEAR_MISS_DISTANCE, parse_ablations
+from ragdiag.probes.common import load_embedders, make_meta
+from ragdiag.probes.names import FAKER_LOCALES, run_names_probe
+from ragdiag.probes.noise import parse_levels, run_noise_probe
+from ragdiag.data.loaders import file_sha256
+from ragdiag.probes.probe_data import bundled_queries_path, load_queries, parse_langs
+
+FORMATS = ("table", "json")
+
+
+@dataclass
+class ProbeOutput:
+    """What the command shows: rich tables or JSON text for stdout, and notes for stderr."""
+
+    tables: list[Table] = field(default_factory=list)
+    json_text: str | None = None
+    notes: list[str] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise RagdiagError(f"unknown format '{fmt}': expected table or json")
+
+
+def _emit(output: ProbeOutput, doc, fmt: str, out: Path | None, plot: Path | None, plot_fn) -> ProbeOutput:
+    """Fill stdout/--out (table text or JSON), draw --plot, and add the call counters as notes."""
+    text = render.dumps(doc) if fmt == "json" else None
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text((text if text is not None else render.render_tables(output.tables)) + "\n", encoding="utf-8")
+        output.notes.append(f"wrote {out}")
+        output.tables = []
+    else:
+        output.json_text = text
+        if text is not None:
+            output.tables = []
+    if plot is not None:
+        Path(plot).parent.mkdir(parents=True, exist_ok=True)
+        plot_fn(output.results, Path(plot))
+        output.notes.append(f"wrote {plot}")
+    output.notes[:0] = render.counter_lines(output.results)
+    return output
+
+
+def probe_names(
+    lang: str,
+    embedders: list[str],
+    queries: int,
+    runs: int,
+    seed: int,
+    ablations: str,
+    epsilon: float,
+    fmt: str,
+    out: Path | None,
+    plot: Path | None,
+    cache_dir: Path | None,
+) -> ProbeOutput:
+    """The Δ-margin name probe for each language and embedder (METHODS.md §6)."""
+    langs, abl = parse_langs(lang), parse_ablations(ablations)
+    _check_format(fmt)
+    if epsilon < 0:
+        raise RagdiagError(f"--epsilon must be non-negative (got {epsilon})")
+    embs = load_embedders(embedders, cache_dir)
+    results = run_names_probe(langs, embs, queries, runs, seed, abl, epsilon, progress=sys.stderr.isatty())
+    params = {
+        "langs": langs, "queries": queries, "runs": runs, "seed": seed, "ablations": abl, "epsilon": epsilon,
+        "near_miss_distance": NEAR_MISS_DISTANCE, "faker_locales": {lg: FAKER_LOCALES[lg] for lg in langs},
+    }
+    meta = make_meta("names", params, embs, {})
+    output = ProbeOutput(tables=render.names_tables(results, seed), results=results)
+    return _emit(output, render.documents(results, meta), fmt, out, plot, render.names_plot)
+
+
+def probe_noise(
+    lang: str,
+    embedders: list[str],
+    levels: str,
+    queries: str,
+    seed: int,
+    variants: int,
+    corpus: Path | None,
+    k: int,
+    fmt: str,
+    out: Path | None,
+    plot: Path | None,
+    cache_dir: Path | None,
+) -> ProbeOutput:
+    """The conversational-noise probe for each language and embedder (METHODS.md §7)."""
+    langs, lv = parse_langs(lang), parse_levels(levels)
+    _check_format(fmt)
+    query_sets = {lg: load_queries(bundled_queries_path(lg) if queries == "bundled" else Path(queries)) for lg in langs}
+    files = {}
+    if queries != "bundled":
+        files[Path(queries).name] = file_sha256(Path(queries))
+    corpus_data = None
+    if corpus is not None:
+        from ragdiag.probes.noise_retrieval import load_corpus
+
+        corpus_data = load_corpus(corpus)
+        files[str(corpus_data.path)] = corpus_data.sha256
+    embs = load_embedders(embedders, cache_dir)
+    results = []
+    for lg in langs:
+        results += run_noise_probe(lg, query_sets[lg], embs, lv, variants, seed, corpus_data, k, sys.stderr.isatty())
+    for res in results:
+        if queries == "bundled":
+            res["data_files"][bundled_queries_path(res["lang"]).name] = file_sha256(bundled_queries_path(res["lang"]))
+    params = {"langs": langs, "levels": lv, "queries": queries, "variants": variants, "seed": seed,
+              "corpus": str(corpus) if corpus else None, "k": k if corpus else None}
+    meta = make_meta("noise", params, embs, files)
+    output = ProbeOutput(tables=render.noise_tables(results, seed), results=results)
+    return _emit(output, render.documents(results, meta), fmt, out, plot, render.noise_plot)
