@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
@@ -23,16 +25,31 @@ Prices = Annotated[Optional[Path], typer.Option("--prices", help="JSON price tab
 MinCoverage = Annotated[float, typer.Option("--min-coverage", help="Exit non-zero (3) when fewer than this share of items succeed.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")]
 
-DEFAULTS: dict[str, Any] = {"model": DEFAULT_MODEL, "cache": "rw", "workers": 4, "seed": 0, "temperature": 0.0,
-                            "max_retries": 5, "min_coverage": 0.95}
+_SHARED: dict[str, tuple[Any, Any]] = {
+    "model": (Model, DEFAULT_MODEL), "base_url": (BaseUrl, None), "cache_dir": (CacheDir, None),
+    "cache": (CacheMode, "rw"), "workers": (Workers, 4), "seed": (Seed, 0), "temperature": (Temperature, 0.0),
+    "max_retries": (MaxRetries, 5), "rpm": (Rpm, None), "tpm": (Tpm, None), "prices": (Prices, None),
+    "min_coverage": (MinCoverage, 0.95), "progress": (Progress, True),
+}
+_RUN_OPTIONS = ("min_coverage", "progress")
 
 
-def client_config(model: str, base_url: str | None, cache_dir: Path | None, cache: str, workers: int, seed: int,
-                  temperature: float, max_retries: int, rpm: int | None, tpm: int | None,
-                  prices: Path | None) -> ClientConfig:
-    """The client configuration from the shared options."""
-    return ClientConfig(model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-                        temperature=temperature, max_retries=max_retries, rpm=rpm, tpm=tpm, prices=prices)
+def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the shared LLM options; it is called with ``config`` (a :class:`ClientConfig`
+    built from them), ``min_coverage`` and ``progress`` instead of the individual options."""
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+           for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name not in ("config", *_RUN_OPTIONS)]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+              for name, (annotation, default) in _SHARED.items()]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> None:
+        values = {name: kwargs.pop(name) for name in _SHARED}
+        run = {name: values.pop(name) for name in _RUN_OPTIONS}
+        return fn(config=ClientConfig(**values), **run, **kwargs)
+
+    command.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
+    return command
 
 
 def render_summary(title: str, summary: dict[str, Any], outputs: dict[str, Path]) -> None:
