@@ -19,6 +19,7 @@ Workers = Annotated[int, typer.Option("--workers", help="Concurrent requests.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed sent with every request.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries per request on 429, 5xx and timeouts.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply before retrying.")]
 Rpm = Annotated[Optional[int], typer.Option("--rpm", help="Client-side limit: requests per minute.")]
 Tpm = Annotated[Optional[int], typer.Option("--tpm", help="Client-side limit: tokens per minute (estimated as chars/4).")]
 Prices = Annotated[Optional[Path], typer.Option("--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.")]
@@ -28,7 +29,7 @@ Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a
 _SHARED: dict[str, tuple[Any, Any]] = {
     "model": (Model, DEFAULT_MODEL), "base_url": (BaseUrl, None), "cache_dir": (CacheDir, None),
     "cache": (CacheMode, "rw"), "workers": (Workers, 4), "seed": (Seed, 0), "temperature": (Temperature, 0.0),
-    "max_retries": (MaxRetries, 5), "rpm": (Rpm, None), "tpm": (Tpm, None), "prices": (Prices, None),
+    "max_retries": (MaxRetries, 5), "timeout": (Timeout, 120.0), "rpm": (Rpm, None), "tpm": (Tpm, None), "prices": (Prices, None),
     "min_coverage": (MinCoverage, 0.95), "progress": (Progress, True),
 }
 _RUN_OPTIONS = ("min_coverage", "progress")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.generate import GenerateResult, run_generate
 from ragdiag.pipeline.grade import GradeResult, run_grade
@@ -38,6 +39,8 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import correlate_report
 
+    if segments not in ("ratio", "nw"):
+        raise RagdiagError(f"--segments must be ratio or nw, got '{segments}'")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / "graded.json",
              "correlation": out_dir / "correlation.json"}

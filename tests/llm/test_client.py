@@ -68,6 +68,24 @@ def test_500_forever_fails_after_retry_budget_and_caches_nothing(server, tmp_pat
     assert _ask(client).cached is False
 
 
+def test_5xx_without_retry_after_backs_off_exponentially(server, tmp_path):
+    server.fail_next(503, times=3)
+    client = _client(server, tmp_path, backoff_base=0.1)
+    start = time.perf_counter()
+    assert _ask(client).text == "test server reply"
+    elapsed = time.perf_counter() - start
+    # waits 0.1·2^0, 0.1·2^1, 0.1·2^2 plus up to 0.1 s jitter each
+    assert 0.7 <= elapsed < 1.5 and client.stats.retries == 3
+
+
+def test_timeouts_are_retried_then_fail(server, tmp_path):
+    server.latency = 0.5
+    client = _client(server, tmp_path, timeout=0.1, max_retries=1)
+    with pytest.raises(CallFailed, match="APITimeoutError.*after 1 retries"):
+        _ask(client)
+    assert client.stats.retries == 1 and client.cache.stats()["entries"] == 0
+
+
 def test_non_retryable_client_error_is_not_retried(server, tmp_path):
     server.fail_next(400)
     client = _client(server, tmp_path)

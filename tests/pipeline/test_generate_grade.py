@@ -177,6 +177,8 @@ def test_bad_inputs_give_one_clear_error(tiny, run_cli, tmp_path):
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", out, "--cache", "replay")
     assert res.exit_code == 2
     assert "samples_ranked.json: record 1: field 'Nc': Np=3, Nc=7 need more candidates than texts sample 'M-2'" in res.output
+    res = run_cli("pipeline", "--texts", texts, "--ranked", ranked, "--out-dir", tmp_path / "p", "--segments", "wide")
+    assert res.exit_code == 2 and "--segments must be ratio or nw" in res.output
     answers = tmp_path / "answers.jsonl"
     answers.write_text('{"kind": "topK", "id": "M-1"}\n')
     res = run_cli("grade", "--answers", answers, "--out", tmp_path / "g.json")
