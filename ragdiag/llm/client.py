@@ -106,6 +106,7 @@ class LLMClient:
         self.limiter = RateLimiter(cfg.rpm, cfg.tpm)
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
+        self._sent: set[str] = set()
         self._sdk = None
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
@@ -120,33 +121,41 @@ class LLMClient:
             req["repeat"] = repeat
         return req
 
+    def _lookup(self, key: str) -> ChatResult | None:
+        """A cached reply if this cache mode may read it (``refresh`` reads only what this run sent)."""
+        if self.cache is None or (self.config.cache == "refresh" and key not in self._sent):
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        with self._lock:
+            self.stats.cache_hits += 1
+        return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
+
     def chat(self, request: dict[str, Any], label: str = "") -> ChatResult:
         """The reply to ``request``: from the cache when allowed, else from the server (then cached)."""
         key = request_key(request)
         with self._lock:
             self.stats.requests += 1
-        if self.cache is not None and self.config.cache in ("rw", "replay"):
-            hit = self.cache.get(key)
-            if hit is not None:
-                with self._lock:
-                    self.stats.cache_hits += 1
-                return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
+        hit = self._lookup(key)
+        if hit is not None:
+            return hit
         if self.config.cache == "replay":
             raise RagdiagError(
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
                 f"model {request['model']}, provider {request['provider']}{', ' + label if label else ''})"
             )
         with self._lock:
-            owner = key not in self._inflight
+            future = self._inflight.get(key)
+            owner = future is None
             if owner:
-                self._inflight[key] = Future()
+                future = self._inflight[key] = Future()
             else:
                 self.stats.shared += 1
-            future = self._inflight[key]
         if not owner:
             return future.result()
         try:
-            result = self._send(request, key)
+            result = self._lookup(key) or self._send(request, key)  # another worker may have just finished it
             future.set_result(result)
             return result
         except BaseException as err:
@@ -200,6 +209,7 @@ class LLMClient:
             self.cache.put(key, request, text, p_tok, c_tok)
         cost = call_cost(self.prices, request["model"], p_tok, c_tok)
         with self._lock:
+            self._sent.add(key)
             self.stats.calls += 1
             self.stats.prompt_tokens += p_tok
             self.stats.completion_tokens += c_tok

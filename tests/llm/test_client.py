@@ -110,6 +110,7 @@ def test_refresh_and_off_modes(server, tmp_path):
     _ask(_client(server, tmp_path))
     refresh = _client(server, tmp_path, cache="refresh")
     assert _ask(refresh).cached is False and server.requests == 2
+    assert _ask(refresh).cached is True and server.requests == 2  # re-asked once per run, not per use
     off = LLMClient(ClientConfig(base_url=server.base_url, cache="off"))
     assert off.cache is None and _ask(off).cached is False and server.requests == 3
 
