@@ -58,6 +58,7 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> li
     order = np.argsort(seg_of_row, kind="stable")
     bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
     cells = []
+    memo: dict = {}
     for index, key in enumerate(keys):
         seg_rows = order[bounds[index] : bounds[index + 1]]
         for measure in opts.measures:
@@ -66,7 +67,7 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> li
                 continue
             cols = RowColumns(table.n[rows], table.K[rows], table.Np[rows], s[rows], table.ndcg[rows])
             alphas_used = alphas if measure in ALPHA_MEASURES else np.zeros(1)
-            data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties)
+            data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties, memo)
             subset = key.split("^")[1]
             cells.append(SegmentMeasure(key, sides[index], subset, measure, data, rows))
     return cells

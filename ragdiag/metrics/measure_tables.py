@@ -90,21 +90,30 @@ class DistinctTable:
 
 
 def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
-                   exact_ties: bool = False) -> DistinctTable:
+                   exact_ties: bool = False, memo: dict | None = None) -> DistinctTable:
     """Distinct tuples of the rows, their values at every α, and the tuple × grade counts.
 
     ``exact_ties`` rounds values to 12 significant digits before grouping, so values equal in
     real arithmetic (1/3 vs 3/9 after multiplying by α) tie; the default keeps float semantics.
+    ``memo`` shares values and tie structures between segments with the same distinct tuples
+    (e.g. the same ratio segment of several embedders); callers keep α and ``exact_ties`` fixed.
     """
     keys = tuple_keys(measure, cols)
-    _, first, tuple_of_row = np.unique(keys, return_index=True, return_inverse=True)
+    distinct_keys, first, tuple_of_row = np.unique(keys, return_index=True, return_inverse=True)
     tuple_of_row = tuple_of_row.ravel()
     grades, grade_of_row = np.unique(grade, return_inverse=True)
     grade_of_row = grade_of_row.ravel()
-    reps = RowColumns(cols.n[first], cols.k[first], cols.np_[first], cols.s[first], cols.ndcg[first])
-    values = evaluate(measure, reps, alphas)
-    if exact_ties:
-        values = round_significant(values, 12)
+    memo_key = (measure, distinct_keys.tobytes())
+    if memo is not None and memo_key in memo:
+        values, groups = memo[memo_key]
+    else:
+        reps = RowColumns(cols.n[first], cols.k[first], cols.np_[first], cols.s[first], cols.ndcg[first])
+        values = evaluate(measure, reps, alphas)
+        if exact_ties:
+            values = round_significant(values, 12)
+        groups = TiedGroups.of(values)
+        if memo is not None:
+            memo[memo_key] = (values, groups)
     d, m = len(first), len(grades)
     counts = np.bincount(tuple_of_row * m + grade_of_row, minlength=d * m).reshape(d, m).astype(np.float64)
-    return DistinctTable(values, TiedGroups.of(values), counts, grades, tuple_of_row, grade_of_row)
+    return DistinctTable(values, groups, counts, grades, tuple_of_row, grade_of_row)
