@@ -55,7 +55,7 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
+                for future in sorted(done, key=pending.__getitem__):  # item order: deterministic errors
                     index = pending.pop(future)
                     finished += 1
                     try:
