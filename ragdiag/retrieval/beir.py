@@ -6,19 +6,13 @@ run files written by ``ragdiag retrieve`` (``query_id``, ``ids``, ``scores``).
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from pathlib import Path
 
+from ragdiag.data.loaders import file_sha256
 from ragdiag.errors import DataError
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+__all__ = ["file_sha256", "load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:

@@ -54,15 +54,13 @@ class Embedder:
                 missing[key] = text
         if missing:
             new_keys = list(missing)
-            new_vectors = self._embed_all([missing[k] for k in new_keys], progress)
-            if self._cache:
-                self._cache.put_many(self.identity, new_keys, new_vectors)
-            cached.update(zip(new_keys, new_vectors))
+            cached.update(zip(new_keys, self._embed_all(new_keys, [missing[k] for k in new_keys], progress)))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([cached[k] for k in keys]).astype(np.float32, copy=False)
 
-    def _embed_all(self, texts: list[str], progress: bool) -> np.ndarray:
+    def _embed_all(self, keys: list[str], texts: list[str], progress: bool) -> np.ndarray:
+        """Embed in batches; each batch goes to the cache at once, so an interrupted run resumes."""
         from rich.console import Console
         from rich.progress import Progress
 
@@ -71,7 +69,10 @@ class Embedder:
             task = bar.add_task(f"embedding with {self.identity}", total=len(texts))
             for start in range(0, len(texts), self.batch_size):
                 batch = texts[start : start + self.batch_size]
-                chunks.append(_normalise(np.asarray(self._embed_batch(batch), dtype=np.float32)))
+                vectors = _normalise(np.asarray(self._embed_batch(batch), dtype=np.float32))
+                if self._cache:
+                    self._cache.put_many(self.identity, keys[start : start + self.batch_size], vectors)
+                chunks.append(vectors)
                 self.stats.model_calls += 1
                 self.stats.embedded += len(batch)
                 bar.advance(task, len(batch))

@@ -97,3 +97,23 @@ def test_base_url_from_environment_and_identity(server, tmp_path, monkeypatch):
 def test_unknown_spec():
     with pytest.raises(RagdiagError, match="unknown embedder"):
         load_embedder("cohere:x")
+
+
+def test_interrupted_run_keeps_finished_batches(server, tmp_path):
+    emb = _embedder("openai:m", server, tmp_path, max_retries=0)
+    texts = [f"resume {i}" for i in range(8)]
+    calls = []
+    original = emb._request
+
+    def fail_second_batch(batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise RagdiagError("stopped")
+        return original(batch)
+
+    emb._request = fail_second_batch
+    with pytest.raises(RagdiagError, match="stopped"):
+        emb.encode(texts)
+    again = _embedder("openai:m", server, tmp_path)
+    again.encode(texts)
+    assert again.stats.cache_hits == 4 and again.stats.embedded == 4  # the first batch was kept
