@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ragdiag.data.loaders import HF_REPO, HF_REPO_ENV, file_sha256, read_json_records
+from ragdiag.data.loaders import HF_REPO, HF_REPO_ENV, file_sha256, hub_reachable, read_json_records
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, RankedSample, TextsSample, subset_of
 from ragdiag.errors import DataError, RagdiagError
 
@@ -48,6 +48,9 @@ def _read(source: str | Path, filename: str) -> tuple[list[Any], str, str]:
     text = str(source)
     if text.startswith("hf:"):
         repo = text[3:] or os.environ.get(HF_REPO_ENV, HF_REPO)
+        if not hub_reachable():
+            raise RagdiagError(f"cannot load {filename} from {repo}: the Hugging Face hub cannot be reached "
+                               f"(give a local file, or a folder holding {filename})")
         records, digest = _hub_records(repo, filename)
         return records, f"{repo}/{filename}", digest
     path = Path(text)

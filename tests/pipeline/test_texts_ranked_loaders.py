@@ -64,3 +64,9 @@ def _write(tmp_path, records):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(records))
     return path
+
+
+def test_hub_source_fails_fast_and_clearly_when_unreachable(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(RagdiagError, match="cannot load samples_texts.json from primer-ai/retrieval-response: the Hugging Face hub cannot be reached"):
+        load_texts("hf:")
