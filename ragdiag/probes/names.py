@@ -2,9 +2,10 @@
 
 Per query: Δ_name = cos(q, C1) − mean(cos(q, C2a), cos(q, C2b)); Δ_topic = cos(q, C1) − cos(q, C3).
 Per run the means over queries; reported: mean and between-run SD (ddof=1) of those run means,
-% change of Δ_name vs base over queries with |base Δ_name| ≥ ε (per query
-100·(Δ_abl − Δ_base)/|Δ_base|, averaged over queries then runs), absolute change, base margins
-and the name/topic ratio mean(Δ_name)/mean(Δ_topic).
+% change of Δ_name vs base over the queries with |base Δ_name| ≥ ε (per run
+100·(m_abl − m_base)/|m_base| with m the mean Δ_name over those queries, then averaged over runs;
+hard_name_mask is −100% by construction), absolute change, base margins and the name/topic
+ratio mean(Δ_name)/mean(Δ_topic).
 
 True authors and topics are fixed per query for a seed; impostors (faker, fresh each run) and the
 template variants (light jitter) are drawn per run. All texts of all runs and conditions are
@@ -159,9 +160,10 @@ def summarise(conditions: list[str], delta_name: np.ndarray, delta_topic: np.nda
     ablations = []
     with np.errstate(invalid="ignore", divide="ignore"):
         for c, name in enumerate(conditions[1:], start=1):
-            pct = np.where(keep, 100.0 * (delta_name[:, c, :] - base_dn) / np.abs(base_dn), np.nan)
             counts = keep.sum(axis=1)
-            pct_run = np.where(counts > 0, np.nansum(pct, axis=1) / np.maximum(counts, 1), np.nan)
+            kept_base = np.where(keep, base_dn, 0.0).sum(axis=1) / np.maximum(counts, 1)
+            kept_abl = np.where(keep, delta_name[:, c, :], 0.0).sum(axis=1) / np.maximum(counts, 1)
+            pct_run = np.where(counts > 0, 100.0 * (kept_abl - kept_base) / np.abs(kept_base), np.nan)
             mean, sd = _mean_sd(run_dn[:, c])
             pct_mean, pct_sd = _mean_sd(pct_run)
             topic, topic_sd = _mean_sd(run_dt[:, c])

@@ -42,14 +42,20 @@ def apply_casing(text: str, style: str) -> str:
 
 
 def compose_noisy(query: str, level: NoiseLevel, bank: NoiseBank, rng: np.random.Generator) -> str:
-    """The query with the level's components drawn from the bank (level 0 returns it unchanged)."""
-    pick = lambda comp: str(rng.choice(bank.phrases[comp]))  # noqa: E731
-    prefix = [pick(c) for c in bank.prefix_order if c in level.components]
-    suffix = [pick(c) for c in bank.suffix_order if c in level.components]
+    """The query with the level's components drawn from the bank (level 0 returns it unchanged).
+
+    A component listed n times contributes n different phrases.
+    """
+
+    def pick(comp: str) -> list[str]:
+        n = level.components.count(comp)
+        return [str(p) for p in rng.choice(bank.phrases[comp], size=n, replace=False)] if n else []
+
+    prefix = [p for c in bank.prefix_order for p in pick(c)]
+    suffix = [p for c in bank.suffix_order for p in pick(c)]
     text = " ".join([*prefix, query, *suffix])
-    if "casing" in level.components:
-        text = apply_casing(text, pick("casing"))
-    return text
+    casing = pick("casing")
+    return apply_casing(text, casing[0]) if casing else text
 
 
 @dataclasses.dataclass

@@ -34,8 +34,8 @@ def test_summarise_pct_change_excludes_small_bases_and_reports_sd():
     assert out["base"]["delta_name_sd"] == pytest.approx(np.std(base_runs, ddof=1))
     assert out["base"]["name_topic_ratio"] == pytest.approx(base_runs.mean() / 0.4)
     abl = out["ablations"][0]
-    run0 = np.mean([-50.0, -50.0])  # the 0.001 base is excluded
-    run1 = np.mean([-100.0, -50.0, -50.0])
+    run0 = 100 * (np.mean([0.05, 0.10]) - np.mean([0.10, 0.20])) / np.mean([0.10, 0.20])  # 0.001 base excluded
+    run1 = 100 * (np.mean([0.0, 0.15, 0.05]) - np.mean([0.10, 0.30, 0.10])) / np.mean([0.10, 0.30, 0.10])
     assert abl["pct_change"] == pytest.approx((run0 + run1) / 2)
     assert abl["excluded"] == 1
     assert abl["abs_change"] == pytest.approx((dn[:, 1].mean(axis=1) - base_runs).mean())
