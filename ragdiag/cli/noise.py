@@ -21,9 +21,13 @@ def noise(
     fmt: str = typer.Option("table", "--format", help="table or json."),
     out: Path | None = typer.Option(None, "--out", help="Write the table or JSON here instead of stdout."),
     plot: Path | None = typer.Option(None, "--plot", help="Write a PNG line chart here."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache directory."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding and LLM cache directory."),
+    rewrite: bool = typer.Option(False, "--rewrite", help="Also rewrite queries with an LLM and report recovery."),
+    model: str | None = typer.Option(None, "--model", help="LLM for --rewrite (default gpt-4o-mini)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible server for --rewrite."),
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
     from ragdiag.probes.run import probe_noise
 
-    show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt, out, plot, cache_dir))
+    show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt, out, plot, cache_dir,
+                     rewrite, model, base_url))

@@ -137,29 +137,49 @@ def run_noise_probe(
     seed: int,
     corpus=None,
     k: int = 10,
+    rewrite=None,
     progress: bool = False,
 ) -> list[dict]:
-    """One result per embedder for ``lang``: ``levels`` rows (plus retrieval impact with a corpus)."""
+    """One result per embedder for ``lang``: ``levels`` rows (plus retrieval impact with a corpus).
+
+    ``rewrite`` (texts → :class:`~ragdiag.probes.noise_rewrite.Rewrites`) adds the rewritten
+    queries' cosines and the recovery per level.
+    """
     texts = build_noise_texts(lang, queries, levels, variants, seed)
+    rewritten = None
+    if rewrite is not None:
+        from ragdiag.probes.noise_rewrite import merge_rewritten, with_rewrites
+
+        noisy_texts = list(dict.fromkeys(texts.unique[i] for i in texts.noisy.reshape(-1)))
+        rewritten = with_rewrites(texts, rewrite(noisy_texts))
     results = []
     for emb in embedders:
         before = dataclasses.replace(emb.stats)
-        vectors = emb.encode(texts.unique, progress=progress)
+        vectors = emb.encode(rewritten.unique if rewritten else texts.unique, progress=progress)
         rows = noise_levels(texts, vectors)
+        rw_rows = noise_levels(rewritten, vectors) if rewritten else None
         if corpus is not None:
             from ragdiag.probes.noise_retrieval import retrieval_impact
 
             for row, impact in zip(rows, retrieval_impact(texts, vectors, corpus, emb, k, progress)):
                 row.update(impact)
+            if rewritten:
+                for row, impact in zip(rw_rows, retrieval_impact(rewritten, vectors, corpus, emb, k, progress)):
+                    row.update(impact)
+        if rewritten:
+            merge_rewritten(rows, rw_rows)
         results.append(
             {
                 "lang": lang,
                 "embedder": emb.identity,
                 "levels": rows,
-                "texts": {"total": int(texts.noisy.size + 2 * len(queries)), "unique": len(texts.unique)},
+                "texts": {"total": int(texts.noisy.size + 2 * len(queries)) * (2 if rewritten else 1),
+                          "unique": len(rewritten.unique if rewritten else texts.unique)},
                 "embedding_calls": embedding_calls(before, emb.stats),
                 "data_files": texts.bank.files,
                 "examples": {str(lv): texts.unique[texts.noisy[li, 0, 0]] for li, lv in enumerate(levels)},
+                **({"rewritten_examples": {str(lv): rewritten.unique[rewritten.noisy[li, 0, 0]]
+                                           for li, lv in enumerate(levels)}} if rewritten else {}),
             }
         )
     return results

@@ -95,6 +95,11 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
         if with_corpus:
             k = rows[0]["k"]
             cols += [f"recall@{k} vs clean", f"overlap@{k}", "Kendall τ"]
+        with_rewrite = "recovery_pct" in rows[0]
+        if with_rewrite:
+            cols += ["rewritten: cos → reference", "rewritten: drop", "recovery"]
+            if with_corpus:
+                cols += [f"rewritten: recall@{k}"]
         for col in cols:
             table.add_column(col, justify="left" if col == "Level" else "right")
         for row in rows:
@@ -106,6 +111,12 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
             ]
             if with_corpus:
                 cells += [_fmt(row["recall_at_k"]), _fmt(row["overlap_at_k"]), _fmt(row["kendall_tau"])]
+            if with_rewrite:
+                drop = row["rewritten_drop_pct"]
+                cells += [_fmt(row["rewritten_cosine_to_reference"]), _fmt(None if drop is None else -drop, pct=True),
+                          _fmt(row["recovery_pct"], 1) + ("%" if row["recovery_pct"] is not None else "")]
+                if with_corpus:
+                    cells += [_fmt(row["rewritten_recall_at_k"])]
             table.add_row(*cells)
         tables.append(table)
     return tables

@@ -97,10 +97,18 @@ def probe_noise(
     out: Path | None,
     plot: Path | None,
     cache_dir: Path | None,
+    rewrite: bool = False,
+    model: str | None = None,
+    base_url: str | None = None,
 ) -> ProbeOutput:
-    """The conversational-noise probe for each language and embedder (METHODS.md §7)."""
+    """The conversational-noise probe for each language and embedder (METHODS.md §7).
+
+    With ``rewrite``, queries are first rewritten through the LLM layer (prompt ``query-rewrite``).
+    """
     langs, lv = parse_langs(lang), parse_levels(levels)
     _check_format(fmt)
+    if (model or base_url) and not rewrite:
+        raise RagdiagError("--model and --base-url only apply with --rewrite")
     query_sets = {lg: load_queries(bundled_queries_path(lg) if queries == "bundled" else Path(queries)) for lg in langs}
     files = {}
     if queries != "bundled":
@@ -112,14 +120,31 @@ def probe_noise(
         corpus_data = load_corpus(corpus)
         files[str(corpus_data.path)] = corpus_data.sha256
     embs = load_embedders(embedders, cache_dir)
+    rewrite_meta: list[dict] = []
+    rewrite_fn = None
+    if rewrite:
+        from ragdiag.probes.noise_rewrite import rewrite_queries
+
+        def rewrite_fn(texts: list[str]):
+            rewrites = rewrite_queries(texts, model, base_url, cache_dir, sys.stderr.isatty())
+            rewrite_meta.append(rewrites.meta)
+            return rewrites
+
     results = []
     for lg in langs:
-        results += run_noise_probe(lg, query_sets[lg], embs, lv, variants, seed, corpus_data, k, sys.stderr.isatty())
+        results += run_noise_probe(lg, query_sets[lg], embs, lv, variants, seed, corpus_data, k, rewrite_fn,
+                                   sys.stderr.isatty())
     for res in results:
         if queries == "bundled":
             res["data_files"][bundled_queries_path(res["lang"]).name] = file_sha256(bundled_queries_path(res["lang"]))
     params = {"langs": langs, "levels": lv, "queries": queries, "variants": variants, "seed": seed,
-              "corpus": str(corpus) if corpus else None, "k": k if corpus else None}
+              "corpus": str(corpus) if corpus else None, "k": k if corpus else None, "rewrite": rewrite}
     meta = make_meta("noise", params, embs, files)
+    if rewrite:
+        meta["rewrite"] = rewrite_meta
     output = ProbeOutput(tables=render.noise_tables(results, seed), results=results)
+    for lg, rw in zip(langs, rewrite_meta):
+        calls = rw["llm_calls"]
+        output.notes.append(f"llm calls [{lg} · {rw['model']} · {rw['prompt']}]: {calls['calls']} calls, "
+                            f"{calls['cache_hits']} cache hits, {calls['failures']} failures")
     return _emit(output, render.documents(results, meta), fmt, out, plot, render.noise_plot)

@@ -90,3 +90,42 @@ def test_noise_probe_through_openai_and_voyage(api_server, tmp_path):
         assert [lv["level"] for lv in levels] == [0, 4]
         assert levels[0]["cosine_to_clean"] == pytest.approx(1.0) and levels[0]["drop_pct"] == pytest.approx(0.0)
         assert levels[1]["cosine_to_clean"] < 0.9  # the server's vectors are unrelated for different texts
+
+
+def test_noise_rewrite_goes_through_the_llm_layer(api_server, tmp_path, monkeypatch):
+    from ragdiag.probes.noise import build_noise_texts
+    from ragdiag.probes.probe_data import load_queries
+    from tests.servers.chat_server import ChatServer
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query": "Why is the sky blue?", "reference": "Rayleigh scattering."}) + "\n"
+                       + json.dumps({"query": "What is CRISPR?", "reference": "A gene-editing tool."}) + "\n")
+    with ChatServer() as chat:
+        args = ["noise", "--lang", "en", "--embedder", "openai:text-embedding-3-small", "--queries", str(queries),
+                "--levels", "0,2,4", "--variants", "2", "--rewrite", "--model", "rewriter-model",
+                "--base-url", chat.base_url, "--format", "json", "--cache-dir", str(tmp_path)]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        texts = build_noise_texts("en", load_queries(queries), [0, 2, 4], 2, 0)
+        distinct_noisy = {texts.unique[i] for i in texts.noisy.reshape(-1)}
+        assert chat.completed == len(distinct_noisy) >= 8  # every distinct noisy query, once (clean ones too)
+        user_messages = [b["messages"][-1]["content"] for b in chat.bodies]
+        assert len(set(user_messages)) == len(user_messages)  # no text sent twice
+        assert any("Why is the sky blue?" in m for m in user_messages)
+        assert all(b["model"] == "rewriter-model" for b in chat.bodies)
+        assert "core information need" in chat.bodies[0]["messages"][0]["content"]
+        assert doc["meta"]["rewrite"][0]["prompt"] == "query-rewrite@v1"
+        level4 = doc["levels"][-1]
+        assert {"rewritten_cosine_to_reference", "rewritten_drop_pct", "recovery_pct"} <= set(level4)
+        # this test server answers every rewrite with the same text, so all rewrites coincide
+        assert set(doc["rewritten_examples"].values()) == {"test server reply"}
+        sent = chat.requests
+        again = runner.invoke(app, args)
+        assert again.exit_code == 0 and chat.requests == sent  # the LLM cache answers the rerun
+        assert "llm calls [en · rewriter-model · query-rewrite@v1]: 0 calls" in again.stderr
+
+
+def test_model_without_rewrite_is_an_error(tmp_path):
+    result = runner.invoke(app, ["noise", "--model", "m", "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "only apply with --rewrite" in result.stderr
