@@ -15,7 +15,7 @@ Run: ``.venv/bin/python benchmarks/bench_bm25.py``.
 
 from __future__ import annotations
 
-import json
+import os
 import statistics
 import sys
 import time
@@ -127,6 +127,7 @@ rank-bm25's pure-Python `get_scores` is the bottleneck: {share:.1%} of the summe
 sparse term-frequency matrix take {ms(sparse_t):.2f} ms ({ms(score_t) / ms(sparse_t):.0f}× less), equal to rank-bm25's
 within 1e-9 on every query.
 """
+    md += f"\nLoad average (1 min) at the end of the run: {os.getloadavg()[0]:.1f} (the machine is shared; 2 cores).\n"
     write_section("bm25", md)
     print(md)
 

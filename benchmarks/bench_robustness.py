@@ -13,6 +13,7 @@ Run: ``.venv/bin/python benchmarks/bench_robustness.py`` (writes its BENCHMARKS.
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import sys
 import time
@@ -136,6 +137,7 @@ of the process RSS while building the same index.
 |---|---|---|---|
 {chr(10).join(mem_rows)}
 """
+    md += f"\nLoad average (1 min) at the end of the run: {os.getloadavg()[0]:.1f} (the machine is shared; 2 cores).\n"
     write_section("robustness", md)
     print(md)
 

@@ -95,7 +95,7 @@ class ApiEmbedder(Embedder):
         self.stats.retries += 1
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
         retrying = Retrying(
             retry=retry_if_exception(_is_retryable),
@@ -108,8 +108,6 @@ class ApiEmbedder(Embedder):
             vectors = retrying(self._request, texts)
         except RagdiagError:
             raise
-        except RetryError as err:  # pragma: no cover (reraise=True re-raises the cause)
-            raise RagdiagError(f"{self.identity}: gave up after {self.max_retries} retries") from err
         except Exception as err:  # the SDKs' errors: auth, bad request, exhausted retries
             status, _ = _status_and_retry_after(err)
             where = f" at {self.base_url}" if self.base_url else ""
