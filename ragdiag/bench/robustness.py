@@ -135,7 +135,10 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         points, recalls, ids = run_sweep(base, queries, specs, sweep, progress)
         rows = [{"point": i, "query": j, "recall": float(r), "ids": [int(x) for x in ids[i][j]]}
                 for i in range(len(points)) for j, r in enumerate(recalls[i])]
-        mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]), "dim": int(base.shape[1])}
+        import faiss
+
+        mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
+                              "dim": int(base.shape[1]), "faiss_version": faiss.__version__}
     meta = {
         "command": "ragdiag robustness",
         "ragdiag_version": __version__,
