@@ -99,6 +99,10 @@ def _validate_slowly(records: list, source_label: str) -> None:
 def _columns_fast(records: list) -> dict[str, Any] | None:
     """The columns of well-formed records in a few vectorised passes; None if anything is off
     (the caller then validates record by record to name the problem)."""
+    if not records:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
+                "flat": np.zeros(0), "n": empty}
     try:
         ids = [r["id"] for r in records]
         embedders = [r["E"] for r in records]
@@ -109,30 +113,31 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         return None
     if not all(type(x) is str for x in ids) or not all(type(x) is str for x in embedders):
         return None
-    if not all(type(x) is int for col in ints.values() for x in col) or not all(type(x) is list for x in in_k):
+    int_columns = {name: np.asarray(col) for name, col in ints.items()}
+    if any(col.dtype.kind != "i" for col in int_columns.values()) or not all(type(x) is list for x in in_k):
         return None
     if not all(g is None or type(g) in (int, float) for g in grades):
         return None
-    k = np.asarray(ints["K"], dtype=np.int64)
+    k = int_columns["K"].astype(np.int64)
     lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
     if not np.array_equal(lengths, k):
         return None
     flat = np.asarray(list(itertools.chain.from_iterable(in_k))) if int(k.sum()) else np.zeros(0, dtype=np.int64)
     if flat.dtype.kind != "i" or (flat.size and (flat.min() < 0 or flat.max() > 1)):
         return None
-    if len(k) and (k.min() < 1 or min(ints["Np"]) < 1):
+    if len(k) and (k.min() < 1 or int_columns["Np"].min() < 1):
         return None
     grade = np.asarray([np.nan if g is None else g for g in grades], dtype=np.float64)
     present = ~np.isnan(grade)
     if np.any((grade[present] < 1) | (grade[present] > 5)):
         return None
-    np_ = np.asarray(ints["Np"], dtype=np.int64)
+    np_ = int_columns["Np"].astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(k) else np.zeros(0, dtype=np.int64)
     n = np.add.reduceat(flat, starts) if flat.size else np.zeros(len(k), dtype=np.int64)
     n = np.where(lengths > 0, n, 0)
     if np.any(n > np_):
         return None
-    return {"ids": ids, "embedders": embedders, "Nc": np.asarray(ints["Nc"], dtype=np.int64), "Np": np_, "K": k,
+    return {"ids": ids, "embedders": embedders, "Nc": int_columns["Nc"].astype(np.int64), "Np": np_, "K": k,
             "grade": grade, "flat": flat.astype(np.float64), "n": n}
 
 

@@ -8,11 +8,13 @@ unreachable hub an error).
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import json
 import os
 import socket
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -36,33 +38,48 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def _no_cyclic_gc():
+    """Pause the cyclic garbage collector while parsing: millions of new containers would
+    otherwise trigger repeated full collections (about 40% of the parse time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_json_records(path: Path) -> list[Any]:
     """Records of a JSON list file or a JSONL file (``.gz`` allowed); errors name file and line."""
+    with _no_cyclic_gc():
+        return _parse_records(path)
+
+
+def _parse_records(path: Path) -> list[Any]:
+    import orjson
+
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as err:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile) as err:
         raise DataError(f"{path}: cannot read: {err}") from None
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        import orjson
-
+    stripped = data.lstrip()
+    if stripped.startswith(b"["):
         try:
-            records = orjson.loads(text)
-        except json.JSONDecodeError as err:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as err:
             raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-        return records
     records = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError as err:
             raise DataError(f"{path}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
     if not records and stripped:
         raise DataError(f"{path}: expected a JSON list or JSON lines")
@@ -82,11 +99,13 @@ def bundled_sample_path(filename: str = GRADED_FILE) -> Path:
 def load_graded_file(path: Path, simulated_grades: bool = False, name: str | None = None) -> GradedTable:
     """Graded samples from a local JSON/JSONL file, validated."""
     path = Path(path)
-    records = read_json_records(path)
+    with _no_cyclic_gc():
+        records = _parse_records(path)
     if not isinstance(records, list):
         raise DataError(f"{path}: expected a JSON list of graded samples")
     source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
-    return build_graded_table(records, str(path), source)
+    with _no_cyclic_gc():
+        return build_graded_table(records, str(path), source)
 
 
 def _filter_dataset(table: GradedTable, dataset: str) -> GradedTable:
