@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdiag.data.loaders import file_sha256, read_json_records
-from ragdiag.errors import DataError, RagdiagError
+from ragdiag.data.loaders import file_sha256
+from ragdiag.errors import RagdiagError
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents of a BEIR ``corpus.jsonl`` (text = title + " " + text)."""
+    """Documents of a BEIR ``corpus.jsonl`` (text = title + " " + text, as the retrieval core indexes them)."""
 
     path: Path
     ids: list[str]
@@ -32,18 +32,12 @@ class Corpus:
 
 
 def load_corpus(path: Path) -> Corpus:
-    """A BEIR folder (with ``corpus.jsonl``) or a JSONL file of ``{"_id", "title", "text"}``."""
+    """A BEIR folder (with ``corpus.jsonl``) or a ``corpus.jsonl`` file (retrieval core's loader)."""
+    from ragdiag.retrieval import beir
+
     path = Path(path)
     file = path / "corpus.jsonl" if path.is_dir() else path
-    ids, texts = [], []
-    for i, rec in enumerate(read_json_records(file)):
-        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-            raise DataError.at(str(file), i, "text", "missing or not a string")
-        ids.append(str(rec.get("_id", i)))
-        title = rec.get("title") or ""
-        texts.append(f"{title} {rec['text']}".strip() if isinstance(title, str) else rec["text"])
-    if not ids:
-        raise DataError(f"{file}: corpus has no documents")
+    ids, texts = beir.load_corpus(file)
     return Corpus(file, ids, texts, file_sha256(file))
 
 

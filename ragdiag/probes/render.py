@@ -107,13 +107,13 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
                 f"{row['level']} — {row['name']}",
                 _pm(row["cosine_to_clean"], row["cosine_to_clean_sd"]),
                 _pm(row["cosine_to_reference"], row["cosine_to_reference_sd"]),
-                _fmt(row["drop_pct"] if row["drop_pct"] is None else -row["drop_pct"], pct=True),
+                _fmt(row["drop_pct"], 1) + ("%" if row["drop_pct"] is not None else ""),
             ]
             if with_corpus:
                 cells += [_fmt(row["recall_at_k"]), _fmt(row["overlap_at_k"]), _fmt(row["kendall_tau"])]
             if with_rewrite:
                 drop = row["rewritten_drop_pct"]
-                cells += [_fmt(row["rewritten_cosine_to_reference"]), _fmt(None if drop is None else -drop, pct=True),
+                cells += [_fmt(row["rewritten_cosine_to_reference"]), _fmt(drop, 1) + ("%" if drop is not None else ""),
                           _fmt(row["recovery_pct"], 1) + ("%" if row["recovery_pct"] is not None else "")]
                 if with_corpus:
                     cells += [_fmt(row["rewritten_recall_at_k"])]
