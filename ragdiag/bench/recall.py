@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ragdiag.metrics.measures import robustness_at_k
+
 DEFAULT_DELTAS = (0.1, 0.3, 0.5, 0.7, 0.9)
 TIE_RTOL = 1e-6
 
@@ -59,7 +61,7 @@ def ann_recall(
 
 def robustness(recalls: np.ndarray, deltas: tuple[float, ...] = DEFAULT_DELTAS) -> dict[str, float]:
     """Robustness-δ@K for each δ: fraction of queries whose recall is at least δ."""
-    return {_delta_key(d): float(np.mean(recalls >= d - 1e-12)) for d in deltas}
+    return {_delta_key(d): robustness_at_k(recalls, d) for d in deltas}
 
 
 def _delta_key(delta: float) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from ragdiag.errors import RagdiagError
+from ragdiag.http_retry import retry_after_seconds
 from ragdiag.llm.client import CallFailed, ClientConfig
 
 
@@ -22,20 +23,6 @@ def _retryable(err: BaseException) -> bool:
     if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
     return isinstance(err, openai.APIStatusError) and err.status_code >= 500
-
-
-def retry_after_seconds(err: BaseException) -> float | None:
-    """Seconds asked for by the server's ``retry-after-ms`` / ``Retry-After`` header, if any."""
-    response = getattr(err, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    return None
 
 
 def _describe(err: BaseException) -> str:

@@ -55,10 +55,13 @@ def ndcg_from_in_k(in_k: np.ndarray) -> float:
 
 def recall_indicator(n: np.ndarray, np_: np.ndarray, delta: float) -> np.ndarray:
     """1 where recall R = n/Np ≥ δ, else 0 (the per-query term of Robustness-δ@K)."""
-    return (recall(n, np_) >= delta).astype(np.int64)
+    return (recall(n, np_) >= delta - 1e-12).astype(np.int64)
 
 
 def robustness_at_k(per_query_recall: np.ndarray, delta: float) -> float:
-    """Robustness-δ@K = fraction of queries whose recall R_i ≥ δ (paper 000, §3)."""
+    """Robustness-δ@K = fraction of queries whose recall R_i ≥ δ (paper 000, §3).
+
+    A recall within 1e-12 below δ counts as reaching it (recalls are ratios of small integers).
+    """
     values = np.asarray(per_query_recall, dtype=np.float64)
-    return float(np.mean(values >= delta)) if values.size else float("nan")
+    return float(np.mean(values >= delta - 1e-12)) if values.size else float("nan")

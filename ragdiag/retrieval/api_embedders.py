@@ -17,21 +17,16 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag.errors import RagdiagError
+from ragdiag.http_retry import http_status, retry_after_seconds
 from ragdiag.retrieval.embedders import Embedder
 
 _MAX_RETRY_AFTER_S = 60.0
 
 
 def _status_and_retry_after(err: BaseException) -> tuple[int | None, float | None]:
-    """HTTP status and Retry-After seconds carried by an OpenAI or Voyage SDK exception."""
-    status = getattr(err, "status_code", None) or getattr(err, "http_status", None)
-    headers = getattr(getattr(err, "response", None), "headers", None) or getattr(err, "headers", None) or {}
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    try:
-        retry_after = min(float(value), _MAX_RETRY_AFTER_S) if value is not None else None
-    except ValueError:
-        retry_after = None
-    return status, retry_after
+    """HTTP status and Retry-After seconds (capped) carried by an OpenAI or Voyage SDK exception."""
+    asked = retry_after_seconds(err)
+    return http_status(err), None if asked is None else min(asked, _MAX_RETRY_AFTER_S)
 
 
 def _is_connection_error(err: BaseException) -> bool:
