@@ -51,25 +51,19 @@ def _root(
 
 
 def _register() -> None:
-    """Attach every command module (each one line; modules import nothing heavy at top level)."""
-    from ragdiag.cli import noise, probe
-
-    app.add_typer(probe.app, name="probe")
-    app.command("noise")(noise.noise)
-    from ragdiag.cli import correlate
+    """Attach every command module, in the order of the data flow (modules import nothing heavy)."""
+    from ragdiag.cli import cache, correlate, generate, grade, index, noise, pipeline, probe, retrieve, robustness
 
     app.command("correlate")(correlate.correlate)
-    from ragdiag.cli import index, retrieve, robustness
-
-    app.add_typer(index.app, name="index")
-    app.command("retrieve")(retrieve.retrieve)
-    app.command("robustness")(robustness.robustness)
-    from ragdiag.cli import cache, generate, grade, pipeline
-
     app.command("generate")(generate.generate)
     app.command("grade")(grade.grade)
     app.command("pipeline")(pipeline.pipeline)
     app.add_typer(cache.app, name="cache")
+    app.add_typer(index.app, name="index")
+    app.command("retrieve")(retrieve.retrieve)
+    app.command("robustness")(robustness.robustness)
+    app.add_typer(probe.app, name="probe")
+    app.command("noise")(noise.noise)
 
 
 _register()
