@@ -112,6 +112,7 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
     ``n_queries`` keeps only the first queries (for quick checks); their records are identical
     to the full build's, since every random draw is seeded per query.
     """
+    from rich.console import Console
     from rich.progress import Progress
 
     from ragdiag.retrieval.embedders import load_embedder
@@ -121,7 +122,7 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
     distinct = sorted({t for s in texts for t in (s["q"], *s["p"], *s["n"])})
     vectors = dict(zip(distinct, embedder.encode(distinct, progress=progress)))
     ranked, graded = [], []
-    with Progress(disable=not progress, transient=True) as bar:
+    with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
         task = bar.add_task("ranking and grading", total=len(texts))
         for index, sample in enumerate(texts):
             query_ranked = []
