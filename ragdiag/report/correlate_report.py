@@ -96,8 +96,15 @@ def verdict_table(report: dict) -> Table:
     for v in report["verdicts"]:
         holds = "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}% of {boot} resamples"
         table.add_row(v["subset"], v["side"], str(v["segments"]), v["best"], f"{v['best_mean']:.3f} ({v['kind']})",
-                      v["runner_up"] or "–", _signed(v["lead"]), holds)
+                      v["runner_up"] or "–", _lead(v["lead"]), holds)
     return table
+
+
+def _lead(value: float | None) -> str:
+    """The lead over the runner-up; below 0.0005 it is shown as a tie."""
+    if value is not None and abs(value) < 5e-4:
+        return f"{value:+.3f} (tie)"
+    return _signed(value)
 
 
 def print_report(report: dict, console: Console) -> None:
