@@ -100,3 +100,19 @@ def test_float_semantics_last_bit_differences_are_not_ties():
     assert np.all(np.isclose(left, right, rtol=0, atol=1e-15))
     assert np.any(left != right)  # some α give different bits: not tied in paper-parity mode
     assert not math.isnan(float(left[1]))
+
+
+def test_exact_ties_option_merges_values_equal_in_real_arithmetic():
+    from ragdiag.metrics.measure_tables import RowColumns, distinct_table
+
+    n, k, np_ = np.array([1, 3, 0]), np.array([3, 9, 3]), np.array([3, 9, 3])
+    cols = RowColumns(n, k, np_, np.zeros(3, dtype=np.int64), np.zeros(3))
+    grade = np.array([2.0, 4.0, 1.0])
+    alphas = parse_alpha_grid("l350^0.95")
+    paper = distinct_table("F", cols, grade, alphas)
+    exact = distinct_table("F", cols, grade, alphas, exact_ties=True)
+    # F(1,3,3) and F(3,9,9) are both 1/3 in real arithmetic: always one group with --exact-ties,
+    # but split at some α in paper-parity mode, where the last bits differ.
+    # distinct tuples are ordered by (n, K, Np): 0 = (0,3,3), 1 = (1,3,3), 2 = (3,9,9)
+    assert np.all(exact.groups.group[:, 1] == exact.groups.group[:, 2])
+    assert np.any(paper.groups.group[:, 1] != paper.groups.group[:, 2])
