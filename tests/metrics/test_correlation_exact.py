@@ -90,9 +90,8 @@ def test_kernel_matches_scipy_with_float_weights_and_ties():
 
 
 def test_float_semantics_last_bit_differences_are_not_ties():
-    # 1/3 and 3/9 after multiplying by α differ in the last bit for some α: kept apart by default,
-    # merged by --exact-ties. T(a) = (1-a)n - a*nn/K for (n=1, K=3) and (n=3, K=9): equal real values
-    # only when (1-a) = 3(1-a) -> never; use F with (n, K, Np) = (1, 3, 3) and (3, 9, 9) instead.
+    # F(a) for (n, K, Np) = (1, 3, 3) and (3, 9, 9) is 1/3 in real arithmetic, but the float
+    # expressions differ in the last bit for some α (METHODS.md §3).
     from ragdiag.metrics.measures import f_measure
 
     a = parse_alpha_grid("l350^0.95")
