@@ -13,7 +13,6 @@ Usage: .venv/bin/python benchmarks/bench_correlate.py [--skip-baseline]
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import tempfile

@@ -45,17 +45,6 @@ class RobustnessOptions:
     base_url: str | None = None
 
 
-def parse_deltas(text: str) -> tuple[float, ...]:
-    """``"0.1,0.3"`` → (0.1, 0.3); each δ must lie in (0, 1]."""
-    try:
-        deltas = tuple(float(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise RagdiagError(f"--delta '{text}': expected comma-separated numbers") from None
-    if not deltas or any(not 0 < d <= 1 for d in deltas):
-        raise RagdiagError(f"--delta '{text}': every δ must be in (0, 1]")
-    return deltas
-
-
 def _load_npy(path: Path, flag: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)

@@ -22,16 +22,6 @@ class Format(str, Enum):
     csv = "csv"
 
 
-def _floats(spec: str, flag: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(x) for x in spec.split(",") if x.strip())
-    except ValueError:
-        raise RagdiagError(f"{flag} '{spec}': expected comma-separated numbers") from None
-    if not values:
-        raise RagdiagError(f"{flag}: give at least one value")
-    return values
-
-
 def correlate(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="msmarco, arxiv, hotpotqa-p, hotpotqa-s, nq or all: primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable."),
     graded: Optional[Path] = typer.Option(None, "--graded", help="A local samples_graded file (JSON list or JSONL, .gz allowed) instead of --dataset."),
@@ -65,6 +55,7 @@ def correlate(
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import correlate_report, load_graded
     from ragdiag.metrics.measure_tables import parse_measures
+    from ragdiag.options import parse_deltas
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
     from ragdiag.report.progress import progress_over
 
@@ -83,7 +74,7 @@ def correlate(
     table = load_graded(graded, dataset, offline=offline, fallback=not no_fallback, hf_repo=hf_repo)
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
-    report = correlate_report(table, opts, by_config=by == "config", deltas=_floats(delta, "--delta"),
+    report = correlate_report(table, opts, by_config=by == "config", deltas=parse_deltas(delta),
                               progress=progress_over(stderr))
     if out is not None:
         out_fmt = fmt.value

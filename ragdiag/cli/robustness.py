@@ -34,7 +34,8 @@ def robustness(
     base_url: str = typer.Option(None, "--base-url", help="API base URL for openai:/voyage: embedders."),
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    from ragdiag.bench.robustness import RobustnessOptions, parse_deltas, run_robustness, write_outputs
+    from ragdiag.bench.robustness import RobustnessOptions, run_robustness, write_outputs
+    from ragdiag.options import parse_deltas
     from ragdiag.errors import RagdiagError
 
     if fmt not in ("table", "json"):

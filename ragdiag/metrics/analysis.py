@@ -14,6 +14,7 @@ from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
 from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
 from ragdiag.metrics.measure_tables import ALPHA_MEASURES, DEFAULT_MEASURES, DistinctTable, RowColumns, distinct_table
 from ragdiag.metrics.segments import segment_rows, sibling_positives
+from ragdiag.options import parse_choices
 
 
 @dataclass
@@ -45,11 +46,7 @@ class SegmentMeasure:
 
 
 def parse_kinds(spec: str) -> tuple[str, ...]:
-    kinds = tuple(k.strip() for k in spec.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown or not kinds:
-        raise RagdiagError(f"unknown --corr kind(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(KINDS)}")
-    return kinds
+    return tuple(parse_choices(spec, KINDS, "correlation kind", "--corr"))
 
 
 def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> list[SegmentMeasure]:

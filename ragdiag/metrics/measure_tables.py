@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragdiag.errors import RagdiagError
 from ragdiag.metrics import measures
 from ragdiag.metrics.correlation import TiedGroups, round_significant
+from ragdiag.options import parse_choices
 
 ALPHA_MEASURES = ("F", "E", "T")
 PLAIN_MEASURES = ("nDCG", "P", "R")
@@ -21,11 +21,7 @@ DEFAULT_MEASURES = ("F", "E", "T", "nDCG")
 
 
 def parse_measures(spec: str) -> tuple[str, ...]:
-    names = tuple(m.strip() for m in spec.split(",") if m.strip())
-    unknown = [m for m in names if m not in MEASURES]
-    if unknown or not names:
-        raise RagdiagError(f"unknown measure(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(MEASURES)}")
-    return names
+    return tuple(parse_choices(spec, MEASURES, "measure", "--measures"))
 
 
 @dataclass

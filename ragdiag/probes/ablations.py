@@ -16,6 +16,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from ragdiag.errors import RagdiagError
+from ragdiag.options import parse_choices
 from ragdiag.probes.probe_data import CandidateTemplate
 
 ABLATIONS = (
@@ -40,13 +41,7 @@ def parse_ablations(value: str) -> list[str]:
     """``all`` or a comma list of ablation names (unknown → RagdiagError)."""
     if value.strip() == "all":
         return list(ABLATIONS)
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    if not names:
-        raise RagdiagError("--ablations is empty: expected all or a comma list")
-    for name in names:
-        if name not in ABLATIONS:
-            raise RagdiagError(f"unknown ablation '{name}': expected all or some of {', '.join(ABLATIONS)}")
-    return list(dict.fromkeys(names))
+    return parse_choices(value, ABLATIONS, "ablation", "--ablations", expected=f"all or some of {', '.join(ABLATIONS)}")
 
 
 @dataclass(frozen=True)

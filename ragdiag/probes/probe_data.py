@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragdiag.data.loaders import file_sha256, read_json_records
-from ragdiag.errors import DataError, RagdiagError
+from ragdiag.errors import DataError
+from ragdiag.options import parse_choices
 from ragdiag.resources import resource_path
 
 LANGS = ("en", "fr")
@@ -22,13 +23,7 @@ CASING_STYLES = ("lower", "lower_no_question_mark")
 
 def parse_langs(value: str) -> list[str]:
     """``en``, ``fr`` or ``en,fr`` → list of language codes (unknown → RagdiagError)."""
-    langs = [part.strip().lower() for part in value.split(",") if part.strip()]
-    if not langs:
-        raise RagdiagError("--lang is empty: expected en, fr or en,fr")
-    for lang in langs:
-        if lang not in LANGS:
-            raise RagdiagError(f"unknown language '{lang}': expected en, fr or en,fr")
-    return list(dict.fromkeys(langs))
+    return parse_choices(value.lower(), LANGS, "language", "--lang", expected="en, fr or en,fr")
 
 
 def _read_json(path: Path) -> dict:

@@ -84,8 +84,8 @@ def test_table_and_csv(graded_file, tmp_path):
     "args, message",
     [
         (["--dataset", "marco"], "unknown dataset 'marco'"),
-        (["--measures", "F,Q"], "unknown measure(s) Q"),
-        (["--corr", "spearman,tau"], "unknown --corr kind(s) tau"),
+        (["--measures", "F,Q"], "unknown measure 'Q': expected one of F, E, T, nDCG, P, R"),
+        (["--corr", "spearman,tau"], "unknown correlation kind 'tau'"),
         (["--alpha-grid", "x^y"], "bad --alpha-grid 'x^y'"),
         (["--compare", "T"], "--compare 'T': expected two measures"),
         (["--by", "query"], "--by 'query': only 'config'"),
