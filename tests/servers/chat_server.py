@@ -32,6 +32,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.servers.json_http import send_json
+
 _REFERENCE = re.compile(r"^\[(\d+)\]\s+(.*)$", re.MULTILINE)
 _JUDGE = re.compile(r"Ideal answer:\n(.*?)\n\s*\nCandidate answer:\n(.*?)\n\s*\n", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -154,14 +156,7 @@ class ChatServer:
                 pass
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload, headers)
 
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
+from tests.servers.json_http import send_json
+
 
 def vector_for(text: str, model: str, dim: int) -> np.ndarray:
     """The unit-norm float32 vector the server returns for ``text`` under ``model``."""
@@ -125,14 +127,7 @@ class EmbeddingsServer:
                 self._send(*server._answer(body, self.headers.get("Authorization", "")))
 
             def _send(self, status: int, headers: dict, payload: dict) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(raw)
+                send_json(self, status, payload, headers)
 
             def log_message(self, *args: object) -> None:
                 pass
