@@ -45,6 +45,9 @@ class SegmentMeasure:
     boot: dict[str, np.ndarray] = field(default_factory=dict)  # kind → (B,) maxima
 
 
+_BOOTSTRAP_CELLS = 4_000_000  # replicates per batch × structures × tuples × grades, bounds memory
+
+
 def parse_kinds(spec: str) -> tuple[str, ...]:
     return tuple(parse_choices(spec, KINDS, "correlation kind", "--corr"))
 
@@ -86,10 +89,14 @@ def _bootstrap(cells: list[SegmentMeasure], table: GradedTable, opts: CorrelateO
     for cell in progress(cells, "bootstrap"):
         row_queries = table.query[cell.rows]
         draws = {kind: np.full(opts.bootstrap, np.nan) for kind in opts.kinds}
-        for b in range(opts.bootstrap):
-            counts = cell.data.weighted_counts(multiplicity[b, row_queries])
-            for kind, best in _maxima(cell, counts, opts.kinds, alphas).items():
-                draws[kind][b] = np.nan if best.value is None else best.value
+        d, m = cell.data.counts.shape
+        chunk = max(1, int(_BOOTSTRAP_CELLS // (len(cell.data.groups.distinct) * d * m)))
+        for start in range(0, opts.bootstrap, chunk):
+            counts = cell.data.weighted_counts(multiplicity[start : start + chunk][:, row_queries])
+            curves = correlation_curves(cell.data.values, counts, cell.data.grades, opts.kinds, cell.data.groups)
+            for kind, curve in curves.items():
+                defined = ~np.all(np.isnan(curve), axis=1)
+                draws[kind][start : start + len(curve)][defined] = np.nanmax(curve[defined], axis=1)
         cell.boot = draws
 
 

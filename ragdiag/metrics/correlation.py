@@ -69,30 +69,31 @@ def _distinct_rows(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _group_sums(group: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(U, d) sums of per-tuple ``weights`` (d,) or (d, m) within each row's groups → (U, d[, m])."""
-    a_count, d = group.shape
-    flat = (group + np.arange(a_count)[:, None] * d).ravel()
-    if weights.ndim == 1:
-        tiled = np.broadcast_to(weights, (a_count, d)).ravel()
-        return np.bincount(flat, weights=tiled, minlength=a_count * d).reshape(a_count, d)
-    columns = [
-        np.bincount(flat, weights=np.broadcast_to(weights[:, j], (a_count, d)).ravel(), minlength=a_count * d)
-        for j in range(weights.shape[1])
-    ]
-    return np.stack(columns, axis=-1).reshape(a_count, d, weights.shape[1])
+    """Sums of per-tuple ``weights`` (B, d) or (B, d, m) within the groups of each structure row
+    ``group`` (U, d) → (B, U, d) or (B, U, d, m), groups indexed 0..d−1."""
+    batch, (rows, d) = weights.shape[0], group.shape
+    index = np.arange(batch)[:, None, None] * (rows * d) + (np.arange(rows)[:, None] * d + group)[None]
+    if weights.ndim == 2:
+        tiled = np.broadcast_to(weights[:, None, :], (batch, rows, d))
+        return np.bincount(index.ravel(), weights=tiled.ravel(), minlength=batch * rows * d).reshape(batch, rows, d)
+    m = weights.shape[2]
+    cell_index = index[..., None] * m + np.arange(m)
+    tiled = np.broadcast_to(weights[:, None, :, :], (batch, rows, d, m))
+    size = batch * rows * d * m
+    return np.bincount(cell_index.ravel(), weights=tiled.ravel(), minlength=size).reshape(batch, rows, d, m)
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Pearson r of x (A, d) against y (m,) with cell weights table (d, m), per α row."""
-    w_x, w_y = table.sum(axis=1), table.sum(axis=0)
-    total = w_x.sum()
-    xc = x - ((x @ w_x) / total)[:, None]
-    yc = y - (w_y @ y) / total
-    cov = xc @ (table @ yc)
-    var_x = (xc * xc) @ w_x
-    var_y = (yc * yc) @ w_y
+    """Pearson r of x (B, U, d) against y (B, m) with cell weights table (B, d, m), per row → (B, U)."""
+    w_x, w_y = table.sum(axis=2), table.sum(axis=1)
+    total = w_x.sum(axis=1)
+    xc = x - (np.einsum("bud,bd->bu", x, w_x) / total[:, None])[:, :, None]
+    yc = y - ((w_y * y).sum(axis=1) / total)[:, None]
+    cov = np.einsum("bud,bd->bu", xc, np.einsum("bdm,bm->bd", table, yc))
+    var_x = np.einsum("bud,bd->bu", xc * xc, w_x)
+    var_y = (yc * yc * w_y).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(var_x * var_y)
+        r = cov / np.sqrt(var_x * var_y[:, None])
     return np.clip(r, -1.0, 1.0)
 
 
@@ -107,47 +108,52 @@ def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray
     """Correlation of the measure with the grade at every α, for each kind.
 
     values: (A, d) measure value of each distinct tuple at each α.
-    table:  (d, m) row counts (or bootstrap weights) of each tuple × grade class.
+    table:  (d, m) row counts of each tuple × grade class, or (B, d, m) for B weightings at once
+            (bootstrap replicates).
     grades: (m,) the grade value of each class, increasing.
-    Returns {kind: (A,) array}, NaN where the correlation is undefined.
+    Returns {kind: (A,) array} — (B, A) for a batch of tables — NaN where undefined.
     """
+    single = table.ndim == 2
+    tables = table[None] if single else table
     groups = groups or TiedGroups.of(values)
-    w_x = table.sum(axis=1)
-    w_y = table.sum(axis=0)
-    total = w_x.sum()
+    batch = tables.shape[0]
+    w_x, w_y = tables.sum(axis=2), tables.sum(axis=1)
+    total = w_x.sum(axis=1)
+    grade_rows = np.broadcast_to(grades, (batch, len(grades)))
     group_w = _group_sums(groups.distinct, w_x)
-    x_classes = (group_w > 0).sum(axis=1)
-    y_classes = int((w_y > 0).sum())
-    undefined = (x_classes < 2) | (y_classes < 2) | (total < 2)
+    x_classes = (group_w > 0).sum(axis=2)
+    y_classes = (w_y > 0).sum(axis=1)
+    undefined = (x_classes < 2) | (y_classes < 2)[:, None] | (total < 2)[:, None]
     out: dict[str, np.ndarray] = {}
     if "spearman" in kinds:
-        rank_x = np.take_along_axis(_mid_ranks(group_w), groups.distinct, axis=1)
-        out["spearman"] = _weighted_pearson(rank_x, _mid_ranks(w_y), table)
+        rank_x = np.take_along_axis(_mid_ranks(group_w), np.broadcast_to(groups.distinct, group_w.shape), axis=2)
+        out["spearman"] = _weighted_pearson(rank_x, _mid_ranks(w_y), tables)
     if "kendall_b" in kinds or "kendall_c" in kinds:
-        s = _kendall_s(_group_sums(groups.distinct, table))
-        pairs = total * (total - 1) / 2
-        x_ties = (group_w * (group_w - 1) / 2).sum(axis=1)
-        y_ties = float((w_y * (w_y - 1) / 2).sum())
+        s = _kendall_s(_group_sums(groups.distinct, tables))
+        pairs = (total * (total - 1) / 2)[:, None]
+        x_ties = (group_w * (group_w - 1) / 2).sum(axis=2)
+        y_ties = (w_y * (w_y - 1) / 2).sum(axis=1)[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             if "kendall_b" in kinds:
                 out["kendall_b"] = np.clip(s / np.sqrt(pairs - x_ties) / np.sqrt(pairs - y_ties), -1, 1)
             if "kendall_c" in kinds:
-                classes = np.minimum(x_classes, y_classes).astype(np.float64)
-                out["kendall_c"] = np.clip(2 * s / (total**2 * (classes - 1) / classes), -1, 1)
+                classes = np.minimum(x_classes, y_classes[:, None]).astype(np.float64)
+                out["kendall_c"] = np.clip(2 * s / (total[:, None] ** 2 * (classes - 1) / classes), -1, 1)
     for kind in out:
-        out[kind] = np.where(undefined, np.nan, out[kind])[groups.row_of]
+        out[kind] = np.where(undefined, np.nan, out[kind])[:, groups.row_of]
     if "pearson" in kinds:
-        out["pearson"] = np.where(undefined[groups.row_of], np.nan, _weighted_pearson(values, grades, table))
-    return {kind: out[kind] for kind in kinds}
+        x = np.broadcast_to(values, (batch, *values.shape))
+        out["pearson"] = np.where(undefined[:, groups.row_of], np.nan, _weighted_pearson(x, grade_rows, tables))
+    return {kind: out[kind][0] if single else out[kind] for kind in kinds}
 
 
 def _kendall_s(cells: np.ndarray) -> np.ndarray:
-    """S = concordant − discordant pairs from (A, groups, m) counts (groups and classes increasing)."""
-    above = np.cumsum(cells[:, ::-1, :], axis=1)[:, ::-1, :] - cells  # rows in strictly higher groups
-    cum = np.cumsum(above, axis=2)
-    higher_y = cum[:, :, -1:] - cum  # Σ_{j' > j}
+    """S = concordant − discordant pairs from (B, U, groups, m) counts (groups and classes increasing)."""
+    above = np.cumsum(cells[:, :, ::-1, :], axis=2)[:, :, ::-1, :] - cells  # rows in strictly higher groups
+    cum = np.cumsum(above, axis=3)
+    higher_y = cum[..., -1:] - cum  # Σ_{j' > j}
     lower_y = cum - above  # Σ_{j' < j}
-    return (cells * (higher_y - lower_y)).sum(axis=(1, 2))
+    return (cells * (higher_y - lower_y)).sum(axis=(2, 3))
 
 
 @dataclass
@@ -161,9 +167,18 @@ class Maximum:
         return {"value": self.value, "alpha": self.alpha}
 
 
+MAX_TOLERANCE = 1e-12
+
+
 def maximum(curve: np.ndarray, alphas: np.ndarray | None) -> Maximum:
-    """Max over α ignoring NaN; the first α attaining it, scanning α upward."""
+    """Max over α ignoring NaN, at the first α reaching it scanning α upward.
+
+    "Reaching" allows 1e-12: where the correlation is flat in α (e.g. Pearson of T within one K,
+    an affine function of n for every α) the float noise of the last bits would otherwise pick
+    an arbitrary α on the plateau; the first α of the plateau is reported, with its value.
+    """
     if curve.size == 0 or np.all(np.isnan(curve)):
         return Maximum(None, None)
-    best = int(np.nanargmax(curve))
+    top = np.nanmax(curve)
+    best = int(np.argmax(np.nan_to_num(curve, nan=-np.inf) >= top - MAX_TOLERANCE))
     return Maximum(float(curve[best]), None if alphas is None else float(alphas[best]))

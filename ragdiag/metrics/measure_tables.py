@@ -79,10 +79,11 @@ class DistinctTable:
         return int(self.tuple_of_row.shape[0])
 
     def weighted_counts(self, row_weights: np.ndarray) -> np.ndarray:
-        """The (d, m) table with each row counted ``row_weights`` times (bootstrap)."""
+        """(B, d, m) tables, each row counted ``row_weights[b]`` times in table b (bootstrap)."""
         d, m = self.counts.shape
-        cells = self.tuple_of_row * m + self.grade_of_row
-        return np.bincount(cells, weights=row_weights, minlength=d * m).reshape(d, m)
+        batch = row_weights.shape[0]
+        cells = np.arange(batch)[:, None] * (d * m) + (self.tuple_of_row * m + self.grade_of_row)[None]
+        return np.bincount(cells.ravel(), weights=row_weights.ravel(), minlength=batch * d * m).reshape(batch, d, m)
 
 
 def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
