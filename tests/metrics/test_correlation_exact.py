@@ -115,3 +115,15 @@ def test_exact_ties_option_merges_values_equal_in_real_arithmetic():
     # distinct tuples are ordered by (n, K, Np): 0 = (0,3,3), 1 = (1,3,3), 2 = (3,9,9)
     assert np.all(exact.groups.group[:, 1] == exact.groups.group[:, 2])
     assert np.any(paper.groups.group[:, 1] != paper.groups.group[:, 2])
+
+
+def test_batched_tables_equal_one_at_a_time():
+    rng = np.random.default_rng(5)
+    values = rng.integers(0, 4, size=(30, 8)) / 4.0  # 30 α rows, 8 tuples, many ties
+    counts = rng.integers(0, 6, size=(3, 8, 5)).astype(np.float64)  # 3 weightings, 5 grade classes
+    grades = np.arange(1.0, 6.0)
+    batched = correlation_curves(values, counts, grades, KINDS)
+    for b in range(3):
+        single = correlation_curves(values, counts[b], grades, KINDS)
+        for kind in KINDS:
+            np.testing.assert_allclose(batched[kind][b], single[kind], rtol=0, atol=1e-12)
