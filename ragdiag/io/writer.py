@@ -1,0 +1,148 @@
+"""The one way ragdiag writes a file: atomically, never over an input.
+
+Every output goes to a temporary file in the destination folder, is flushed and fsynced, and is
+renamed into place (``os.replace``), so a crash or a full disk never leaves a half-written file
+under the final name. Before anything is written, :func:`guard_outputs` refuses an output that
+resolves (realpath or same inode) to an input of the same command, two outputs that coincide, a
+directory, or an existing path that is not a regular file (``/dev/full``, a FIFO).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ragdiag.errors import RagdiagError
+
+PathLike = str | os.PathLike[str]
+
+
+class OutputError(RagdiagError):
+    """An output path that cannot or must not be written."""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(folder))
+        return True
+    except ValueError:
+        return False
+
+
+def check_output_path(path: PathLike, what: str = "output") -> Path:
+    """Refuse a path that is a directory or an existing non-regular file; its parent must not be a file."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"{what} {path} is a directory; give a file name")
+    if path.exists() and not path.is_file():
+        raise OutputError(f"{what} {path} exists and is not a regular file; give a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{what} {path}: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK):
+                raise OutputError(f"{what} {path}: folder {parent} is not writable")
+            break
+    return path
+
+
+def check_output_dir(path: PathLike, what: str = "output folder") -> Path:
+    """Refuse an existing path that is not a folder (``--out-dir``, ``--cache-dir``, an index folder)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{what} {path} exists and is not a folder")
+    return path
+
+
+def guard_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike | None] = ()) -> None:
+    """Refuse, before any work, an output that is an input, lies inside an input folder, or repeats
+    another output. ``None`` entries (options not given) are skipped."""
+    outs = [Path(p) for p in outputs if p is not None]
+    ins = [Path(p) for p in inputs if p is not None]
+    for out in outs:
+        for src in ins:
+            if _same_file(out, src) or (src.is_dir() and _inside(out, src) and not out.is_dir()):
+                raise OutputError(f"output {out} would overwrite the input {src}; choose another output path")
+    for i, a in enumerate(outs):
+        for b in outs[i + 1 :]:
+            if _same_file(a, b):
+                raise OutputError(f"two outputs resolve to the same file {a}; give each its own path")
+
+
+def sidecar_path(out: PathLike, kind: str = "manifest") -> Path:
+    """``graded.json`` → ``graded.json.manifest.json``: named from the whole output name, so two
+    outputs never share a sidecar and a sidecar never equals its output."""
+    out = Path(out)
+    return out.with_name(f"{out.name}.{kind}.json")
+
+
+def _os_error(path: Path, err: OSError) -> OutputError:
+    reason = "no space left on the device" if err.errno == errno.ENOSPC else (err.strerror or str(err))
+    return OutputError(f"cannot write {path}: {reason}")
+
+
+@contextmanager
+def atomic_path(path: PathLike, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` for a library that writes by file name (faiss,
+    matplotlib, sqlite); on success it is renamed onto ``path``, on failure removed."""
+    path = check_output_path(path, what)
+    guard_outputs([path], inputs)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+        os.close(fd)
+    except OSError as err:
+        raise _os_error(path, err) from None
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise _os_error(path, err) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path: PathLike, data: bytes, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Write ``data`` to ``path`` atomically (see module doc)."""
+    with atomic_path(path, inputs=inputs, what=what) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+    return Path(path)
+
+
+def write_text(path: PathLike, text: str, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return write_bytes(path, text.encode("utf-8"), inputs=inputs, what=what)
+
+
+def write_json(path: PathLike, data: Any, *, inputs: Iterable[PathLike | None] = (), indent: int = 1) -> Path:
+    """Write ``data`` as JSON (UTF-8, trailing newline) atomically."""
+    return write_text(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n", inputs=inputs)
+
+
+def write_jsonl(path: PathLike, rows: Iterable[dict[str, Any]], *, inputs: Iterable[PathLike | None] = ()) -> Path:
+    """Write one JSON object a line atomically (the rows are streamed into the temporary file)."""
+    with atomic_path(path, inputs=inputs) as tmp:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return Path(path)
