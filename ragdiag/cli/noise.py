@@ -27,7 +27,7 @@ def noise(
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible server for --rewrite."),
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
-    from ragdiag.probes.run import probe_noise
+    from ragdiag.probes.commands import probe_noise
 
     show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt, out, plot, cache_dir,
                      rewrite, model, base_url))

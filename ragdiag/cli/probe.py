@@ -39,6 +39,6 @@ def names(
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache directory."),
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder."""
-    from ragdiag.probes.run import probe_names
+    from ragdiag.probes.commands import probe_names
 
     show(probe_names(lang, embedder, queries, runs, seed, ablations, epsilon, fmt, out, plot, cache_dir))

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from ragdiag.errors import RagdiagError
-from ragdiag.probes.common import embedding_calls
+from ragdiag.probes.embedding import embedding_calls
 from ragdiag.probes.probe_data import NoiseBank, NoiseLevel, ProbeQuery, load_noise_bank
 from ragdiag.retrieval.embedders import Embedder
 

@@ -1,4 +1,4 @@
-"""Entry points of ``ragdiag probe names`` and ``ragdiag noise``: run, build meta, write outputs."""
+"""Entry points of ``ragdiag probe names`` and ``ragdiag noise``: run, build meta, write outputs (rendering in report/probe_report.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 from rich.table import Table
 
 from ragdiag.errors import RagdiagError
-from ragdiag.probes import render
+from ragdiag.report import probe_report as render
 from ragdiag.probes.ablations import NEAR_MISS_DISTANCE, parse_ablations
-from ragdiag.probes.common import load_embedders, make_meta
+from ragdiag.probes.embedding import load_embedders, make_meta
 from ragdiag.probes.names import FAKER_LOCALES, run_names_probe
 from ragdiag.probes.noise import parse_levels, run_noise_probe
 from ragdiag.data.loaders import file_sha256
