@@ -1,16 +1,16 @@
 """BEIR-layout inputs: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
-(``_id``, ``text``), qrels TSV with a header (``query-id``, ``corpus-id``, ``score``), and
-run files written by ``ragdiag retrieve`` (``query_id``, ``ids``, ``scores``).
+(``_id``, ``text``); qrels (BEIR TSV with or without header, or TREC) and runs (ragdiag
+``run.jsonl`` or TREC) are read by :mod:`ragdiag.retrieval.formats`.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 from ragdiag.data.loaders import file_sha256
 from ragdiag.errors import DataError
+from ragdiag.retrieval.formats import read_qrels, read_run, run_ids
 
 __all__ = ["file_sha256", "load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
 
@@ -72,39 +72,11 @@ def load_queries(path: Path) -> tuple[list[str], list[str]]:
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """query id → {doc id: relevance}; rows with relevance ≤ 0 are kept (and ignored as non-relevant)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t")
-        header = next(reader, None)
-        if not header or len(header) < 3:
-            raise DataError(f"{path}: expected a header 'query-id<TAB>corpus-id<TAB>score'")
-        for number, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) < 3:
-                raise DataError.at(str(path), number, None, f"expected 3 tab-separated columns, got {len(row)}")
-            try:
-                score = int(float(row[2]))
-            except ValueError:
-                raise DataError.at(str(path), number, "score", f"not a number: {row[2]!r}") from None
-            qrels.setdefault(row[0], {})[row[1]] = score
-    if not qrels:
-        raise DataError(f"{path}: no judgements")
-    return qrels
+    """query id → {doc id: relevance} from TREC or BEIR qrels (see :func:`formats.read_qrels`);
+    rows with relevance ≤ 0 are kept (and ignored as non-relevant)."""
+    return read_qrels(path)
 
 
 def load_run(path: Path) -> dict[str, list[str]]:
-    """query id → ranked doc ids, from a run.jsonl written by ``ragdiag retrieve``."""
-    run: dict[str, list[str]] = {}
-    for number, record in _read_jsonl(path):
-        query_id, ids = record.get("query_id"), record.get("ids")
-        if query_id is None:
-            raise DataError.at(str(path), number, "query_id", "missing")
-        if not isinstance(ids, list):
-            raise DataError.at(str(path), number, "ids", "missing or not a list")
-        run[str(query_id)] = [str(i) for i in ids]
-    return run
+    """query id → ranked doc ids, from a ragdiag run.jsonl or a TREC run file (see :func:`formats.read_run`)."""
+    return run_ids(read_run(path))

@@ -1,0 +1,233 @@
+"""Relevance judgements (qrels) and run files in the TREC and BEIR layouts.
+
+Qrels, sniffed from the column count of the first data line (whitespace or tab separated):
+
+* TREC: ``qid 0 docid rel`` (4 columns; the second, "iteration", is ignored), e.g. the official
+  MS MARCO ``qrels.dev.small.tsv``;
+* BEIR: ``query-id corpus-id score`` (3 columns), with or without the header line.
+
+Runs, sniffed from the first non-blank character:
+
+* ragdiag ``run.jsonl``: one JSON object a line, ``{"query_id", "ids", "scores"}``, best first;
+* TREC run: ``qid Q0 docid rank score tag`` (6 columns), ordered by rank, then by score
+  (descending) for equal ranks, then by file order.
+
+Line numbers in error messages are 1-based, like editors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Iterable, Iterator, Literal
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.writer import PathLike, write_jsonl, write_text
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, list[tuple[str, float]]]
+RunFormat = Literal["jsonl", "trec"]
+RUN_FORMATS: tuple[str, ...] = ("jsonl", "trec")
+
+__all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "run_depth", "run_ids", "write_run"]
+
+
+def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its newline) for every non-blank line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield number, line
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def _split(line: str) -> list[str]:
+    """Tab-separated when the line has a tab (ids may then hold spaces), else whitespace-separated."""
+    if "\t" in line:
+        return [cell.strip() for cell in line.strip().split("\t")]
+    return line.split()
+
+
+def _relevance(text: str) -> int | None:
+    """An integer relevance grade ("1", "2", "1.0"); None when the cell is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if math.isfinite(value) and value == int(value):
+        return int(value)
+    return None
+
+
+def read_qrels(path: PathLike) -> Qrels:
+    """query id → {doc id: relevance} from a TREC (4 columns) or BEIR (3 columns) qrels file.
+
+    A first line whose relevance column is not an integer is a header and is skipped; a repeated
+    (query, doc) pair with a different grade is an error naming both lines.
+    """
+    source = str(path)
+    qrels: Qrels = {}
+    seen_at: dict[tuple[str, str], int] = {}
+    n_cols: int | None = None
+    for number, line in _open_lines(path):
+        cells = _split(line)
+        if n_cols is None:
+            if len(cells) not in (3, 4):
+                hint = " (this looks like a TREC run file, not qrels)" if len(cells) == 6 else ""
+                raise DataError.at(
+                    source, number, None,
+                    f"expected 3 columns (BEIR: query-id corpus-id score) or 4 (TREC: qid 0 docid rel), "
+                    f"got {len(cells)}{hint}",
+                )
+            n_cols = len(cells)
+            if _relevance(cells[-1]) is None:  # header line (BEIR's query-id / corpus-id / score)
+                continue
+        elif len(cells) != n_cols:
+            layout = "BEIR (query-id corpus-id score)" if n_cols == 3 else "TREC (qid 0 docid rel)"
+            raise DataError.at(source, number, None, f"expected {n_cols} columns like the first line, {layout}; got {len(cells)}")
+        query_id, doc_id = cells[0], cells[-2]
+        grade = _relevance(cells[-1])
+        if grade is None:
+            raise DataError.at(source, number, "relevance", f"not an integer: {cells[-1]!r}")
+        previous = seen_at.get((query_id, doc_id))
+        if previous is not None and qrels[query_id][doc_id] != grade:
+            raise DataError.at(
+                source, number, None,
+                f"query '{query_id}' judges document '{doc_id}' {grade}, but line {previous} judged it {qrels[query_id][doc_id]}",
+            )
+        seen_at.setdefault((query_id, doc_id), number)
+        qrels.setdefault(query_id, {})[doc_id] = grade
+    if not qrels:
+        raise DataError(f"{source}: no judgements")
+    return qrels
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _read_jsonl_run(path: PathLike) -> Run:
+    source = str(path)
+    run: Run = {}
+    first_line: dict[str, int] = {}
+    for number, line in _open_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
+        if not isinstance(record, dict):
+            raise DataError.at(source, number, None, "expected a JSON object")
+        query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")
+        if query_id is None or isinstance(query_id, (dict, list, bool)):
+            raise DataError.at(source, number, "query_id", "missing or not a string")
+        query_id = str(query_id)
+        if query_id in first_line:
+            raise DataError.at(source, number, "query_id", f"query '{query_id}' already ranked on line {first_line[query_id]}")
+        if not isinstance(ids, list) or any(isinstance(i, (dict, list, bool)) or i is None for i in ids):
+            raise DataError.at(source, number, "ids", "missing or not a list of document ids")
+        ids = [str(i) for i in ids]
+        if scores is None:  # runs without scores: rank order only
+            scores = [float(-rank) for rank in range(len(ids))]
+        elif not isinstance(scores, list) or len(scores) != len(ids) or not all(_finite(s) for s in scores):
+            raise DataError.at(source, number, "scores", f"expected {len(ids)} finite numbers, one per id")
+        _reject_duplicates(source, number, query_id, ids)
+        first_line[query_id] = number
+        run[query_id] = [(doc_id, float(score)) for doc_id, score in zip(ids, scores)]
+    return run
+
+
+def _reject_duplicates(source: str, number: int, query_id: str, ids: Iterable[str]) -> None:
+    seen: set[str] = set()
+    for doc_id in ids:
+        if doc_id in seen:
+            raise DataError.at(source, number, None, f"query '{query_id}' ranks document '{doc_id}' twice")
+        seen.add(doc_id)
+
+
+def _read_trec_run(path: PathLike) -> Run:
+    source = str(path)
+    rows: dict[str, list[tuple[int, float, int, str]]] = {}
+    where: dict[tuple[str, str], int] = {}
+    for number, line in _open_lines(path):
+        cells = _split(line)
+        if len(cells) != 6:
+            hint = " (this looks like a qrels file, not a run)" if len(cells) in (3, 4) else ""
+            raise DataError.at(source, number, None, f"expected 6 columns 'qid Q0 docid rank score tag', got {len(cells)}{hint}")
+        query_id, _, doc_id, rank_text, score_text, _ = cells
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            raise DataError.at(source, number, "rank", f"not an integer: {rank_text!r}") from None
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise DataError.at(source, number, "score", f"not a finite number: {score_text!r}")
+        if (query_id, doc_id) in where:
+            raise DataError.at(
+                source, number, None,
+                f"query '{query_id}' ranks document '{doc_id}' twice (lines {where[(query_id, doc_id)]} and {number})",
+            )
+        where[(query_id, doc_id)] = number
+        rows.setdefault(query_id, []).append((rank, -score, number, doc_id))
+    run: Run = {}
+    for query_id, entries in rows.items():
+        entries.sort()
+        run[query_id] = [(doc_id, -neg_score) for _, neg_score, _, doc_id in entries]
+    return run
+
+
+def read_run(path: PathLike) -> Run:
+    """query id → [(doc id, score)] best first, from a ragdiag ``run.jsonl`` or a TREC run file.
+
+    A document ranked twice for one query is an error (it would count twice in recall).
+    """
+    first = next(_open_lines(path), None)
+    if first is None:
+        raise DataError(f"{path}: empty (no rankings)")
+    run = _read_jsonl_run(path) if first[1].lstrip().startswith("{") else _read_trec_run(path)
+    if not run:
+        raise DataError(f"{path}: empty (no rankings)")
+    return run
+
+
+def run_ids(run: Run) -> dict[str, list[str]]:
+    """query id → ranked doc ids (scores dropped)."""
+    return {query_id: [doc_id for doc_id, _ in pairs] for query_id, pairs in run.items()}
+
+
+def run_depth(run: Run) -> int:
+    """The longest list in the run (0 for an empty run)."""
+    return max((len(pairs) for pairs in run.values()), default=0)
+
+
+def _trec_lines(run: Run, tag: str) -> Iterator[str]:
+    for query_id, pairs in run.items():
+        for rank, (doc_id, score) in enumerate(pairs, start=1):
+            yield f"{query_id} Q0 {doc_id} {rank} {float(score)!r} {tag}\n"
+
+
+def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ragdiag", *, inputs: Iterable[PathLike | None] = ()) -> Path:
+    """Write ``run`` atomically as ``run.jsonl`` (query_id, ids, scores) or a TREC run file
+    (``qid Q0 docid rank score tag``, rank from 1). TREC ids and the tag must not contain whitespace."""
+    if fmt == "jsonl":
+        rows = ({"query_id": q, "ids": [d for d, _ in p], "scores": [float(s) for _, s in p]} for q, p in run.items())
+        return write_jsonl(path, rows, inputs=inputs)
+    if fmt != "trec":
+        raise RagdiagError(f"unknown run format '{fmt}': expected jsonl or trec")
+    for name, value in [("tag", tag)] + [("query id", q) for q in run] + [("document id", d) for p in run.values() for d, _ in p]:
+        if not value or any(ch.isspace() for ch in value):
+            raise RagdiagError(f"{name} {value!r} cannot be written to a TREC run file (empty or contains whitespace); use the jsonl format")
+    return write_text(path, "".join(_trec_lines(run, tag)), inputs=inputs)
