@@ -13,23 +13,24 @@ Usage::
         os.environ["OPENAI_API_KEY"] = "test"
         emb = load_embedder("openai:m", base_url=server.base_url)
         server.fail_next(429, times=2, retry_after=0.01)   # next 2 requests answer 429
+        server.malformed_next("html")                      # next request gets a 200 HTML page
         emb.encode(["a", "b"])
         assert server.requests == 3 and server.texts_embedded == 2
 
-Binds 127.0.0.1 on a free port; started and stopped by the test (a context manager).
+Binds 127.0.0.1 on a free port; lifecycle, failure knobs and counters come from
+:class:`tests.servers.base.LocalServer`. Malformed kinds of this server, besides the raw ones:
+``no-data`` (no ``data`` list), ``embedding-null``, ``wrong-count`` (one vector fewer than texts).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import numpy as np
 
-from tests.servers.json_http import send_json
+from tests.servers.base import LocalServer
 
 
 def vector_for(text: str, model: str, dim: int) -> np.ndarray:
@@ -39,97 +40,54 @@ def vector_for(text: str, model: str, dim: int) -> np.ndarray:
     return vec / np.linalg.norm(vec)
 
 
-class EmbeddingsServer:
+class EmbeddingsServer(LocalServer):
     """OpenAI/Voyage-compatible ``POST /v1/embeddings`` on 127.0.0.1, counting requests.
 
-    Attributes: ``requests`` (every POST, failed ones included), ``texts_embedded`` (texts in
-    successful answers), ``batch_sizes`` (inputs per successful request), ``auth_headers``.
+    Extra counters: ``texts_embedded`` (texts in successful answers), ``batch_sizes`` (inputs per
+    successful request).
     """
 
-    def __init__(self, dim: int = 32) -> None:
+    route = "/embeddings"
+    json_kinds = ("no-data", "embedding-null", "wrong-count")
+
+    def __init__(self, dim: int = 32, latency: float = 0.0, api_key: str | None = None) -> None:
+        super().__init__(latency, api_key)
         self.dim = dim
-        self.requests = 0
         self.texts_embedded = 0
         self.batch_sizes: list[int] = []
-        self.auth_headers: list[str] = []
-        self._failures: list[tuple[int, float | None]] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
-    @property
-    def base_url(self) -> str:
-        """Base URL for both clients (``http://127.0.0.1:PORT/v1``)."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def fail_next(self, status: int = 429, times: int = 1, retry_after: float | None = 0.0) -> None:
-        """Answer the next ``times`` requests with ``status`` (and a Retry-After header unless None)."""
-        with self._lock:
-            self._failures.extend([(status, retry_after)] * times)
-
-    def start(self) -> "EmbeddingsServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "EmbeddingsServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _answer(self, body: dict, auth: str) -> tuple[int, dict, dict]:
-        """(status, headers, json body) for one request."""
-        with self._lock:
-            self.requests += 1
-            self.auth_headers.append(auth)
-            failure = self._failures.pop(0) if self._failures else None
-        if failure is not None:
-            status, retry_after = failure
-            headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
-            message = "rate limited" if status == 429 else "server error"
-            return status, headers, {"error": {"message": message, "type": "test"}, "detail": message}
+    def _vectors(self, body: dict[str, Any]) -> tuple[list[str], list[Any]] | None:
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else texts
         model = body.get("model")
         if not isinstance(texts, list) or not texts or not isinstance(model, str):
-            return 400, {}, {"error": {"message": "need model and input", "type": "invalid"}, "detail": "bad"}
+            return None
         dim = int(body.get("dimensions") or body.get("output_dimension") or self.dim)
         as_base64 = body.get("encoding_format") == "base64"
-        data = []
-        for i, text in enumerate(texts):
-            vec = vector_for(text, model, dim)
-            embedding = base64.b64encode(vec.tobytes()).decode() if as_base64 else vec.tolist()
-            data.append({"object": "embedding", "index": i, "embedding": embedding})
+        vectors = [vector_for(str(text), model, dim) for text in texts]
+        return texts, [base64.b64encode(v.tobytes()).decode() if as_base64 else v.tolist() for v in vectors]
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        made = self._vectors(body)
+        if made is None:
+            return 400, {"error": {"message": "need model and input", "type": "invalid"}, "detail": "bad"}
+        texts, embeddings = made
         with self._lock:
             self.texts_embedded += len(texts)
             self.batch_sizes.append(len(texts))
-        tokens = sum(len(t.split()) for t in texts)
-        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        return 200, {}, {"object": "list", "data": data, "model": model, "usage": usage}
+        return 200, self._listing(body, texts, embeddings)
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+    @staticmethod
+    def _listing(body: dict[str, Any], texts: list[str], embeddings: list[Any]) -> dict[str, Any]:
+        tokens = sum(len(str(t).split()) for t in texts)
+        data = [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(embeddings)]
+        return {"object": "list", "data": data, "model": body.get("model"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                if self.path.rstrip("/") != "/v1/embeddings":
-                    self._send(404, {}, {"error": {"message": "not found"}, "detail": "not found"})
-                    return
-                length = int(self.headers.get("Content-Length", 0))
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
-                    body = {}
-                self._send(*server._answer(body, self.headers.get("Authorization", "")))
-
-            def _send(self, status: int, headers: dict, payload: dict) -> None:
-                send_json(self, status, payload, headers)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        return Handler
+    def malformed_payload(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        texts, embeddings = self._vectors(body) or (["x"], [[0.0] * self.dim])
+        if kind == "no-data":
+            return {"object": "list", "model": body.get("model")}
+        if kind == "embedding-null":
+            return self._listing(body, texts, [None] * len(texts))
+        return self._listing(body, texts[:-1], embeddings[:-1])
