@@ -1,0 +1,237 @@
+"""The shared option vocabulary: one name, one help text, one default and one range per concept.
+
+Every command declares its options with these ``Annotated`` types (``k: K = DEFAULT_K``) so that
+an option means the same thing everywhere. Conventions:
+
+- one cut-off is ``--k`` (INTEGER); several cut-offs are ``--ks`` (comma list);
+- a file written is ``--out``, a folder written is ``--out-dir``; a PNG file is ``--plot``, a
+  folder of plots ``--plot-dir``;
+- a BEIR queries file is ``--queries``, a ``.npy`` of query vectors ``--query-vectors``, a
+  count of queries ``--n-queries``; an index folder is ``--index-dir``, an index description
+  ``--index-spec``;
+- closed choices are ``str`` enums (``--metric``, ``--format``, ``--segments``, ``--cache``,
+  ``--mode``); numeric options carry a range checked before any work starts, and floats reject
+  nan and ±inf.
+
+Metavars are given explicitly (INTEGER, FLOAT, TEXT, PATH, ``[a|b]``) so ``--help`` reads the
+same on every typer version.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+
+INTEGER, FLOAT, TEXT, PATH = "INTEGER", "FLOAT", "TEXT", "PATH"
+SEED_MAX = 2**32 - 1
+
+
+def choices_metavar(enum: type[Enum]) -> str:
+    """``[a|b|c]``, click's conventional metavar for a closed choice."""
+    return "[" + "|".join(str(member.value) for member in enum) + "]"
+
+
+def _interval(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
+    left = "(" if lo_open or lo is None else "["
+    right = ")" if hi_open or hi is None else "]"
+    return f"{left}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{right}"
+
+
+def finite_float(
+    lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, hi_open: bool = False,
+    optional: bool = False,
+) -> Callable[[Optional[float]], Optional[float]]:
+    """A typer callback accepting only finite floats in the interval (rejects nan, ±inf)."""
+    where = _interval(lo, hi, lo_open, hi_open)
+
+    def check(value: Optional[float]) -> Optional[float]:
+        if value is None and optional:
+            return value
+        if value is None or not math.isfinite(value):
+            raise typer.BadParameter(f"{value} is not a finite number; expected a number in {where}")
+        too_low = lo is not None and (value <= lo if lo_open else value < lo)
+        too_high = hi is not None and (value >= hi if hi_open else value > hi)
+        if too_low or too_high:
+            raise typer.BadParameter(f"{value:g} is out of range; expected a number in {where}")
+        return value
+
+    check.interval = where  # type: ignore[attr-defined]
+    return check
+
+
+def _float_option(flag: str, help_text: str, lo: float | None = None, hi: float | None = None, *,
+                  lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra):
+    check = finite_float(lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional)
+    return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check, **extra)
+
+
+# ---------------------------------------------------------------- closed choices
+
+
+class Metric(str, Enum):
+    """Vector similarity: inner product, cosine (normalised inner product) or L2 distance."""
+
+    ip = "ip"
+    cosine = "cosine"
+    l2 = "l2"
+
+
+class OutputFormat(str, Enum):
+    """What a command prints (and writes with ``--out``): a rich table, JSON or CSV."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class TableFormat(str, Enum):
+    """Output format of commands that have no CSV form."""
+
+    table = "table"
+    json = "json"
+
+
+class Segmentation(str, Enum):
+    """How correlate splits rows into segments (METHODS.md §3)."""
+
+    ratio = "ratio"
+    nw = "nw"
+
+
+class CacheMode(str, Enum):
+    """How remote calls use the request cache."""
+
+    rw = "rw"
+    replay = "replay"
+    off = "off"
+    refresh = "refresh"
+
+
+class CacheKind(str, Enum):
+    """Which cache an admin command works on."""
+
+    llm = "llm"
+    embeddings = "embeddings"
+    all = "all"
+
+
+class RetrievalMode(str, Enum):
+    """Dense (vector index), BM25, or both fused by reciprocal rank fusion."""
+
+    dense = "dense"
+    bm25 = "bm25"
+    hybrid = "hybrid"
+
+
+class CorrelationKind(str, Enum):
+    """Correlation coefficients computed by correlate (the comma list of ``--corr`` uses these names)."""
+
+    spearman = "spearman"
+    pearson = "pearson"
+    kendall_b = "kendall_b"
+    kendall_c = "kendall_c"
+
+
+class Language(str, Enum):
+    """Language of BM25 stopwords and of the probe banks."""
+
+    en = "en"
+    fr = "fr"
+
+
+# ---------------------------------------------------------------- defaults (one per concept)
+
+DEFAULT_K = 10
+DEFAULT_KS = "2,3,5"
+DEFAULT_METRIC = Metric.cosine
+DEFAULT_DELTAS = "0.1,0.3,0.5,0.7,0.9"  # METHODS.md §4
+DEFAULT_EMBEDDER = "local"
+DEFAULT_SEED = 0
+DEFAULT_MIN_SAMPLES = 300
+DEFAULT_CACHE_MODE = CacheMode.rw
+DEFAULT_WORKERS = 4
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MIN_COVERAGE = 0.95
+DEFAULT_REPEATS = 1
+DEFAULT_RRF_K = 60
+DEFAULT_CANDIDATES = 100
+
+# ---------------------------------------------------------------- shared concepts
+
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
+K = Annotated[int, typer.Option("--k", help="Cut-off K: passages per query.", min=1, max=100_000, metavar=INTEGER)]
+Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT)]
+MetricOpt = Annotated[Metric, typer.Option(
+    "--metric", metavar=choices_metavar(Metric),
+    help="Vector similarity. cosine suits text embedders; for .npy vectors use ip when they are "
+         "already normalised (same ranking as cosine) and l2 for distance-trained vectors.")]
+Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT)]
+Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT)]
+Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
+Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="What to print: a table, JSON or CSV.", metavar=choices_metavar(OutputFormat))]
+TableFormatOpt = Annotated[TableFormat, typer.Option("--format", help="What to print: a table or JSON.", metavar=choices_metavar(TableFormat))]
+Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")]
+
+# Inputs
+Corpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl (_id, title, text) or its folder.", metavar=PATH)]
+Queries = Annotated[Path, typer.Option("--queries", help="BEIR queries.jsonl (_id, text).", metavar=PATH)]
+QueryVectors = Annotated[Optional[Path], typer.Option("--query-vectors", help="Query vectors Q.npy (m × dim).", metavar=PATH)]
+BaseVectors = Annotated[Optional[Path], typer.Option("--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
+NQueries = Annotated[int, typer.Option("--n-queries", help="Number of queries.", min=1, max=1_000_000, metavar=INTEGER)]
+Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels TSV with header (query-id, corpus-id, score).", metavar=PATH)]
+Run = Annotated[Optional[Path], typer.Option("--run", help="run.jsonl from 'ragdiag retrieve'.", metavar=PATH)]
+IndexDir = Annotated[Path, typer.Option("--index-dir", help="Index folder written by 'ragdiag index build'.", metavar=PATH)]
+IndexSpec = Annotated[str, typer.Option("--index-spec", help="Index spec, e.g. flat, hnsw:M=16,efConstruction=100,efSearch=64, ivf:nlist=1024,nprobe=8.", metavar=TEXT)]
+IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec (repeatable); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efSearch=16|64|256'.", metavar=TEXT)]
+
+# Outputs
+Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
+Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into.", metavar=PATH)]
+PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into.", metavar=PATH)]
+
+# Caching and remote calls (LLM and API embedders)
+CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH)]
+Cache = Annotated[CacheMode, typer.Option("--cache", help="rw | replay (never touches the network) | off | refresh.", metavar=choices_metavar(CacheMode))]
+BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL (default $OPENAI_BASE_URL, else the provider's).", metavar=TEXT)]
+Model = Annotated[str, typer.Option("--model", help="Chat model name.", metavar=TEXT)]
+Workers = Annotated[int, typer.Option("--workers", help="Concurrent requests.", min=1, max=256, metavar=INTEGER)]
+Temperature = Annotated[float, _float_option("--temperature", "Sampling temperature.", 0.0, 2.0)]
+MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries per request on 429, 5xx and timeouts.", min=0, max=100, metavar=INTEGER)]
+Timeout = Annotated[float, _float_option("--timeout", "Seconds to wait for one reply before retrying.", 0.0, 86_400.0, lo_open=True)]
+Rpm = Annotated[Optional[int], typer.Option("--rpm", help="Client-side limit: requests per minute.", min=1, max=10_000_000, metavar=INTEGER)]
+Tpm = Annotated[Optional[int], typer.Option("--tpm", help="Client-side limit: tokens per minute (estimated as chars/4).", min=1, max=10**12, metavar=INTEGER)]
+Prices = Annotated[Optional[Path], typer.Option("--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.", metavar=PATH)]
+MinCoverage = Annotated[float, _float_option("--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
+Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).", min=1, max=100, metavar=INTEGER)]
+
+# Correlation
+MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
+Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0.", metavar=choices_metavar(Segmentation))]
+Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R.", metavar=TEXT)]
+CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT)]
+AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N) or a0^a1^step; at most 100,000 values.", metavar=TEXT)]
+Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
+Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of query ids for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)]
+
+# Retrieval and index benchmarks
+Mode = Annotated[RetrievalMode, typer.Option("--mode", help="dense, bm25 or hybrid (reciprocal rank fusion).", metavar=choices_metavar(RetrievalMode))]
+RrfK = Annotated[int, typer.Option("--rrf-k", help="RRF constant k (hybrid): score = Σ 1/(k + rank).", min=0, max=1_000_000, metavar=INTEGER)]
+Candidates = Annotated[int, typer.Option("--candidates", help="Depth of each list fused in hybrid mode.", min=1, max=1_000_000, metavar=INTEGER)]
+LatencyQueries = Annotated[int, typer.Option("--latency-queries", help="Queries timed one by one for latency.", min=1, max=10_000_000, metavar=INTEGER)]
+BenchRepeats = Annotated[int, typer.Option("--repeats", help="Repeats of the batch QPS measurement (median reported).", min=1, max=1000, metavar=INTEGER)]
+Threads = Annotated[Optional[int], typer.Option("--threads", help="faiss OpenMP threads (default: all cores).", min=1, max=4096, metavar=INTEGER)]
+TieAware = Annotated[bool, typer.Option("--tie-aware", help="Count returned items tied with the K-th true distance.")]
+
+# Probes
+Runs = Annotated[int, typer.Option("--runs", help="Runs with fresh impostors and template jitter.", min=1, max=10_000, metavar=INTEGER)]
+Variants = Annotated[int, typer.Option("--variants", help="Noisy variants per query and level.", min=1, max=1000, metavar=INTEGER)]
+Epsilon = Annotated[float, _float_option("--epsilon", "Exclude queries with |base Δ_name| < ε from % change.", 0.0, 1.0)]
