@@ -23,6 +23,14 @@ class _RagdiagGroup(TyperGroup):
         except RagdiagError as err:
             typer.echo(f"ragdiag: error: {err}", err=True)
             raise typer.Exit(err.exit_code) from None
+        except ModuleNotFoundError as err:
+            from ragdiag.extras import EXTRA_OF_MODULE, install_hint
+
+            if (err.name or "").split(".")[0] not in EXTRA_OF_MODULE:
+                raise
+            typer.echo(f"ragdiag: error: this command needs the '{err.name}' package, which is not installed: "
+                       f"{install_hint(err.name)}", err=True)
+            raise typer.Exit(2) from None
 
 
 app = typer.Typer(
