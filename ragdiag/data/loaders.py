@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import socket
@@ -166,6 +167,16 @@ def load_graded_hub(dataset: str, repo: str | None = None) -> GradedTable:
     return table
 
 
+def load_graded(graded: Path | None, dataset: str | None, offline: bool = False, fallback: bool = True,
+                hf_repo: str | None = None) -> GradedTable:
+    """A graded file (``graded``) or a named dataset (``dataset``): exactly one of the two."""
+    if (graded is None) == (dataset is None):
+        raise RagdiagError("give exactly one of --dataset NAME or --graded PATH")
+    if graded is not None:
+        return load_graded_file(graded)
+    return load_graded_dataset(dataset, offline=offline, fallback=fallback, repo=hf_repo)
+
+
 def load_graded_dataset(dataset: str, offline: bool = False, fallback: bool = True,
                         repo: str | None = None) -> GradedTable:
     """``--dataset NAME``: the hub when reachable, else the bundled sample with a notice."""
@@ -174,6 +185,12 @@ def load_graded_dataset(dataset: str, offline: bool = False, fallback: bool = Tr
     if offline:
         return load_bundled(dataset, notice="--offline: using the bundled sample (simulated grades)")
     local_repo = repo is not None and Path(repo).is_dir()
+    if importlib.util.find_spec("datasets") is None:
+        if not fallback:
+            raise RagdiagError("loading from the hub needs the 'datasets' package, which is not installed: "
+                               "pip install 'ragdiag[hub]'")
+        return load_bundled(dataset, notice="the 'datasets' package is not installed (pip install 'ragdiag[hub]'): "
+                                            "using the bundled sample (simulated grades)")
     if not local_repo and not hub_reachable():
         if not fallback:
             raise RagdiagError("the Hugging Face hub cannot be reached and --no-fallback was given")
