@@ -14,6 +14,7 @@ from ragdiag.errors import RagdiagError
 class Segmentation(str, Enum):
     ratio = "ratio"
     nw = "nw"
+    pooled = "pooled"
 
 
 class Format(str, Enum):
@@ -25,10 +26,10 @@ class Format(str, Enum):
 def correlate(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="msmarco, arxiv, hotpotqa-p, hotpotqa-s, nq or all: primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable."),
     graded: Optional[Path] = typer.Option(None, "--graded", help="A local samples_graded file (JSON list or JSONL, .gz allowed) instead of --dataset."),
-    segments: Segmentation = typer.Option(Segmentation.ratio, "--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0."),
-    min_samples: int = typer.Option(300, "--min-samples", min=1, help="Drop segments with fewer rows (paper: 300)."),
+    segments: Segmentation = typer.Option(Segmentation.ratio, "--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets)."),
+    min_samples: Optional[int] = typer.Option(None, "--min-samples", min=1, help="Drop segments with fewer rows (default 300 as the paper; 10 with --table)."),
     measures: str = typer.Option("F,E,T,nDCG", "--measures", help="Comma list of F, E, T, nDCG, P, R."),
-    corr: str = typer.Option("spearman,pearson,kendall_b,kendall_c", "--corr", help="Correlation kinds; the first drives the verdict and the plot."),
+    corr: Optional[str] = typer.Option(None, "--corr", help="Correlation kinds to show (default: all four computed, Spearman shown); the first drives the verdict and the plot."),
     alpha_grid: str = typer.Option("l350^0.95", "--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N) or a0^a1^step."),
     xk: float = typer.Option(2.0, "--xk", help="E estimates Np by the positives in the top round(xk·K)."),
     exact_ties: bool = typer.Option(False, "--exact-ties", help="Tie measure values equal to 12 significant digits (default: float64 bits, as the paper)."),
@@ -43,6 +44,11 @@ def correlate(
     offline: bool = typer.Option(False, "--offline", help="Use the bundled sample without trying the hub."),
     no_fallback: bool = typer.Option(False, "--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable."),
     hf_repo: Optional[str] = typer.Option(None, "--hf-repo", help="Hub dataset (or local folder of the same layout) instead of primer-ai/retrieval-response."),
+    metric_table: Optional[Path] = typer.Option(None, "--table", help="Your own per-query table (.csv, .tsv, .jsonl, .json, .parquet) instead of --dataset/--graded."),
+    grade_col: str = typer.Option("grade", "--grade-col", help="With --table: the answer-grade column."),
+    measure_cols: Optional[str] = typer.Option(None, "--measure-cols", help="With --table: comma list of metric columns, e.g. ndcg@10,recall@10."),
+    group_col: Optional[str] = typer.Option(None, "--group-col", help="With --table: correlate within each value of this column."),
+    id_col: Optional[str] = typer.Option(None, "--id-col", help="With --table: bootstrap resamples these ids (all their rows together) instead of rows."),
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -50,6 +56,12 @@ def correlate(
     reaching it; with --bootstrap, 95% intervals; and ends with which measure predicts the grade
     best per subset and narrow/wide side.
     """
+    if metric_table is not None:
+        from ragdiag.cli.correlate_table import correlate_metric_table
+
+        correlate_metric_table(metric_table, grade_col, measure_cols, group_col, id_col, corr, min_samples, bootstrap,
+                               seed, compare, fmt.value, out, plot)
+        return
     from rich.console import Console
 
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
@@ -67,7 +79,8 @@ def correlate(
     if by not in (None, "config"):
         raise RagdiagError(f"--by '{by}': only 'config' is supported")
     opts = CorrelateOptions(
-        segments=segments.value, min_samples=min_samples, measures=parse_measures(measures), kinds=parse_kinds(corr),
+        segments=segments.value, min_samples=300 if min_samples is None else min_samples, measures=parse_measures(measures),
+        kinds=parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c"),
         alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed, compare=pair,
     )
     stderr = Console(stderr=True)
@@ -76,6 +89,7 @@ def correlate(
         stderr.print(f"note: {table.source.notice}", style="yellow")
     report = correlate_report(table, opts, by_config=by == "config", deltas=parse_deltas(delta),
                               progress=progress_over(stderr))
+    report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if out is not None:
         out_fmt = fmt.value
         if fmt is Format.table and out.suffix in (".json", ".csv"):

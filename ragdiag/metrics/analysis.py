@@ -52,15 +52,20 @@ def parse_kinds(spec: str) -> tuple[str, ...]:
     return tuple(parse_choices(spec, KINDS, "correlation kind", "--corr"))
 
 
-def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> list[SegmentMeasure]:
+def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tuple[list[SegmentMeasure], dict]:
+    """The (segment, measure) cells with at least ``min_samples`` rows, and the bookkeeping of what
+    was left out: dropped segments with their sizes, and rows lacking the x·K sibling that E needs."""
     seg_of_row, keys, sides = segment_rows(table, opts.segments)
     s = sibling_positives(table, opts.xk) if "E" in opts.measures else np.full(len(table), -1)
     order = np.argsort(seg_of_row, kind="stable")
     bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
     cells = []
     memo: dict = {}
+    dropped = []
     for index, key in enumerate(keys):
         seg_rows = order[bounds[index] : bounds[index + 1]]
+        if len(seg_rows) < opts.min_samples:
+            dropped.append({"segment": key, "rows": int(len(seg_rows))})
         for measure in opts.measures:
             rows = seg_rows[s[seg_rows] >= 0] if measure == "E" else seg_rows
             if len(rows) < opts.min_samples or len(rows) == 0:
@@ -70,7 +75,21 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> li
             data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties, memo)
             subset = key.split("^")[1]
             cells.append(SegmentMeasure(key, sides[index], subset, measure, data, rows))
-    return cells
+    bookkeeping = {
+        "segments_total": len(keys),
+        "segments_dropped": dropped,
+        "rows_without_sibling": int(np.sum(s < 0)) if "E" in opts.measures else None,
+    }
+    return cells, bookkeeping
+
+
+def _none_left(dropped: list[dict], min_samples: int) -> RagdiagError:
+    """No segment reached the minimum: name the largest one and the minimum that would keep it."""
+    largest = max(dropped, key=lambda d: d["rows"])
+    return RagdiagError(
+        f"no segment has at least {min_samples} rows (all {len(dropped)} dropped); the largest, "
+        f"{largest['segment']}, has {largest['rows']}: --min-samples {largest['rows']} would keep it, "
+        "or --segments pooled puts all rows of an embedder and subset together")
 
 
 def _maxima(cell: SegmentMeasure, counts: np.ndarray, kinds: tuple[str, ...], alphas: np.ndarray):
@@ -185,7 +204,9 @@ def run_correlate(table: GradedTable, opts: CorrelateOptions, progress=_no_progr
     if opts.compare and any(m not in opts.measures for m in opts.compare):
         raise RagdiagError(f"--compare {','.join(opts.compare)}: both measures must be among --measures")
     alphas = parse_alpha_grid(opts.alpha_grid)
-    cells = _cells(table, opts, alphas)
+    cells, bookkeeping = _cells(table, opts, alphas)
+    if not cells and bookkeeping["segments_dropped"]:
+        raise _none_left(bookkeeping["segments_dropped"], opts.min_samples)
     for cell in progress(cells, "correlating"):
         cell.maxima = _maxima(cell, cell.data.counts, opts.kinds, alphas)
     if opts.bootstrap > 0:
@@ -195,6 +216,7 @@ def run_correlate(table: GradedTable, opts: CorrelateOptions, progress=_no_progr
         "verdicts": _verdicts(cells, opts.kinds[0]),
         "segments_kept": len(dict.fromkeys(c.segment for c in cells)),
         "alpha_grid_size": int(len(alphas)),
+        **bookkeeping,
     }
     if opts.compare:
         output["comparisons"] = _comparisons(cells, opts.compare, opts.kinds)

@@ -1,7 +1,9 @@
 """Segments of graded rows (METHODS.md §3) and the x·K sibling used by the E measure.
 
 - ``ratio``: key ``E^subset^KtoN^r`` with r = round(K/Np, 1) (Python's round);
-- ``nw``: key ``E^subset^1`` when Np ≤ K ("wide"), else ``E^subset^0`` ("narrow").
+- ``nw``: key ``E^subset^1`` when Np ≤ K ("wide"), else ``E^subset^0`` ("narrow");
+- ``pooled``: key ``E^subset``, all rows of one embedder and subset together (side "pooled"),
+  for evaluation sets too small to split.
 """
 
 from __future__ import annotations
@@ -11,20 +13,22 @@ import numpy as np
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.errors import RagdiagError
 
-SEGMENTATIONS = ("ratio", "nw")
+SEGMENTATIONS = ("ratio", "nw", "pooled")
 
 
 def segment_rows(table: GradedTable, mode: str) -> tuple[np.ndarray, list[str], list[str]]:
     """Per-row segment code, the segment keys (sorted by embedder, subset, then numerically), and
     each segment's side: "narrow" or "wide" (for ratio segments: r < 1 or r ≥ 1)."""
     if mode not in SEGMENTATIONS:
-        raise RagdiagError(f"unknown --segments '{mode}': choose ratio or nw")
+        raise RagdiagError(f"unknown --segments '{mode}': choose ratio, nw or pooled")
     if mode == "ratio":
         pairs, inverse = np.unique(np.stack([table.K, table.Np], axis=1), axis=0, return_inverse=True)
         ratio_of_pair = np.array([round(int(k) / int(np_), 1) for k, np_ in pairs])
         tail = ratio_of_pair[inverse.ravel()]
-    else:
+    elif mode == "nw":
         tail = (table.Np <= table.K).astype(np.float64)
+    else:
+        tail = np.zeros(len(table), dtype=np.float64)
     combos, seg = np.unique(
         np.stack([table.embedder.astype(np.float64), table.subset.astype(np.float64), tail], axis=1),
         axis=0, return_inverse=True,
@@ -35,6 +39,9 @@ def segment_rows(table: GradedTable, mode: str) -> tuple[np.ndarray, list[str], 
         if mode == "ratio":
             keys.append(f"{prefix}^KtoN^{float(value)!r}")
             sides.append("wide" if value >= 1 else "narrow")
+        elif mode == "pooled":
+            keys.append(prefix)
+            sides.append("pooled")
         else:
             keys.append(f"{prefix}^{int(value)}")
             sides.append("wide" if value == 1 else "narrow")

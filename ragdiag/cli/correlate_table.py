@@ -1,0 +1,50 @@
+"""``ragdiag correlate --table``: the bring-your-own-data path of ``correlate`` (glue only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ragdiag.errors import RagdiagError
+
+
+def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None, group_col: str | None,
+                           id_col: str | None, corr: str | None, min_samples: int | None, bootstrap: int, seed: int,
+                           compare: str | None, fmt: str, out: Path | None, plot: Path | None) -> None:
+    """Load the table, correlate each metric column with the grade, print and write like ``correlate``."""
+    from rich.console import Console
+
+    from ragdiag.data.metric_table import load_metric_table
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import guard_outputs, write_text
+    from ragdiag.metrics.analysis import parse_kinds
+    from ragdiag.metrics.table_correlation import TableOptions, table_report
+    from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
+
+    if not measure_cols:
+        raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
+    columns = [c.strip() for c in measure_cols.split(",") if c.strip()]
+    pair = None
+    if compare:
+        pair = tuple(m.strip() for m in compare.split(","))
+        if len(pair) != 2:
+            raise RagdiagError(f"--compare '{compare}': expected two metric columns, e.g. ndcg@10,recall@10")
+    kinds = parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c")
+    guard_outputs([out, plot], [path])
+    record = start_run("ragdiag correlate", inputs=[path], seeds={"bootstrap": seed})
+    table = load_metric_table(path, grade_col, columns, group_col, id_col)
+    opts = TableOptions(kinds=kinds, min_samples=10 if min_samples is None else min_samples, bootstrap=bootstrap,
+                        seed=seed, compare=pair)
+    report = table_report(table, opts, grade_col, group_col, id_col)
+    report["meta"]["shown_kinds"] = list(kinds) if corr else list(kinds[:1])
+    stamp(report, record)
+    if out is not None:
+        out_fmt = out.suffix[1:] if fmt == "table" and out.suffix in (".json", ".csv") else fmt
+        write_text(out, render_text(report, out_fmt), inputs=[path])
+    if plot is not None:
+        write_heatmap(report, plot)
+    if fmt == "table":
+        print_report(report, Console(width=max(Console().width, 120)))
+    elif out is None:
+        typer.echo(render_text(report, fmt), nl=False)

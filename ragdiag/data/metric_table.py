@@ -1,0 +1,133 @@
+"""Bring your own data: a table of per-query metrics and an answer grade (CSV, JSONL, JSON, Parquet).
+
+Any export works — ragdiag, ranx, ir_measures, Ragas, DeepEval — as long as each row carries a grade
+column and the metric columns named on the command line. Rows where the grade or a metric is
+missing (empty cell, null, NaN) are skipped and counted; a value that is not a number is an error
+naming the file, row and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import orjson
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.run_record import file_sha256
+
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+
+
+@dataclass
+class MetricTable:
+    """Rows with a grade, the metric columns, an optional group and an optional id per row."""
+
+    source: str
+    sha256: str
+    grade: np.ndarray  # (n,) float64
+    measures: dict[str, np.ndarray]  # column → (n,) float64
+    group: np.ndarray  # (n,) str; "all" without a group column
+    ids: np.ndarray | None  # (n,) str, the unit a bootstrap resamples
+    skipped: int  # rows left out for a missing grade or metric
+
+    def __len__(self) -> int:
+        return len(self.grade)
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+    elif suffix == ".jsonl":
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle):
+                if line.strip():
+                    try:
+                        yield orjson.loads(line)
+                    except orjson.JSONDecodeError as err:
+                        raise DataError.at(str(path), number, None, f"not valid JSON ({err})") from None
+    elif suffix == ".json":
+        try:
+            data = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError as err:
+            raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None
+        if not isinstance(data, list):
+            raise DataError.at(str(path), None, None, "expected a JSON list of row objects")
+        yield from data
+    elif suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install pyarrow "
+                               "(or export the table as CSV/JSONL)") from None
+        yield from pq.read_table(path).to_pylist()
+    else:
+        raise RagdiagError(f"{path}: unknown table format '{suffix}': expected {', '.join(SUFFIXES)}")
+
+
+def _number(value: Any, source: str, index: int, column: str) -> float | None:
+    """A float, or None for a missing value (None, '', NaN)."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "nan", "NaN", "null", "None")):
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError.at(source, index, column, f"not a number: {str(value)[:40]!r}") from None
+    return None if math.isnan(number) else number
+
+
+def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group_col: str | None = None,
+                      id_col: str | None = None) -> MetricTable:
+    """Read ``path`` and keep the grade, metric, group and id columns of every complete row."""
+    path = Path(path)
+    if not path.is_file():
+        raise RagdiagError(f"{path}: no such file")
+    if not measure_cols:
+        raise RagdiagError("no metric columns given: name at least one, e.g. ndcg@10,recall@10")
+    source = str(path)
+    wanted = [grade_col, *measure_cols, *(c for c in (group_col, id_col) if c)]
+    grades: list[float] = []
+    values: dict[str, list[float]] = {c: [] for c in measure_cols}
+    groups: list[str] = []
+    ids: list[str] = []
+    skipped = 0
+    seen_any = False
+    for index, row in enumerate(_rows(path)):
+        if not isinstance(row, dict):
+            raise DataError.at(source, index, None, "expected an object with named columns")
+        if not seen_any:
+            missing = [c for c in wanted if c not in row]
+            if missing:
+                raise DataError.at(source, index, missing[0], f"no such column; columns present: "
+                                   f"{', '.join(map(str, row))[:300]}")
+            seen_any = True
+        for column in wanted:
+            if column not in row:
+                raise DataError.at(source, index, column, "missing")
+        grade = _number(row[grade_col], source, index, grade_col)
+        numbers = [_number(row[c], source, index, c) for c in measure_cols]
+        if grade is None or any(v is None for v in numbers):
+            skipped += 1
+            continue
+        grades.append(grade)
+        for column, number in zip(measure_cols, numbers):
+            values[column].append(number)
+        groups.append(str(row[group_col]) if group_col else "all")
+        if id_col:
+            ids.append(str(row[id_col]))
+    if not grades:
+        raise RagdiagError(f"{source}: no row has a grade and every metric ({', '.join(wanted[:1 + len(measure_cols)])})")
+    return MetricTable(
+        source=source, sha256=file_sha256(path), grade=np.asarray(grades, dtype=np.float64),
+        measures={c: np.asarray(v, dtype=np.float64) for c, v in values.items()},
+        group=np.asarray(groups, dtype=object), ids=np.asarray(ids, dtype=object) if id_col else None,
+        skipped=skipped,
+    )
