@@ -1,0 +1,123 @@
+"""Robustness sweeps over pgvector indexes, side by side with faiss on the same vectors.
+
+Each ``pg-*`` spec becomes one scratch table (COPY + CREATE INDEX, dropped afterwards); each
+operating point is measured against the same exact ground truth (faiss flat) as the faiss
+points, and carries the same keys (recall, Robustness-δ@K, ``qps_batch``, ``latency_ms``,
+``build_s``, ``index_bytes``) plus ``backend`` and a ``pg`` block. Batch QPS pipelines all
+queries over one connection; latency is one statement per query (:mod:`ragdiag.bench.timing`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
+from ragdiag.bench.sweep import SweepOptions, check_inputs, run_sweep
+from ragdiag.bench.timing import batch_qps, single_query_latency
+from ragdiag.errors import RagdiagError
+from ragdiag.retrieval.index_specs import parse_index_spec
+from ragdiag.retrieval.pgvector_index import PgIndex, table_name
+from ragdiag.retrieval.pgvector_server import Backend, connect, server_info, server_url
+from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
+
+EMBEDDED_MAINTENANCE_WORK_MEM = "512MB"  # the wheel's 64MB default makes HNSW builds spill
+
+
+def check_specs(specs: list[str], backend: Backend) -> tuple[list, list[PgSpec]]:
+    """(faiss specs, pgvector specs), parsed before any work; a pg- spec needs a pgvector backend."""
+    pg = [parse_pg_spec(s) for s in specs if is_pg_spec(s)]
+    if pg and not backend.is_pgvector:
+        raise RagdiagError(f"index spec '{pg[0].text}' needs a pgvector backend: add --backend pgvector:embedded "
+                           "or --backend pgvector:postgresql://…")
+    return [parse_index_spec(s) for s in specs if not is_pg_spec(s)], pg
+
+
+def run_backend_sweep(base: np.ndarray, queries: np.ndarray, specs: list[str], backend: Backend,
+                      opts: SweepOptions, progress: bool = False) -> tuple[list[dict], list[np.ndarray], list[np.ndarray], dict]:
+    """faiss and pgvector points in the order the specs were given: (points, recalls, ids, pgvector meta)."""
+    faiss_specs, pg_specs = check_specs(specs, backend)
+    out_f = run_sweep(base, queries, faiss_specs, opts, progress) if faiss_specs else ([], [], [])
+    for point in out_f[0]:
+        point["backend"] = "faiss"
+    out_p, meta = run_pg_sweep(base, queries, pg_specs, backend, opts, progress) if pg_specs else (([], [], []), {})
+    sizes = {"f": iter([len(s.operating_points()) for s in faiss_specs]), "p": iter([len(s.operating_points()) for s in pg_specs])}
+    sources, cursor = {"f": out_f, "p": out_p}, {"f": 0, "p": 0}
+    merged: tuple[list, list, list] = ([], [], [])
+    for text in specs:  # back to the order the user gave
+        side = "p" if is_pg_spec(text) else "f"
+        n_points = next(sizes[side])
+        for part, source in zip(merged, sources[side]):
+            part.extend(source[cursor[side]: cursor[side] + n_points])
+        cursor[side] += n_points
+    return merged[0], merged[1], merged[2], meta
+
+
+def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], backend: Backend,
+                 opts: SweepOptions, progress: bool = False) -> tuple[tuple[list, list, list], dict]:
+    """((points, recalls, ids), pgvector meta) for prepared vectors, one scratch table per spec."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    check_inputs(base, queries, opts.k)
+    true_scores, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
+    points, recalls, all_ids = [], [], []
+    with server_url(backend) as (url, shown):
+        conn = connect(url, shown)
+        try:
+            if backend.kind == "embedded":
+                conn.execute(f"SET maintenance_work_mem = '{EMBEDDED_MAINTENANCE_WORK_MEM}'")
+            meta = {"backend": backend.describe(), "server": server_info(conn)}
+            total = sum(len(s.operating_points()) for s in specs)
+            with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
+                task = bar.add_task("pgvector sweep", total=total)
+                for number, spec in enumerate(specs):
+                    bar.update(task, description=f"loading and indexing {spec.text}")
+                    index = PgIndex(conn, shown, table_name(f"rb_{os.getpid()}_{number}_{spec.kind}"), opts.metric,
+                                    spec, *base.shape)
+                    try:
+                        index.create(base)
+                        sizes = index.sizes()
+                        for params in spec.operating_points():
+                            bar.update(task, description=f"searching {spec.kind} {params}")
+                            point, recall, ids = _measure(index, base, queries, params, true_scores, true_ids, opts)
+                            point["index_bytes"] = sizes["index_bytes"] if spec.kind != "pg-exact" else sizes["table_bytes"]
+                            point["pg"] = {**point["pg"], **sizes, **{k: round(v, 6) for k, v in index.timings.items()}}
+                            points.append(point)
+                            recalls.append(recall)
+                            all_ids.append(ids)
+                            bar.advance(task)
+                    finally:
+                        index.drop()
+        finally:
+            conn.close()
+    return (points, recalls, all_ids), meta
+
+
+def _measure(index: PgIndex, base, queries, params: dict, true_scores, true_ids, opts: SweepOptions):
+    index.set_search_params(params)
+    start = time.perf_counter()
+    scores, ids = index.search(queries, opts.k)
+    search_s = time.perf_counter() - start
+    returned = exact_scores(base, queries, ids, opts.metric) if opts.tie_aware else None
+    recall = ann_recall(ids, true_ids, tie_aware=opts.tie_aware, returned_scores=returned,
+                        true_scores=true_scores, metric=opts.metric)
+    spec = index.spec
+    point = {
+        "backend": "pgvector",
+        "index": spec.kind,
+        "spec": spec.text,
+        "params": {**spec.build, **params},
+        **summarise(recall, opts.k, opts.deltas),
+        "recall_kind": "tie-aware" if opts.tie_aware else "plain",
+        "qps_batch": batch_qps(index, queries, opts.k, repeats=opts.repeats),
+        "latency_ms": single_query_latency(index, queries, opts.k, n=opts.latency_queries),
+        "build_s": sum(index.timings.values()),
+        "index_bytes": None,
+        "threads": None,
+        "pg": {"table": index.table, "settings": spec.settings(params), "connections": 1,
+               "short_results": int((ids < 0).any(axis=1).sum()), "first_pass_s": round(search_s, 6)},
+    }
+    return point, recall, ids
