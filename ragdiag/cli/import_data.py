@@ -1,0 +1,59 @@
+"""``ragdiag import ragas|deepeval FILE --out DIR``: bring an evaluation dataset you already have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, ranked, answers and graded files.",
+                  no_args_is_help=True)
+
+
+def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str]) -> None:
+    from ragdiag.data.importers import convert, read_records
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
+
+    out = check_output_dir(out)
+    files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", "graded.json")}
+    guard_outputs(files.values(), [path])
+    record = start_run(f"ragdiag import {tool}", inputs=[path])
+    records = read_records(path)
+    if score_col is None and records and isinstance(records[0], dict) and "score" in records[0]:
+        score_col = "score"
+    data = convert(records, tool, str(path), system=system, subset=subset, score_col=score_col)
+    meta = {"command": f"import {tool}", "source": str(path), "system": system, "subset": subset,
+            "score_col": score_col, "records": len(data["texts"])}
+    write_json(files["texts.json"], data["texts"], inputs=[path])
+    write_json(files["ranked.json"], data["ranked"], inputs=[path])
+    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": meta}, *data["answers"]], inputs=[path])
+    written = ["texts.json", "ranked.json", "answers.jsonl"]
+    if data["graded"]:
+        write_json(files["graded.json"], data["graded"], inputs=[path])
+        written.append("graded.json")
+    write_json(sidecar_path(out / "import", "manifest"), stamp({"meta": meta, "written": written}, record))
+    typer.echo(f"imported {len(data['texts'])} records from {path} into {out}/: {', '.join(written)}", err=True)
+    if not data["graded"]:
+        typer.echo("no score column: grade the answers with `ragdiag grade --answers "
+                   f"{out}/answers.jsonl --out {out}/graded.json`, or give --score-col", err=True)
+
+
+def _command(tool: str):
+    def command(
+        path: Path = typer.Argument(..., help=f"A {tool} dataset: JSON list, JSONL, CSV or Parquet."),
+        out: Path = typer.Option(..., "--out", help="Folder for texts.json, ranked.json, answers.jsonl (and graded.json)."),
+        system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
+        subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
+        score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
+    ) -> None:
+        _run(tool, path, out, system, subset, score_col)
+
+    command.__doc__ = (f"{tool.capitalize()} records (question, contexts, answer, reference answer, reference contexts, "
+                       "optional score) → texts, ranked, answers and graded files.")
+    return command
+
+
+app.command("ragas")(_command("ragas"))
+app.command("deepeval")(_command("deepeval"))
