@@ -16,10 +16,9 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
-from ragdiag.bench.sweep import SweepOptions, run_sweep
+from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries, load_run
-from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.indexes import check_metric, prepare_vectors
 
 
@@ -43,6 +42,7 @@ class RobustnessOptions:
     threads: int | None = None
     cache_dir: Path | None = None
     base_url: str | None = None
+    backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -112,7 +112,11 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         points, rows, files = _labelled(opts)
         mode, shape = "labelled", {}
     else:
-        specs = [parse_index_spec(s) for s in opts.index]
+        from ragdiag.retrieval.pgvector_server import parse_backend
+        from ragdiag.retrieval.pgvector_sweep import check_specs, run_backend_sweep
+
+        backend = parse_backend(opts.backend)
+        check_specs(opts.index, backend)
         if opts.threads is not None:
             if opts.threads <= 0:
                 raise RagdiagError(f"--threads must be positive, got {opts.threads}")
@@ -121,13 +125,14 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
             faiss.omp_set_num_threads(opts.threads)
         base, queries, files = _vectors(opts, progress)
         sweep = SweepOptions(opts.k, opts.metric, opts.deltas, opts.tie_aware, opts.latency_queries, opts.repeats, opts.seed)
-        points, recalls, ids = run_sweep(base, queries, specs, sweep, progress)
+        points, recalls, ids, pg_meta = run_backend_sweep(base, queries, opts.index, backend, sweep, progress)
         rows = [{"point": i, "query": j, "recall": float(r), "ids": [int(x) for x in ids[i][j]]}
                 for i in range(len(points)) for j, r in enumerate(recalls[i])]
         import faiss
 
         mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
-                              "dim": int(base.shape[1]), "faiss_version": faiss.__version__}
+                              "dim": int(base.shape[1]), "faiss_version": faiss.__version__,
+                              "backend": backend.describe(), **({"pgvector": pg_meta} if pg_meta else {})}
     meta = {
         "command": "ragdiag robustness",
         "ragdiag_version": __version__,

@@ -20,6 +20,7 @@ def robustness(
     k: int = typer.Option(10, "--k", help="Cut-off K."),
     metric: str = typer.Option("ip", "--metric", help="ip, cosine or l2."),
     index: list[str] = typer.Option(["flat"], "--index", help="Index spec (repeatable); a|b|c sweeps a search parameter."),
+    backend: str = typer.Option("faiss", "--backend", help="Where pg-* specs run: pgvector:postgresql://… or pgvector:embedded[:DIR] (faiss specs always run in faiss)."),
     delta: str = typer.Option("0.1,0.3,0.5,0.7,0.9", "--delta", help="Comma-separated δ values."),
     tie_aware: bool = typer.Option(False, "--tie-aware", help="Count returned items tied with the K-th true distance."),
     latency_queries: int = typer.Option(1000, "--latency-queries", help="Queries timed one by one for latency."),
@@ -44,6 +45,7 @@ def robustness(
         k=k, metric=metric, index=list(index), deltas=parse_deltas(delta), base=base, queries=queries, corpus=corpus,
         query_texts=query_texts, embedder=embedder, run=run, qrels=qrels, tie_aware=tie_aware,
         latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads, cache_dir=cache_dir, base_url=base_url,
+        backend=backend,
     )
     result, rows = run_robustness(opts, progress=sys.stderr.isatty())
     write_outputs(result, rows, out, per_query)
