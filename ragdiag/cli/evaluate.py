@@ -1,0 +1,108 @@
+"""``ragdiag evaluate``: graded utility (RA-nWG, PROC, %PROC, N-Recall, Hit, Harm, Unjudged) and
+standard metrics of one or more runs, intervals, pairwise comparisons and stage attribution."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ragdiag.cli.params import FLOAT, INTEGER, PATH, TEXT, FormatOpt, OutputFormat, Seed, finite_float
+from ragdiag.errors import RagdiagError
+from ragdiag.options import parse_choices
+
+METRIC_NAMES = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged",
+                "ndcg", "recall", "mrr", "map", "precision")
+
+
+def _unit(flag: str, help_text: str):
+    check = finite_float(0.0, 1.0)
+    return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check)
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """``"10,20,30"`` → (10, 20, 30); each K in [1, 100000], duplicates dropped."""
+    try:
+        ks = tuple(dict.fromkeys(int(part) for part in text.split(",") if part.strip()))
+    except ValueError:
+        raise RagdiagError(f"--k '{text}': expected comma-separated integers, e.g. 10,20,30") from None
+    if not ks or any(not 1 <= k <= 100_000 for k in ks):
+        raise RagdiagError(f"--k '{text}': every K must be an integer in [1, 100000]")
+    return ks
+
+
+def evaluate(
+    run: Annotated[list[Path], typer.Option("--run", help="Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", metavar=PATH)],
+    qrels: Annotated[Path, typer.Option("--qrels", help="Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", metavar=PATH)],
+    k: Annotated[str, typer.Option("--k", "--ks", help="Cut-offs K, comma-separated.", metavar=TEXT)] = "10,20,30",
+    pool_depth: Annotated[int, typer.Option("--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
+    metrics: Annotated[str, typer.Option("--metrics", help=f"Comma list of {', '.join(METRIC_NAMES)} (default all).", metavar=TEXT)] = ",".join(METRIC_NAMES),
+    gold: Annotated[int, typer.Option("--gold", help="Grade counted as useful (Hit, attribution, relevance of recall/mrr/map/precision).", min=2, max=5, metavar=INTEGER)] = 4,
+    harm_max: Annotated[int, typer.Option("--harm-max", help="Judged passages with grade ≤ this count as harm.", min=1, max=4, metavar=INTEGER)] = 2,
+    alpha: Annotated[float, typer.Option("--alpha", help="Rarity exponent α (0 turns rarity off). Range [0, 10].", metavar=FLOAT, callback=finite_float(0.0, 10.0))] = 1.0,
+    cap4: Annotated[float, _unit("--cap4", "Cap c4 on the grade-4 weight.")] = 0.8,
+    cap3: Annotated[float, _unit("--cap3", "Cap c3 on the grade-3 weight.")] = 0.4,
+    fallback4: Annotated[float, _unit("--fallback4", "Grade-4 weight f4 when the pool has no grade 5.")] = 0.8,
+    fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates over queries for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)] = 1000,
+    seed: Seed = 0,
+    answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
+    fmt: FormatOpt = OutputFormat.table,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result here (in --format) instead of stdout.", metavar=PATH)] = None,
+    per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG: RA-nWG@K beside PROC@K per run, with intervals.", metavar=PATH)] = None,
+) -> None:
+    """Graded utility metrics and ceilings (METHODS §8) next to ir_measures' standard metrics, per run."""
+    from ragdiag.evaluate.evaluation import EvaluateParams
+    from ragdiag.evaluate.job import check_params, evaluate_files
+    from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl, write_text
+    from ragdiag.metrics.graded_utility import RarityWeights
+    from ragdiag.report import evaluate_report as report
+
+    if not run:
+        raise RagdiagError("give at least one --run")
+    params = EvaluateParams(parse_ks(k), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
+                            gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
+    check_params(params)
+    inputs = [qrels, *run, answers]
+    for path in (out, per_query, plot):
+        if path is not None:
+            check_output_path(path)
+    guard_outputs([out, per_query, plot], inputs)
+    if plot is not None:
+        from ragdiag.extras import require
+
+        require("matplotlib")
+    result, rows = evaluate_files(qrels, run, params, answers)
+    if fmt == OutputFormat.json:
+        import json
+
+        text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
+    elif fmt == OutputFormat.csv:
+        text = report.csv_text(result)
+    else:
+        text = None
+    if out is not None:
+        if text is None:
+            write_text(out, report.table_text(result), inputs=inputs)
+        else:
+            write_text(out, text, inputs=inputs)
+    if per_query is not None:
+        write_jsonl(per_query, rows, inputs=inputs)
+    if plot is not None:
+        report.write_plot(result, plot, inputs)
+    if out is None:
+        if text is None:
+            from rich.console import Console
+
+            report.render_table(result, Console(width=max(Console().width, 140)))
+        else:
+            sys.stdout.write(text)
+    else:
+        for line in report.decision_lines(result):
+            typer.echo(line, err=True)
+    for label, path in (("result", out), ("per-query rows", per_query), ("plot", plot)):
+        if path is not None:
+            typer.echo(f"wrote {label} to {path}", err=True)

@@ -1,0 +1,1 @@
+"""`ragdiag evaluate`: graded utility and standard metrics of runs, with intervals and attribution."""

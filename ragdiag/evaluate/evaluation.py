@@ -1,0 +1,227 @@
+"""``ragdiag evaluate``: graded utility metrics, ceilings and standard metrics for one or more runs,
+with bootstrap intervals over queries, paired comparisons, the PROC decision and stage attribution.
+
+Formulas: METHODS.md §8 (paper 001 §2 and appendix A), in :mod:`ragdiag.metrics.graded_utility`;
+standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); intervals in
+:mod:`ragdiag.evaluate.bootstrap`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Sequence
+
+import numpy as np
+
+from ragdiag.evaluate import bootstrap
+from ragdiag.evaluate.inputs import AlignedRun, GradedQrels, answer_grades
+from ragdiag.evaluate.standard import STANDARD_METRICS, gain_mapping, standard_values
+from ragdiag.metrics import graded_utility as gu
+
+GRADED_METRICS = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged")
+ALL_METRICS = GRADED_METRICS + STANDARD_METRICS
+# Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).
+PROC_RETRIEVAL_BOUND_BELOW = 0.8
+PCT_PROC_ORDERING_BOUND_BELOW = 0.9
+VERDICT_ADVICE = {
+    "retrieval-bound": "the useful passages are not in the candidate pool: fix retrieval (hybrid, ANN tuning, query rewriting)",
+    "ordering-bound": "the pool holds them but the top-K misses them: fix ordering (reranking)",
+    "near ceiling": "the top-K realises most of what the pool allows",
+}
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    """Every knob of an evaluation (all printed with the result)."""
+
+    ks: tuple[int, ...] = (10, 20, 30)
+    pool_depth: int = 100
+    metrics: tuple[str, ...] = ALL_METRICS
+    gold: int = 4
+    harm_max: int = 2
+    weights: gu.RarityWeights = field(default_factory=gu.RarityWeights)
+    bootstrap: int = 1000
+    seed: int = 0
+
+
+def graded_values(ranked: np.ndarray, counts: np.ndarray, metric: str, k: int, p: EvaluateParams) -> np.ndarray:
+    """Per-query values of one graded utility metric at cut-off ``k``."""
+    w = p.weights
+    if metric == "ra_nwg":
+        return gu.ra_nwg(ranked, counts, k, w)
+    if metric == "proc":
+        return gu.proc(ranked, counts, k, p.pool_depth, w)
+    if metric == "pct_proc":
+        return gu.pct_proc(ranked, counts, k, p.pool_depth, w)
+    if metric == "nrecall4":
+        return gu.n_recall(ranked, counts, k, 4)
+    if metric == "nrecall5":
+        return gu.n_recall(ranked, counts, k, 5)
+    if metric == "hit":
+        return gu.hit(ranked, k, p.gold)
+    if metric == "harm":
+        return gu.harm(ranked, k, p.harm_max)
+    if metric == "unjudged":
+        return gu.unjudged(ranked, k)
+    raise ValueError(f"unknown graded metric {metric!r}")
+
+
+def run_values(run: AlignedRun, qrels: GradedQrels, counts: np.ndarray, p: EvaluateParams) -> dict[tuple[str, int], np.ndarray]:
+    """(metric, k) → per-query values for every requested metric, plus PROC and %PROC for the decision."""
+    graded = [m for m in p.metrics if m in GRADED_METRICS]
+    for needed in ("proc", "pct_proc"):
+        if needed not in graded:
+            graded.append(needed)
+    values = {(m, k): graded_values(run.ranked, counts, m, k, p) for m in graded for k in p.ks}
+    standard = [m for m in p.metrics if m in STANDARD_METRICS]
+    std = standard_values(run.ids, qrels.grades, qrels.query_ids, standard, p.ks, p.gold)
+    empty = np.array([len(run.ids[q]) == 0 for q in qrels.query_ids])
+    for key, arr in std.items():  # pytrec_eval omits a query with an empty ranking: it scores 0
+        values[key] = np.where(empty & np.isnan(arr), 0.0, arr)
+    return values
+
+
+def verdict(proc_mean: float | None, pct_proc_mean: float | None) -> str | None:
+    """'retrieval-bound' if PROC < 0.8; else 'ordering-bound' if %PROC < 0.9; else 'near ceiling'."""
+    if proc_mean is None:
+        return None
+    if proc_mean < PROC_RETRIEVAL_BOUND_BELOW:
+        return "retrieval-bound"
+    if pct_proc_mean is None or pct_proc_mean < PCT_PROC_ORDERING_BOUND_BELOW:
+        return "ordering-bound"
+    return "near ceiling"
+
+
+class _Columns:
+    """Per-query columns collected for one shared bootstrap."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple] = []
+        self.arrays: list[np.ndarray] = []
+
+    def add(self, key: tuple, values: np.ndarray) -> None:
+        self.keys.append(key)
+        self.arrays.append(np.asarray(values, dtype=np.float64))
+
+    def summarise(self, replicates: int, seed: int) -> dict[tuple, bootstrap.Summary]:
+        if not self.keys:
+            return {}
+        summaries = bootstrap.summarise(np.stack(self.arrays, axis=1), replicates, seed)
+        return dict(zip(self.keys, summaries))
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _entry(summary: bootstrap.Summary) -> dict[str, Any]:
+    return {"value": summary.value, "ci": list(summary.ci) if summary.ci else None, "n_defined": summary.n_defined}
+
+
+def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
+             answers: list[dict] | None = None, answers_source: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The result (``params``, ``runs``, ``comparisons``; the caller adds ``meta``) and the per-query rows."""
+    counts = qrels.pool_counts()
+    query_ids = qrels.query_ids
+    per_run = {run.name: run_values(run, qrels, counts, p) for run in runs}
+    cols = _Columns()
+    for run in runs:
+        for key, arr in per_run[run.name].items():
+            cols.add(("metric", run.name) + key, arr)
+    pairs = list(combinations([r.name for r in runs], 2))
+    for a, b in pairs:
+        for m in p.metrics:
+            for k in p.ks:
+                cols.add(("diff", a, b, m, k), per_run[b][(m, k)] - per_run[a][(m, k)])
+    stages: dict[tuple[str, int], np.ndarray] = {}
+    matched: dict[tuple[str, int], int] = {}
+    for run in runs:
+        for k in p.ks:
+            found = answer_grades(answers, run, len(runs), query_ids, k, answers_source) if answers else None
+            if found is None or found[1] == 0:
+                continue
+            codes = gu.stage_attribution(run.ranked, k, p.pool_depth, found[0], p.gold)
+            stages[(run.name, k)], matched[(run.name, k)] = codes, found[1]
+            for s, stage in enumerate(gu.STAGES):
+                cols.add(("stage", run.name, k, stage), np.where(codes < 0, np.nan, (codes == s).astype(np.float64)))
+    summary = cols.summarise(p.bootstrap, p.seed)
+
+    out_runs = []
+    for run in runs:
+        metrics = [{"metric": m, "k": k, **_entry(summary[("metric", run.name, m, k)])} for m in p.metrics for k in p.ks]
+        by_k = []
+        for k in p.ks:
+            proc_m = summary[("metric", run.name, "proc", k)].value
+            pct_m = summary[("metric", run.name, "pct_proc", k)].value
+            by_k.append({"k": k, "verdict": verdict(proc_m, pct_m), "proc": proc_m, "pct_proc": pct_m})
+        first = by_k[0]
+        decision = {**first, "advice": VERDICT_ADVICE.get(first["verdict"] or ""), "by_k": by_k,
+                    "thresholds": {"proc_below_is_retrieval_bound": PROC_RETRIEVAL_BOUND_BELOW,
+                                   "pct_proc_below_is_ordering_bound": PCT_PROC_ORDERING_BOUND_BELOW}}
+        attribution = None
+        if answers:
+            attribution = {"answers": answers_source, "by_k": []}
+            for k in p.ks:
+                if (run.name, k) not in stages:
+                    continue
+                codes = stages[(run.name, k)]
+                shares = {s: {**_entry(summary[("stage", run.name, k, s)]), "count": int((codes == i).sum())}
+                          for i, s in enumerate(gu.STAGES)}
+                attribution["by_k"].append({"k": k, "matched_answers": matched[(run.name, k)],
+                                            "graded_answers": int((codes >= 0).sum()), "shares": shares})
+            if not attribution["by_k"]:
+                attribution["note"] = (f"no answer in {answers_source} matches run '{run.name}' (E = run name) "
+                                       f"at K in {list(p.ks)}")
+        out_runs.append({"run": run.name, "metrics": metrics, "decision": decision, "attribution": attribution})
+
+    comparisons = []
+    for a, b in pairs:
+        for m in p.metrics:
+            for k in p.ks:
+                s = summary[("diff", a, b, m, k)]
+                improved, worsened, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
+                comparisons.append({"a": a, "b": b, "metric": m, "k": k, "diff": s.value,
+                                    "ci": list(s.ci) if s.ci else None, "improved": improved,
+                                    "worsened": worsened, "n_defined": n_both})
+
+    params = {"k": list(p.ks), **p.weights.as_dict(), "gold": p.gold, "harm_max": p.harm_max,
+              "pool_depth": p.pool_depth, "metrics": list(p.metrics), "bootstrap": p.bootstrap, "seed": p.seed}
+    result = {"params": params, "runs": out_runs, "comparisons": comparisons}
+    rows = _per_query_rows(runs, per_run, stages, query_ids, p)
+    return result, rows
+
+
+def _per_query_rows(runs: Sequence[AlignedRun], per_run: dict, stages: dict, query_ids: Sequence[str],
+                    p: EvaluateParams) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        for k in p.ks:
+            code = stages.get((run.name, k))
+            for i, q in enumerate(query_ids):
+                row: dict[str, Any] = {"run": run.name, "query_id": q, "k": k}
+                row.update({m: _num(float(per_run[run.name][(m, k)][i])) for m in p.metrics})
+                if code is not None:
+                    row["stage"] = gu.STAGES[code[i]] if code[i] >= 0 else None
+                rows.append(row)
+    return rows
+
+
+def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
+    """The notes printed with every result: weights' origin, label mappings, bootstrap, direction."""
+    notes = {
+        "weights": "rarity-aware weights w5=1, w4/w3=min(cap, (n5/n_g)^alpha) if n5>0 else fallback, w2=w1=0 "
+                   "(METHODS §8); the caps and fallbacks are ragdiag defaults (seed 001's numbers were lost)",
+        "standard_metrics": gain_mapping(p.gold),
+        "bootstrap": f"{p.bootstrap} replicates over queries, seed {p.seed}, 95% percentile intervals; "
+                     "comparisons share the draws (paired)",
+        "comparison": "diff = b - a (macro mean over queries where both are defined); improved = share of those "
+                      "queries where b > a, worsened = share where b < a",
+        "attribution": f"per query, in this order: ok = answer grade >= {p.gold}; retrieval miss = no passage of "
+                       f"grade >= {p.gold} in the top {p.pool_depth}; ordering miss = one there but none in the "
+                       f"top-K; generation miss = one in the top-K but answer grade < {p.gold}",
+    }
+    if qrels.binary:
+        notes["qrels"] = "binary qrels: relevant (1) read as grade 5, not relevant (0) as grade 1"
+    return notes

@@ -1,0 +1,170 @@
+"""Inputs of ``ragdiag evaluate``: graded qrels, runs aligned to the judged queries, graded answers.
+
+* Qrels (BEIR TSV with or without header, or TREC) are read by :func:`ragdiag.retrieval.formats.read_qrels`.
+  Grades must be 1–5; a file whose grades are all 0/1 is binary and is read as 1 → grade 5
+  (relevant), 0 → grade 1 (judged, not relevant).
+* Runs (``run.jsonl`` or TREC) are read by :func:`ragdiag.retrieval.formats.read_run`. The evaluated
+  queries are the judged ones; every judged query must be in every run (a missing query would
+  otherwise silently score 0 or vanish from the mean); run queries without judgements are skipped
+  and counted.
+* Answers (``samples_graded`` JSON from ``ragdiag grade``): a record's ``id`` is the query id of the
+  run and its ``K`` the cut-off; its ``E`` names the run it belongs to (the run's name, i.e. the file
+  name without extension); a file with one ``E`` and a single run applies to that run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import orjson
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.metrics.graded_utility import N_GRADE_COLUMNS, PADDING, UNJUDGED
+from ragdiag.retrieval.formats import read_qrels, read_run
+
+
+@dataclass
+class GradedQrels:
+    """query → {doc: grade 1–5}, in file order, and whether the file was binary."""
+
+    grades: dict[str, dict[str, int]]
+    binary: bool
+    source: str
+
+    @property
+    def query_ids(self) -> list[str]:
+        return list(self.grades)
+
+    def pool_counts(self) -> np.ndarray:
+        """n_g per query, shape (Q, 6)."""
+        counts = np.zeros((len(self.grades), N_GRADE_COLUMNS), dtype=np.int64)
+        for row, docs in enumerate(self.grades.values()):
+            for grade in docs.values():
+                counts[row, grade] += 1
+        return counts
+
+
+@dataclass
+class AlignedRun:
+    """One run restricted to the judged queries: ranked doc ids and their grades (Q, depth)."""
+
+    name: str
+    source: str
+    ids: dict[str, list[str]]
+    ranked: np.ndarray
+    depth: int
+    skipped_queries: int
+    extra: dict = field(default_factory=dict)
+
+
+def load_graded_qrels(path: str | Path) -> GradedQrels:
+    """Read qrels and check the grades (1–5, or binary 0/1 read as 1 and 5)."""
+    raw = read_qrels(path)
+    values = {g for docs in raw.values() for g in docs.values()}
+    binary = values <= {0, 1}
+    if binary:
+        grades = {q: {d: 5 if g == 1 else 1 for d, g in docs.items()} for q, docs in raw.items()}
+        return GradedQrels(grades, True, str(path))
+    for query_id, docs in raw.items():
+        for doc_id, grade in docs.items():
+            if not 1 <= grade <= 5:
+                raise DataError(
+                    f"{path}: query '{query_id}' document '{doc_id}': grade {grade} is outside 1–5 "
+                    "(graded qrels need 1–5; binary qrels need only 0 and 1)"
+                )
+    return GradedQrels(raw, False, str(path))
+
+
+def run_name(path: str | Path, taken: Sequence[str]) -> str:
+    """The run's name: its file name without extension, made unique with ``#2``, ``#3`` …"""
+    base = Path(path).name
+    for suffix in (".jsonl", ".json", ".trec", ".txt", ".run", ".tsv"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}#{n}"
+    return name
+
+
+def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -> AlignedRun:
+    """Read a run and build its grade matrix over the judged queries (0 unjudged, −1 padding)."""
+    run = read_run(path)
+    judged = qrels.query_ids
+    missing = [q for q in judged if q not in run]
+    if len(missing) == len(judged):
+        raise DataError(f"{path}: none of the {len(judged)} judged queries of {qrels.source} is in this run "
+                        f"(run query ids look like '{next(iter(run))}', qrels like '{judged[0]}')")
+    if missing:
+        raise DataError(f"{path}: {len(missing)} of the {len(judged)} judged queries of {qrels.source} are not in this run "
+                        f"(first: '{missing[0]}'); rank every judged query or evaluate with qrels of the ranked queries only")
+    ids = {q: [doc for doc, _ in run[q]] for q in judged}
+    depth = max((len(v) for v in ids.values()), default=0)
+    ranked = np.full((len(judged), max(depth, 1)), PADDING, dtype=np.int8)
+    for row, query_id in enumerate(judged):
+        grades = qrels.grades[query_id]
+        docs = ids[query_id]
+        if docs:
+            ranked[row, : len(docs)] = [grades.get(doc, UNJUDGED) for doc in docs]
+    skipped = sum(1 for q in run if q not in qrels.grades)
+    return AlignedRun(run_name(path, taken), str(path), ids, ranked, depth, skipped)
+
+
+def load_answers(path: str | Path) -> list[dict]:
+    """The graded records (``id``, ``E``, ``K``, ``grade``) of a ``ragdiag grade`` output."""
+    source = str(path)
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except FileNotFoundError:
+        raise DataError(f"{source}: file not found") from None
+    except OSError as err:
+        raise DataError(f"{source}: cannot read ({err.strerror})") from None
+    except orjson.JSONDecodeError as err:
+        raise DataError(f"{source}: not valid JSON ({err})") from None
+    if isinstance(data, dict) and isinstance(data.get("samples"), list):
+        data = data["samples"]
+    if not isinstance(data, list):
+        raise DataError(f"{source}: expected a JSON list of graded records")
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise DataError.at(source, index, None, "expected a JSON object")
+        for name in ("id", "E", "K"):
+            if name not in record:
+                raise DataError.at(source, index, name, "missing")
+        if isinstance(record["K"], bool) or not isinstance(record["K"], int):
+            raise DataError.at(source, index, "K", "expected an integer cut-off")
+        grade = record.get("grade")
+        if grade is not None and (isinstance(grade, bool) or not isinstance(grade, (int, float)) or not 1 <= grade <= 5):
+            raise DataError.at(source, index, "grade", f"{grade!r} is not a grade between 1 and 5")
+    return data
+
+
+def answer_grades(records: list[dict], run: AlignedRun, n_runs: int, query_ids: Sequence[str],
+                  k: int, source: str) -> tuple[np.ndarray, int] | None:
+    """Answer grade per judged query for ``run`` at cut-off ``k`` (NaN where none), and how many
+    records matched; None when the file holds no answers for this run."""
+    configs = {str(r["E"]) for r in records}
+    if run.name in configs:
+        mine = [r for r in records if str(r["E"]) == run.name]
+    elif len(configs) == 1 and n_runs == 1:
+        mine = records
+    else:
+        return None
+    position = {q: i for i, q in enumerate(query_ids)}
+    grades = np.full(len(query_ids), np.nan)
+    seen: set[int] = set()
+    for record in mine:
+        row = position.get(str(record["id"]))
+        if record["K"] != k or row is None:
+            continue
+        if row in seen:
+            raise RagdiagError(f"{source}: two answers for query '{record['id']}' at K = {k} in configuration '{record['E']}'")
+        if record.get("grade") is not None:
+            grades[row] = float(record["grade"])
+        seen.add(row)
+    return grades, len(seen)

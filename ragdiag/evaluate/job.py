@@ -1,0 +1,44 @@
+"""The one pipeline function behind ``ragdiag evaluate``: read inputs, evaluate, stamp the run record."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ragdiag.errors import RagdiagError
+from ragdiag.evaluate.evaluation import EvaluateParams, conventions, evaluate
+from ragdiag.evaluate.inputs import align_run, load_answers, load_graded_qrels
+from ragdiag.io.run_record import start_run, stamp
+
+
+def check_params(p: EvaluateParams) -> None:
+    """Cross-option checks done before any file is read (single-option ranges are checked by the CLI)."""
+    if not p.ks:
+        raise RagdiagError("no cut-off K given")
+    if p.pool_depth < max(p.ks):
+        raise RagdiagError(f"the pool depth {p.pool_depth} is below the largest K {max(p.ks)}: PROC needs a pool at least K deep")
+
+
+def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParams,
+                   answers_path: Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Evaluate every run against the qrels; returns the stamped result and the per-query rows."""
+    check_params(p)
+    record = start_run("ragdiag evaluate", inputs=[qrels_path, *run_paths, answers_path], seeds={"bootstrap": p.seed})
+    started = time.perf_counter()
+    qrels = load_graded_qrels(qrels_path)
+    runs = []
+    for path in run_paths:
+        runs.append(align_run(path, qrels, [r.name for r in runs]))
+    answers = load_answers(answers_path) if answers_path is not None else None
+    result, rows = evaluate(qrels, runs, p, answers, str(answers_path) if answers_path else "")
+    meta = {
+        "command": "ragdiag evaluate",
+        "qrels": str(qrels_path),
+        "qrels_binary": qrels.binary,
+        "n_queries": len(qrels.query_ids),
+        "runs": [{"run": r.name, "path": r.source, "depth": r.depth, "skipped_queries": r.skipped_queries} for r in runs],
+        "conventions": conventions(p, qrels),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return stamp({"meta": meta, **result}, record), rows
