@@ -70,6 +70,9 @@ def _register() -> None:
     app.add_typer(index.app, name="index")
     app.command("retrieve")(retrieve.retrieve)
     app.command("robustness")(robustness.robustness)
+    from ragdiag.cli import evaluate as evaluate_cli
+
+    app.command("evaluate")(evaluate_cli.evaluate)
     app.add_typer(probe.app, name="probe")
     app.command("noise")(noise.noise)
 
