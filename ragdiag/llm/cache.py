@@ -1,26 +1,27 @@
-"""SQLite call cache for LLM requests: key = sha256 of the sorted-JSON request.
+"""The LLM call cache: replies keyed by sha256 of the sorted-JSON request, in the shared SQLite store.
 
-The request (provider, model, messages, parameters, prompt version, repeat index) is
-serialised with sorted keys and hashed; the reply is stored with its token usage. Errors are
-never stored and entries never expire by age or size. WAL journal plus one write transaction per
-completed call: a process killed mid-run loses no completed call, and several workers or
-processes can share one file.
+The request (provider and full base URL, model, messages, parameters, prompt version, repeat index)
+is serialised with sorted keys and hashed (:func:`ragdiag.remote.store.request_key`); the reply is
+stored with its token usage. Failed calls and unusable replies are never stored, and entries never
+expire by age or size. Durability, locking and corruption handling are
+:class:`ragdiag.remote.store.SqliteStore`'s, shared with the embedding cache.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
-import threading
+import math
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from ragdiag.errors import RagdiagError
+from ragdiag.remote.store import SqliteStore, canonical_json, request_key
+
+__all__ = ["CACHE_FILE", "CallCache", "canonical_json", "request_key"]
 
 CACHE_FILE = "llm_calls.sqlite"
-_SCHEMA = """
+_SCHEMA = ("""
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -30,106 +31,104 @@ CREATE TABLE IF NOT EXISTS calls (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     created REAL NOT NULL
-)
-"""
+)""",)
 _COLUMNS = ("key", "model", "prompt", "request", "reply", "prompt_tokens", "completion_tokens", "created")
+_INSERT = "INSERT OR {} INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-def canonical_json(request: dict[str, Any]) -> str:
-    """The request as compact JSON with sorted keys (the text that is hashed)."""
-    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _count(entry: dict[str, Any], name: str) -> int:
+    value = entry.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a whole number >= 0")
+    return value
 
 
-def request_key(request: dict[str, Any]) -> str:
-    """sha256 hex digest of :func:`canonical_json` of the request."""
-    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+def entry_row(entry: Any) -> tuple:
+    """The table row of one exported entry, after checking it; ValueError names what is wrong."""
+    if not isinstance(entry, dict):
+        raise ValueError("not a JSON object")
+    request, reply = entry.get("request"), entry.get("reply")
+    if not isinstance(request, dict):
+        raise ValueError("request must be an object")
+    if not isinstance(reply, str):
+        raise ValueError("reply must be a string")
+    model, prompt = request.get("model"), request.get("prompt", "")
+    if not isinstance(model, str) or not isinstance(prompt, str):
+        raise ValueError("request model and prompt must be strings")
+    try:
+        key = request_key(request)
+    except ValueError as err:
+        raise ValueError(f"request is not plain JSON ({err})") from None
+    if entry.get("key", key) != key:
+        raise ValueError("key does not match the sha256 of its request")
+    created = entry.get("created", time.time())
+    if isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
+        raise ValueError("created must be a number")
+    return (key, model, prompt, canonical_json(request), reply, _count(entry, "prompt_tokens"),
+            _count(entry, "completion_tokens"), float(created))
 
 
 class CallCache:
-    """Replies keyed by request hash; thread-safe (one connection behind a lock), multi-process safe (WAL)."""
+    """Replies keyed by request hash; thread-safe and multi-process safe (the shared store)."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), timeout=60, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
+    def __init__(self, path: Path, create: bool = True) -> None:
+        self.path = Path(path)
+        self.store = SqliteStore(self.path, _SCHEMA, create=create)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry for ``key`` (reply and token counts) or None."""
-        with self._lock:
-            row = self._conn.execute("SELECT * FROM calls WHERE key=?", (key,)).fetchone()
-        return dict(zip(_COLUMNS, row)) if row else None
+        rows = self.store.query(f"SELECT {', '.join(_COLUMNS)} FROM calls WHERE key=?", (key,))
+        return dict(zip(_COLUMNS, rows[0])) if rows else None
 
     def put(self, key: str, request: dict[str, Any], reply: str, prompt_tokens: int, completion_tokens: int) -> None:
         """Store one completed call (committed at once); an existing entry is replaced."""
         row = (key, request.get("model", ""), request.get("prompt", ""), canonical_json(request), reply,
                int(prompt_tokens), int(completion_tokens), time.time())
-        with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        self.store.execute(_INSERT.format("REPLACE"), row)
 
     def stats(self) -> dict[str, Any]:
         """Entry counts and token totals per (model, prompt), plus the file size."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT model, prompt, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
-                "FROM calls GROUP BY model, prompt ORDER BY model, prompt"
-            ).fetchall()
+        rows = self.store.query(
+            "SELECT model, prompt, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
+            "FROM calls GROUP BY model, prompt ORDER BY model, prompt")
         groups = [dict(zip(("model", "prompt", "entries", "prompt_tokens", "completion_tokens"), r)) for r in rows]
-        return {"path": str(self.path), "entries": sum(g["entries"] for g in groups),
-                "bytes": self.path.stat().st_size, "groups": groups}
+        return {"kind": "llm", "path": str(self.path), "entries": sum(g["entries"] for g in groups),
+                "bytes": self.store.size_bytes(), "groups": groups}
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every entry as a dict (request parsed back from JSON), in key order."""
-        with self._lock:
-            rows = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM calls ORDER BY key").fetchall()
-        for row in rows:
+        for row in self.store.query(f"SELECT {', '.join(_COLUMNS)} FROM calls ORDER BY key"):
             entry = dict(zip(_COLUMNS, row))
             entry["request"] = json.loads(entry["request"])
             yield entry
 
-    def import_entries(self, entries: list[dict[str, Any]], source: str) -> int:
-        """Add exported entries (keys re-derived from the request and checked); returns the number added."""
-        rows = []
-        for index, entry in enumerate(entries):
+    def import_entries(self, entries: list[Any], source: str) -> tuple[int, list[str]]:
+        """Add exported entries (existing keys kept); returns (added, one reason per skipped entry).
+
+        Each entry is checked (request an object, reply a string, model and prompt strings, token
+        counts whole numbers, key re-derived from the request); bad entries are skipped, not stored.
+        """
+        rows, skipped = [], []
+        for index, entry in enumerate(entries, start=1):
             try:
-                request, reply = entry["request"], entry["reply"]
-                key = request_key(request)
-                if entry.get("key", key) != key:
-                    raise RagdiagError(f"{source}: entry {index}: key does not match the sha256 of its request")
-                rows.append((key, request.get("model", ""), request.get("prompt", ""), canonical_json(request),
-                             str(reply), int(entry.get("prompt_tokens", 0)), int(entry.get("completion_tokens", 0)),
-                             float(entry.get("created", time.time()))))
-            except (KeyError, TypeError, AttributeError, ValueError) as err:
-                raise RagdiagError(f"{source}: entry {index}: malformed cache entry ({err})") from None
-        with self._lock:
-            before = self._conn.total_changes
-            self._conn.execute("BEGIN")
-            self._conn.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            self._conn.execute("COMMIT")
-            return self._conn.total_changes - before
+                rows.append(entry_row(entry))
+            except ValueError as err:
+                skipped.append(f"{source}: entry {index}: {err}")
+        return self.store.write(_INSERT.format("IGNORE"), rows), skipped
 
     def prune(self, model: str | None = None, prompt: str | None = None) -> int:
         """Delete entries of one model and/or prompt version (explicit only: nothing expires by itself)."""
         if model is None and prompt is None:
             raise RagdiagError("cache prune needs --model and/or --prompt (entries never expire by themselves)")
-        clauses, params = [], []
-        for column, value in (("model", model), ("prompt", prompt)):
-            if value is not None:
-                clauses.append(f"{column}=?")
-                params.append(value)
-        with self._lock:
-            cur = self._conn.execute(f"DELETE FROM calls WHERE {' AND '.join(clauses)}", params)
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            return cur.rowcount
+        clauses = [(f"{column}=?", value) for column, value in (("model", model), ("prompt", prompt)) if value is not None]
+        deleted = self.store.execute(f"DELETE FROM calls WHERE {' AND '.join(c for c, _ in clauses)}",
+                                     [v for _, v in clauses])
+        self.store.checkpoint()
+        return deleted
 
     def integrity_ok(self) -> bool:
         """True when SQLite's integrity check passes."""
-        with self._lock:
-            return self._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return self.store.integrity_ok()
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self.store.close()

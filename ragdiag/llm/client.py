@@ -2,33 +2,58 @@
 
 Works with any server speaking the chat-completions API (OpenAI, vLLM, Ollama, llama.cpp):
 ``base_url`` from the flag or ``$OPENAI_BASE_URL``, key from ``$OPENAI_API_KEY`` (needed only when
-the cache cannot answer). Temperature 0 and a fixed seed by default. Retries with exponential
-backoff (tenacity) on 429, 5xx, timeouts and connection errors, honouring ``Retry-After``.
-Identical requests in flight at the same time are sent once.
+the cache cannot answer). Temperature 0 and a fixed seed by default. Requests go out through
+:mod:`ragdiag.remote`: one retry policy (429, 5xx, timeouts, connection errors and unusable 200
+replies, ``Retry-After`` honoured), one transport seam, one endpoint check before the first request
+that must be sent (so ``--cache replay`` and fully cached runs never touch the network). The cache
+key holds the server's full base URL (scheme, host, port, path; no credentials). Identical requests
+in flight at the same time are sent once.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
+from typing import Any, Callable
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.cache import CACHE_FILE, CallCache, request_key
 from ragdiag.llm.prices import call_cost, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
+from ragdiag.remote.endpoint import check_endpoint
+from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
+from ragdiag.remote.transport import check_timeout, openai_client
+from ragdiag.remote.urls import cache_url, check_base_url, redact_url
+
+__all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
 
 CACHE_MODES = ("rw", "replay", "off", "refresh")
 DEFAULT_MODEL = "gpt-4o-mini"
+OPENAI_URL = "https://api.openai.com/v1"
+KEY_ENV = "OPENAI_API_KEY"
 
 
-class CallFailed(Exception):
-    """One request failed for good (retry budget spent or a non-retryable error); never cached."""
+def reply_text(response: Any) -> str:
+    """The text of a chat completion; :class:`BadReply` when the 200 carries no usable text."""
+    if isinstance(response, (str, bytes)):
+        kind = "HTML" if str(response[:200]).lstrip().lower().startswith(("<!doctype", "<html")) else "text"
+        raise BadReply(f"the reply is {kind}, not a chat completion")
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise BadReply("the reply has no choices")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        raise BadReply("the reply's message content is null")
+    if not content.strip():
+        raise BadReply("the reply's message content is empty")
+    return content
 
 
 @dataclass
@@ -55,12 +80,31 @@ class ClientConfig:
             raise RagdiagError(f"--cache must be one of {', '.join(CACHE_MODES)}, got '{self.cache}'")
         if self.workers < 1:
             raise RagdiagError(f"--workers must be at least 1, got {self.workers}")
+        if not (math.isfinite(self.temperature) and 0 <= self.temperature <= 2):
+            raise RagdiagError(f"temperature must be between 0 and 2, got {self.temperature}")
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise RagdiagError(f"{name} limit must be at least 1, got {value}")
+        check_timeout(self.timeout)
+        self.policy  # noqa: B018 (checks the retry settings)
         self.base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if self.base_url is not None:
+            self.base_url = check_base_url(self.base_url)
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.backoff_base, self.backoff_max)
 
     @property
     def provider(self) -> str:
-        """Cache-key provider: the server's host name (no port), ``api.openai.com`` by default."""
-        return urlparse(self.base_url).hostname or self.base_url if self.base_url else "api.openai.com"
+        """Cache-key provider: the server's normalised base URL (scheme, host, port, path; no credentials)."""
+        return cache_url(self.base_url or OPENAI_URL)
+
+    @property
+    def shown_base_url(self) -> str | None:
+        """The base URL as it may be written or logged (credentials removed)."""
+        return redact_url(self.base_url)
 
 
 @dataclass
@@ -98,6 +142,7 @@ class LLMClient:
 
     config: ClientConfig
     stats: CallStats = field(default_factory=CallStats)
+    sleep: Callable[[float], None] = time.sleep
 
     def __post_init__(self) -> None:
         cfg = self.config
@@ -143,7 +188,7 @@ class LLMClient:
         if self.config.cache == "replay":
             raise RagdiagError(
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
-                f"model {request['model']}, provider {request['provider']}{', ' + label if label else ''})"
+                f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
         with self._lock:
             future = self._inflight.get(key)
@@ -166,43 +211,42 @@ class LLMClient:
                 del self._inflight[key]
 
     def _client(self):
+        """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""
         if self._sdk is None:
-            key = os.environ.get("OPENAI_API_KEY")
+            key = os.environ.get(KEY_ENV)
             if not key:
                 raise RagdiagError(
-                    "OPENAI_API_KEY is not set and the cache cannot answer every request "
+                    f"{KEY_ENV} is not set and the cache cannot answer every request "
                     "(set the key, any value for a local server, or run with a filled cache)"
                 )
-            import openai
-
-            self._sdk = openai.OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0,
-                                      timeout=self.config.timeout)
+            check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
+            self._sdk = openai_client(key, self.config.base_url, self.config.timeout)
         return self._sdk
 
     def _send(self, request: dict[str, Any], key: str) -> ChatResult:
-        from ragdiag.llm.retry import call_with_retries
-
         with self._lock:
             sdk = self._client()
         estimate = sum(len(m["content"]) for m in request["messages"]) // 4
         kwargs = {"model": request["model"], "messages": request["messages"], **request["params"]}
 
-        def attempt():
+        def attempt() -> tuple[str, Any]:
             self.limiter.acquire(estimate)
-            return sdk.chat.completions.create(**kwargs)
+            try:
+                response = sdk.chat.completions.create(**kwargs)
+            except ValueError as err:  # the SDK could not decode the 200 body
+                raise BadReply(f"the reply is not JSON ({err})") from None
+            return reply_text(response), getattr(response, "usage", None)
 
-        def on_retry() -> None:
+        def on_retry(err: BaseException, wait: float) -> None:
             with self._lock:
                 self.stats.retries += 1
 
         try:
-            response = call_with_retries(attempt, self.config, on_retry)
+            text, usage = call_with_retries(attempt, self.config.policy, sleep=self.sleep, on_retry=on_retry)
         except CallFailed:
             with self._lock:
                 self.stats.failures += 1
             raise
-        text = response.choices[0].message.content or "" if response.choices else ""
-        usage = response.usage
         p_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
         c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
         if self.cache is not None:

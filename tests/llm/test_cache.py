@@ -50,13 +50,19 @@ def test_put_get_stats_export_import_prune(tmp_path):
 
     exported = list(cache.export())
     other = CallCache(tmp_path / "b.sqlite")
-    assert other.import_entries(exported, "x") == 4
-    assert other.import_entries(exported, "x") == 0  # existing keys kept
+    assert other.import_entries(exported, "x") == (4, [])
+    assert other.import_entries(exported, "x") == (0, [])  # existing keys kept
     assert other.get(request_key(req))["reply"] == "answer"
 
-    tampered = [dict(exported[0], key="0" * 64)]
-    with pytest.raises(RagdiagError, match="key does not match"):
-        other.import_entries(tampered, "x.jsonl")
+    bad = [dict(exported[0], key="0" * 64), dict(exported[1], reply=None), {**exported[2], "request": "text"},
+           dict(exported[3], request={**exported[3]["request"], "model": 7}), dict(exported[0], prompt_tokens=-1), 5]
+    fresh = CallCache(tmp_path / "fresh.sqlite")
+    added, skipped = fresh.import_entries(bad + [exported[1]], "x.jsonl")
+    assert added == 1 and fresh.stats()["entries"] == 1  # only the good entry, stored as it was
+    assert [s.split(": ", 2)[2] for s in skipped] == [
+        "key does not match the sha256 of its request", "reply must be a string", "request must be an object",
+        "request model and prompt must be strings", "prompt_tokens must be a whole number >= 0", "not a JSON object"]
+    assert skipped[0].startswith("x.jsonl: entry 1: ")
     with pytest.raises(RagdiagError, match="needs --model"):
         cache.prune()
     assert cache.prune(prompt="grading@v1") == 3

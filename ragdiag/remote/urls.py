@@ -1,0 +1,58 @@
+"""Base URLs: validation, redaction for anything written or logged, and the form used in cache keys.
+
+``redact_url`` drops the user-info part (``user:pw@``) and masks query values, so a URL can go into a
+manifest, an error line or a log. ``cache_url`` is what identifies a server in a cache key: scheme,
+host, port (explicit, the scheme's default when absent) and path, lower-cased scheme and host, no
+trailing slash, no credentials and no query — two servers on one host never share answers.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from ragdiag.errors import RagdiagError
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+EXAMPLE = "http://127.0.0.1:8000/v1"
+
+
+def _split(url: str):
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError as err:
+        raise RagdiagError(f"base URL '{redact_url(url)}' is not a valid URL ({err}); expected e.g. {EXAMPLE}") from None
+    return parts
+
+
+def check_base_url(url: str) -> str:
+    """``url`` stripped, after checking it is an absolute http(s) URL with a host."""
+    parts = _split(url)
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+        raise RagdiagError(f"base URL '{redact_url(url)}' is not an http(s) URL with a host; expected e.g. {EXAMPLE}")
+    return url.strip()
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without ``user:password@`` and with every query value replaced by ``***``."""
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return "<unparseable URL>"
+    query = "&".join(f"{item.partition('=')[0]}=***" if "=" in item else item
+                     for item in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+def cache_url(url: str) -> str:
+    """``scheme://host:port/path`` of a checked base URL: the server's identity in cache keys."""
+    parts = _split(check_base_url(url))
+    scheme = parts.scheme.lower()
+    port = parts.port or _DEFAULT_PORTS[scheme]
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}{parts.path.rstrip('/')}"
+
