@@ -9,6 +9,11 @@ Kinds and parameters (build-time / search-time):
 
 Only search-time parameters may take several values; each combination is one operating
 point of the same built index (no rebuild).
+
+Every value is checked against what faiss accepts before faiss sees it (faiss segfaults on
+HNSW ``M=1``): ``M`` 2…512, ``efConstruction``/``efSearch``/``nlist``/``nprobe`` ≥ 1 and within a C
+int, ``nprobe`` ≤ ``nlist`` (the default nprobe is lowered to nlist), and ``nlist`` ≤ the number of
+vectors once it is known (:func:`check_index_params`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ _BUILD = {
     "ivf": {"nlist": 1024},
 }
 _SEARCH = {"flat": {}, "hnsw": {"efSearch": 16}, "hnsw_sq8": {"efSearch": 16}, "ivf": {"nprobe": 8}}
+_C_INT_MAX = 2**31 - 1
+_RANGES = {"M": (2, 512), "efConstruction": (1, _C_INT_MAX), "efSearch": (1, _C_INT_MAX),
+           "nlist": (1, _C_INT_MAX), "nprobe": (1, _C_INT_MAX)}
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,9 @@ def _positive_int(spec: str, name: str, raw: str) -> int:
         raise RagdiagError(f"index spec '{spec}': {name}={raw!r} is not an integer") from None
     if value <= 0:
         raise RagdiagError(f"index spec '{spec}': {name} must be positive, got {value}")
+    low, high = _RANGES.get(name, (1, _C_INT_MAX))
+    if not low <= value <= high:
+        raise RagdiagError(f"index spec '{spec}': {name}={value} is outside what faiss accepts ({low}…{high})")
     return value
 
 
@@ -78,4 +89,15 @@ def parse_index_spec(spec: str) -> IndexSpec:
         else:
             allowed = ", ".join([*build, *search]) or "none"
             raise RagdiagError(f"index spec '{spec}': unknown parameter '{name}' for {kind} (allowed: {allowed})")
+    if kind == "ivf":
+        if "nprobe" in seen and max(search["nprobe"]) > build["nlist"]:
+            raise RagdiagError(f"index spec '{spec}': nprobe={max(search['nprobe'])} exceeds nlist={build['nlist']} (at most nlist lists can be probed)")
+        search["nprobe"] = [min(v, build["nlist"]) for v in search["nprobe"]]
     return IndexSpec(kind, build, search, spec.strip())
+
+
+def check_index_params(spec: IndexSpec, n_vectors: int) -> None:
+    """Checks that need the data: IVF cannot train more lists than there are vectors."""
+    nlist = spec.build.get("nlist")
+    if nlist is not None and nlist > n_vectors:
+        raise RagdiagError(f"index spec '{spec.text}': nlist={nlist} exceeds the {n_vectors} vectors to index")

@@ -1,19 +1,23 @@
 """``ragdiag retrieve``: dense, BM25 or hybrid (RRF) top-k for each query of a BEIR queries file.
 
-Writes ``run.jsonl`` (one line per query: ``query_id``, ``ids``, ``scores``) and
-``run.jsonl.meta.json`` (how it was made).
+Writes the run as ``run.jsonl`` (one line per query: ``query_id``, ``ids``, ``scores``) or as a
+TREC run file (``qid Q0 docid rank score tag``), and ``<out>.meta.json`` (how it was made, with
+the run record). BM25 lists hold only passages with a positive score, so they may be shorter
+than k (``short_lists`` in the meta counts them).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.writer import check_output_path, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_queries
+from ragdiag.retrieval.formats import RUN_FORMATS, write_run
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
 from ragdiag.retrieval.store import open_index_dir
@@ -32,11 +36,20 @@ class RetrieveOptions:
     candidates: int = 100
     cache_dir: Path | None = None
     base_url: str | None = None
+    fmt: str = "jsonl"
+    tag: str = "ragdiag"
+    backend: str | None = None  # pgvector:… for folders built with --backend pgvector:…
 
 
 def _dense(store, texts, k, opts, progress):
     vectors = store.embed_queries(texts, opts.cache_dir, opts.base_url, progress)
-    scores, rows = search(store.dense(), vectors, k)
+    if store.manifest["meta"].get("backend", "faiss") != "faiss":
+        from ragdiag.retrieval.pgvector_store import open_dense
+
+        with open_dense(store.path, store.manifest, opts.backend) as index:
+            scores, rows = search(index, vectors, k)
+    else:
+        scores, rows = search(store.dense(), vectors, k)
     return [[(store.doc_ids[r], float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
 
 
@@ -49,16 +62,41 @@ def _bm25(store, texts, k):
     return lists
 
 
-def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
-    """Rank the corpus for every query; write the run and its meta; return the meta."""
+def _check(opts: RetrieveOptions) -> None:
+    """Every option checked before any work."""
     if opts.mode not in MODES:
         raise RagdiagError(f"unknown mode '{opts.mode}': expected dense, bm25 or hybrid")
+    if opts.fmt not in RUN_FORMATS:
+        raise RagdiagError(f"unknown run format '{opts.fmt}': expected jsonl or trec")
     if opts.k <= 0:
         raise RagdiagError(f"k must be positive, got {opts.k}")
+    if opts.rrf_k < 0:
+        raise RagdiagError(f"RRF k must be ≥ 0, got {opts.rrf_k}")
+    if opts.candidates <= 0:
+        raise RagdiagError(f"candidates must be positive, got {opts.candidates}")
+    if not opts.tag or any(ch.isspace() for ch in opts.tag):
+        raise RagdiagError(f"run tag {opts.tag!r} must be non-empty without whitespace")
+    if opts.backend:
+        from ragdiag.retrieval.pgvector_server import parse_backend
+
+        parse_backend(opts.backend)
+    out = check_output_path(opts.out, "run file")
+    meta_path = out.with_name(f"{out.name}.meta.json")
+    index_files = [p for p in Path(opts.index).rglob("*") if p.is_file()] if Path(opts.index).is_dir() else []
+    guard_outputs([out, meta_path], [opts.queries, opts.index, *index_files])
+
+
+def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
+    """Rank the corpus for every query; write the run and its meta; return the meta."""
+    _check(opts)
     store = open_index_dir(opts.index)
     n_docs = len(store.doc_ids)
     if opts.k > n_docs:
         raise RagdiagError(f"k={opts.k} is larger than the {n_docs} passages in {opts.index}")
+    if opts.mode != "bm25" and not store.has_dense:
+        store.dense()  # one line: no dense index in this folder
+    record = start_run("ragdiag retrieve", inputs=[opts.queries, opts.index / "manifest.json"],
+                       models={"embedder": store.manifest["meta"].get("embedder")})
     query_ids, texts = load_queries(opts.queries)
     start = time.perf_counter()
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
@@ -73,11 +111,7 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
         ranked = dense if dense is not None else sparse
     elapsed = time.perf_counter() - start
     out = Path(opts.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as handle:
-        for query_id, pairs in zip(query_ids, ranked):
-            row = {"query_id": query_id, "ids": [d for d, _ in pairs], "scores": [s for _, s in pairs]}
-            handle.write(json.dumps(row) + "\n")
+    write_run(out, dict(zip(query_ids, ranked)), fmt=opts.fmt, tag=opts.tag, inputs=[opts.queries])
     meta = {
         "command": "ragdiag retrieve",
         "ragdiag_version": __version__,
@@ -91,6 +125,8 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
         "candidates": depth if opts.mode == "hybrid" else None,
         "n_queries": len(query_ids),
         "seconds": elapsed,
+        "format": opts.fmt,
+        "short_lists": sum(len(pairs) < opts.k for pairs in ranked),
     }
-    Path(f"{out}.meta.json").write_text(json.dumps({"meta": meta}, indent=2))
+    write_json(out.with_name(f"{out.name}.meta.json"), stamp({"meta": meta}, record), indent=2)
     return meta

@@ -1,13 +1,19 @@
-"""Index directories written by ``ragdiag index build`` and read by ``ragdiag retrieve``.
+"""Index folders written by ``ragdiag index build`` and read by ``ragdiag retrieve``.
 
-Layout: ``manifest.json`` (how it was made), ``index.faiss`` (dense index at the spec's first
-operating point), ``doc_ids.json`` (row → corpus ``_id``), ``bm25.pkl`` (rank-bm25 index).
+Layout (nothing in it can execute code when loaded — no pickle anywhere):
+
+* ``manifest.json`` — how it was made (``meta``), counts, timings, and the ``run_record``;
+* ``index.faiss`` — dense index at the spec's first operating point (absent with ``--embedder none``);
+* ``doc_ids.json`` — row → corpus ``_id``;
+* ``bm25/`` — the bm25s index in bm25s's own layout (``.npy`` arrays loaded with
+  ``allow_pickle=False``, JSON vocabulary and parameters).
+
+An index folder from ragdiag < 0.3 holds ``bm25.pkl``; it is refused, never unpickled.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,13 +22,20 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_corpus
-from ragdiag.retrieval.bm25 import BM25Index
+from ragdiag.retrieval.bm25 import BM25_FILES, BM25Index, Bm25Config, load_bm25, parse_bm25_spec, save_bm25
 from ragdiag.retrieval.embedders import load_embedder
-from ragdiag.retrieval.index_specs import parse_index_spec
-from ragdiag.retrieval.indexes import build_index, index_bytes, load_index, prepare_vectors, save_index, set_search_params
+from ragdiag.retrieval.index_specs import check_index_params, parse_index_spec
+from ragdiag.retrieval.indexes import build_index, check_metric, index_bytes, load_index, prepare_vectors, save_index, set_search_params
 
 MANIFEST = "manifest.json"
+DOC_IDS = "doc_ids.json"
+DENSE = "index.faiss"
+BM25_DIR = "bm25"
+LEGACY_PICKLE = "bm25.pkl"
+NO_EMBEDDER = "none"
 
 
 @dataclass
@@ -38,31 +51,69 @@ class BuildOptions:
     use_cache: bool = True
     base_url: str | None = None
     seed: int = 0
+    bm25: str = "bm25:lucene"
+    stem: bool = True
+    backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded:DIR (pg-* specs)
+
+    def bm25_config(self) -> Bm25Config:
+        """The BM25 spec (variant, k1, b) with the tokeniser settings (lang, stem, accents)."""
+        return parse_bm25_spec(self.bm25, lang=self.lang, stem=self.stem, accents=self.accents)
+
+
+def _check_options(opts: BuildOptions):
+    """Every option checked before any work (the corpus is not read yet)."""
+    from ragdiag.retrieval.pgvector_store import check_build
+
+    pg = check_build(opts.backend, opts.index)
+    spec = pg[1] if pg else parse_index_spec(opts.index)
+    check_metric(opts.metric)
+    opts.bm25_config()
+    check_output_dir(opts.out, "index folder")
+    out = Path(opts.out)
+    guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, *(out / BM25_DIR / n for n in BM25_FILES)], [opts.corpus])
+    return spec
 
 
 def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     """Embed the corpus (through the cache), build the dense and BM25 indexes, save them; the manifest."""
     start = time.perf_counter()
-    spec = parse_index_spec(opts.index)
+    spec = _check_options(opts)
+    dense_wanted = opts.embedder != NO_EMBEDDER
+    record = start_run("ragdiag index build", inputs=[opts.corpus], models={"embedder": opts.embedder},
+                       seeds={"ivf_kmeans": opts.seed}, cache="on" if opts.use_cache else "off")
     doc_ids, texts = load_corpus(opts.corpus)
-    embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url)
+    timings: dict[str, float] = {}
+    index = vectors = embedder = point = pg_block = None
+    if dense_wanted:
+        embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url)
+        t0 = time.perf_counter()
+        vectors = prepare_vectors(embedder.encode(texts, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
+        timings["embed"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        point = spec.operating_points()[0]
+        if opts.backend != "faiss":
+            from ragdiag.retrieval.pgvector_store import build_dense, check_build
+
+            pg_block = build_dense(*check_build(opts.backend, opts.index), vectors, opts.metric, Path(opts.out))
+        else:
+            check_index_params(spec, n_vectors=len(doc_ids))
+            index = build_index(spec, vectors, opts.metric, seed=opts.seed)
+            set_search_params(index, point)
+        timings["index"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    vectors = prepare_vectors(embedder.encode(texts, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
-    embed_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    index = build_index(spec, vectors, opts.metric, seed=opts.seed)
-    point = spec.operating_points()[0]
-    set_search_params(index, point)
-    index_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    bm25 = BM25Index(texts, opts.lang, opts.accents)
-    bm25_s = time.perf_counter() - t0
+    bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
+    timings["bm25"] = time.perf_counter() - t0
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
-    save_index(index, out / "index.faiss")
-    (out / "doc_ids.json").write_text(json.dumps(doc_ids))
-    with open(out / "bm25.pkl", "wb") as handle:
-        pickle.dump(bm25, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    (out / LEGACY_PICKLE).unlink(missing_ok=True)
+    if index is not None:
+        with atomic_path(out / DENSE) as tmp:
+            save_index(index, tmp)
+    else:
+        (out / DENSE).unlink(missing_ok=True)
+    write_json(out / DOC_IDS, doc_ids, indent=None)
+    save_bm25(bm25, out / BM25_DIR)
+    timings["total"] = time.perf_counter() - start
     manifest = {
         "meta": {
             "command": "ragdiag index build",
@@ -70,37 +121,47 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
             "corpus": str(opts.corpus),
             "corpus_sha256": file_sha256(opts.corpus),
             "embedder": opts.embedder,
-            "embedder_identity": embedder.identity,
-            "index_spec": spec.text,
-            "params": {**spec.build, **point},
+            "embedder_identity": embedder.identity if embedder else None,
+            "index_spec": spec.text if dense_wanted else None,
+            "params": {**spec.build, **point} if dense_wanted else {},
             "metric": opts.metric,
-            "bm25": {"lang": opts.lang, "accents": opts.accents, "k1": 1.5, "b": 0.75},
+            "bm25": {**bm25.config.as_dict(), "engine": "bm25s"},
             "seed": opts.seed,
+            "backend": pg_block["backend"] if pg_block else "faiss",
+            **({"pgvector": pg_block} if pg_block else {}),
         },
         "n_docs": len(doc_ids),
-        "dim": int(vectors.shape[1]),
-        "index_bytes": index_bytes(index),
-        "embedding": asdict(embedder.stats),
-        "timings_s": {"embed": embed_s, "index": index_s, "bm25": bm25_s, "total": time.perf_counter() - start},
+        "dim": int(vectors.shape[1]) if vectors is not None else None,
+        "index_bytes": index_bytes(index) if index is not None else (pg_block["index_bytes"] if pg_block else None),
+        "embedding": asdict(embedder.stats) if embedder else {"texts": 0, "cache_hits": 0, "model_calls": 0, "embedded": 0, "retries": 0},
+        "timings_s": timings,
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    write_json(out / MANIFEST, stamp(manifest, record), indent=2)
     return manifest
 
 
 @dataclass
 class IndexDir:
-    """A loaded index directory."""
+    """A loaded index folder."""
 
     path: Path
     manifest: dict
     doc_ids: list[str]
 
+    @property
+    def has_dense(self) -> bool:
+        return self.manifest["meta"].get("embedder") != NO_EMBEDDER
+
     def dense(self):
-        return load_index(self.path / "index.faiss")
+        if not self.has_dense:
+            raise RagdiagError(f"index folder {self.path} has no dense index (built with --embedder none); use --mode bm25")
+        return load_index(self.path / DENSE)
 
     def bm25(self) -> BM25Index:
-        with open(self.path / "bm25.pkl", "rb") as handle:
-            return pickle.load(handle)
+        meta = self.manifest["meta"].get("bm25") or {}
+        if "variant" not in meta:
+            raise RagdiagError(f"index folder {self.path} was built by an older ragdiag; rebuild it with 'ragdiag index build'")
+        return load_bm25(self.path / BM25_DIR, Bm25Config.from_dict(meta))
 
     def embed_queries(self, texts: list[str], cache_dir: Path | None, base_url: str | None, progress: bool) -> np.ndarray:
         meta = self.manifest["meta"]
@@ -108,10 +169,34 @@ class IndexDir:
         return prepare_vectors(embedder.encode(texts, progress=progress), meta["metric"], "query embeddings")
 
 
+def _read_json(path: Path, folder: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RagdiagError(f"index folder {folder}: {path.name} is not valid JSON ({err}); rebuild the index") from None
+
+
 def open_index_dir(path: Path) -> IndexDir:
+    """Read an index folder's manifest and ids; refuse legacy pickles and name any missing file."""
     path = Path(path)
-    manifest_path = path / MANIFEST
-    if not manifest_path.is_file():
+    if not path.is_dir():
+        raise RagdiagError(f"{path}: not an index directory (build one with 'ragdiag index build')")
+    if (path / LEGACY_PICKLE).exists():
+        raise RagdiagError(
+            f"index folder {path} holds {LEGACY_PICKLE}, a pickle from an older ragdiag that is never loaded "
+            "(unpickling can run code); rebuild the index with 'ragdiag index build'"
+        )
+    if not (path / MANIFEST).is_file():
         raise RagdiagError(f"{path}: not an index directory (no {MANIFEST}; build one with 'ragdiag index build')")
-    manifest = json.loads(manifest_path.read_text())
-    return IndexDir(path, manifest, json.loads((path / "doc_ids.json").read_text()))
+    manifest = _read_json(path / MANIFEST, path)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("meta"), dict):
+        raise RagdiagError(f"index folder {path}: {MANIFEST} has no 'meta' object; rebuild the index")
+    faiss_dense = manifest["meta"].get("embedder") != NO_EMBEDDER and manifest["meta"].get("backend", "faiss") == "faiss"
+    needed = [DOC_IDS] + ([DENSE] if faiss_dense else [])
+    for name in needed:
+        if not (path / name).is_file():
+            raise RagdiagError(f"index folder {path} is missing {name}; rebuild it with 'ragdiag index build'")
+    doc_ids = _read_json(path / DOC_IDS, path)
+    if not isinstance(doc_ids, list):
+        raise RagdiagError(f"index folder {path}: {DOC_IDS} is not a list of ids; rebuild the index")
+    return IndexDir(path, manifest, [str(d) for d in doc_ids])
