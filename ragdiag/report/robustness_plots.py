@@ -34,6 +34,25 @@ def _by_index(points: list[dict]) -> dict[str, list[dict]]:
     return groups
 
 
+def operating_labels(group: list[dict]) -> list[str]:
+    """The label of each operating point of one index: the search parameters that vary within the
+    group (e.g. ``efSearch=64``, ``nprobe=8``), else all its parameters, else its spec."""
+    keys = [k for k in dict.fromkeys(k for p in group for k in p["params"])
+            if len({str(p["params"].get(k)) for p in group}) > 1]
+    if not keys:
+        keys = list(group[0]["params"])
+    return [",".join(f"{k}={p['params'].get(k)}" for k in keys) or p["spec"] for p in group]
+
+
+def _curves(ax, groups: dict[str, list[dict]], x_of, y_of) -> None:
+    """One line per index, every operating point marked and labelled with its parameter value."""
+    for spec, group in groups.items():
+        xs, ys = [x_of(p) for p in group], [y_of(p) for p in group]
+        ax.plot(xs, ys, "o-", label=f"{group[0]['index']} ({spec})" if spec != group[0]["index"] else spec)
+        for i, (x, y, text) in enumerate(zip(xs, ys, operating_labels(group))):  # alternate sides: plateaus
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4 if i % 2 == 0 else -10), fontsize=6)
+
+
 def write_plots(result: dict, out_dir: Path) -> list[Path]:
     """Write the plots that apply (QPS only for index points); return their paths."""
     import matplotlib
@@ -45,6 +64,7 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     points, k = result["points"], result["meta"]["k"]
     deltas = list(points[0]["robustness"]) if points else []
+    source = result["meta"].get("ground_truth", "")
     written = []
 
     fig, axes = _panels(len(points))
@@ -58,14 +78,16 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     written.append(_save(fig, out_dir / "recall_distribution.png"))
 
+    groups = _by_index(points)
     fig, axes = _panels(len(deltas))
     for ax, delta in zip(axes, deltas):
-        for spec, group in _by_index(points).items():
-            ax.plot([p["recall_mean"] for p in group], [p["robustness"][delta] for p in group], "o-", label=group[0]["index"])
+        _curves(ax, groups, lambda p: p["recall_mean"], lambda p, d=delta: p["robustness"][d])
         ax.set_title(f"δ = {delta}")
         ax.set_xlabel(f"average recall@{k}")
         ax.set_ylabel(f"Robustness-{delta}@{k}")
-    axes[0].legend(fontsize=7)
+    if deltas:
+        axes[0].legend(fontsize=7)
+    fig.suptitle(f"Robustness-δ@{k} vs average recall@{k}, per operating point" + (f" (truth: {source})" if source else ""))
     fig.tight_layout()
     written.append(_save(fig, out_dir / "robustness_vs_recall.png"))
 
@@ -73,14 +95,13 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     if timed:
         fig, axes = _panels(len(deltas))
         for ax, delta in zip(axes, deltas):
-            for spec, group in _by_index(timed).items():
-                ax.plot([p["robustness"][delta] for p in group], [p["qps_batch"]["median"] for p in group], "o-",
-                        label=group[0]["index"])
+            _curves(ax, _by_index(timed), lambda p, d=delta: p["robustness"][d], lambda p: p["qps_batch"]["median"])
             ax.set_yscale("log")
             ax.set_title(f"δ = {delta}")
             ax.set_xlabel(f"Robustness-{delta}@{k}")
-            ax.set_ylabel("QPS (batch)")
+            ax.set_ylabel("QPS (batch, median)")
         axes[0].legend(fontsize=7)
+        fig.suptitle(f"Throughput vs Robustness-δ@{k}, per operating point")
         fig.tight_layout()
         written.append(_save(fig, out_dir / "qps_vs_robustness.png"))
     plt.close("all")
@@ -88,5 +109,8 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
+    from ragdiag.io.writer import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     return path
