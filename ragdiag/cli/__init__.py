@@ -15,7 +15,21 @@ from ragdiag.errors import RagdiagError
 
 
 class _RagdiagGroup(TyperGroup):
-    """Root group: turns a :class:`RagdiagError` from any subcommand into one line on stderr."""
+    """Root group: turns a :class:`RagdiagError` or a usage error from any subcommand into one line
+    on stderr, rewrites deprecated option spellings, and gives ``--help`` conventional metavars."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        from ragdiag.cli.usage import conventional_metavars
+
+        conventional_metavars(self)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        from ragdiag.cli.usage import main_one_line
+
+        return main_one_line(super().main, self, args, prog_name=prog_name, complete_var=complete_var, **extra)
 
     def invoke(self, ctx):  # type: ignore[override]
         try:
@@ -61,6 +75,7 @@ def _root(
 def _register() -> None:
     """Attach every command module, in the order of the data flow (modules import nothing heavy)."""
     from ragdiag.cli import cache, correlate, generate, grade, index, noise, pipeline, probe, retrieve, robustness
+    from ragdiag.cli import import_data
 
     app.command("correlate")(correlate.correlate)
     app.command("generate")(generate.generate)
@@ -70,11 +85,17 @@ def _register() -> None:
     app.add_typer(index.app, name="index")
     app.command("retrieve")(retrieve.retrieve)
     app.command("robustness")(robustness.robustness)
+    from ragdiag.cli import sweep as sweep_cli
+
+    app.command("sweep")(sweep_cli.sweep)
     from ragdiag.cli import evaluate as evaluate_cli
 
     app.command("evaluate")(evaluate_cli.evaluate)
     app.add_typer(probe.app, name="probe")
     app.command("noise")(noise.noise)
+    app.add_typer(import_data.app, name="import")
+    index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
+    probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
 
 
 _register()

@@ -69,6 +69,27 @@ def _float_option(flag: str, help_text: str, lo: float | None = None, hi: float 
     return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check, **extra)
 
 
+def path_option(flag: str, help_text: str, **extra):
+    """A command's own file or folder option (metavar PATH)."""
+    return typer.Option(flag, help=help_text, metavar=PATH, **extra)
+
+
+def text_option(flag: str, help_text: str, **extra):
+    """A command's own free-text option (metavar TEXT)."""
+    return typer.Option(flag, help=help_text, metavar=TEXT, **extra)
+
+
+def int_option(flag: str, help_text: str, lo: int, hi: int, **extra):
+    """A command's own integer option, range [lo, hi] checked before any work."""
+    return typer.Option(flag, help=help_text, metavar=INTEGER, min=lo, max=hi, **extra)
+
+
+def float_option(flag: str, help_text: str, lo: float | None = None, hi: float | None = None, *,
+                 lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra):
+    """A command's own float option: finite and within the interval, checked before any work."""
+    return _float_option(flag, help_text, lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional, **extra)
+
+
 # ---------------------------------------------------------------- closed choices
 
 
@@ -96,10 +117,11 @@ class TableFormat(str, Enum):
 
 
 class Segmentation(str, Enum):
-    """How correlate splits rows into segments (METHODS.md §3)."""
+    """How correlate splits rows into segments (METHODS.md §3); pooled keeps one segment per embedder and subset."""
 
     ratio = "ratio"
     nw = "nw"
+    pooled = "pooled"
 
 
 class CacheMode(str, Enum):
@@ -215,7 +237,7 @@ Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N tim
 
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
-Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0.", metavar=choices_metavar(Segmentation))]
+Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
 Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R.", metavar=TEXT)]
 CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT)]
 AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N) or a0^a1^step; at most 100,000 values.", metavar=TEXT)]

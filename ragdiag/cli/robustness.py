@@ -5,55 +5,59 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
+from ragdiag.cli import params as p
+
 
 def robustness(
-    base: Path = typer.Option(None, "--base", help="Base vectors X.npy (n × dim)."),
-    queries: Path = typer.Option(None, "--queries", help="Query vectors Q.npy (m × dim)."),
-    corpus: Path = typer.Option(None, "--corpus", help="BEIR corpus.jsonl, embedded with --embedder."),
-    query_texts: Path = typer.Option(None, "--query-texts", help="BEIR queries.jsonl, embedded with --embedder."),
-    embedder: str = typer.Option("local", "--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL."),
-    run: Path = typer.Option(None, "--run", help="run.jsonl from 'ragdiag retrieve' (with --qrels)."),
-    qrels: Path = typer.Option(None, "--qrels", help="Qrels TSV with header (query-id, corpus-id, score)."),
-    k: int = typer.Option(10, "--k", help="Cut-off K."),
-    metric: str = typer.Option("ip", "--metric", help="ip, cosine or l2."),
-    index: list[str] = typer.Option(["flat"], "--index", help="Index spec (repeatable); a|b|c sweeps a search parameter."),
-    backend: str = typer.Option("faiss", "--backend", help="Where pg-* specs run: pgvector:postgresql://… or pgvector:embedded[:DIR] (faiss specs always run in faiss)."),
-    delta: str = typer.Option("0.1,0.3,0.5,0.7,0.9", "--delta", help="Comma-separated δ values."),
-    tie_aware: bool = typer.Option(False, "--tie-aware", help="Count returned items tied with the K-th true distance."),
-    latency_queries: int = typer.Option(1000, "--latency-queries", help="Queries timed one by one for latency."),
-    repeats: int = typer.Option(3, "--repeats", help="Repeats of the batch QPS measurement (median reported)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for IVF k-means training."),
-    threads: int = typer.Option(None, "--threads", help="faiss OpenMP threads (default: all cores)."),
-    fmt: str = typer.Option("table", "--format", help="table or json (stdout)."),
-    out: Path = typer.Option(None, "--out", help="Write the JSON result here."),
-    per_query: Path = typer.Option(None, "--per-query", help="Write one JSON line per (point, query)."),
-    plot: Path = typer.Option(None, "--plot", help="Write PNG plots to this directory."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory (default $RAGDIAG_CACHE_DIR)."),
-    base_url: str = typer.Option(None, "--base-url", help="API base URL for openai:/voyage: embedders."),
+    base_vectors: p.BaseVectors = None,
+    query_vectors: p.QueryVectors = None,
+    corpus: Annotated[Optional[Path], p.path_option("--corpus", "BEIR corpus.jsonl, embedded with --embedder.")] = None,
+    queries: Annotated[Optional[Path], p.path_option("--queries", "BEIR queries.jsonl, embedded with --embedder.")] = None,
+    embedder: p.Embedder = p.DEFAULT_EMBEDDER,
+    run: Annotated[Optional[Path], p.path_option("--run", "run.jsonl from 'ragdiag retrieve' (with --qrels).")] = None,
+    qrels: p.Qrels = None,
+    k: p.K = p.DEFAULT_K,
+    metric: p.MetricOpt = p.DEFAULT_METRIC,
+    index_spec: p.IndexSpecs = ["flat"],  # noqa: B006 - typer reads the default, never mutates it
+    backend: Annotated[str, p.text_option("--backend", "Where pg-* specs run: pgvector:postgresql://… or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
+    delta: p.Deltas = p.DEFAULT_DELTAS,
+    tie_aware: p.TieAware = False,
+    latency_queries: p.LatencyQueries = 1000,
+    repeats: p.BenchRepeats = 3,
+    seed: p.Seed = p.DEFAULT_SEED,
+    threads: p.Threads = None,
+    fmt: p.TableFormatOpt = p.TableFormat.table,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the JSON result here.")] = None,
+    per_query: Annotated[Optional[Path], p.path_option("--per-query", "Write one JSON line per (point, query).")] = None,
+    plot_dir: p.PlotDir = None,
+    cache_dir: p.CacheDir = None,
+    base_url: p.BaseUrl = None,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, run_robustness, write_outputs
+    from ragdiag.cli.paths import check_paths
     from ragdiag.options import parse_deltas
-    from ragdiag.errors import RagdiagError
 
-    if fmt not in ("table", "json"):
-        raise RagdiagError(f"--format '{fmt}': expected table or json")
+    check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
+                        "--queries": queries, "--run": run, "--qrels": qrels},
+                outputs={"--out": out, "--per-query": per_query}, folders={"--plot-dir": plot_dir, "--cache-dir": cache_dir})
     opts = RobustnessOptions(
-        k=k, metric=metric, index=list(index), deltas=parse_deltas(delta), base=base, queries=queries, corpus=corpus,
-        query_texts=query_texts, embedder=embedder, run=run, qrels=qrels, tie_aware=tie_aware,
-        latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads, cache_dir=cache_dir, base_url=base_url,
-        backend=backend,
+        k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
+        queries=query_vectors, corpus=corpus, query_texts=queries, embedder=embedder, run=run, qrels=qrels,
+        tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
+        cache_dir=cache_dir, base_url=base_url, backend=backend,
     )
     result, rows = run_robustness(opts, progress=sys.stderr.isatty())
     write_outputs(result, rows, out, per_query)
-    if plot:
+    if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
-        write_plots(result, plot)
-    if fmt == "json":
+        write_plots(result, plot_dir)
+    if fmt is p.TableFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
         from rich.console import Console

@@ -1,0 +1,34 @@
+"""Deprecated option spellings, per command: they keep working, hidden from ``--help``, and
+each use prints one ``ragdiag: note: OLD is deprecated here, use NEW`` line on stderr.
+
+A value is the new flag, or a function of the value given that returns the new flag (or None
+to keep the old one, when the spelling is still right for that value).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Union
+
+Renamed = Union[str, Callable[[Optional[str]], Optional[str]]]
+
+
+def _npy_queries(value: Optional[str]) -> Optional[str]:
+    """robustness --queries X.npy meant query vectors; --queries FILE.jsonl is a BEIR queries file."""
+    return "--query-vectors" if value is not None and value.lower().endswith(".npy") else None
+
+
+_RETRIEVE = {"--index": "--index-dir"}
+_GENERATE = {"--k": "--ks", "--rank-with": "--embedder"}
+
+DEPRECATED: dict[str, dict[str, Renamed]] = {
+    "generate": _GENERATE,
+    "pipeline": _GENERATE,
+    "retrieve": _RETRIEVE,
+    "index search": _RETRIEVE,
+    "index build": {"--out": "--out-dir", "--index": "--index-spec"},
+    "robustness": {
+        "--base": "--base-vectors", "--queries": _npy_queries, "--query-texts": "--queries",
+        "--index": "--index-spec", "--plot": "--plot-dir",
+    },
+    "probe names": {"--queries": "--n-queries"},
+}

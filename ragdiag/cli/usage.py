@@ -1,0 +1,202 @@
+"""How the command line talks to the user about itself: one-line usage errors, conventional
+metavars in ``--help``, and deprecated option spellings kept as hidden aliases.
+
+- Usage errors (unknown option, missing option, bad choice, bad or out-of-range value) print
+  ``ragdiag: error: --k: 'abc' is not a valid integer (see 'ragdiag correlate --help')`` on one
+  stderr line and exit 2, like every other ragdiag error — never a boxed panel.
+- ``--help`` shows TEXT, INTEGER, FLOAT, PATH or ``[a|b]`` metavars and nothing for flags, on
+  every typer version (recent typers print ``<int>``, ``<bool>``).
+- An old spelling (``index build --out``) is rewritten to its new name before parsing, with one
+  ``ragdiag: note: --out is deprecated here, use --out-dir`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+try:  # recent typers vendor click as typer._click
+    from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
+    from typer.exceptions import Abort
+except ImportError:  # pragma: no cover - typer on top of click
+    from click.exceptions import Abort, BadParameter, ClickException, NoSuchOption, UsageError
+
+from ragdiag.cli.aliases import DEPRECATED
+
+# typer's pydantic-style conversion messages → click's wording
+_REWORDINGS: tuple[tuple[str, str], ...] = (
+    (r"^(?:Value error, )?Input should be a valid integer.*$", "is not a valid integer"),
+    (r"^(?:Value error, )?Input should be a valid number.*$", "is not a valid number"),
+    (r"^(?:Value error, )?Input should be a valid boolean.*$", "is not a valid boolean"),
+    (r"^(?:Value error, )?Input should be greater than or equal to (\S+)$", r"is out of range: must be ≥ \1"),
+    (r"^(?:Value error, )?Input should be greater than (\S+)$", r"is out of range: must be > \1"),
+    (r"^(?:Value error, )?Input should be less than or equal to (\S+)$", r"is out of range: must be ≤ \1"),
+    (r"^(?:Value error, )?Input should be less than (\S+)$", r"is out of range: must be < \1"),
+    (r"^(?:Value error, )?'[^']*' is not one of (.*?)\.?$", r"is not one of \1"),
+    (r"^'[^']*' is not a valid (integer|float|integer range|float range)\.?$", r"is not a valid \1"),
+    (r"^'?[^']*'? is not in the range (.*?)\.?$", r"is out of range: must be \1"),
+)
+
+
+def _flag_of(err: BadParameter) -> Optional[str]:
+    param = getattr(err, "param", None)
+    if param is not None and getattr(param, "opts", None):
+        longs = [opt for opt in param.opts if opt.startswith("--")]
+        return (longs or param.opts)[0]
+    hint = getattr(err, "param_hint", None)
+    if isinstance(hint, str):
+        return hint.strip("'\"")
+    if hint:
+        return str(list(hint)[0]).strip("'\"")
+    return None
+
+
+def _value_given(args: Sequence[str], flag: str) -> Optional[str]:
+    """The last value the user passed for ``flag`` (``--k abc`` or ``--k=abc``)."""
+    value = None
+    for i, token in enumerate(args):
+        if token == "--":
+            break
+        if token == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif token.startswith(flag + "="):
+            value = token[len(flag) + 1:]
+    return value
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
+
+
+def usage_line(err: ClickException, args: Sequence[str]) -> str:
+    """One line for a usage error: what is wrong, with which flag, and where help is."""
+    ctx = getattr(err, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    if isinstance(err, BadParameter) and type(err).__name__ != "MissingParameter":
+        flag = _flag_of(err)
+        message = str(err.message).strip().rstrip(".")
+        message = message.replace("\n", " ")
+        for pattern, replacement in _REWORDINGS:
+            if re.match(pattern, message):
+                value = _value_given(args, flag) if flag else None
+                reworded = re.sub(pattern, replacement, message)
+                message = f"{value!r} {reworded}" if value is not None else reworded
+                break
+        else:
+            message = _lower_first(message)
+        return f"{flag}: {message}{hint}" if flag else f"{message}{hint}"
+    if isinstance(err, NoSuchOption):
+        message = f"no such option: {err.option_name}"
+        if err.possibilities:
+            message += f" (did you mean {', '.join(sorted(err.possibilities))}?)"
+        return message + hint
+    message = " ".join(err.format_message().split()).rstrip(".")
+    return _lower_first(message) + hint
+
+
+# ---------------------------------------------------------------- deprecated spellings
+
+
+def _command_path(root: Any, args: Sequence[str]) -> tuple[tuple[str, ...], int]:
+    """The subcommand names at the start of ``args`` (e.g. ("index", "build")) and how many tokens they take."""
+    path: list[str] = []
+    node = root
+    for token in args:
+        commands = getattr(node, "commands", None)
+        if not commands or token not in commands:
+            break
+        path.append(token)
+        node = commands[token]
+    return tuple(path), len(path)
+
+
+def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) -> list[str]:
+    """Replace deprecated option spellings of the invoked command by their new names."""
+    path, start = _command_path(root, args)
+    table = DEPRECATED.get(" ".join(path))
+    if not table:
+        return args
+    out = list(args[:start])
+    noted: set[str] = set()
+    i = start
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            out.extend(args[i:])
+            break
+        name, eq, inline = token.partition("=")
+        if name in table:
+            value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+            new = table[name](value) if callable(table[name]) else table[name]
+            if new is not None and new != name:
+                if name not in noted:
+                    warn(f"ragdiag: note: {name} is deprecated here, use {new}")
+                    noted.add(name)
+                token = f"{new}={inline}" if eq else new
+        out.append(token)
+        i += 1
+    return out
+
+
+# ---------------------------------------------------------------- help metavars
+
+
+def _commands_under(command: Any) -> Iterable[Any]:
+    yield command
+    for sub in (getattr(command, "commands", None) or {}).values():
+        yield from _commands_under(sub)
+
+
+def conventional_metavars(root: Any) -> None:
+    """Flags (and ``--help``) show no metavar; other options without one get click's names."""
+    for command in _commands_under(root):
+        params = list(command.params)
+        try:
+            help_option = command.get_help_option(command.context_class(command))
+        except Exception:  # pragma: no cover - help option built differently by this click
+            help_option = None
+        if help_option is not None:
+            params.append(help_option)
+        for param in params:
+            if getattr(param, "metavar", None) is not None:
+                continue
+            if getattr(param, "is_flag", False) or getattr(param, "is_bool_flag", False):
+                param.metavar = ""
+            else:
+                param.metavar = _click_type_name(param)
+
+
+def _click_type_name(param: Any) -> Optional[str]:
+    """TEXT / INTEGER / FLOAT / PATH / [a|b] from the parameter's type."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:  # recent typer
+        if getattr(descriptor, "is_choice", False):
+            return "[" + "|".join(str(getattr(c, "value", c)) for c in descriptor.choices or ()) + "]"
+        if getattr(descriptor, "is_path", False):
+            return "PATH"
+        annotation = descriptor.annotation
+        while getattr(annotation, "__args__", None) and getattr(annotation, "__origin__", None) is list:
+            annotation = annotation.__args__[0]
+        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
+        return names.get(annotation, "TEXT")
+    return None  # click names its own types (TEXT, INTEGER, …)
+
+
+def main_one_line(super_main: Callable[..., Any], root: Any, args: Optional[Sequence[str]], **kwargs: Any) -> None:
+    """Run the root command: deprecated spellings rewritten, usage errors on one line, exit code."""
+    argv = list(sys.argv[1:] if args is None else args)
+    argv = rewrite_deprecated(root, argv, lambda line: print(line, file=sys.stderr))
+    try:
+        rv = super_main(args=argv, standalone_mode=False, **kwargs)
+    except ClickException as err:
+        if type(err).__name__ == "NoArgsIsHelpError":  # the help was the answer
+            if err.format_message().strip():
+                print(err.format_message(), file=sys.stderr)
+            sys.exit(err.exit_code)
+        print(f"ragdiag: error: {usage_line(err, argv)}", file=sys.stderr)
+        sys.exit(err.exit_code if isinstance(err, UsageError) else 2)
+    except Abort:
+        print("ragdiag: error: aborted", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
