@@ -29,7 +29,7 @@ bench: install
 # Rebuild the bundled retrieval-response sample (real L6 ranking, simulated grades; ~1 min).
 .PHONY: fixtures
 fixtures: $(STAMP)
-	$(PY) -m ragdiag.data.sample_builder --out fixtures/retrieval-response-sample --seed 0
+	$(PY) -m tools.sample_builder --out fixtures/retrieval-response-sample --seed 0
 
 clean:
 	rm -rf $(VENV) .pytest_cache

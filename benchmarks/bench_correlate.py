@@ -22,9 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, median_time, write_section  # noqa: E402
 
-from ragdiag.data.synthetic import synthetic_graded  # noqa: E402
+sys.path.insert(0, str(ROOT))  # tools/ and tests/ are not in the wheel
 from ragdiag.metrics.alpha_grid import parse_alpha_grid  # noqa: E402
-from ragdiag.metrics.reference import reference_correlate  # noqa: E402
+from tests.metrics.reference import reference_correlate  # noqa: E402
+from tools.synthetic import synthetic_graded  # noqa: E402
 
 RAGDIAG = str(ROOT / ".venv" / "bin" / "ragdiag")
 MID_CONFIGS = (
@@ -90,9 +91,9 @@ def main() -> None:
     text = (
         "## correlate\n\n"
         "`.venv/bin/python benchmarks/bench_correlate.py` — synthetic graded files from "
-        "`ragdiag.data.synthetic` (answers of 144 characters each), wall time of the `ragdiag correlate` "
+        "`tools.synthetic` (answers of 144 characters each), wall time of the `ragdiag correlate` "
         "CLI as a subprocess, start-up and JSON loading included, α grid l350^0.95 (702 values). "
-        "The baseline is `ragdiag.metrics.reference.reference_correlate` (a Python loop over α and "
+        "The baseline is `tests.metrics.reference.reference_correlate` (a Python loop over α and "
         "samples with scipy correlations, the method of the paper's released analysis) on the same rows.\n\n"
         + "\n".join(rows)
     )

@@ -1,7 +1,7 @@
 """Re-record ``fixtures/llm-cache/``: run the real ``ragdiag pipeline`` on a small slice of the bundled
 sample against the local test chat server, then export the call cache.
 
-    .venv/bin/python tests/pipeline/record_llm_cache.py
+    .venv/bin/python tools/record_llm_cache.py
 
 The replies are the test server's deterministic output (see tests/servers/chat_server.py), not an
 LLM's answers or judgements. The model name recorded is ``ragdiag-test-server`` to make that plain.
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from typer.testing import CliRunner  # noqa: E402

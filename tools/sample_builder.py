@@ -1,11 +1,11 @@
 """Build the bundled retrieval-response sample (subset M) in the exact schema of paper 003, A.1.
 
-Texts are written by :mod:`ragdiag.data.sample_passages`; candidates are ranked for real by
+Texts are written by :mod:`tools.sample_passages`; candidates are ranked for real by
 cosine similarity with the bundled all-MiniLM-L6-v2 (``load_embedder("local")``, code ``L6``);
 grades are SIMULATED (no LLM is reachable) by :data:`GRADE_FORMULA`. Provenance goes to
 ``meta.json`` beside the three data files, whose records keep the exact schema.
 
-    python -m ragdiag.data.sample_builder --out fixtures/retrieval-response-sample --seed 0
+    python -m tools.sample_builder --out fixtures/retrieval-response-sample --seed 0
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
-from ragdiag.data.sample_passages import load_topics, topics_path, write_texts_samples
+from tools.sample_passages import load_topics, topics_path, write_texts_samples
 
 EMBEDDER_SPEC = "local"
 EMBEDDER_CODE = "L6"  # all-MiniLM-L6-v2; the paper's codes are AM, EM, ES, QM (METHODS.md §1)
@@ -146,7 +146,7 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
         "embedder": {"E": EMBEDDER_CODE, "spec": EMBEDDER_SPEC, "identity": embedder.identity,
                      "ranking": f"cosine similarity rounded to {COSINE_DECIMALS} decimals, ties by candidate index"},
         "built_with": f"ragdiag {__version__}",
-        "command": f"python -m ragdiag.data.sample_builder --out <dir> --seed {seed}"
+        "command": f"python -m tools.sample_builder --out <dir> --seed {seed}"
                    + (f" --queries {n_queries}" if n_queries is not None else ""),
         "params": {"Nc": list(NC_VALUES), "Np": list(NP_VALUES), "K": list(K_VALUES)},
         "source": {"file": "source/topics.json",
@@ -159,7 +159,7 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m ragdiag.data.sample_builder --out DIR --seed 0``."""
+    """Command line: ``python -m tools.sample_builder --out DIR --seed 0``."""
     parser = argparse.ArgumentParser(description="Build the bundled retrieval-response sample (simulated grades).")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")

@@ -65,10 +65,13 @@ def correlate(
     from rich.console import Console
 
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
-    from ragdiag.metrics.correlate_job import correlate_report, load_graded
+    from ragdiag.data.loaders import load_graded
+    from ragdiag.io.writer import guard_outputs
+    from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.measure_tables import parse_measures
     from ragdiag.options import parse_deltas
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
+    from ragdiag.report.correlation_file import write_correlation
     from ragdiag.report.progress import progress_over
 
     pair = None
@@ -84,18 +87,15 @@ def correlate(
         alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed, compare=pair,
     )
     stderr = Console(stderr=True)
+    guard_outputs([out, plot], [graded])
     table = load_graded(graded, dataset, offline=offline, fallback=not no_fallback, hf_repo=hf_repo)
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
-    report = correlate_report(table, opts, by_config=by == "config", deltas=parse_deltas(delta),
+    report = run_correlation(table, opts, by_config=by == "config", deltas=parse_deltas(delta),
                               progress=progress_over(stderr))
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if out is not None:
-        out_fmt = fmt.value
-        if fmt is Format.table and out.suffix in (".json", ".csv"):
-            out_fmt = out.suffix[1:]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_text(report, out_fmt))
+        write_correlation(report, out, fmt.value, inputs=[graded])
     if plot is not None:
         write_heatmap(report, plot)
     if fmt is Format.table:

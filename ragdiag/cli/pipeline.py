@@ -34,7 +34,7 @@ def pipeline(
     from rich.console import Console
 
     from ragdiag.pipeline.generate import parse_ks
-    from ragdiag.pipeline.pipeline import run_pipeline
+    from ragdiag.pipeline.end_to_end import run_pipeline
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.correlate_report import print_report
 

@@ -91,9 +91,24 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
 
 
 def _validate_slowly(records: list, source_label: str) -> None:
-    """Per-record validation: raises DataError naming the first bad record and field."""
-    for index, record in enumerate(records):
-        check_graded_record(record, source_label, index)
+    """Per-record validation: raises DataError naming the first bad record (1-based) and field."""
+    for number, record in enumerate(records, start=1):
+        check_graded_record(record, source_label, number)
+
+
+def check_unique_keys(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
+                      source_label: str) -> None:
+    """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based)."""
+    keys = list(zip(ids, embedders, nc.tolist(), np_.tolist(), k.tolist()))
+    if len(set(keys)) == len(keys):
+        return
+    first: dict[tuple, int] = {}
+    for number, key in enumerate(keys, start=1):
+        if key in first:
+            sid, emb, c, p, kk = key
+            raise DataError(f"{source_label}: records {first[key]} and {number} are the same sample "
+                            f"(id '{sid}', E '{emb}', Nc {c}, Np {p}, K {kk}); remove one")
+        first[key] = number
 
 
 def _columns_fast(records: list) -> dict[str, Any] | None:
@@ -113,23 +128,29 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         return None
     if not all(type(x) is str for x in ids) or not all(type(x) is str for x in embedders):
         return None
+    if not all(type(x) is int for col in ints.values() for x in col) or not all(type(x) is list for x in in_k):
+        return None  # bool is not an integer here, though numpy would take it as one
     int_columns = {name: np.asarray(col) for name, col in ints.items()}
-    if any(col.dtype.kind != "i" for col in int_columns.values()) or not all(type(x) is list for x in in_k):
+    if any(col.dtype.kind != "i" for col in int_columns.values()):
         return None
-    if not all(g is None or type(g) in (int, float) for g in grades):
-        return None
+    if not all(g is None or type(g) in (int, float) for g in grades) or any(g != g for g in grades if g is not None):
+        return None  # a NaN grade is not a missing grade
     k = int_columns["K"].astype(np.int64)
     lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
     if not np.array_equal(lengths, k):
         return None
-    flat = np.asarray(list(itertools.chain.from_iterable(in_k))) if int(k.sum()) else np.zeros(0, dtype=np.int64)
+    items = list(itertools.chain.from_iterable(in_k))
+    if not all(type(x) is int for x in items):
+        return None
+    flat = np.asarray(items) if items else np.zeros(0, dtype=np.int64)
     if flat.dtype.kind != "i" or (flat.size and (flat.min() < 0 or flat.max() > 1)):
         return None
-    if len(k) and (k.min() < 1 or int_columns["Np"].min() < 1):
+    nc = int_columns["Nc"].astype(np.int64)
+    if len(k) and (k.min() < 1 or int_columns["Np"].min() < 1 or np.any(k > nc) or np.any(int_columns["Np"] > nc)):
         return None
     grade = np.asarray([np.nan if g is None else g for g in grades], dtype=np.float64)
     present = ~np.isnan(grade)
-    if np.any((grade[present] < 1) | (grade[present] > 5)):
+    if np.any(~((grade[present] >= 1) & (grade[present] <= 5))):  # also catches ±inf
         return None
     np_ = int_columns["Np"].astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(k) else np.zeros(0, dtype=np.int64)
@@ -137,12 +158,13 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
     n = np.where(lengths > 0, n, 0)
     if np.any(n > np_):
         return None
-    return {"ids": ids, "embedders": embedders, "Nc": int_columns["Nc"].astype(np.int64), "Np": np_, "K": k,
+    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k,
             "grade": grade, "flat": flat.astype(np.float64), "n": n}
 
 
 def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
-    """Validate every record (naming file, record index and field) and build the columns.
+    """Validate every record (naming file, 1-based record number and field), refuse duplicate
+    sample keys, and build the columns.
 
     Rows whose grade is null are skipped and counted in ``skipped_missing_grade``.
     """
@@ -151,6 +173,7 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     if cols is None:
         _validate_slowly(records, source_label)
         raise DataError(f"{source_label}: records do not follow the samples_graded schema")
+    check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
     keep = ~np.isnan(cols["grade"])
     k_all = cols["K"]
     width = int(k_all.max()) if len(k_all) else 0

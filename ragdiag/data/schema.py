@@ -1,10 +1,11 @@
 """Typed records of the retrieval-response dataset (paper 003, appendix A.1; METHODS.md §1).
 
-Validation errors name the file, the record index and the field.
+Validation errors name the file, the record number (1-based, as editors count) and the field.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,6 +46,20 @@ def _int_list(record: dict, source: str, index: int, name: str) -> list[int]:
     return values
 
 
+def check_permutation(rank: list[int], nc: int, source: str, number: int) -> None:
+    """``rank`` must order every candidate exactly once: a permutation of 0..Nc−1."""
+    if len(rank) != nc:
+        raise DataError.at(source, number, "rank", f"has {len(rank)} items, expected Nc = {nc}")
+    seen = [False] * nc
+    for pos, i in enumerate(rank):
+        if not 0 <= i < nc:
+            raise DataError.at(source, number, "rank", f"item {pos} is {i}, not a candidate index 0..{nc - 1}")
+        if seen[i]:
+            raise DataError.at(source, number, "rank", f"candidate {i} appears twice (item {pos}); rank must be "
+                               f"a permutation of 0..{nc - 1}")
+        seen[i] = True
+
+
 @dataclass(frozen=True)
 class TextsSample:
     """A query with its positives ``p`` and negatives ``n`` (extra keys such as c1/c2/q2 kept)."""
@@ -56,7 +71,7 @@ class TextsSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<texts>", index: int = 0) -> "TextsSample":
+    def from_dict(cls, record: Any, source: str = "<texts>", index: int = 1) -> "TextsSample":
         sid = _require(record, source, index, "id", str)
         q = _require(record, source, index, "q", str)
         p = _require(record, source, index, "p", list)
@@ -89,7 +104,7 @@ class RankedSample:
         return (self.id, self.E, self.Nc, self.Np)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<ranked>", index: int = 0) -> "RankedSample":
+    def from_dict(cls, record: Any, source: str = "<ranked>", index: int = 1) -> "RankedSample":
         sid = _require(record, source, index, "id", str)
         emb = _require(record, source, index, "E", str)
         nc = _require(record, source, index, "Nc", int)
@@ -100,10 +115,14 @@ class RankedSample:
         rank = _int_list(record, source, index, "rank")
         if len(p) != len(ks) or len(r) != len(ks):
             raise DataError.at(source, index, "P", f"P and R need one value per cut-off in K ({len(ks)})")
-        if len(rank) != nc:
-            raise DataError.at(source, index, "rank", f"has {len(rank)} items, expected Nc = {nc}")
         if not 1 <= np_ <= nc:
             raise DataError.at(source, index, "Np", f"{np_} is not between 1 and Nc = {nc}")
+        if any(k < 1 for k in ks):
+            raise DataError.at(source, index, "K", f"cut-offs must be positive, got {ks}")
+        for name, values in (("P", p), ("R", r)):
+            if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in values):
+                raise DataError.at(source, index, name, "every item must be a finite number")
+        check_permutation(rank, nc, source, index)
         return cls(sid, emb, nc, np_, ks, [float(x) for x in p], [float(x) for x in r], rank)
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,7 +148,7 @@ class GradedSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<graded>", index: int = 0) -> "GradedSample":
+    def from_dict(cls, record: Any, source: str = "<graded>", index: int = 1) -> "GradedSample":
         check_graded_record(record, source, index)
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
         extra = {k: v for k, v in record.items() if k not in known}
@@ -147,35 +166,48 @@ class GradedSample:
         return {**record, **extra}
 
 
-def check_graded_record(record: Any, source: str, index: int, allow_missing_grade: bool = True) -> None:
-    """Validate one graded record in place: the fields correlate needs, with their invariants.
+def check_graded_record(record: Any, source: str, number: int, allow_missing_grade: bool = True) -> None:
+    """Validate one graded record (``number`` is 1-based, as editors count): the fields correlate
+    needs, with their invariants 1 ≤ Np ≤ Nc, 1 ≤ K ≤ Nc, len(inK) = K, inK ∈ {0, 1}, sum(inK) ≤ Np,
+    and a finite grade in [1, 5].
 
     ``grade`` may be null (a judge reply that held no grade; correlate skips and counts it).
     """
-    _require(record, source, index, "id", str)
-    _require(record, source, index, "E", str)
-    _require(record, source, index, "Nc", int)
-    np_ = _require(record, source, index, "Np", int)
-    k = _require(record, source, index, "K", int)
+    _require(record, source, number, "id", str)
+    _require(record, source, number, "E", str)
+    nc = _require(record, source, number, "Nc", int)
+    np_ = _require(record, source, number, "Np", int)
+    k = _require(record, source, number, "K", int)
+    if nc < 1:
+        raise DataError.at(source, number, "Nc", f"{nc} is not a positive candidate count")
     if np_ < 1:
-        raise DataError.at(source, index, "Np", f"{np_} is not a positive count")
+        raise DataError.at(source, number, "Np", f"{np_} is not a positive count")
+    if np_ > nc:
+        raise DataError.at(source, number, "Np", f"{np_} positives exceed Nc = {nc} candidates")
     if k < 1:
-        raise DataError.at(source, index, "K", f"{k} is not a positive cut-off")
+        raise DataError.at(source, number, "K", f"{k} is not a positive cut-off")
+    if k > nc:
+        raise DataError.at(source, number, "K", f"cut-off {k} exceeds Nc = {nc} candidates")
     in_k = record.get("inK")
     if in_k is None:
-        raise DataError.at(source, index, "inK", "missing")
+        raise DataError.at(source, number, "inK", "missing")
     if not isinstance(in_k, list):
-        raise DataError.at(source, index, "inK", f"expected list, got {type(in_k).__name__}")
+        raise DataError.at(source, number, "inK", f"expected list, got {type(in_k).__name__}")
     if len(in_k) != k:
-        raise DataError.at(source, index, "inK", f"has {len(in_k)} items but K = {k}")
+        raise DataError.at(source, number, "inK", f"has {len(in_k)} items but K = {k}")
     if any(type(v) is not int or v not in (0, 1) for v in in_k):
-        raise DataError.at(source, index, "inK", "items must be 0 or 1")
+        raise DataError.at(source, number, "inK", "items must be 0 or 1")
     if sum(in_k) > np_:
-        raise DataError.at(source, index, "inK", f"{sum(in_k)} positives in the top K exceed Np = {np_}")
+        raise DataError.at(source, number, "inK", f"{sum(in_k)} positives in the top K exceed Np = {np_}")
     if "grade" not in record:
-        raise DataError.at(source, index, "grade", "missing")
+        raise DataError.at(source, number, "grade", "missing")
     grade = record["grade"]
     if grade is None and allow_missing_grade:
         return
     if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not 1 <= grade <= 5:
-        raise DataError.at(source, index, "grade", f"{grade!r} is not a grade between 1 and 5")
+        raise DataError.at(source, number, "grade", f"{grade!r} is not a finite grade between 1 and 5")
+
+
+def graded_key(record: dict) -> tuple[str, str, int, int, int]:
+    """The identity of a graded sample: (id, E, Nc, Np, K); two records may not share it."""
+    return (record["id"], record["E"], record["Nc"], record["Np"], record["K"])

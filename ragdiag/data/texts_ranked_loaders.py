@@ -71,7 +71,7 @@ def _load(source: str | Path, filename: str, cls: type[T], dataset: str) -> Load
     if dataset not in DATASET_NAMES:
         raise RagdiagError(f"unknown dataset '{dataset}': choose one of {', '.join(DATASET_NAMES)}")
     records, name, digest = _read(source, filename)
-    samples = [cls.from_dict(r, name, i) for i, r in enumerate(records)]
+    samples = [cls.from_dict(r, name, i) for i, r in enumerate(records, start=1)]
     kept = [s for s in samples if _keep(s.id, dataset)]
     if not kept:
         raise RagdiagError(f"{name}: no samples for dataset '{dataset}'")
@@ -82,7 +82,7 @@ def load_texts(source: str | Path, dataset: str = "all") -> Loaded[TextsSample]:
     """Texts samples (id, q, p, n) from a file, a hub-layout directory or ``hf:REPO``."""
     loaded = _load(source, TEXTS_FILE, TextsSample, dataset)
     seen: set[str] = set()
-    for index, sample in enumerate(loaded.samples):
+    for index, sample in enumerate(loaded.samples, start=1):
         if sample.id in seen:
             raise DataError.at(loaded.source, index, "id", f"duplicate id '{sample.id}'")
         seen.add(sample.id)

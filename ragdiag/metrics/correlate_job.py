@@ -1,37 +1,46 @@
-"""The whole ``ragdiag correlate`` job: load graded rows, analyse, assemble the report with its meta."""
+"""The whole ``ragdiag correlate`` analysis on a loaded table: results, comparisons, system view,
+verdicts, and the ``meta`` block and run record saying how they were made.
+
+Loading lives in :mod:`ragdiag.data.loaders` (``load_graded``); writing the report in
+:mod:`ragdiag.report.correlation_file` (``write_correlation``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
+from typing import Any
 
 from ragdiag.data.graded_table import GradedTable
-from ragdiag.data.loaders import load_graded_dataset, load_graded_file
-from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import RunRecord, package_versions, stamp, start_run
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
 from ragdiag.metrics.system_level import system_level
-from ragdiag.report.provenance import base_meta
 
 
-def load_graded(graded: Path | None, dataset: str | None, offline: bool = False, fallback: bool = True,
-                hf_repo: str | None = None) -> GradedTable:
-    """``--graded PATH`` or ``--dataset NAME`` (exactly one)."""
-    if (graded is None) == (dataset is None):
-        raise RagdiagError("give exactly one of --dataset NAME or --graded PATH")
-    if graded is not None:
-        return load_graded_file(graded)
-    return load_graded_dataset(dataset, offline=offline, fallback=fallback, repo=hf_repo)
+def legacy_meta(command: str, record: RunRecord, **fields: Any) -> dict[str, Any]:
+    """The ``meta`` keys results have always carried (command, argv, ragdiag, python, versions),
+    taken from the run record, plus the caller's fields."""
+    return {"command": command, "argv": list(record.argv), "ragdiag": record.ragdiag_version,
+            "python": record.python, "versions": package_versions(("numpy", "scipy")), **fields}
 
 
-def correlate_report(table: GradedTable, opts: CorrelateOptions, by_config: bool = False,
-                     deltas: tuple[float, ...] = (0.1, 0.3, 0.5), progress=None) -> dict:
-    """Results, comparisons, system view and verdicts, with a meta block saying how they were made."""
+def correlate_run_record(table: GradedTable, opts: CorrelateOptions) -> RunRecord:
+    """A run record for ``ragdiag correlate`` on ``table`` (input named with the sha256 already computed)."""
+    record = start_run("ragdiag correlate", seeds={"bootstrap": opts.seed} if opts.bootstrap else {})
+    record.inputs.append({"path": table.source.name, "sha256": table.source.sha256})
+    return record
+
+
+def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool = False,
+                    deltas: tuple[float, ...] = (0.1, 0.3, 0.5), progress=None,
+                    record: RunRecord | None = None) -> dict:
+    """Results, comparisons, system view and verdicts, with ``meta`` and ``run_record``."""
+    record = record or correlate_run_record(table, opts)
     analysis = run_correlate(table, opts, progress) if progress else run_correlate(table, opts)
     source = table.source
     options = asdict(opts)
-    meta = base_meta(
-        "correlate",
+    meta = legacy_meta(
+        "correlate", record,
         source=source.name,
         source_sha256=source.sha256,
         simulated_grades=source.simulated_grades,
@@ -56,4 +65,4 @@ def correlate_report(table: GradedTable, opts: CorrelateOptions, by_config: bool
     report = {"meta": meta, **analysis}
     if by_config:
         report["system"] = system_level(table, opts.measures, deltas, parse_alpha_grid(opts.alpha_grid), opts.xk)
-    return report
+    return stamp(report, record)

@@ -2,7 +2,7 @@
 
 Files: ``answers.jsonl``, ``graded.json`` (samples_graded schema), their ``*.manifest.json``,
 ``ranked.json`` with ``--rank-with``, and ``correlation.json`` from
-:func:`ragdiag.metrics.correlate_job.correlate_report` (the ``correlate`` job) on the graded file.
+:func:`ragdiag.metrics.correlate_job.run_correlation` (the ``correlate`` job) on the graded file.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted)."""
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
-    from ragdiag.metrics.correlate_job import correlate_report
+    from ragdiag.metrics.correlate_job import run_correlation
 
     if segments not in ("ratio", "nw"):
         raise RagdiagError(f"--segments must be ratio or nw, got '{segments}'")
@@ -49,7 +49,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress)
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress)
     table = load_graded_file(paths["graded"])
-    correlation = correlate_report(table, CorrelateOptions(segments=segments, min_samples=min_samples))
+    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples))
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
                                        correlate_command(paths["graded"], segments, min_samples),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.data.synthetic import synthetic_graded
+from tools.synthetic import synthetic_graded
 
 runner = CliRunner()
 
@@ -107,7 +107,7 @@ def test_bad_file_gives_one_clear_line(tmp_path):
     path.write_text(json.dumps(records))
     result = _invoke("--graded", str(path))
     assert result.exit_code == 2
-    assert f"{path}: record 2: field 'inK': has 1 items but K = 4" in result.stderr
+    assert f"{path}: record 3: field 'inK': has 1 items but K = 4" in result.stderr  # records[2]: 1-based
     missing = _invoke("--graded", str(tmp_path / "nope.json"))
     assert missing.exit_code == 2 and "nope.json: file not found" in missing.stderr
 

@@ -10,7 +10,7 @@ import pytest
 
 from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.data.loaders import load_graded_dataset, load_graded_file, load_graded_hub, read_json_records
-from ragdiag.data.synthetic import synthetic_graded
+from tools.synthetic import synthetic_graded
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.metrics.measures import ndcg_from_in_k
 
@@ -54,15 +54,25 @@ def test_null_grades_are_skipped_and_counted(tmp_path, records):
 
 @pytest.mark.parametrize(
     "mutate, expected",
-    [
-        (lambda r: r.pop("inK"), "record 4: field 'inK': missing"),
-        (lambda r: r.update(inK=r["inK"][:-1]), "record 4: field 'inK': has"),
-        (lambda r: r.update(grade=7), "record 4: field 'grade': 7 is not a grade between 1 and 5"),
-        (lambda r: r.update(grade="good"), "record 4: field 'grade'"),
-        (lambda r: r.update(K="3"), "record 4: field 'K': expected int"),
-        (lambda r: r.update(inK=[2] * r["K"]), "record 4: field 'inK': items must be 0 or 1"),
-        (lambda r: r.pop("id"), "record 4: field 'id': missing"),
-        (lambda r: r.update(Np=0), "record 4: field 'Np'"),
+    [  # records[4] is the fifth record: numbers are 1-based, as editors count
+        (lambda r: r.pop("inK"), "record 5: field 'inK': missing"),
+        (lambda r: r.update(inK=r["inK"][:-1]), "record 5: field 'inK': has"),
+        (lambda r: r.update(grade=7), "record 5: field 'grade': 7 is not a finite grade between 1 and 5"),
+        (lambda r: r.update(grade=0.5), "record 5: field 'grade': 0.5 is not"),
+        (lambda r: r.update(grade="good"), "record 5: field 'grade'"),
+        (lambda r: r.update(grade=True), "record 5: field 'grade'"),
+        (lambda r: r.update(K="3"), "record 5: field 'K': expected int"),
+        (lambda r: r.update(K=True), "record 5: field 'K': expected int"),
+        (lambda r: r.update(inK=[2] * r["K"]), "record 5: field 'inK': items must be 0 or 1"),
+        (lambda r: r.update(inK=[True] * r["K"]), "record 5: field 'inK': items must be 0 or 1"),
+        (lambda r: r.update(inK=[1] * r["K"], Np=r["K"] - 1), "record 5: field 'inK': "),
+        (lambda r: r.pop("id"), "record 5: field 'id': missing"),
+        (lambda r: r.update(Np=0), "record 5: field 'Np'"),
+        (lambda r: r.update(Np=-4), "record 5: field 'Np': -4 is not a positive count"),
+        (lambda r: r.update(Np=r["Nc"] + 1), "record 5: field 'Np': 31 positives exceed Nc = 30"),
+        (lambda r: r.update(Nc=-1), "record 5: field 'Nc': -1 is not a positive candidate count"),
+        (lambda r: r.update(Nc=r["K"] - 1, Np=1), "record 5: field 'K': cut-off 6 exceeds Nc = 5"),
+        (lambda r: r.update(K=0, inK=[]), "record 5: field 'K': 0 is not a positive cut-off"),
     ],
 )
 def test_bad_records_name_file_record_and_field(tmp_path, records, mutate, expected):
@@ -71,6 +81,23 @@ def test_bad_records_name_file_record_and_field(tmp_path, records, mutate, expec
     with pytest.raises(DataError) as err:
         load_graded_file(path)
     assert str(path) in str(err.value) and expected in str(err.value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_grade_is_rejected_not_taken_as_missing(records, value):
+    records[2]["grade"] = value  # possible from the hub's Arrow columns, never from a JSON file (orjson refuses)
+    with pytest.raises(DataError, match=rf"<mem>: record 3: field 'grade': {value!r} is not a finite grade"):
+        build_graded_table(records, "<mem>", GradedSource("<mem>"))
+
+
+def test_duplicate_sample_keys_name_both_records(tmp_path, records):
+    records.append(dict(records[6], grade=1 if records[6]["grade"] != 1 else 2))
+    path = _write(tmp_path / "dup.json", records)
+    with pytest.raises(DataError) as err:
+        load_graded_file(path)
+    r = records[6]
+    assert str(err.value) == (f"{path}: records 7 and {len(records)} are the same sample (id '{r['id']}', "
+                              f"E '{r['E']}', Nc {r['Nc']}, Np {r['Np']}, K {r['K']}); remove one")
 
 
 def test_malformed_json_names_line(tmp_path):

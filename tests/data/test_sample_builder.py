@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag.data import sample_builder as sb
-from ragdiag.data.sample_passages import MAX_WORDS, MIN_WORDS, load_topics, write_texts_samples
+from tools import sample_builder as sb
+from tools.sample_passages import MAX_WORDS, MIN_WORDS, load_topics, write_texts_samples
 from ragdiag.data.schema import RankedSample, TextsSample, check_graded_record
 from ragdiag.errors import DataError
 from ragdiag.resources import resource_path

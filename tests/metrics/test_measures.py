@@ -47,11 +47,33 @@ def test_robustness_and_recall_indicator():
     assert list(m.recall_indicator(np.array([1, 2]), np.array([3, 3]), 0.5)) == [0, 1]
 
 
-def test_alpha_grids():
+def test_log_grid_is_the_released_numpy_construction_bit_for_bit():
+    # The released analysis: numpy.logspace(1, N, num=N, base=B); 0, 1, B^i and 1 - B^i, sorted.
+    powers = np.logspace(1, 350, num=350, base=0.95)
+    released = np.sort(np.concatenate([[0.0, 1.0], powers, 1 - powers]))
     grid = parse_alpha_grid("l350^0.95")
-    assert len(grid) == 702 and grid[0] == 0.0 and grid[-1] == 1.0
-    assert 0.95 in grid and (1 - 0.95**350) in grid and np.all(np.diff(grid) > 0)
-    assert list(parse_alpha_grid("0^1^0.25")) == [0.0, 0.25, 0.5, 0.75, 1.0]
-    for bad in ("l0^0.5", "l10^1.5", "0^1", "1^0^0.1", "abc"):
-        with pytest.raises(RagdiagError):
-            parse_alpha_grid(bad)
+    assert grid.dtype == np.float64 and len(grid) == 702
+    assert grid.tobytes() == released.tobytes()
+    assert grid[0] == 0.0 and grid[-1] == 1.0 and np.all(np.diff(grid) > 0)
+
+
+def test_linear_grid_is_numpy_arange_end_excluded():
+    assert list(parse_alpha_grid("0^1^0.25")) == [0.0, 0.25, 0.5, 0.75]
+    grid = parse_alpha_grid("0^1^0.01")
+    assert grid.tobytes() == np.arange(0.0, 1.0, 0.01).tobytes() and len(grid) == 100
+    assert list(parse_alpha_grid("i0^1^0.25")) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert parse_alpha_grid("i0^1^0.1").tobytes() == np.linspace(0, 1, 11).tobytes()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("l0^0.5", "N must be at least 1"), ("l10^1.5", "B must lie strictly between 0 and 1"),
+    ("0^1", "expected lN^B"), ("1^0^0.1", "a1 must not be below a0"), ("abc", "expected lN^B"),
+    ("0^inf^1", "must be finite"), ("0^1^nan", "must be finite"), ("nan^1^0.1", "must be finite"),
+    ("0^1^0", "step must be positive"), ("0^1^-0.1", "step must be positive"), ("0^2^0.5", "must lie in [0, 1]"),
+    ("0^1^1e-9", "1000000000 values exceed the limit of 100,000"), ("l60000^0.5", "exceed the limit"),
+    ("i0^1^0.3", "not a whole number of steps"), ("0.5^0.5^0.1", "the grid is empty"),
+])
+def test_bad_grids_are_one_clear_line(bad, message):
+    with pytest.raises(RagdiagError) as err:
+        parse_alpha_grid(bad)
+    assert message in str(err.value) and "\n" not in str(err.value) and bad in str(err.value)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.resources import resource_path
-from tests.pipeline.record_llm_cache import REPLAY_BASE_URL, pipeline_args
+from tools.record_llm_cache import REPLAY_BASE_URL, pipeline_args
 
 
 def test_recorded_cache_replays_the_pipeline_offline(tmp_path, monkeypatch):
