@@ -116,7 +116,7 @@ def comparison_table(report: dict) -> Table:
     first, second = report["meta"]["compare"]
     table = Table(title=f"paired difference: max({first}) − max({second}) per segment")
     table.add_column("segment")
-    kinds = report["meta"]["kinds"]
+    kinds = shown_kinds(report)
     for kind in kinds:
         table.add_column(kind, justify="right")
     for row in report["comparisons"]:

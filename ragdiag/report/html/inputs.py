@@ -1,0 +1,104 @@
+"""Which result files the report is given, and what kind each is (recognised by its JSON keys).
+
+Kinds: ``correlate`` (results + verdicts), ``robustness`` / ``sweep`` (points), ``evaluate`` (runs +
+params), ``probe-names`` (base + ablations), ``probe-noise`` (levels), ``llm-run`` (a generate /
+grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
+and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
+name that is none of these is an error naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ragdiag.errors import RagdiagError
+
+KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded", "plot")
+
+
+@dataclass
+class Input:
+    kind: str
+    path: Path
+    doc: Any  # parsed JSON, or the PNG bytes for a plot
+
+
+def _probe_kind(item: Any) -> str | None:
+    if isinstance(item, dict) and "ablations" in item and "base" in item:
+        return "probe-names"
+    if isinstance(item, dict) and "levels" in item and "embedder" in item:
+        return "probe-noise"
+    return None
+
+
+def kind_of(doc: Any) -> str | None:
+    """The result kind of a parsed JSON document, or None."""
+    if isinstance(doc, list):
+        if doc and all(isinstance(r, dict) and "grade" in r and "inK" in r for r in doc[:50]):
+            return "graded"
+        kinds = {_probe_kind(item) for item in doc}
+        return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+    if not isinstance(doc, dict):
+        return None
+    if "results" in doc and "verdicts" in doc:
+        return "correlate"
+    if "points" in doc and isinstance(doc["points"], list):
+        command = str((doc.get("meta") or {}).get("command", "")) + str((doc.get("run_record") or {}).get("command", ""))
+        return "sweep" if "sweep" in command else "robustness"
+    if "runs" in doc and "params" in doc:
+        return "evaluate"
+    if "summary" in doc and ("run" in doc or "failures" in doc):
+        return "llm-run"
+    return _probe_kind(doc)
+
+
+def _load(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise RagdiagError(f"{path}: not valid JSON ({err})") from None
+    except OSError as err:
+        raise RagdiagError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
+    """The recognised inputs in the order given (a folder's files sorted by name), and notes about
+    files of a folder that were left out."""
+    inputs, notes = [], []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".png")):
+                if child.suffix == ".png":
+                    inputs.append(Input("plot", child, child.read_bytes()))
+                    continue
+                try:
+                    doc = _load(child)
+                except RagdiagError as err:
+                    notes.append(f"skipped {err}")
+                    continue
+                kind = kind_of(doc)
+                if kind is None:
+                    notes.append(f"skipped {child}: not a ragdiag result")
+                else:
+                    inputs.append(Input(kind, child, doc))
+        elif path.is_file():
+            if path.suffix == ".png":
+                inputs.append(Input("plot", path, path.read_bytes()))
+                continue
+            doc = _load(path)
+            kind = kind_of(doc)
+            if kind is None:
+                keys = ", ".join(list(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
+                raise RagdiagError(f"{path}: not a ragdiag result the report knows (top-level: {keys}); expected "
+                                   "correlate, robustness, sweep, evaluate, probe, generate/grade manifest or graded JSON")
+            inputs.append(Input(kind, path, doc))
+        else:
+            raise RagdiagError(f"{path}: no such file or folder")
+    if not inputs:
+        raise RagdiagError("no result found in " + ", ".join(map(str, paths)))
+    return inputs, notes

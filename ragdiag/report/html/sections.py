@@ -1,0 +1,225 @@
+"""One HTML section per result kind. Every string from an input goes through ``esc``/``table``."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from ragdiag.report.html.inputs import Input
+from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
+
+TEST_SERVER_MODELS = ("ragdiag-test-server",)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _meta(doc: Any) -> dict:
+    if isinstance(doc, list):
+        doc = doc[0] if doc else {}
+    return doc.get("meta") or {} if isinstance(doc, dict) else {}
+
+
+def is_test_server(doc: Any) -> bool:
+    """A reply from the local test servers: the recorded model name, or a loopback base URL."""
+    text = json.dumps(doc, default=str)[:200_000]
+    return any(m in text for m in TEST_SERVER_MODELS) or any(f"//{h}" in text for h in LOCAL_HOSTS)
+
+
+def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
+    """Run a plot function that writes files into a folder (or to one path) and read the PNGs back."""
+    with tempfile.TemporaryDirectory(prefix="ragdiag-report-") as tmp:
+        folder = Path(tmp)
+        draw(folder / name)
+        return [p.read_bytes() for p in sorted(folder.glob("*.png"))]
+
+
+def _images(pngs: list[bytes], alt: str) -> str:
+    return "".join(image(png, alt) for png in pngs)
+
+
+def correlate_section(item: Input) -> Section:
+    from ragdiag.report import correlate_report as cr
+
+    doc = item.doc
+    meta = doc["meta"]
+    body = [labels(simulated=bool(meta.get("simulated_grades")))]
+    sentences = cr.verdict_sentences(doc)
+    if sentences:
+        body.append('<div class="verdict"><strong>Verdict</strong><ul>'
+                    + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
+    else:
+        body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
+    body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
+    measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
+    segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
+    by_key = {(r["segment"], r["measure"]): r for r in doc["results"]}
+    for kind in cr.shown_kinds(doc) if meta.get("shown_kinds") else meta["kinds"][:1]:
+        rows = []
+        for segment in segments:
+            cells: list[Any] = [segment, max(by_key[segment, m]["n"] for m in measures if (segment, m) in by_key)]
+            for m in measures:
+                entry = (by_key.get((segment, m)) or {}).get(kind) or {}
+                text = num(entry.get("value"))
+                if entry.get("alpha") is not None:
+                    text += f" (α {entry['alpha']:.3g})"
+                if entry.get("ci"):
+                    text += f" {interval(entry['ci'])}"
+                cells.append(Raw(esc(text)))
+            rows.append(cells)
+        body.append(f"<h3>{esc(kind)} correlation with the grade</h3>" + table(["segment", "n", *measures], rows))
+    for note in (cr.segment_legend(doc), cr.dropped_line(doc), cr.e_note(doc)):
+        if note:
+            body.append(f'<p class="note">{esc(note)}</p>')
+    if doc["results"]:
+        body.append(_images(_png(lambda p: cr.write_heatmap(doc, p)), "correlation heatmap"))
+    if doc.get("comparisons"):
+        kinds = meta["kinds"]
+        rows = [[c["segment"], *(Raw(esc(f"{num(c[k]['difference'], signed=True)} {interval(c[k].get('ci'))}"))
+                                 for k in kinds)] for c in doc["comparisons"]]
+        first, second = meta["compare"]
+        body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
+    if doc["verdicts"]:
+        rows = [[v["subset"], v["side"], v["best"], v["best_mean"], v["runner_up"] or "–", v["lead"],
+                 None if v["lead_holds"] is None else v["lead_holds"]] for v in doc["verdicts"]]
+        body.append("<h3>verdict table</h3>" + table(["subset", "side", "best", "mean", "runner-up", "lead",
+                                                      "lead holds (share)"], rows))
+    return Section("correlate", "Correlate: which measure predicts the grade", str(item.path), "".join(body))
+
+
+def robustness_section(item: Input) -> Section:
+    from ragdiag.report.robustness_plots import write_plots
+
+    doc = item.doc
+    meta = doc.get("meta") or {}
+    points = doc["points"]
+    k = meta.get("k", "K")
+    deltas = list(points[0]["robustness"]) if points else []
+    rows = []
+    for p in points:
+        qps = (p.get("qps_batch") or {}).get("median") if isinstance(p.get("qps_batch"), dict) else p.get("qps_batch")
+        latency = p.get("latency_ms")
+        latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
+        params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
+        rows.append([p.get("index"), params, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
+                     p.get("zero_recall_queries"), qps, latency])
+    headers = ["index", "params", f"recall@{k}", *(f"R-{d}@{k}" for d in deltas), "zero-recall queries",
+               "QPS (batch)", "latency ms"]
+    body = [f'<p class="note">ground truth: {esc(meta.get("ground_truth", "?"))} · metric {esc(meta.get("metric", "?"))}'
+            f' · recall: {esc(meta.get("recall", "?"))}</p>', table(headers, rows)]
+    if points and "recall_histogram" in points[0]:
+        body.append(_images(_png(lambda p: write_plots(doc, p.parent)), "robustness plots"))
+    title = "Sweep" if item.kind == "sweep" else "Robustness"
+    return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
+
+
+def evaluate_section(item: Input) -> Section:
+    doc = item.doc
+    body = [labels(test_server=is_test_server(doc))]
+    rows = []
+    for run in doc["runs"]:
+        for m in run.get("metrics", []):
+            rows.append([run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")),
+                         m.get("n_defined")])
+    body.append(table(["run", "metric", "k", "value", "95% interval", "queries defined"], rows))
+    decisions = [[r["run"], (r.get("decision") or {}).get("verdict"), (r.get("decision") or {}).get("advice")]
+                 for r in doc["runs"] if r.get("decision")]
+    if decisions:
+        body.append("<h3>decision</h3>" + table(["run", "verdict", "advice"], decisions))
+    if doc.get("comparisons"):
+        rows = [[c.get("a"), c.get("b"), c.get("metric"), c.get("k"), c.get("diff"), interval(c.get("ci")),
+                 c.get("improved"), c.get("worsened")] for c in doc["comparisons"]]
+        body.append("<h3>paired comparisons</h3>" + table(["a", "b", "metric", "k", "difference", "95% interval",
+                                                             "improved", "worsened"], rows))
+    return Section("evaluate", "Evaluate: metrics with intervals", str(item.path), "".join(body))
+
+
+def _docs(doc: Any) -> list[dict]:
+    return doc if isinstance(doc, list) else [doc]
+
+
+def names_section(item: Input) -> Section:
+    from ragdiag.report.probe_report import names_plot
+
+    docs = _docs(item.doc)
+    body = []
+    for d in docs:
+        base = d["base"]
+        rows = [["base", base.get("delta_name"), base.get("delta_name_sd"), None, None, base.get("delta_topic")]]
+        rows += [[a["name"], a.get("delta_name"), a.get("delta_name_sd"), a.get("pct_change"), a.get("pct_change_sd"),
+                  a.get("delta_topic")] for a in d["ablations"]]
+        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+                    + table(["condition", "Δ_name", "SD over runs", "% change", "% change SD", "Δ_topic"], rows))
+    body.append(_images(_png(lambda p: names_plot(docs, p)), "name probe bars"))
+    return Section("probe-names", "Probe: proper-name sensitivity (Δ-margins)", str(item.path), "".join(body))
+
+
+def noise_section(item: Input) -> Section:
+    from ragdiag.report.probe_report import noise_plot
+
+    docs = _docs(item.doc)
+    body = [labels(test_server=any("rewrite" in _meta(d) and is_test_server(_meta(d)["rewrite"]) for d in docs))]
+    for d in docs:
+        levels = d["levels"]
+        extra = [c for c in ("recall_at_k", "overlap_at_k", "recovery_pct") if c in levels[0]]
+        rows = [[f"{r['level']} — {r.get('name', '')}", r.get("cosine_to_clean"), r.get("cosine_to_clean_sd"),
+                 r.get("cosine_to_reference"), r.get("drop_pct"), *(r.get(c) for c in extra)] for r in levels]
+        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+                    + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra], rows))
+    body.append(_images(_png(lambda p: noise_plot(docs, p)), "noise probe lines"))
+    return Section("probe-noise", "Probe: conversational noise", str(item.path), "".join(body))
+
+
+SUMMARY_KEYS = ("items", "covered", "coverage", "requests", "calls", "cache_hits", "shared_in_flight", "retries",
+                "failures", "prompt_tokens", "completion_tokens", "cost_usd", "seconds")
+
+
+def llm_section(item: Input) -> Section:
+    doc = item.doc
+    summary = doc.get("summary") or {}
+    keys = [k for k in SUMMARY_KEYS if k in summary] + [k for k in summary if k not in SUMMARY_KEYS
+                                                          and isinstance(summary[k], (int, float, str))]
+    body = [labels(test_server=is_test_server(doc)),
+            table(["quantity", "value"], [[k, summary[k]] for k in keys])]
+    run = doc.get("run") or {}
+    if run:
+        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in run.items()]))
+    failures = doc.get("failures") or []
+    body.append(f'<p class="note">{len(failures)} failed and {len(doc.get("unparsed") or [])} unparseable items '
+                "(listed in the manifest)</p>")
+    command = (doc.get("meta") or {}).get("command") or (doc.get("run_record") or {}).get("command") or "LLM run"
+    return Section("llm-run", f"LLM run summary: {command}", str(item.path), "".join(body))
+
+
+def graded_section(item: Input) -> Section:
+    rows = item.doc
+    grades = [r["grade"] for r in rows if isinstance(r.get("grade"), (int, float))]
+    per_k: dict[Any, list[float]] = {}
+    for r in rows:
+        if isinstance(r.get("grade"), (int, float)):
+            per_k.setdefault(r.get("K"), []).append(r["grade"])
+    body = [labels(test_server=is_test_server(rows[:20])),
+            table(["quantity", "value"], [["rows", len(rows)], ["graded", len(grades)],
+                                          ["missing grade", len(rows) - len(grades)],
+                                          ["mean grade", sum(grades) / len(grades) if grades else None]]),
+            table(["K", "rows graded", "mean grade"], [[k, len(v), sum(v) / len(v)] for k, v in sorted(
+                per_k.items(), key=lambda kv: (str(type(kv[0])), kv[0]))])]
+    return Section("graded", "Graded answers", str(item.path), "".join(body))
+
+
+def plot_section(item: Input) -> Section:
+    return Section("plot", f"Plot: {item.path.name}", str(item.path), image(item.doc, item.path.name))
+
+
+RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
+             "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
+             "llm-run": llm_section, "graded": graded_section, "plot": plot_section}
+
+
+def render(item: Input) -> Section:
+    """The section of one input, with its run record (``run_record``, else ``meta``) at the end."""
+    section = RENDERERS[item.kind](item)
+    doc = item.doc[0] if isinstance(item.doc, list) and item.kind.startswith("probe") else item.doc
+    if item.kind != "plot":
+        section.body += record_block(doc) or '<p class="note">no run record in this file</p>'
+    return section
