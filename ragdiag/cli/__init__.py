@@ -75,7 +75,7 @@ def _root(
 def _register() -> None:
     """Attach every command module, in the order of the data flow (modules import nothing heavy)."""
     from ragdiag.cli import cache, correlate, generate, grade, index, noise, pipeline, probe, retrieve, robustness
-    from ragdiag.cli import import_data
+    from ragdiag.cli import import_data, report
 
     app.command("correlate")(correlate.correlate)
     app.command("generate")(generate.generate)
@@ -94,6 +94,7 @@ def _register() -> None:
     app.add_typer(probe.app, name="probe")
     app.command("noise")(noise.noise)
     app.add_typer(import_data.app, name="import")
+    app.command("report")(report.report)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
 
