@@ -5,36 +5,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
+from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
+from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 
-Texts = Annotated[str, typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout directory, or hf:[REPO].")]
-Ranked = Annotated[Optional[str], typer.Option("--ranked", help="Ranked samples: file, directory or hf:[REPO].")]
-Ks = Annotated[str, typer.Option("--k", help="Cut-offs K, comma-separated.")]
-Dataset = Annotated[str, typer.Option("--dataset", help="msmarco, arxiv, hotpotqa-p, hotpotqa-s, nq or all.")]
-RankWith = Annotated[Optional[str], typer.Option("--rank-with", help="Rank the texts' candidates with this embedder instead of --ranked.")]
+
+def check_ranking_source(ranked: Optional[str], embedder: Optional[str]) -> None:
+    """Exactly one of --ranked and --embedder says where the top-K comes from."""
+    if (ranked is None) == (embedder is None):
+        raise RagdiagError("give exactly one of --ranked FILE or --embedder EMBEDDER")
 
 
 @llm_command
 def generate(
-    texts: Texts,
-    out: Annotated[Path, typer.Option("--out", help="Answers file (JSON lines).")],
-    ranked: Ranked = None,
-    k: Ks = "2,3,5",
-    dataset: Dataset = "all",
-    rank_with: RankWith = None,
-    ranked_out: Annotated[Optional[Path], typer.Option("--ranked-out", help="Where --rank-with writes ranked samples (default OUT-stem.ranked.json).")] = None,
+    texts: p.Texts,
+    out: Annotated[Path, p.path_option("--out", "Answers file (JSON lines); its manifest is OUT.manifest.json.")],
+    ranked: p.Ranked = None,
+    ks: p.Ks = p.DEFAULT_KS,
+    dataset: p.DatasetOpt = p.Dataset.all,
+    embedder: p.RankEmbedder = None,
+    ranked_out: Annotated[Optional[Path], p.path_option("--ranked-out", "Where --embedder writes the ranked samples (default OUT-stem.ranked.json).")] = None,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
     """Write one ideal answer per query and one top-K answer per (ranked sample, K)."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.pipeline.generate import parse_ks, run_generate
     from ragdiag.pipeline.run_meta import check_coverage
 
-    result = run_generate(texts, ranked, parse_ks(k), dataset, out, config, rank_with, ranked_out, progress)
+    check_ranking_source(ranked, embedder)
+    local = {"--texts": texts, "--ranked": ranked}
+    check_paths(inputs={flag: Path(v) for flag, v in local.items() if v and Path(v).exists()},
+                outputs={"--out": out, "--ranked-out": ranked_out}, folders={"--cache-dir": config.cache_dir})
+    result = run_generate(texts, ranked, parse_ks(ks), dataset.value, out, config, embedder, ranked_out, progress)
     render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

@@ -3,33 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
-import typer
-
+from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.llm.client import ClientConfig
-
-Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).")]
-SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Another judge model, for agreement between judges.")]
 
 
 @llm_command
 def grade(
-    answers: Annotated[Path, typer.Option("--answers", help="Answers file written by ragdiag generate.")],
-    out: Annotated[Path, typer.Option("--out", help="Graded samples (JSON list, samples_graded schema).")],
-    repeats: Repeats = 1,
-    second_judge: SecondJudge = None,
+    answers: Annotated[Path, p.path_option("--answers", "Answers file written by ragdiag generate.")],
+    out: Annotated[Path, p.path_option("--out", "Graded samples (JSON list, samples_graded schema); its manifest is OUT.manifest.json.")],
+    repeats: p.Repeats = p.DEFAULT_REPEATS,
+    second_judge: p.SecondJudge = None,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
     """Grade each top-K answer 1-5 against the ideal answer; missing grades are null, never defaulted."""
-    from ragdiag.pipeline.grade import run_grade
+    from ragdiag.cli.paths import check_paths
+    from ragdiag.pipeline.grade import judge_models, run_grade
     from ragdiag.pipeline.run_meta import check_coverage
 
-    judges = [config.model] + ([second_judge] if second_judge else [])
-    result = run_grade(answers, out, config, repeats, judges, progress)
+    check_paths(inputs={"--answers": answers}, outputs={"--out": out}, folders={"--cache-dir": config.cache_dir})
+    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress)
     render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

@@ -1,33 +1,40 @@
-"""``ragdiag noise``: conversational-noise sensitivity of embedders (METHODS.md §7)."""
+"""``ragdiag noise`` (also ``ragdiag probe noise``): conversational-noise sensitivity of embedders (METHODS.md §7)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.probe import show
+from ragdiag.llm.client import DEFAULT_MODEL
 
 
 def noise(
-    lang: str = typer.Option("en", "--lang", help="en, fr or en,fr."),
-    embedder: list[str] = typer.Option(["local"], "--embedder", help="Embedder spec; repeat to compare."),
-    levels: str = typer.Option("0-4", "--levels", help="Noise levels: a range (0-4) or a list (0,2,4)."),
-    queries: str = typer.Option("bundled", "--queries", help="bundled, or a JSONL file of {query, reference}."),
-    seed: int = typer.Option(0, "--seed", help="Random seed for phrase choices."),
-    variants: int = typer.Option(3, "--variants", help="Noisy variants per query and level."),
-    corpus: Path | None = typer.Option(None, "--corpus", help="BEIR folder or corpus.jsonl: retrieval impact."),
-    k: int = typer.Option(10, "--k", help="Top-K for the retrieval impact (with --corpus)."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
-    out: Path | None = typer.Option(None, "--out", help="Write the table or JSON here instead of stdout."),
-    plot: Path | None = typer.Option(None, "--plot", help="Write a PNG line chart here."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding and LLM cache directory."),
-    rewrite: bool = typer.Option(False, "--rewrite", help="Also rewrite queries with an LLM and report recovery."),
-    model: str | None = typer.Option(None, "--model", help="LLM for --rewrite (default gpt-4o-mini)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible server for --rewrite."),
+    lang: p.Lang = "en",
+    embedder: p.Embedders = [p.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it
+    levels: Annotated[str, p.text_option("--levels", "Noise levels: a range (0-4) or a list (0,2,4).")] = "0-4",
+    queries: Annotated[str, p.text_option("--queries", "bundled, or a JSONL file of {query, reference} (or BEIR queries: _id, text).")] = "bundled",
+    seed: p.Seed = p.DEFAULT_SEED,
+    variants: p.Variants = 3,
+    corpus: Annotated[Optional[Path], p.path_option("--corpus", "BEIR folder or corpus.jsonl: retrieval impact.")] = None,
+    k: p.K = p.DEFAULT_K,
+    fmt: p.TableFormatOpt = p.TableFormat.table,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
+    plot: p.Plot = None,
+    cache_dir: p.CacheDir = None,
+    rewrite: Annotated[bool, typer.Option("--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
+    model: Annotated[Optional[str], p.text_option("--model", f"LLM for --rewrite (default: {DEFAULT_MODEL}).")] = None,
+    base_url: p.BaseUrl = None,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.probes.commands import probe_noise
 
-    show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt, out, plot, cache_dir,
+    query_file = None if queries == "bundled" else Path(queries)
+    check_paths(inputs={"--queries": query_file, "--corpus": corpus}, outputs={"--out": out}, plots={"--plot": plot},
+                folders={"--cache-dir": cache_dir})
+    show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot, cache_dir,
                      rewrite, model, base_url))

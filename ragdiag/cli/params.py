@@ -90,6 +90,30 @@ def float_option(flag: str, help_text: str, lo: float | None = None, hi: float |
     return _float_option(flag, help_text, lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional, **extra)
 
 
+def _check_ks(value: str) -> str:
+    """``--ks``: positive integers, comma-separated."""
+    if value is None:
+        return value
+    try:
+        ks = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: expected comma-separated integers such as 2,3,5") from None
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter(f"{value!r}: every cut-off must be a positive integer")
+    return value
+
+
+def _check_deltas(value: str) -> str:
+    """``--delta``: numbers in (0, 1], comma-separated."""
+    try:
+        deltas = [float(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: expected comma-separated numbers in (0, 1]") from None
+    if not deltas or any(not (math.isfinite(d) and 0 < d <= 1) for d in deltas):
+        raise typer.BadParameter(f"{value!r}: every δ must be in (0, 1]")
+    return value
+
+
 # ---------------------------------------------------------------- closed choices
 
 
@@ -158,6 +182,17 @@ class CorrelationKind(str, Enum):
     kendall_c = "kendall_c"
 
 
+class Dataset(str, Enum):
+    """A subset of primer-ai/retrieval-response (paper 003), or all of them."""
+
+    msmarco = "msmarco"
+    arxiv = "arxiv"
+    hotpotqa_p = "hotpotqa-p"
+    hotpotqa_s = "hotpotqa-s"
+    nq = "nq"
+    all = "all"
+
+
 class Language(str, Enum):
     """Language of BM25 stopwords and of the probe banks."""
 
@@ -188,12 +223,12 @@ DEFAULT_CANDIDATES = 100
 
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
 K = Annotated[int, typer.Option("--k", help="Cut-off K: passages per query.", min=1, max=100_000, metavar=INTEGER)]
-Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT)]
+Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT, callback=_check_ks)]
 MetricOpt = Annotated[Metric, typer.Option(
     "--metric", metavar=choices_metavar(Metric),
     help="Vector similarity. cosine suits text embedders; for .npy vectors use ip when they are "
          "already normalised (same ranking as cosine) and l2 for distance-trained vectors.")]
-Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT)]
+Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT, callback=_check_deltas)]
 Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT)]
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
 Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
@@ -207,10 +242,11 @@ Queries = Annotated[Path, typer.Option("--queries", help="BEIR queries.jsonl (_i
 QueryVectors = Annotated[Optional[Path], typer.Option("--query-vectors", help="Query vectors Q.npy (m × dim).", metavar=PATH)]
 BaseVectors = Annotated[Optional[Path], typer.Option("--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
 NQueries = Annotated[int, typer.Option("--n-queries", help="Number of queries.", min=1, max=1_000_000, metavar=INTEGER)]
-Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels TSV with header (query-id, corpus-id, score).", metavar=PATH)]
-Run = Annotated[Optional[Path], typer.Option("--run", help="run.jsonl from 'ragdiag retrieve'.", metavar=PATH)]
+Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels: BEIR TSV (query-id corpus-id score, header optional) or TREC (qid 0 docid rel), sniffed by column count.", metavar=PATH)]
+Run = Annotated[Optional[Path], typer.Option("--run", help="Run file: run.jsonl from 'ragdiag retrieve' or a TREC run (qid Q0 docid rank score tag).", metavar=PATH)]
 IndexDir = Annotated[Path, typer.Option("--index-dir", help="Index folder written by 'ragdiag index build'.", metavar=PATH)]
 IndexSpec = Annotated[str, typer.Option("--index-spec", help="Index spec, e.g. flat, hnsw:M=16,efConstruction=100,efSearch=64, ivf:nlist=1024,nprobe=8.", metavar=TEXT)]
+Backend = Annotated[str, typer.Option("--backend", help="Vector store for the dense index: faiss, pgvector:postgresql://USER@HOST/DB (any libpq URL) or pgvector:embedded[:DIR] (bundled PostgreSQL + pgvector); pgvector takes pg-hnsw, pg-ivfflat or pg-exact specs.", metavar=TEXT)]
 IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec (repeatable); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efSearch=16|64|256'.", metavar=TEXT)]
 
 # Outputs
@@ -234,6 +270,13 @@ Tpm = Annotated[Optional[int], typer.Option("--tpm", help="Client-side limit: to
 Prices = Annotated[Optional[Path], typer.Option("--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.", metavar=PATH)]
 MinCoverage = Annotated[float, _float_option("--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
 Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).", min=1, max=100, metavar=INTEGER)]
+
+# LLM inputs (generate, grade, pipeline)
+Texts = Annotated[str, typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO].", metavar=TEXT)]
+Ranked = Annotated[Optional[str], typer.Option("--ranked", help="Ranked samples: file, folder or hf:[REPO] (or rank with --embedder).", metavar=TEXT)]
+RankEmbedder = Annotated[Optional[str], typer.Option("--embedder", help="Rank the texts' candidates with this embedder (local, st:NAME, openai:MODEL, voyage:MODEL) instead of --ranked.", metavar=TEXT)]
+DatasetOpt = Annotated[Dataset, typer.Option("--dataset", help="Subset of primer-ai/retrieval-response.", metavar=choices_metavar(Dataset))]
+SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Another judge model, for agreement between judges.", metavar=TEXT)]
 
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]

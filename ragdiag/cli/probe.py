@@ -1,12 +1,16 @@
-"""``ragdiag probe names``: the Δ-margin proper-name probe (METHODS.md §6)."""
+"""``ragdiag probe names|noise``: the Δ-margin proper-name probe (METHODS.md §6); noise is ``ragdiag noise``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
-app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins).", no_args_is_help=True)
+from ragdiag.cli import params as p
+
+app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins) and conversational noise.",
+                  no_args_is_help=True)
 
 
 def show(output) -> None:
@@ -26,19 +30,21 @@ def show(output) -> None:
 
 @app.command("names")
 def names(
-    lang: str = typer.Option("en", "--lang", help="en, fr or en,fr."),
-    embedder: list[str] = typer.Option(["local"], "--embedder", help="Embedder spec; repeat to compare."),
-    queries: int = typer.Option(30, "--queries", help="Queries (bundles) per language."),
-    runs: int = typer.Option(15, "--runs", help="Runs with fresh impostors and template jitter."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (names, topics, impostors, templates)."),
-    ablations: str = typer.Option("all", "--ablations", help="all or a comma list of ablation names."),
-    epsilon: float = typer.Option(0.01, "--epsilon", help="Exclude queries with |base Δ_name| < ε from % change."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
-    out: Path | None = typer.Option(None, "--out", help="Write the table or JSON here instead of stdout."),
-    plot: Path | None = typer.Option(None, "--plot", help="Write a PNG bar chart here."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache directory."),
+    lang: p.Lang = "en",
+    embedder: p.Embedders = [p.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it
+    n_queries: Annotated[int, p.int_option("--n-queries", "Queries (bundles) per language.", 1, 100_000)] = 30,
+    runs: p.Runs = 15,
+    seed: p.Seed = p.DEFAULT_SEED,
+    ablations: Annotated[str, p.text_option("--ablations", "all or a comma list of ablation names.")] = "all",
+    epsilon: p.Epsilon = 0.01,
+    fmt: p.TableFormatOpt = p.TableFormat.table,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
+    plot: p.Plot = None,
+    cache_dir: p.CacheDir = None,
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.probes.commands import probe_names
 
-    show(probe_names(lang, embedder, queries, runs, seed, ablations, epsilon, fmt, out, plot, cache_dir))
+    check_paths(outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
+    show(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot, cache_dir))

@@ -48,9 +48,9 @@ def _draw_author(fake, taken: set[str], taken_last: set[str]) -> Author:
 def build_specs(lang: str, n_queries: int, runs: int, seed: int, templates: NameTemplates) -> list[list[BundleSpec]]:
     """Bundle specs indexed [run][query]: fixed true authors and topics, fresh impostors per run."""
     if n_queries < 1 or runs < 1:
-        raise RagdiagError(f"--queries and --runs must be at least 1 (got {n_queries}, {runs})")
+        raise RagdiagError(f"the number of queries and of runs must be at least 1 (got {n_queries}, {runs})")
     if n_queries > len(templates.topics):
-        raise RagdiagError(f"--queries {n_queries} exceeds the {len(templates.topics)} topics for '{lang}'")
+        raise RagdiagError(f"{n_queries} queries requested, but '{lang}' has only {len(templates.topics)} topics")
     rng = np.random.default_rng(seed)
     topic_idx = rng.choice(len(templates.topics), size=n_queries, replace=False)
     others = [(t + 1 + int(rng.integers(len(templates.topics) - 1))) % len(templates.topics) for t in topic_idx]

@@ -19,8 +19,8 @@ runner = CliRunner()
     [
         (["probe", "names", "--lang", "de"], "unknown language 'de': expected en, fr or en,fr"),
         (["probe", "names", "--ablations", "hard_name_mask,bogus"], "unknown ablation 'bogus'"),
-        (["probe", "names", "--format", "xml"], "unknown format 'xml'"),
-        (["probe", "names", "--queries", "500"], "--queries 500 exceeds the 60 topics for 'en'"),
+        (["probe", "names", "--format", "xml"], "--format: 'xml' is not one of 'table', 'json'"),
+        (["probe", "names", "--n-queries", "500"], "500 queries requested, but 'en' has only 60 topics"),
         (["noise", "--lang", "es"], "unknown language 'es'"),
         (["noise", "--levels", "0-9"], "unknown noise level(s) [5, 6, 7, 8, 9]"),
         (["noise", "--embedder", "nope:x"], "unknown embedder 'nope:x'"),
@@ -58,7 +58,7 @@ API = ["--embedder", "openai:text-embedding-3-large", "--embedder", "voyage:voya
 
 
 def test_names_probe_through_openai_and_voyage(api_server, tmp_path):
-    args = ["probe", "names", "--lang", "fr", *API, "--queries", "4", "--runs", "3", "--seed", "2",
+    args = ["probe", "names", "--lang", "fr", *API, "--n-queries", "4", "--runs", "3", "--seed", "2",
             "--format", "json", "--cache-dir", str(tmp_path)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -21,7 +21,7 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def names_run(cache_dir, tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("names")
-    args = ["probe", "names", "--lang", "en,fr", "--queries", "8", "--runs", "2", "--seed", "1",
+    args = ["probe", "names", "--lang", "en,fr", "--n-queries", "8", "--runs", "2", "--seed", "1",
             "--format", "json", "--out", str(out_dir / "names.json"), "--plot", str(out_dir / "names.png"),
             "--cache-dir", str(cache_dir)]
     result = runner.invoke(app, args)
@@ -59,7 +59,7 @@ def test_second_identical_run_makes_no_embedding_call(names_run):
 
 
 def test_names_table_reads_like_table_4_1(names_run, cache_dir):
-    args = ["probe", "names", "--lang", "fr", "--queries", "8", "--runs", "2", "--seed", "1",
+    args = ["probe", "names", "--lang", "fr", "--n-queries", "8", "--runs", "2", "--seed", "1",
             "--ablations", "hard_name_mask,remove_label", "--cache-dir", str(cache_dir)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0

@@ -53,7 +53,7 @@ def env(tmp_path, monkeypatch, server):
 
 def _build(tmp, corpus, server, *extra):
     return runner.invoke(app, ["index", "build", "--corpus", str(corpus), "--embedder", "openai:m", "--base-url",
-                               server.base_url, "--index", "hnsw:M=8,efSearch=16|32", "--out", str(tmp / "idx"), *extra])
+                               server.base_url, "--index-spec", "hnsw:M=8,efSearch=16|32", "--out-dir", str(tmp / "idx"), *extra])
 
 
 def test_second_build_makes_no_embedding_calls(env, server):
@@ -76,7 +76,7 @@ def test_retrieve_modes_and_labelled_robustness(env, server):
     runs = {}
     for mode in ("dense", "bm25", "hybrid"):
         out = tmp / f"{mode}.jsonl"
-        result = runner.invoke(app, ["retrieve", "--index", str(tmp / "idx"), "--queries", str(queries), "--k", "3",
+        result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(queries), "--k", "3",
                                      "--mode", mode, "--out", str(out), "--base-url", server.base_url])
         assert result.exit_code == 0, result.output
         runs[mode] = [json.loads(line) for line in out.read_text().splitlines()]
@@ -101,19 +101,19 @@ def test_bad_inputs(env, server, tmp_path):
     tmp, corpus, queries, _ = env
     empty = tmp / "empty.jsonl"
     empty.write_text("")
-    result = runner.invoke(app, ["index", "build", "--corpus", str(empty), "--out", str(tmp / "x")])
+    result = runner.invoke(app, ["index", "build", "--corpus", str(empty), "--out-dir", str(tmp / "x")])
     assert result.exit_code != 0 and "empty (no records)" in result.stderr
     broken = tmp / "broken.jsonl"
     broken.write_text('{"_id": "a", "text": "ok"}\n{"_id": "b"}\n')
-    result = runner.invoke(app, ["index", "build", "--corpus", str(broken), "--out", str(tmp / "x")])
+    result = runner.invoke(app, ["index", "build", "--corpus", str(broken), "--out-dir", str(tmp / "x")])
     assert result.exit_code != 0 and "record 2: field 'text': missing" in result.stderr
     assert _build(tmp, corpus, server).exit_code == 0
-    result = runner.invoke(app, ["retrieve", "--index", str(tmp / "idx"), "--queries", str(queries), "--k", "6",
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(queries), "--k", "6",
                                  "--mode", "bm25", "--out", str(tmp / "r.jsonl")])
     assert result.exit_code != 0 and "k=6 is larger than the 5 passages" in result.stderr
-    result = runner.invoke(app, ["retrieve", "--index", str(tmp), "--queries", str(queries), "--out", str(tmp / "r.jsonl")])
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp), "--queries", str(queries), "--out", str(tmp / "r.jsonl")])
     assert result.exit_code != 0 and "not an index directory" in result.stderr
-    result = _build(tmp, corpus, server, "--index", "ivf:nlist=0")
+    result = _build(tmp, corpus, server, "--index-spec", "ivf:nlist=0")
     assert result.exit_code != 0 and "nlist must be positive" in result.stderr
 
 
@@ -122,7 +122,7 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("RAGDIAG_CACHE_DIR", str(tmp_path / "cache"))
     result = runner.invoke(app, ["index", "build", "--corpus", str(SCIFACT / "corpus.jsonl"), "--embedder", "openai:m",
-                                 "--base-url", server.base_url, "--out", str(tmp_path / "idx")])
+                                 "--base-url", server.base_url, "--out-dir", str(tmp_path / "idx")])
     assert result.exit_code == 0, result.output
     lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
     test_ids = sorted({line.split("\t")[0] for line in lines[1:]}, key=int)[:100]  # 100 claims keep it fast
@@ -130,7 +130,7 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
     qrels.write_text("\n".join([lines[0], *[l for l in lines[1:] if l.split("\t")[0] in test_ids]]) + "\n")
     queries = _jsonl(tmp_path / "q.jsonl", [json.loads(l) for l in (SCIFACT / "queries.jsonl").read_text().splitlines()
                                             if json.loads(l)["_id"] in test_ids])
-    result = runner.invoke(app, ["retrieve", "--index", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
                                  "--k", "10", "--out", str(tmp_path / "run.jsonl")])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["robustness", "--run", str(tmp_path / "run.jsonl"), "--qrels", str(qrels),
@@ -144,8 +144,8 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
 @pytest.mark.model
 def test_local_model_corpus_texts_robustness(env):
     tmp, corpus, queries, _ = env
-    result = runner.invoke(app, ["robustness", "--corpus", str(corpus), "--query-texts", str(queries), "--embedder",
-                                 "local", "--k", "2", "--metric", "cosine", "--index", "hnsw:M=4,efSearch=8",
+    result = runner.invoke(app, ["robustness", "--corpus", str(corpus), "--queries", str(queries), "--embedder",
+                                 "local", "--k", "2", "--metric", "cosine", "--index-spec", "hnsw:M=4,efSearch=8",
                                  "--format", "json", "--latency-queries", "3", "--repeats", "1"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
