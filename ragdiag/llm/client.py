@@ -27,33 +27,36 @@ from ragdiag.llm.cache import CACHE_FILE, CallCache, request_key
 from ragdiag.llm.prices import call_cost, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.endpoint import check_endpoint
+from ragdiag.remote.store import CACHE_MODES
 from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
-from ragdiag.remote.transport import check_timeout, openai_client
+from ragdiag.remote.transport import check_timeout, openai_client, reply_json
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 
 __all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
 
-CACHE_MODES = ("rw", "replay", "off", "refresh")
 DEFAULT_MODEL = "gpt-4o-mini"
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
 
 
-def reply_text(response: Any) -> str:
-    """The text of a chat completion; :class:`BadReply` when the 200 carries no usable text."""
-    if isinstance(response, (str, bytes)):
-        kind = "HTML" if str(response[:200]).lstrip().lower().startswith(("<!doctype", "<html")) else "text"
-        raise BadReply(f"the reply is {kind}, not a chat completion")
-    choices = getattr(response, "choices", None)
-    if not choices:
+def reply_text(body: dict[str, Any]) -> str:
+    """The text of a chat completion's JSON; :class:`BadReply` when the 200 carries no usable text."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
         raise BadReply("the reply has no choices")
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, str):
-        raise BadReply("the reply's message content is null")
+        raise BadReply("the reply's message content is null" if content is None else "the reply's content is not text")
     if not content.strip():
         raise BadReply("the reply's message content is empty")
     return content
+
+
+def _tokens(body: dict[str, Any], name: str) -> int:
+    usage = body.get("usage")
+    value = usage.get(name) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclass
@@ -229,26 +232,22 @@ class LLMClient:
         estimate = sum(len(m["content"]) for m in request["messages"]) // 4
         kwargs = {"model": request["model"], "messages": request["messages"], **request["params"]}
 
-        def attempt() -> tuple[str, Any]:
+        def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
-            try:
-                response = sdk.chat.completions.create(**kwargs)
-            except ValueError as err:  # the SDK could not decode the 200 body
-                raise BadReply(f"the reply is not JSON ({err})") from None
-            return reply_text(response), getattr(response, "usage", None)
+            body = reply_json(sdk.chat.completions.with_raw_response.create(**kwargs).http_response)
+            return reply_text(body), body
 
         def on_retry(err: BaseException, wait: float) -> None:
             with self._lock:
                 self.stats.retries += 1
 
         try:
-            text, usage = call_with_retries(attempt, self.config.policy, sleep=self.sleep, on_retry=on_retry)
+            text, body = call_with_retries(attempt, self.config.policy, sleep=self.sleep, on_retry=on_retry)
         except CallFailed:
             with self._lock:
                 self.stats.failures += 1
             raise
-        p_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
-        c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
+        p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
         if self.cache is not None:
             self.cache.put(key, request, text, p_tok, c_tok)
         cost = call_cost(self.prices, request["model"], p_tok, c_tok)

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Sequence
 from ragdiag.errors import RagdiagError
 
 BUSY_TIMEOUT_S = 60.0
+CACHE_MODES = ("rw", "replay", "off", "refresh")  # read+write | cache only, never the network | none | re-ask once
 
 
 def canonical_json(request: Any) -> str:

@@ -55,15 +55,22 @@ def openai_client(api_key: str, base_url: str | None, timeout: float):
                          http_client=http_client(timeout))
 
 
+def reply_json(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object of a 2xx reply; :class:`BadReply` naming what came instead (HTML, text, nothing)."""
+    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    try:
+        body = response.json()
+    except ValueError:
+        start = response.content[:200].lstrip().lower()
+        what = "an HTML page" if start.startswith((b"<!doctype", b"<html")) else "not JSON"
+        raise BadReply(f"the reply is {what} ({kind}, {len(response.content)} bytes)") from None
+    if not isinstance(body, dict):
+        raise BadReply(f"the reply is a JSON {type(body).__name__}, not an object")
+    return body
+
+
 def post_json(client: httpx.Client, url: str, api_key: str, payload: dict[str, Any]) -> dict[str, Any]:
     """POST ``payload`` with a bearer key; the JSON object replied, else :class:`BadReply` / an HTTP error."""
     response = client.post(url, json=payload, headers={"Authorization": f"Bearer {api_key}"})
     response.raise_for_status()
-    try:
-        body = response.json()
-    except ValueError:
-        kind = response.headers.get("content-type", "no content type")
-        raise BadReply(f"the reply is not JSON ({kind}, {len(response.content)} bytes)") from None
-    if not isinstance(body, dict):
-        raise BadReply(f"the reply is JSON {type(body).__name__}, not an object")
-    return body
+    return reply_json(response)

@@ -1,54 +1,58 @@
-"""Embedders behind HTTP APIs: ``openai:MODEL`` and ``voyage:MODEL``.
+"""Embedders behind HTTP APIs: ``openai:MODEL`` and ``voyage:MODEL``, through :mod:`ragdiag.remote`.
 
-Both batch their inputs (``batch_size`` texts per request), retry on 429 and 5xx (and on
-connection errors) with tenacity, honouring a ``Retry-After`` header when the server sends
-one, else exponential back-off; the SDKs' own retries are switched off so there is one
-retry policy. Keys come from ``OPENAI_API_KEY`` / ``VOYAGE_API_KEY``; base URLs from the
-``base_url`` argument, else ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``, else the provider's.
-A non-default base URL is part of the cache identity (another server may serve another
-model under the same name).
+Both batch their inputs (``batch_size`` texts per request) and send them through the one transport
+seam under the one retry policy (429, 5xx, timeouts, connection errors and unusable 200 replies —
+not JSON, HTML, no ``data``, null or missing vectors, non-finite values — ``Retry-After`` honoured).
+``openai:`` uses the openai SDK; ``voyage:`` posts to Voyage's REST ``/embeddings`` with httpx (the
+voyageai SDK sends through a process-wide ``requests`` session that no transport can replace). Keys
+come from ``OPENAI_API_KEY`` / ``VOYAGE_API_KEY``; base URLs from ``base_url``, else
+``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``, else the provider's. The endpoint is checked once, before
+the first request that must be sent. The cache identity holds provider, normalised base URL (no
+credentials), model and parameters.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
-from ragdiag.http_retry import http_status, retry_after_seconds
-from ragdiag.retrieval.embedders import Embedder
+from ragdiag.remote.endpoint import check_endpoint
+from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
+from ragdiag.remote.transport import http_client, openai_client, post_json, reply_json
+from ragdiag.remote.urls import cache_url, check_base_url, redact_url
+from ragdiag.retrieval.embedder_base import Embedder
 
-_MAX_RETRY_AFTER_S = 60.0
-
-
-def _status_and_retry_after(err: BaseException) -> tuple[int | None, float | None]:
-    """HTTP status and Retry-After seconds (capped) carried by an OpenAI or Voyage SDK exception."""
-    asked = retry_after_seconds(err)
-    return http_status(err), None if asked is None else min(asked, _MAX_RETRY_AFTER_S)
+_MAX_WAIT_S = 60.0
 
 
-def _is_connection_error(err: BaseException) -> bool:
-    import openai
-    from voyageai import error as voyage_error
-
-    return isinstance(
-        err, (openai.APIConnectionError, voyage_error.APIConnectionError, voyage_error.Timeout)
-    )
-
-
-def _is_retryable(err: BaseException) -> bool:
-    status, _ = _status_and_retry_after(err)
-    return status == 429 or (status is not None and status >= 500) or _is_connection_error(err)
+def _vectors(data: Any, count: int) -> np.ndarray:
+    """(count × dim) float32 from a reply's ``data`` list sorted by ``index``; BadReply otherwise."""
+    if not isinstance(data, list):
+        raise BadReply("the reply has no data list")
+    try:
+        rows = [item["embedding"] for item in sorted(data, key=lambda item: item["index"])]
+        array = np.asarray(rows, dtype=np.float32)
+    except (KeyError, TypeError, ValueError) as err:
+        raise BadReply(f"the reply's vectors are missing or not numbers ({type(err).__name__})") from None
+    if array.ndim != 2 or array.shape[0] != count or array.shape[1] == 0:
+        raise BadReply(f"the reply holds {len(rows)} vectors for {count} texts")
+    if not np.isfinite(array).all():
+        raise BadReply("the reply holds non-finite vector values")
+    return array
 
 
 class ApiEmbedder(Embedder):
-    """Shared batching and retry policy for HTTP embedders; subclasses implement ``_request``."""
+    """Shared batching, retries and cache identity for HTTP embedders; subclasses implement ``_request``."""
 
     provider: str
     key_env: str
     base_url_env: str
+    default_url: str
 
     def __init__(
         self,
@@ -57,19 +61,35 @@ class ApiEmbedder(Embedder):
         use_cache: bool = True,
         batch_size: int = 128,
         base_url: str | None = None,
-        max_retries: int = 6,
+        max_retries: int = 5,
         backoff_s: float = 1.0,
         timeout_s: float = 60.0,
+        cache_mode: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        super().__init__(cache_dir, use_cache, batch_size)
+        super().__init__(cache_dir, use_cache, batch_size, cache_mode)
         self.model = model
-        self.base_url = base_url or os.environ.get(self.base_url_env) or None
+        base_url = base_url or os.environ.get(self.base_url_env) or None
+        self.base_url = check_base_url(base_url) if base_url else None
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
-        suffix = f"@{self.base_url.rstrip('/')}" if self.base_url else ""
-        self.identity = f"{self.provider}:{model}{suffix}"
-        self._client = None
+        self.sleep = sleep
+        shown = redact_url(self.base_url)
+        self.identity = f"{self.provider}:{model}" + (f"@{shown.rstrip('/')}" if shown else "")
+        self._client: Any = None
+
+    @property
+    def url(self) -> str:
+        return self.base_url or self.default_url
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.backoff_s, _MAX_WAIT_S)
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "base_url": cache_url(self.url), "model": self.model,
+                "params": self.cache_params()}
 
     def _api_key(self) -> str:
         key = os.environ.get(self.key_env)
@@ -77,72 +97,57 @@ class ApiEmbedder(Embedder):
             raise RagdiagError(f"{self.provider} embedder needs an API key: set {self.key_env}")
         return key
 
-    def _request(self, texts: list[str]) -> list[list[float]]:
+    def _connect(self, key: str) -> Any:
         raise NotImplementedError
 
-    def _wait(self, retry_state) -> float:
-        _, retry_after = _status_and_retry_after(retry_state.outcome.exception())
-        if retry_after is not None:
-            return retry_after
-        return min(self.backoff_s * 2 ** (retry_state.attempt_number - 1), _MAX_RETRY_AFTER_S)
+    def _request(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
 
-    def _count_retry(self, retry_state) -> None:
-        self.stats.retries += 1
+    def _ensure_client(self) -> None:
+        """Check the key and the endpoint once, then build the client (first request that must be sent)."""
+        if self._client is None:
+            key = self._api_key()
+            check_endpoint(self.url, key, self.key_env, self.timeout_s)
+            self._client = self._connect(key)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+        self._ensure_client()
 
-        retrying = Retrying(
-            retry=retry_if_exception(_is_retryable),
-            wait=self._wait,
-            stop=stop_after_attempt(self.max_retries + 1),
-            before_sleep=self._count_retry,
-            reraise=True,
-        )
+        def on_retry(err: BaseException, wait: float) -> None:
+            self.stats.retries += 1
+
         try:
-            vectors = retrying(self._request, texts)
-        except RagdiagError:
-            raise
-        except Exception as err:  # the SDKs' errors: auth, bad request, exhausted retries
-            status, _ = _status_and_retry_after(err)
-            where = f" at {self.base_url}" if self.base_url else ""
-            detail = f"HTTP {status}" if status else type(err).__name__
-            tries = f" after {self.max_retries} retries" if _is_retryable(err) else ""
-            raise RagdiagError(f"{self.identity}: embedding request failed{where}{tries}: {detail}: {err}") from None
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != len(texts):
-            raise RagdiagError(f"{self.identity}: server returned {len(array)} vectors for {len(texts)} texts")
-        if not np.isfinite(array).all():
-            raise RagdiagError(f"{self.identity}: server returned non-finite vector values")
-        return array
+            return call_with_retries(lambda: self._request(texts), self.policy, sleep=self.sleep, on_retry=on_retry)
+        except CallFailed as err:
+            where = "" if self.base_url else f" to {self.url}"
+            raise RagdiagError(f"{self.identity}: embedding request{where} failed: {err}") from None
 
 
 class OpenAIEmbedder(ApiEmbedder):
     """``openai:MODEL`` via the openai SDK's ``embeddings.create`` (any compatible server)."""
 
     provider, key_env, base_url_env = "openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"
+    default_url = "https://api.openai.com/v1"
 
-    def _request(self, texts: list[str]) -> list[list[float]]:
-        if self._client is None:
-            from openai import OpenAI
+    def _connect(self, key: str) -> Any:
+        return openai_client(key, self.base_url, self.timeout_s)
 
-            self._client = OpenAI(
-                api_key=self._api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
-            )
-        response = self._client.embeddings.create(model=self.model, input=texts)
-        return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
+    def _request(self, texts: list[str]) -> np.ndarray:
+        raw = self._client.embeddings.with_raw_response.create(model=self.model, input=texts, encoding_format="float")
+        return _vectors(reply_json(raw.http_response).get("data"), len(texts))
 
 
 class VoyageEmbedder(ApiEmbedder):
-    """``voyage:MODEL`` via ``voyageai.Client.embed`` (``base_url`` points it at another server)."""
+    """``voyage:MODEL`` via Voyage's REST ``POST {base}/embeddings`` (``base_url`` points it at another server)."""
 
     provider, key_env, base_url_env = "voyage", "VOYAGE_API_KEY", "VOYAGE_BASE_URL"
+    default_url = "https://api.voyageai.com/v1"
 
-    def _request(self, texts: list[str]) -> list[list[float]]:
-        if self._client is None:
-            import voyageai
+    def _connect(self, key: str) -> Any:
+        self._key = key
+        return http_client(self.timeout_s)
 
-            self._client = voyageai.Client(
-                api_key=self._api_key(), base_url=self.base_url, max_retries=0, timeout=self.timeout_s
-            )
-        return self._client.embed(texts, model=self.model).embeddings
+    def _request(self, texts: list[str]) -> np.ndarray:
+        body = post_json(self._client, self.url.rstrip("/") + "/embeddings", self._key,
+                         {"input": texts, "model": self.model, "truncation": True})
+        return _vectors(body.get("data"), len(texts))

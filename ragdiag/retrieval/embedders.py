@@ -13,75 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
-from ragdiag.retrieval.embedding_cache import EmbeddingCache, text_key
+from ragdiag.retrieval.embedder_base import Embedder, EmbedStats
 
-
-@dataclass
-class EmbedStats:
-    """Counts for one embedder's lifetime: texts asked for, cache hits, model calls."""
-
-    texts: int = 0
-    cache_hits: int = 0
-    model_calls: int = 0
-    embedded: int = 0
-    retries: int = 0
-
-
-class Embedder:
-    """Base class: ``encode(texts)`` returns L2-normalised float32 vectors, cached on disk."""
-
-    identity: str  # model identity used in cache keys, e.g. "st:all-MiniLM-L6-v2"
-
-    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True, batch_size: int = 128):
-        self.batch_size = batch_size
-        self.stats = EmbedStats()
-        self._cache = EmbeddingCache(resolve_cache_dir(cache_dir) / "embeddings.sqlite") if use_cache else None
-
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
-        """Vectors for ``texts`` (n × dim, unit norm); texts already cached are not re-embedded."""
-        self.stats.texts += len(texts)
-        keys = [text_key(t) for t in texts]
-        cached = self._cache.get_many(self.identity, list(set(keys))) if self._cache else {}
-        self.stats.cache_hits += sum(1 for k in keys if k in cached)
-        missing: dict[str, str] = {}
-        for key, text in zip(keys, texts):
-            if key not in cached and key not in missing:
-                missing[key] = text
-        if missing:
-            new_keys = list(missing)
-            cached.update(zip(new_keys, self._embed_all(new_keys, [missing[k] for k in new_keys], progress)))
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([cached[k] for k in keys]).astype(np.float32, copy=False)
-
-    def _embed_all(self, keys: list[str], texts: list[str], progress: bool) -> np.ndarray:
-        """Embed in batches; each batch goes to the cache at once, so an interrupted run resumes."""
-        from rich.console import Console
-        from rich.progress import Progress
-
-        chunks = []
-        with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"embedding with {self.identity}", total=len(texts))
-            for start in range(0, len(texts), self.batch_size):
-                batch = texts[start : start + self.batch_size]
-                vectors = _normalise(np.asarray(self._embed_batch(batch), dtype=np.float32))
-                if self._cache:
-                    self._cache.put_many(self.identity, keys[start : start + self.batch_size], vectors)
-                chunks.append(vectors)
-                self.stats.model_calls += 1
-                self.stats.embedded += len(batch)
-                bar.advance(task, len(batch))
-        return np.concatenate(chunks)
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
+__all__ = ["EmbedStats", "Embedder", "SentenceTransformerEmbedder", "load_embedder"]
 
 
 @dataclass
@@ -125,20 +60,25 @@ def load_embedder(
     use_cache: bool = True,
     base_url: str | None = None,
     batch_size: int | None = None,
+    cache_mode: str | None = None,
 ) -> Embedder:
     """Embedder from a spec string: ``local``, ``st:NAME``, ``openai:MODEL`` or ``voyage:MODEL``.
 
     ``base_url`` (API embedders only) overrides ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``.
+    ``cache_mode`` is ``rw | replay | off | refresh`` (default ``rw``, or ``off`` when ``use_cache`` is False).
     """
     kind, _, name = spec.partition(":")
     extra = {"batch_size": batch_size} if batch_size else {}
-    if spec == "local":
-        return SentenceTransformerEmbedder("local", cache_dir, use_cache, **extra)
-    if kind == "st" and name:
-        return SentenceTransformerEmbedder(name, cache_dir, use_cache, **extra)
+    mode = cache_mode or ("rw" if use_cache else "off")
+    if spec == "local" or (kind == "st" and name):
+        embedder: Embedder = SentenceTransformerEmbedder(name if kind == "st" else "local", cache_dir,
+                                                         mode != "off", **extra)
+        if mode != embedder.cache_mode:
+            embedder.set_cache_mode(mode)
+        return embedder
     if kind in ("openai", "voyage") and name:
         from ragdiag.retrieval.api_embedders import OpenAIEmbedder, VoyageEmbedder
 
         cls = OpenAIEmbedder if kind == "openai" else VoyageEmbedder
-        return cls(name, cache_dir, use_cache, base_url=base_url, **extra)
+        return cls(name, cache_dir, use_cache, base_url=base_url, cache_mode=mode, **extra)
     raise RagdiagError(f"unknown embedder '{spec}': expected local, st:NAME, openai:MODEL or voyage:MODEL")

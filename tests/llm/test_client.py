@@ -182,7 +182,8 @@ def test_unpriced_model_reports_cost_as_unknown(server, tmp_path):
 
 
 def test_prompts_are_versioned_and_filled():
-    grading = load_prompt("grading")
+    assert load_prompt("grading").id.startswith("grading@v")  # the latest version by default
+    grading = load_prompt("grading", 1)
     assert grading.id == "grading@v1"
     messages = grading.messages(query="q?", ideal="I", candidate="C")
     assert messages[0]["role"] == "system" and '{"grade"' in messages[0]["content"]

@@ -25,8 +25,10 @@ def keys(monkeypatch):
 
 
 def _embedder(spec, server, tmp_path, **kw):
-    emb = load_embedder(spec, cache_dir=tmp_path, base_url=server.base_url, batch_size=kw.pop("batch_size", 4))
-    emb.backoff_s = 0.01
+    emb = load_embedder(spec, cache_dir=tmp_path, base_url=server.base_url, batch_size=kw.pop("batch_size", 4),
+                        cache_mode=kw.pop("cache_mode", None))
+    emb.sleeps = []
+    emb.sleep = emb.sleeps.append  # backoff is asked for, never slept
     for name, value in kw.items():
         setattr(emb, name, value)
     return emb
@@ -61,20 +63,70 @@ def test_retries_on_rate_limit_and_server_errors(spec, status, server, tmp_path)
     vectors = emb.encode([f"retry {status} {spec}"])
     assert vectors.shape == (1, 24)
     assert server.requests - reqs == 3 and emb.stats.retries == 2
+    assert emb.sleeps == [0.01, 0.01]  # the server's Retry-After
 
 
 def test_retry_without_retry_after_uses_backoff(server, tmp_path):
     emb = _embedder("openai:m", server, tmp_path)
-    server.fail_next(500, times=1, retry_after=None)
+    emb.backoff_s = 0.5
+    server.fail_next(500, times=2, retry_after=None)
     assert emb.encode(["no header"]).shape == (1, 24)
-    assert emb.stats.retries == 1
+    assert emb.stats.retries == 2
+    assert 0.5 <= emb.sleeps[0] <= 1.0 and 1.0 <= emb.sleeps[1] <= 1.5  # base·2^(n-1) plus jitter <= base
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("kind", ["not-json", "html", "empty", "no-data", "embedding-null", "wrong-count"])
+def test_malformed_200_is_retried_and_never_cached(spec, kind, server, tmp_path):
+    emb = _embedder(spec, server, tmp_path)
+    server.malformed_next(kind, times=2)
+    text = f"malformed {kind} {spec}"
+    vectors = emb.encode([text, text + " 2"])
+    model = spec.split(":", 1)[1]
+    np.testing.assert_allclose(vectors[0], vector_for(text, model, 24), atol=1e-6)
+    assert emb.stats.retries == 2 and emb.stats.model_calls == 1
+    server.malformed_next(kind, times=3)
+    emb.max_retries = 2
+    with pytest.raises(RagdiagError, match=r"bad reply: .* after 2 retries$"):
+        emb.encode(["never stored " + kind])
+    replay = _embedder(spec, server, tmp_path, cache_mode="replay")
+    with pytest.raises(RagdiagError, match=r"--cache replay: 1 of 1 distinct texts have no cached vector"):
+        replay.encode(["never stored " + kind])
+
+
+def test_cache_modes_replay_refresh_off(server, tmp_path):
+    texts = ["mode a", "mode b", "mode c"]
+    _embedder("openai:m", server, tmp_path).encode(texts[:2])
+    reqs, checks = server.requests, server.model_list_requests
+    replay = _embedder("openai:m", server, tmp_path, cache_mode="replay")
+    assert replay.encode(texts[:2]).shape == (2, 24) and server.requests == reqs
+    with pytest.raises(RagdiagError, match=r"^--cache replay: 1 of 3 distinct texts have no cached vector for openai:m@"):
+        replay.encode(texts)
+    assert server.requests == reqs and server.model_list_requests == checks  # replay never checks the endpoint either
+    refresh = _embedder("openai:m", server, tmp_path, cache_mode="refresh")
+    refresh.encode(texts[:2])
+    refresh.encode(texts[:2])
+    assert refresh.stats.embedded == 2 and refresh.stats.cache_hits == 2  # re-embedded once per embedder
+    off = _embedder("openai:m", server, tmp_path / "off", cache_mode="off")
+    off.encode(texts[:1])
+    assert off.stats.embedded == 1 and not (tmp_path / "off").exists()
+    with pytest.raises(RagdiagError, match="cache mode must be one of"):
+        _embedder("openai:m", server, tmp_path, cache_mode="sometimes")
+
+
+def test_key_holds_port_and_path_so_two_servers_never_share(server, tmp_path):
+    with EmbeddingsServer(dim=24) as other:
+        _embedder("openai:m", server, tmp_path).encode(["shared text"])
+        emb = _embedder("openai:m", other, tmp_path)
+        emb.encode(["shared text"])
+        assert emb.stats.cache_hits == 0 and other.texts_embedded == 1
 
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_gives_up_with_one_clear_line(spec, server, tmp_path):
     emb = _embedder(spec, server, tmp_path, max_retries=2)
     server.fail_next(429, times=3, retry_after=0)
-    with pytest.raises(RagdiagError, match=r"after 2 retries: HTTP 429"):
+    with pytest.raises(RagdiagError, match=r"embedding request failed: HTTP 429.* after 2 retries$"):
         emb.encode(["always limited"])
 
 
@@ -89,6 +141,7 @@ def test_base_url_from_environment_and_identity(server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     emb = load_embedder("openai:m", cache_dir=tmp_path)
     assert emb.identity == f"openai:m@{server.base_url}"
+    assert emb.cache_identity() == {"provider": "openai", "base_url": server.base_url, "model": "m", "params": {}}
     assert emb.encode(["env url"]).shape == (1, 24)
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert load_embedder("openai:m", cache_dir=tmp_path).identity == "openai:m"
