@@ -3,10 +3,17 @@
 Each file ``prompts/<name>.v<N>.toml`` holds ``name``, ``version``, ``system`` and ``user``
 (``$placeholders``, :class:`string.Template` syntax, so JSON braces need no escaping). The
 prompt id ``<name>@v<N>`` goes into every cache key, so editing a prompt means a new version.
+
+Untrusted text (questions, passages, answers) is fenced: a ``[fences]`` table maps a placeholder
+to an element name, and its value is put inside ``<name>…</name>`` (a list of passages becomes
+``<passage id="1">…</passage>`` lines, numbered in order) with ``&``, ``<`` and ``>`` escaped as
+``&amp;``, ``&lt;``, ``&gt;``, so the text can neither close its element nor open another one.
+The system messages say that fenced text is data, never instructions.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import string
 import tomllib
@@ -27,19 +34,46 @@ class Prompt:
     version: int
     system: str
     user: str
+    fences: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
         return f"{self.name}@v{self.version}"
 
-    def messages(self, **values: str) -> list[dict[str, str]]:
-        """Chat messages with the user template filled (a missing placeholder is an error)."""
+    def messages(self, **values: str | list[str]) -> list[dict[str, str]]:
+        """Chat messages with the user template filled, fenced placeholders fenced (a missing
+        placeholder is an error)."""
+        fences = dict(self.fences)
+        filled = {}
+        for key, value in values.items():
+            if key in fences:
+                filled[key] = fence_passages(value, fences[key]) if isinstance(value, list) else fence(fences[key], value)
+            elif isinstance(value, list):
+                raise RagdiagError(f"prompt {self.id}: placeholder ${key} takes one text, not a list")
+            else:
+                filled[key] = value
         try:
-            user = string.Template(self.user).substitute(values)
+            user = string.Template(self.user).substitute(filled)
         except KeyError as err:
             raise RagdiagError(f"prompt {self.id}: no value for placeholder ${err.args[0]}") from None
         system = [{"role": "system", "content": self.system.strip()}] if self.system.strip() else []
         return [*system, {"role": "user", "content": user.strip()}]
+
+
+def neutralise(text: str) -> str:
+    """``text`` with ``&``, ``<`` and ``>`` escaped, so it cannot open or close an element."""
+    return html.escape(text, quote=False)
+
+
+def fence(element: str, text: str, **attributes: int | str) -> str:
+    """``<element a="v">text</element>`` with the text neutralised (attribute values too)."""
+    attrs = "".join(f' {k}="{html.escape(str(v), quote=True)}"' for k, v in attributes.items())
+    return f"<{element}{attrs}>{neutralise(text)}</{element}>"
+
+
+def fence_passages(passages: list[str], element: str = "passage") -> str:
+    """One fenced element per passage, numbered ``id="1"``, ``id="2"`` … in the given order."""
+    return "\n".join(fence(element, text, id=i) for i, text in enumerate(passages, start=1))
 
 
 def _versions(name: str, folder: Path) -> dict[int, Path]:
@@ -63,8 +97,9 @@ def load_prompt(name: str, version: int | None = None, folder: Path | None = Non
     path = versions[chosen]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        prompt = Prompt(str(data["name"]), int(data["version"]), str(data["system"]), str(data["user"]))
-    except (tomllib.TOMLDecodeError, KeyError, ValueError) as err:
+        fences = tuple((str(k), str(v)) for k, v in dict(data.get("fences", {})).items())
+        prompt = Prompt(str(data["name"]), int(data["version"]), str(data["system"]), str(data["user"]), fences)
+    except (tomllib.TOMLDecodeError, KeyError, ValueError, TypeError) as err:
         raise RagdiagError(f"{path}: malformed prompt file ({err})") from None
     if (prompt.name, prompt.version) != (name, chosen):
         raise RagdiagError(f"{path}: declares {prompt.id}, but its file name says {name}@v{chosen}")

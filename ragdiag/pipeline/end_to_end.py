@@ -1,6 +1,6 @@
 """``ragdiag pipeline``: rank (optional) → generate → grade → correlate, into one output directory.
 
-Files: ``answers.jsonl``, ``graded.json`` (samples_graded schema), their ``*.manifest.json``,
+Files: ``answers.jsonl``, ``graded.json`` (samples_graded schema), their ``<name>.manifest.json``,
 ``ranked.json`` with ``--rank-with``, and ``correlation.json`` from
 :func:`ragdiag.metrics.correlate_job.run_correlation` (the ``correlate`` job) on the graded file.
 """
@@ -15,7 +15,9 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.generate import GenerateResult, run_generate
 from ragdiag.pipeline.grade import GradeResult, run_grade
-from ragdiag.pipeline.run_meta import write_json
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
+from ragdiag.pipeline.run_meta import manifest_path
 
 
 @dataclass
@@ -41,17 +43,24 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
 
     if segments not in ("ratio", "nw"):
         raise RagdiagError(f"--segments must be ratio or nw, got '{segments}'")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_output_dir(out_dir, "--out-dir")
     paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / "graded.json",
              "correlation": out_dir / "correlation.json"}
     if rank_with:
         paths["ranked"] = out_dir / "ranked.json"
+    inputs = [p for p in (texts, ranked) if p is not None and not str(p).startswith("hf:")]
+    guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])], inputs)
+    record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
+                       seeds={"llm": config.seed}, cache=config.cache)
+    out_dir.mkdir(parents=True, exist_ok=True)
     generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress)
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress)
     table = load_graded_file(paths["graded"])
-    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples))
+    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples), record=record)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
                                        correlate_command(paths["graded"], segments, min_samples),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}
-    write_json(paths["correlation"], correlation)
+    record.prompts.update({"generation": generated.meta["prompts"][0], "grading": graded.meta["prompts"][0],
+                           "grading-repair": graded.meta["prompts"][1]})
+    write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
     return PipelineResult(generated, graded, correlation, paths)

@@ -1,15 +1,17 @@
 """``ragdiag generate``: ideal answers (all positives) and top-K answers (first K ranked candidates).
 
 Paper 003 appendix A.2 / METHODS.md §9: the model answers only from the numbered references, given
-in ranked order. Output JSON lines: one ``meta`` line, one ``ideal`` row per query, one ``topK``
-row per (ranked sample, K) with ``rank`` (first K), ``inK``, ``P`` = n/K and ``R`` = n/Np.
+in ranked order, each fenced as data (:func:`ragdiag.llm.prompts.fence_passages`). Output JSON
+lines: one ``meta`` line, one ``ideal`` row per query, one ``topK`` row per (ranked sample, K) with
+``rank`` (first K), ``inK``, ``P`` = n/K and ``R`` = n/Np. Ranked samples without texts and K > Nc
+pairs are reported (count and first ids), never dropped silently.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
@@ -17,7 +19,8 @@ from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.run_meta import manifest_path, run_details, run_meta, summary, write_json, write_jsonl
+from ragdiag.io.writer import write_json, write_jsonl
+from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
 
 @dataclass
@@ -42,32 +45,56 @@ def parse_ks(text: str) -> list[int]:
     return ks
 
 
-def references(texts: list[str]) -> str:
-    """Numbered references ``[1] ...`` in the given (ranked) order."""
-    return "\n".join(f"[{i}] {t}" for i, t in enumerate(texts, start=1))
-
-
 def _candidate(sample: TextsSample, np_: int, index: int) -> str:
     """Candidate ``index`` of a ranked sample with ``np_`` positives: p[index] if index < Np, else n[index − Np]."""
     return sample.p[index] if index < np_ else sample.n[index - np_]
 
 
-def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int], source: str) -> list[dict[str, Any]]:
-    """One row per (ranked sample, K ≤ Nc), checked against its texts sample.
+@dataclass
+class Skipped:
+    """Items left out of a run, reported (count and first ids) instead of dropped silently."""
+
+    ranked_without_texts: list[str] = field(default_factory=list)
+    k_above_nc: list[str] = field(default_factory=list)
+
+    def as_dict(self, first: int = 5) -> dict[str, Any]:
+        return {name: {"count": len(ids), "first": ids[:first]}
+                for name, ids in (("ranked_without_texts", self.ranked_without_texts), ("k_above_nc", self.k_above_nc))}
+
+    def notices(self, texts_source: str, first: int = 5) -> list[str]:
+        """One line per kind of skipped item, naming the first ids."""
+        lines = []
+        if self.ranked_without_texts:
+            ids = self.ranked_without_texts
+            lines.append(f"skipped {len(ids)} ranked sample(s) with no texts sample in {texts_source}: "
+                         f"{', '.join(ids[:first])}{' …' if len(ids) > first else ''}")
+        if self.k_above_nc:
+            ids = self.k_above_nc
+            lines.append(f"skipped {len(ids)} (ranked sample, K) pair(s) whose K exceeds the sample's Nc: "
+                         f"{', '.join(ids[:first])}{' …' if len(ids) > first else ''}")
+        return lines
+
+
+def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int], source: str,
+              skipped: Skipped | None = None) -> list[dict[str, Any]]:
+    """One row per (ranked sample, K ≤ Nc), checked against its texts sample; pairs with K > Nc are
+    recorded in ``skipped``.
 
     A ranked sample uses the first Np positives and the first Nc − Np negatives of its texts sample
     (paper 003 appendix A.1: several (Nc, Np) variants share one query).
     """
     rows = []
-    for index, r in enumerate(ranked):
+    for number, r in enumerate(ranked, start=1):
         sample = texts.get(r.id)
         if sample is None:
-            raise DataError.at(source, index, "id", f"'{r.id}' has no texts sample")
+            raise DataError.at(source, number, "id", f"'{r.id}' has no texts sample")
         if r.Np > len(sample.p) or r.Nc - r.Np > len(sample.n):
-            raise DataError.at(source, index, "Nc", f"Np={r.Np}, Nc={r.Nc} need more candidates than texts sample "
+            raise DataError.at(source, number, "Nc", f"Np={r.Np}, Nc={r.Nc} need more candidates than texts sample "
                                f"'{r.id}' has ({len(sample.p)} positives, {len(sample.n)} negatives)")
         for k in ks:
             if k > r.Nc:
+                if skipped is not None:
+                    skipped.k_above_nc.append(f"{r.id} (E={r.E}, Nc={r.Nc}, Np={r.Np}, K={k})")
                 continue
             top = r.rank[:k]
             in_k = [1 if i < r.Np else 0 for i in top]
@@ -76,13 +103,18 @@ def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: lis
     return rows
 
 
-def generate_answers(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int], client: LLMClient,
-                     ranked_source: str = "<ranked>", progress: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
-    """Answer rows (ideal first, then top-K) with ``answer`` or ``error``; the failures; seconds."""
-    prompt = load_prompt("generation")
+def answer_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int],
+                ranked_source: str = "<ranked>", skipped: Skipped | None = None) -> list[dict[str, Any]]:
+    """The rows to answer: one ideal row per query, then one top-K row per (ranked sample, K ≤ Nc)."""
     ideal = [{"kind": "ideal", "id": qid, "q": texts[qid].q} for qid in dict.fromkeys(r.id for r in ranked)
              if qid in texts]
-    rows = ideal + topk_rows(texts, ranked, ks, ranked_source)
+    return ideal + topk_rows(texts, ranked, ks, ranked_source, skipped)
+
+
+def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], client: LLMClient,
+                     progress: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
+    """Answer ``rows`` (from :func:`answer_rows`) in place with ``answer`` or ``error``; the failures; seconds."""
+    prompt = load_prompt("generation")
 
     def passages(row: dict[str, Any]) -> list[str]:
         sample = texts[row["id"]]
@@ -98,7 +130,7 @@ def generate_answers(texts: dict[str, TextsSample], ranked: list[RankedSample], 
 
 
 def _ask(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str):
-    messages = prompt.messages(query=query, references=references(passages))
+    messages = prompt.messages(query=query, references=passages)
     return client.chat(client.request(messages, prompt.id), label)
 
 
@@ -110,36 +142,59 @@ def _label(row: dict[str, Any]) -> str:
 
 def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], dataset: str, out: Path,
                  config: ClientConfig, rank_with: str | None = None, ranked_out: Path | None = None,
-                 progress: bool = True) -> GenerateResult:
-    """Load, optionally rank, generate, write ``out`` and its manifest (meta, summary, failures)."""
+                 progress: bool = True, notice: Callable[[str], None] | None = None) -> GenerateResult:
+    """Load, optionally rank, generate, write ``out`` and its manifest (meta, summary, failures, skipped).
+
+    Every output is checked against every input before any work; skipped items go to ``notice``
+    (default: a line on stderr) and to the manifest.
+    """
     if (ranked_source is None) == (rank_with is None):
         raise RagdiagError("give exactly one of --ranked FILE or --rank-with EMBEDDER")
+    if rank_with is not None:
+        ranked_out = ranked_out or out.with_name(out.name.split(".")[0] + ".ranked.json")
+    input_paths = [texts_source, ranked_source]
+    manifest = guard_run_outputs([out, ranked_out if rank_with else None], input_paths)
+    notice = notice or _stderr_line
+    prompt = load_prompt("generation")
+    record = open_record("generate", config, input_paths, {"generation": prompt.id})
     texts = load_texts(texts_source, dataset)
     by_id = {s.id: s for s in texts.samples}
     inputs: dict[str, Any] = {"texts": {"source": texts.source, "sha256": texts.sha256}}
+    skipped = Skipped()
     if rank_with is not None:
         from ragdiag.pipeline.rank import rank_texts
 
         ranked = rank_texts(texts.samples, rank_with, ks, config.cache_dir, progress)
-        ranked_out = ranked_out or out.with_name(out.name.split(".")[0] + ".ranked.json")
-        write_json(ranked_out, [r.to_dict() for r in ranked])
+        write_json(ranked_out, [r.to_dict() for r in ranked], inputs=input_paths[:1])
         inputs["ranked"] = {"ranked_with": rank_with, "written_to": str(ranked_out)}
     else:
         loaded = load_ranked(ranked_source, dataset)
         ranked = [r for r in loaded.samples if r.id in by_id]
+        skipped.ranked_without_texts = [r.id for r in loaded.samples if r.id not in by_id]
         if not ranked:
             raise RagdiagError(f"{loaded.source}: no ranked sample has a texts sample in {texts.source}")
         inputs["ranked"] = {"source": loaded.source, "sha256": loaded.sha256}
+    rows = answer_rows(by_id, ranked, ks, str(ranked_source), skipped)
+    if not any(r["kind"] == "topK" for r in rows):
+        raise RagdiagError(f"no ranked sample has Nc ≥ any of the cut-offs K = {ks}: nothing to answer")
+    for line in skipped.notices(texts.source):
+        notice(line)
     client = LLMClient(config)
     try:
-        rows, failures, seconds = generate_answers(by_id, ranked, ks, client, str(ranked_source), progress)
+        rows, failures, seconds = generate_answers(by_id, rows, client, progress)
         done = sum(1 for r in rows if r["answer"] is not None)
-        result_summary = summary(client, len(rows), done, seconds)
-        meta = run_meta("generate", client, prompts=[load_prompt("generation").id], k=ks, dataset=dataset, **inputs)
+        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict())
+        meta = run_meta("generate", client, prompts=[prompt.id], k=ks, dataset=dataset, **inputs)
         details = run_details(client)
     finally:
         client.close()
-    write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows])
-    manifest = manifest_path(out)
-    write_json(manifest, {"meta": meta, "run": details, "summary": result_summary, "failures": failures})
+    write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
+    write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,
+                   failures=failures, skipped=skipped.as_dict())
     return GenerateResult(rows, meta, result_summary, failures, manifest)
+
+
+def _stderr_line(text: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"note: {text}", style="yellow", highlight=False)

@@ -8,20 +8,23 @@ is kept — never a default. ``grade`` is the mean of the first judge's parsed g
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragdiag.data.loaders import file_sha256, read_json_records
+from ragdiag.data.loaders import file_sha256, read_jsonl_lines
+from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.pipeline.run_meta import manifest_path, run_details, run_meta, summary, write_json
+from ragdiag.io.writer import write_json
+from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 
@@ -44,24 +47,67 @@ class GradeResult:
     manifest: Path
 
 
+def _line_error(path: Path, line: int, field: str | None, problem: str) -> DataError:
+    return DataError.at(f"{path}: line {line}", None, field, problem)
+
+
+def _check_answer_row(row: dict[str, Any], path: Path, line: int) -> None:
+    """A row of ``ragdiag generate``'s answers file, checked before any call is spent on it."""
+    if not isinstance(row.get("id"), str) or not row["id"]:
+        raise _line_error(path, line, "id", "missing or not a non-empty string")
+    if not isinstance(row.get("q"), str):
+        raise _line_error(path, line, "q", f"the question must be a string, got {type(row.get('q')).__name__}")
+    answer = row.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        raise _line_error(path, line, "answer", f"must be a string or null, got {type(answer).__name__}")
+    if row["kind"] == "ideal":
+        return
+    check_graded_record({**row, "grade": None}, f"{path}: line {line}", None)  # id, E, Nc, Np, K, inK
+    rank = row.get("rank")
+    if not isinstance(rank, list) or len(rank) != row["K"]:
+        raise _line_error(path, line, "rank", f"must list the top K = {row['K']} candidate indices")
+    if any(type(i) is not int or not 0 <= i < row["Nc"] for i in rank) or len(set(rank)) != len(rank):
+        raise _line_error(path, line, "rank", f"items must be distinct candidate indices 0..{row['Nc'] - 1}")
+    if row["inK"] != [1 if i < row["Np"] else 0 for i in rank]:
+        raise _line_error(path, line, "inK", "does not match rank (1 exactly where the index is below Np)")
+    for name in ("P", "R"):
+        value = row.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise _line_error(path, line, name, f"expected a finite number, got {value!r}")
+
+
 def read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str | None], list[dict[str, Any]]]:
-    """The answers file of ``ragdiag generate``: its meta, ideal answers by id, and top-K rows."""
+    """The answers file of ``ragdiag generate``: its meta, ideal answers by id, and top-K rows.
+
+    The whole file is validated first (line numbers 1-based): kinds, types, top-K invariants,
+    duplicated ideal or top-K rows (both lines named).
+    """
     meta: dict[str, Any] = {}
     ideal: dict[str, str | None] = {}
+    ideal_line: dict[str, int] = {}
+    topk_line: dict[tuple, int] = {}
     rows = []
-    for index, row in enumerate(read_json_records(path)):
+    for line, row in read_jsonl_lines(path):
         kind = row.get("kind") if isinstance(row, dict) else None
         if kind == "meta":
-            meta = row.get("meta", {})
-        elif kind == "ideal":
+            meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+            continue
+        if kind not in ("ideal", "topK"):
+            raise _line_error(path, line, "kind", f"expected meta, ideal or topK, got {kind!r}")
+        _check_answer_row(row, path, line)
+        if kind == "ideal":
+            if row["id"] in ideal_line:
+                raise _line_error(path, line, "id", f"a second ideal row for '{row['id']}' (first on line "
+                                  f"{ideal_line[row['id']]})")
+            ideal_line[row["id"]] = line
             ideal[row["id"]] = row.get("answer")
-        elif kind == "topK":
-            for name in ("id", "E", "Nc", "Np", "K", "rank", "inK", "P", "R", "q"):
-                if name not in row:
-                    raise DataError.at(str(path), index, name, "missing in a topK row")
-            rows.append(row)
         else:
-            raise DataError.at(str(path), index, "kind", f"expected meta, ideal or topK, got {kind!r}")
+            key = graded_key(row)
+            if key in topk_line:
+                raise _line_error(path, line, None, f"the same top-K row as line {topk_line[key]} (id '{key[0]}', "
+                                  f"E '{key[1]}', Nc {key[2]}, Np {key[3]}, K {key[4]})")
+            topk_line[key] = line
+            rows.append(row)
     if not rows:
         raise DataError(f"{path}: no topK rows to grade")
     return meta, ideal, rows
@@ -153,13 +199,22 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
     return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds)
 
 
+def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[str]:
+    """The judges: the configured model, then a second judge model if given."""
+    return [config.model] + ([second_judge] if second_judge else [])
+
+
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
               progress: bool = True) -> GradeResult:
-    """Read answers, judge them, write ``out`` (a JSON list) and its manifest (meta, summary, failures)."""
+    """Check outputs against inputs, validate the whole answers file, judge, write ``out`` (a JSON
+    list) and its manifest (meta, run, summary, failures, unparsed, run record)."""
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
+    manifest = guard_run_outputs([out], [answers])
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
+    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+    record = open_record("grade", config, [answers], {"grading": grading.id, "grading-repair": repair.id}, judges)
     client = LLMClient(config)
     try:
         judged = grade_rows(rows, ideal, client, judges, repeats, progress)
@@ -168,14 +223,12 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
                                  missing_grades=sum(1 for r in judged.graded if r["grade"] is None and "error" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
                                  agreement=agreement_summary(judged.grades, judges))
-        prompts = [load_prompt(n).id for n in ("grading", "grading-repair")]
-        meta = run_meta("grade", client, prompts=prompts, judges=judges, repeats=repeats,
+        meta = run_meta("grade", client, prompts=[grading.id, repair.id], judges=judges, repeats=repeats,
                         answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
         details = run_details(client)
     finally:
         client.close()
-    write_json(out, judged.graded)
-    manifest = manifest_path(out)
-    write_json(manifest, {"meta": meta, "run": details, "summary": result_summary, "failures": judged.failures,
-                          "unparsed": judged.unparsed})
+    write_json(out, judged.graded, inputs=[answers])
+    write_manifest(manifest, record, [answers], meta=meta, run=details, summary=result_summary,
+                   failures=judged.failures, unparsed=judged.unparsed)
     return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)

@@ -1,14 +1,20 @@
-"""Shared bookkeeping for LLM runs: the ``meta`` block, the summary, the coverage gate, JSONL output."""
+"""Shared bookkeeping for LLM runs: the ``meta`` block, the run record, the summary, the coverage
+gate, and the manifest beside each output (``graded.json`` → ``graded.json.manifest.json``).
+
+Every file goes through :mod:`ragdiag.io.writer` (atomic, never over an input).
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.client import LLMClient
+from ragdiag.io.run_record import RunRecord, stamp, start_run
+from ragdiag.io.writer import OutputError, PathLike, guard_outputs, sidecar_path, write_json
+from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.remote.urls import redact_url
 
 
 class CoverageError(RagdiagError):
@@ -28,8 +34,17 @@ def run_meta(command: str, client: LLMClient, **details: Any) -> dict[str, Any]:
 def run_details(client: LLMClient) -> dict[str, Any]:
     """How this particular run reached the server (kept in the manifest, not in the result)."""
     cfg = client.config
-    return {"base_url": cfg.base_url, "cache": cfg.cache, "workers": cfg.workers, "max_retries": cfg.max_retries,
-            "rpm": cfg.rpm, "tpm": cfg.tpm}
+    return {"base_url": redact_url(cfg.base_url), "cache": cfg.cache,
+            "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm}
+
+
+def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],
+                prompts: dict[str, str], models: list[str] | None = None) -> RunRecord:
+    """The run record of an LLM command: inputs hashed, models, prompt versions, seed, cache mode."""
+    seeds = {"llm": config.seed} if config.seed is not None else {}
+    local = [p for p in inputs if p is not None and not str(p).startswith("hf:")]
+    return start_run(f"ragdiag {command}", inputs=local, models={"llm": models or [config.model]},
+                     prompts=prompts, seeds=seeds, cache=config.cache)
 
 
 def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra: Any) -> dict[str, Any]:
@@ -47,18 +62,26 @@ def check_coverage(result_summary: dict[str, Any], min_coverage: float, manifest
         )
 
 
-def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+def manifest_path(out: PathLike) -> Path:
+    """``answers.jsonl`` → ``answers.jsonl.manifest.json``: named from the whole output name."""
+    return sidecar_path(out, "manifest")
 
 
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+def guard_run_outputs(outputs: list[PathLike | None], inputs: list[PathLike | str | None]) -> Path:
+    """Before any work: refuse outputs (and the first output's manifest) that are inputs or coincide;
+    return the manifest path."""
+    manifest = manifest_path(outputs[0])
+    paths = [p for p in inputs if p is not None and not str(p).startswith("hf:")]
+    for src in paths:
+        if Path(src).resolve() == manifest.resolve():
+            raise OutputError(f"the manifest {manifest} of output {outputs[0]} would overwrite the input {src}; "
+                              "choose another output name")
+    guard_outputs([*outputs, manifest], paths)
+    return manifest
 
 
-def manifest_path(out: Path) -> Path:
-    """``answers.jsonl`` → ``answers.manifest.json``: meta, summary and the failure manifest."""
-    return out.with_name(out.name.split(".")[0] + ".manifest.json")
+def write_manifest(manifest: Path, record: RunRecord, inputs: list[PathLike | str | None],
+                   **sections: Any) -> Path:
+    """The manifest (meta, run, summary, failures …) stamped with the run record."""
+    paths = [p for p in inputs if p is not None and not str(p).startswith("hf:")]
+    return write_json(manifest, stamp(dict(sections), record), inputs=paths)

@@ -27,7 +27,7 @@ def test_recorded_cache_replays_the_pipeline_offline(tmp_path, monkeypatch):
     graded = json.loads((tmp_path / "out" / "graded.json").read_text())
     assert graded == json.loads((fixture / "graded.json").read_text())
     assert all(r["grade"] is not None for r in graded)
-    manifest = json.loads((tmp_path / "out" / "graded.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "out" / "graded.json.manifest.json").read_text())
     assert manifest["summary"]["calls"] == 0 and manifest["summary"]["coverage"] == 1.0
     correlation = json.loads((tmp_path / "out" / "correlation.json").read_text())
     assert correlation["results"] and correlation["meta"]["rows"] == len(graded)

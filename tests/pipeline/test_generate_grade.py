@@ -28,9 +28,11 @@ def test_pipeline_then_replay_with_server_stopped_is_identical(tiny, server, run
     for name in ("answers.jsonl", "graded.json"):
         assert (tmp_path / "live" / name).read_bytes() == (tmp_path / "replay" / name).read_bytes()
     live_corr, replay_corr = (json.loads((tmp_path / d / "correlation.json").read_text()) for d in ("live", "replay"))
-    assert {k: v for k, v in live_corr.items() if k != "meta"} == {k: v for k, v in replay_corr.items() if k != "meta"}
+    assert {k: v for k, v in live_corr.items() if k not in ("meta", "run_record")} == \
+        {k: v for k, v in replay_corr.items() if k not in ("meta", "run_record")}
+    assert live_corr["run_record"]["command"] == replay_corr["run_record"]["command"] == "ragdiag pipeline"
     assert live_corr["results"], "the correlation found no segment"
-    manifest = json.loads((tmp_path / "replay" / "graded.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "replay" / "graded.json.manifest.json").read_text())
     assert manifest["summary"]["calls"] == 0 and manifest["summary"]["cache_hits"] == 12
     assert manifest["run"]["cache"] == "replay"
 
@@ -42,7 +44,7 @@ def test_graded_file_has_the_samples_graded_schema(tiny, server, run_cli, tmp_pa
                   "--base-url", server.base_url)
     assert res.exit_code == 0, res.output
     rows = _lines(answers)
-    assert rows[0]["kind"] == "meta" and rows[0]["meta"]["prompts"] == ["generation@v1"]
+    assert rows[0]["kind"] == "meta" and rows[0]["meta"]["prompts"] == ["generation@v2"]
     assert [r["kind"] for r in rows[1:]].count("ideal") == 4 and len(rows) == 1 + 4 + 8
     top = next(r for r in rows if r["kind"] == "topK" and r["id"] == "M-3" and r["K"] == 5)
     assert top["rank"] == [2, 3, 0, 4, 1] and top["inK"] == [0, 0, 1, 0, 1] and top["P"] == 0.4 and top["R"] == 1.0
@@ -71,7 +73,7 @@ def test_judge_replies_without_a_grade_are_repaired_once_then_recorded_missing(t
     before = server.requests
     res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url, "--workers", "1")
     assert res.exit_code == 3, res.output
-    assert "below --min-coverage 0.95" in res.output and "graded.manifest.json" in res.output
+    assert "below --min-coverage 0.95" in res.output and "graded.json.manifest.json" in res.output
     assert server.requests - before == 7
     records = {r["id"]: r for r in json.loads(graded.read_text())}
     assert records["M-1"]["grade"] == 4.0 and "judge_reply" not in records["M-1"]
@@ -79,7 +81,7 @@ def test_judge_replies_without_a_grade_are_repaired_once_then_recorded_missing(t
     for sid, replies in (("M-2", ["{}", "The answer is fine."]), ("M-4", ["Looks complete to me", "{}"])):
         assert records[sid]["grade"] is None and records[sid]["grades"] == [None]
         assert records[sid]["judge_reply"] == [{"model": "gpt-4o-mini", "repeat": 0, "replies": replies}]
-    manifest = json.loads((tmp_path / "graded.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())
     assert manifest["summary"]["coverage"] == 0.5 and manifest["summary"]["missing_grades"] == 2
     assert [u["item"] for u in manifest["unparsed"]] == ["topK M-2 E=AM Nc=6 Np=2 K=2", "topK M-4 E=AM Nc=6 Np=2 K=2"]
     corr = run_cli("correlate", "--graded", graded, "--segments", "nw", "--min-samples", "1", "--format", "json")
@@ -98,7 +100,7 @@ def test_429_retry_after_then_success_counts_retries(tiny, server, run_cli, tmp_
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", out,
                   "--base-url", server.base_url, "--workers", "2")
     assert res.exit_code == 0, res.output
-    manifest = json.loads((tmp_path / "answers.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
     assert manifest["summary"]["retries"] == 3 and manifest["summary"]["failures"] == 0
     assert manifest["summary"]["coverage"] == 1.0
 
@@ -118,7 +120,7 @@ def test_500_forever_fails_clearly_keeps_completed_calls_and_rerun_resumes(tiny,
     server.fail_after(None)  # the server recovers
     res = run_cli(*args)
     assert res.exit_code == 0, res.output
-    manifest = json.loads((tmp_path / "answers.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
     # 16 items, 15 distinct requests (M-1 K=2 asks exactly the ideal request): 5 cached before, 10 sent now
     assert manifest["summary"]["calls"] == 10 and manifest["summary"]["cache_hits"] == 6
     assert server.completed == 15
@@ -131,7 +133,7 @@ def test_partial_failure_is_listed_in_the_manifest_and_gated_by_min_coverage(tin
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", out,
                   "--base-url", server.base_url, "--workers", "1")
     assert res.exit_code == 3 and "coverage 0.875" in res.output
-    manifest = json.loads((tmp_path / "answers.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
     assert manifest["failures"] == [{"item": "ideal M-1", "error": manifest["failures"][0]["error"]}]
     assert "HTTP 400" in manifest["failures"][0]["error"]
     rows = _lines(out)
@@ -155,7 +157,7 @@ def test_repeats_and_second_judge_report_agreement(tiny, server, run_cli, tmp_pa
     assert server.requests - before == 12 * 3 * 2  # each repeat and judge is a distinct request
     record = json.loads(graded.read_text())[0]
     assert len(record["grades"]) == 3 and record["grade_sd"] == 0.0 and set(record["judges"]) == {"gpt-4o-mini", "judge-b"}
-    agreement = json.loads((tmp_path / "graded.manifest.json").read_text())["summary"]["agreement"]
+    agreement = json.loads((tmp_path / "graded.json.manifest.json").read_text())["summary"]["agreement"]
     # the test server is deterministic: repeats and judges agree perfectly
     assert agreement["alpha_repeats_ordinal"] == 1.0 and agreement["alpha_judges_ordinal"] == 1.0
     assert agreement["item_sd_mean"] == 0.0
@@ -166,23 +168,23 @@ def test_bad_inputs_give_one_clear_error(tiny, run_cli, tmp_path):
     texts, ranked = tiny
     out = tmp_path / "a.jsonl"
     res = run_cli("generate", "--texts", texts, "--out", out)
-    assert res.exit_code == 2 and "exactly one of --ranked FILE or --rank-with EMBEDDER" in res.output
-    res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "two", "--out", out)
-    assert res.exit_code == 2 and "--k expects comma-separated integers" in res.output
+    assert res.exit_code == 2 and "exactly one of --ranked FILE or --embedder EMBEDDER" in res.output
+    res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--ks", "two", "--out", out)
+    assert res.exit_code == 2 and "--ks: 'two': expected comma-separated integers" in res.output
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", out, "--cache", "maybe")
-    assert res.exit_code == 2 and "--cache must be one of" in res.output
+    assert res.exit_code == 2 and "--cache: 'maybe' is not one of" in res.output
     bad = json.loads(ranked.read_text())
     bad[1].update(Np=3, Nc=7, rank=list(range(7)))
     ranked.write_text(json.dumps(bad))
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", out, "--cache", "replay")
     assert res.exit_code == 2
-    assert "samples_ranked.json: record 1: field 'Nc': Np=3, Nc=7 need more candidates than texts sample 'M-2'" in res.output
+    assert "samples_ranked.json: record 2: field 'Nc': Np=3, Nc=7 need more candidates than texts sample 'M-2'" in res.output
     res = run_cli("pipeline", "--texts", texts, "--ranked", ranked, "--out-dir", tmp_path / "p", "--segments", "wide")
-    assert res.exit_code == 2 and "--segments must be ratio or nw" in res.output
+    assert res.exit_code == 2 and "--segments: 'wide' is not one of" in res.output
     answers = tmp_path / "answers.jsonl"
     answers.write_text('{"kind": "topK", "id": "M-1"}\n')
     res = run_cli("grade", "--answers", answers, "--out", tmp_path / "g.json")
-    assert res.exit_code == 2 and "answers.jsonl: record 0: field 'E': missing in a topK row" in res.output
+    assert res.exit_code == 2 and "answers.jsonl: line 1: field 'q': the question must be a string" in res.output
 
 
 def test_replay_miss_names_the_request(tiny, run_cli, tmp_path, monkeypatch):

@@ -54,7 +54,7 @@ def test_sigkill_mid_run_then_rerun_resumes_without_repeats(server, run_cli, tmp
     assert rerun.returncode == 0, rerun.stderr
     sent_second = server.requests - before
     assert sent_second == judge_calls - judge_kept  # nothing already cached is sent again
-    manifest = json.loads((tmp_path / "graded.manifest.json").read_text())
+    manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())
     assert manifest["summary"]["cache_hits"] == judge_kept and manifest["summary"]["coverage"] == 1.0
     with sqlite3.connect(cache / CACHE_FILE) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

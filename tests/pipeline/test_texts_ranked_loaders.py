@@ -45,12 +45,12 @@ def test_errors_name_file_record_and_field(tmp_path):
     bad = texts_samples()
     del bad[2]["q"]
     path.write_text(json.dumps(bad))
-    with pytest.raises(DataError, match=r"t.json: record 2: field 'q': missing"):
+    with pytest.raises(DataError, match=r"t.json: record 3: field 'q': missing"):
         load_texts(path)
     dup = texts_samples()
     dup[3]["id"] = "M-1"
     path.write_text(json.dumps(dup))
-    with pytest.raises(DataError, match=r"record 3: field 'id': duplicate id 'M-1'"):
+    with pytest.raises(DataError, match=r"record 4: field 'id': duplicate id 'M-1'"):
         load_texts(path)
     with pytest.raises(RagdiagError, match="no samples for dataset 'nq'"):
         load_ranked(_write(tmp_path, ranked_samples()), dataset="nq")

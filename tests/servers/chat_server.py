@@ -33,8 +33,11 @@ from typing import Any
 
 from tests.servers.base import LocalServer
 
-_REFERENCE = re.compile(r"^\[(\d+)\]\s+(.*)$", re.MULTILINE)
-_JUDGE = re.compile(r"Ideal answer:\n(.*?)\n\s*\nCandidate answer:\n(.*?)\n\s*\n", re.DOTALL)
+# References: ``[i] text`` (prompt v1) or ``<passage id="i">text</passage>`` (v2, fenced); answers
+# may sit inside <ideal_answer> / <candidate_answer> (v2).
+_REFERENCE = re.compile(r'^(?:\[(\d+)\]\s+|<passage id="(\d+)">)(.*?)(?:</passage>)?$', re.MULTILINE)
+_JUDGE = re.compile(r"Ideal answer:\n(?:<ideal_answer>)?(.*?)(?:</ideal_answer>)?\n\s*\nCandidate answer:\n"
+                    r"(?:<candidate_answer>)?(.*?)(?:</candidate_answer>)?\n\s*\n", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -42,7 +45,7 @@ def generation_reply(user: str, words_per_reference: int = 12) -> str | None:
     refs = _REFERENCE.findall(user)
     if not refs:
         return None
-    return "From the references: " + " ".join(" ".join(text.split()[:words_per_reference]) for _, text in refs)
+    return "From the references: " + " ".join(" ".join(text.split()[:words_per_reference]) for _, _, text in refs)
 
 
 def judge_reply(user: str) -> str | None:
