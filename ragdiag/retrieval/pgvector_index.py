@@ -76,6 +76,11 @@ class PgIndex:
                                         index=sql.Identifier(f"{self.table}_{INDEX_METHOD.get(self.spec.kind, 'none')}"))
 
     # ---- building -------------------------------------------------------------------------
+    def exists(self) -> bool:
+        """Whether a relation of this table's name exists on the server."""
+        qualified = self._sql("{table}").as_string(self.conn)
+        return bool(self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0])
+
     def existing_dim(self) -> int:
         """Dimension of the existing table's ``embedding`` column (-1 when it is not a vector column)."""
         row = self.conn.execute(
@@ -91,14 +96,14 @@ class PgIndex:
     def create(self, vectors: np.ndarray, replace: bool = False) -> None:
         """Create the table, COPY the vectors in (binary, batched), build the index; times kept."""
         with connection_errors(self.shown, f"building table {self.table}"):
-            qualified = self._sql("{table}").as_string(self.conn)
-            if self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (qualified,)).fetchone()[0]:
+            if self.exists():
                 found = self.existing_dim()
                 if found != self.dim:
-                    kind = f"vector({found})" if found > 0 else "a non-vector 'embedding' column"
+                    kind = f"vector({found})" if found > 0 else "no vector column 'embedding'"
                     raise RagdiagError(f"pgvector: table {self.table} at {self.shown} has {kind} but the vectors have "
                                        f"dim {self.dim}: drop it or build under another name")
-                comment = self.conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (qualified,)).fetchone()[0]
+                comment = self.conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')",
+                                            (self._sql("{table}").as_string(self.conn),)).fetchone()[0]
                 if not replace or MARKER not in (comment or ""):
                     raise RagdiagError(f"pgvector: table {self.table} already exists at {self.shown} and was not made "
                                        "by this build: drop it or build under another name")

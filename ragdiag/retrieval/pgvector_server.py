@@ -131,6 +131,12 @@ def connect(url: str, shown: str):
     return conn
 
 
+def preflight(backend: Backend) -> None:
+    """Connect once to a URL backend (extension included) so a bad server fails before any work."""
+    if backend.kind == "url":
+        connect(backend.url or "", redact_url(backend.url or "")).close()
+
+
 def _ensure_extension(conn, shown: str) -> None:
     psycopg = require("psycopg")
     if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():

@@ -20,7 +20,7 @@ from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
-from ragdiag.retrieval.pgvector_server import Backend, connect, server_info, server_url
+from ragdiag.retrieval.pgvector_server import Backend, connect, preflight, server_info, server_url
 from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
 
 EMBEDDED_MAINTENANCE_WORK_MEM = "512MB"  # the wheel's 64MB default makes HNSW builds spill
@@ -32,6 +32,8 @@ def check_specs(specs: list[str], backend: Backend) -> tuple[list, list[PgSpec]]
     if pg and not backend.is_pgvector:
         raise RagdiagError(f"index spec '{pg[0].text}' needs a pgvector backend: add --backend pgvector:embedded "
                            "or --backend pgvector:postgresql://…")
+    if pg:
+        preflight(backend)
     return [parse_index_spec(s) for s in specs if not is_pg_spec(s)], pg
 
 
