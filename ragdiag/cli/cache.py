@@ -1,4 +1,4 @@
-"""``ragdiag cache stats|export|import|prune``: manage the LLM call cache."""
+"""``ragdiag cache stats|export|import|prune``: manage the LLM call cache and the embedding cache."""
 
 from __future__ import annotations
 
@@ -8,56 +8,84 @@ from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli.llm_options import CacheDir
+from ragdiag.cli.params import PATH, TEXT, CacheDir, CacheKind, choices_metavar
 
-app = typer.Typer(help="Manage the LLM call cache (SQLite): stats, export, import, prune.", no_args_is_help=True)
+app = typer.Typer(help="Manage the LLM call cache and the embedding cache (SQLite): stats, export, import, prune.",
+                  no_args_is_help=True)
+
+
+def _kind_option(default: str, what: str):
+    return typer.Option("--kind", help=f"Which cache: llm, embeddings or all (default {default}).{' ' + what if what else ''}",
+                        metavar=choices_metavar(CacheKind))
 
 
 @app.command("stats")
 def stats(cache_dir: CacheDir = None,
+          kind: Annotated[CacheKind, _kind_option("all", "")] = CacheKind.all,
           as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
-    """Entries and tokens per model and prompt version."""
+    """Entries per model and prompt version (LLM calls) and per embedder (vectors)."""
     from rich.console import Console
     from rich.table import Table
 
     from ragdiag.llm.cache_admin import cache_stats
 
-    info = cache_stats(cache_dir)
+    info = cache_stats(cache_dir, kind.value)
     if as_json:
         typer.echo(json.dumps(info, indent=1))
         return
-    table = Table(title=f"{info['path']}: {info['entries']} entries, {info['bytes']} bytes")
-    for column in ("model", "prompt", "entries", "prompt tokens", "completion tokens"):
-        table.add_column(column)
-    for group in info["groups"]:
-        table.add_row(group["model"], group["prompt"], str(group["entries"]), str(group["prompt_tokens"]),
-                      str(group["completion_tokens"]))
-    Console().print(table)
+    console = Console()
+    for name, cache in info["caches"].items():
+        state = "" if cache["exists"] else " (no file yet)"
+        table = Table(title=f"{name}: {cache['path']}{state}: {cache['entries']} entries, {cache['bytes']} bytes")
+        if name == "llm":
+            columns, keys = ("model", "prompt", "entries", "prompt tokens", "completion tokens"), \
+                ("model", "prompt", "entries", "prompt_tokens", "completion_tokens")
+        else:
+            columns, keys = ("embedder", "model", "vectors", "dim"), ("embedder", "model", "entries", "dim")
+        for column in columns:
+            table.add_column(column)
+        for group in cache["groups"]:
+            table.add_row(*(str(group[key]) for key in keys))
+        console.print(table)
 
 
 @app.command("export")
-def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file.")], cache_dir: CacheDir = None) -> None:
-    """Write every entry (request, reply, tokens) as JSON lines."""
+def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (outside the cache folder).", metavar=PATH)],
+           cache_dir: CacheDir = None,
+           kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
+    """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""
     from ragdiag.llm.cache_admin import export_cache
 
-    typer.echo(f"exported {export_cache(cache_dir, out)} entries to {out}")
+    typer.echo(f"exported {export_cache(cache_dir, out, kind.value)} entries to {out}")
 
 
 @app.command("import")
-def import_(source: Annotated[Path, typer.Argument(help="A file written by cache export.")], cache_dir: CacheDir = None) -> None:
-    """Add exported entries (keys are re-derived from the requests and checked)."""
+def import_(source: Annotated[Path, typer.Argument(help="A file written by cache export.", metavar=PATH)],
+            cache_dir: CacheDir = None,
+            kind: Annotated[CacheKind, _kind_option("all", "Each entry goes to the cache its 'kind' names.")]
+            = CacheKind.all) -> None:
+    """Add exported entries; each is checked (keys re-derived), bad ones are skipped and counted."""
+    import sys
+
     from ragdiag.llm.cache_admin import import_cache
 
-    typer.echo(f"imported {import_cache(cache_dir, source)} new entries from {source}")
+    added, skipped = import_cache(cache_dir, source, kind.value)
+    parts = [f"{count} new {name} entries" for name, count in added.items()] or ["no new entries"]
+    typer.echo(f"imported {', '.join(parts)} from {source}" + (f"; skipped {len(skipped)} bad entries" if skipped else ""))
+    for reason in skipped[:20]:
+        print(f"ragdiag: skipped: {reason}", file=sys.stderr)
+    if len(skipped) > 20:
+        print(f"ragdiag: skipped: ... and {len(skipped) - 20} more", file=sys.stderr)
 
 
 @app.command("prune")
 def prune(
-    model: Annotated[Optional[str], typer.Option("--model", help="Delete entries of this model.")] = None,
-    prompt: Annotated[Optional[str], typer.Option("--prompt", help="Delete entries of this prompt version, e.g. grading@v1.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Delete entries of this model (an embedder's model for --kind embeddings).", metavar=TEXT)] = None,
+    prompt: Annotated[Optional[str], typer.Option("--prompt", help="Delete LLM entries of this prompt version, e.g. grading@v1.", metavar=TEXT)] = None,
     cache_dir: CacheDir = None,
+    kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm,
 ) -> None:
     """Delete entries of a model and/or prompt version (nothing expires by itself)."""
     from ragdiag.llm.cache_admin import prune_cache
 
-    typer.echo(f"deleted {prune_cache(cache_dir, model, prompt)} entries")
+    typer.echo(f"deleted {prune_cache(cache_dir, model, prompt, kind.value)} entries")

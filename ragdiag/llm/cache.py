@@ -102,14 +102,15 @@ class CallCache:
             entry["request"] = json.loads(entry["request"])
             yield entry
 
-    def import_entries(self, entries: list[Any], source: str) -> tuple[int, list[str]]:
+    def import_entries(self, entries: list[Any], source: str, numbers: list[int] | None = None) -> tuple[int, list[str]]:
         """Add exported entries (existing keys kept); returns (added, one reason per skipped entry).
 
         Each entry is checked (request an object, reply a string, model and prompt strings, token
         counts whole numbers, key re-derived from the request); bad entries are skipped, not stored.
+        ``numbers`` are the entries' numbers in the source file (default 1, 2, ...), for the reasons.
         """
         rows, skipped = [], []
-        for index, entry in enumerate(entries, start=1):
+        for index, entry in zip(numbers or range(1, len(entries) + 1), entries):
             try:
                 rows.append(entry_row(entry))
             except ValueError as err:

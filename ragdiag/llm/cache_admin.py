@@ -1,61 +1,148 @@
-"""``ragdiag cache``: statistics, export/import as JSON lines, explicit pruning of the call cache."""
+"""``ragdiag cache``: statistics, export/import as JSON lines and explicit pruning of both caches.
+
+Both caches live in the cache folder (``--cache-dir``, else ``$RAGDIAG_CACHE_DIR``, else the user
+cache dir): LLM calls in ``llm_calls.sqlite``, embedding vectors in ``embeddings.sqlite``. An
+export line carries ``"kind": "llm"`` or ``"kind": "embeddings"`` (a line without it is an LLM
+entry, as in exports written before embeddings were exported), so one file can hold both and
+``import`` sends each entry to its cache after checking it.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.cache import CACHE_FILE, CallCache
+from ragdiag.io.writer import guard_outputs, write_jsonl
+from ragdiag.llm.cache import CACHE_FILE as LLM_FILE
+from ragdiag.llm.cache import CallCache
+from ragdiag.retrieval.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
+from ragdiag.retrieval.embedding_cache import EmbeddingCache
+
+KINDS = ("llm", "embeddings")
+_FILES = {"llm": LLM_FILE, "embeddings": EMBEDDINGS_FILE}
+_NAMES = {"llm": "LLM call cache", "embeddings": "embedding cache"}
 
 
-def open_cache(cache_dir: Path | None, must_exist: bool = True) -> CallCache:
-    path = resolve_cache_dir(cache_dir) / CACHE_FILE
-    if must_exist and not path.is_file():
-        raise RagdiagError(f"no LLM call cache at {path}")
-    return CallCache(path)
+def _kinds(kind: str) -> tuple[str, ...]:
+    if kind == "all":
+        return KINDS
+    if kind not in KINDS:
+        raise RagdiagError(f"cache kind must be llm, embeddings or all, got '{kind}'")
+    return (kind,)
 
 
-def cache_stats(cache_dir: Path | None) -> dict[str, Any]:
-    cache = open_cache(cache_dir)
-    try:
-        return cache.stats()
-    finally:
-        cache.close()
+def cache_path(cache_dir: Path | None, kind: str) -> Path:
+    """The file of one cache kind in the cache folder."""
+    return resolve_cache_dir(cache_dir) / _FILES[kind]
 
 
-def export_cache(cache_dir: Path | None, out: Path) -> int:
-    """Write every entry as one JSON line (request, reply, token counts); returns the count."""
-    cache = open_cache(cache_dir)
-    count = 0
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", encoding="utf-8") as handle:
+def open_cache(cache_dir: Path | None, kind: str = "llm", must_exist: bool = True) -> CallCache | EmbeddingCache:
+    """One cache, opened through the shared store (a broken file is one clear line)."""
+    path = cache_path(cache_dir, kind)
+    if must_exist and not path.exists():
+        raise RagdiagError(f"no {_NAMES[kind]} at {path}")
+    return (CallCache if kind == "llm" else EmbeddingCache)(path)
+
+
+def cache_stats(cache_dir: Path | None, kind: str = "all") -> dict[str, Any]:
+    """Per-cache statistics under ``caches``; for ``llm`` (and ``all``) the LLM cache's keys at top level too."""
+    caches: dict[str, Any] = {}
+    for name in _kinds(kind):
+        path = cache_path(cache_dir, name)
+        if kind == "all" and not path.exists():
+            caches[name] = {"kind": name, "path": str(path), "entries": 0, "bytes": 0, "groups": [], "exists": False}
+            continue
+        cache = open_cache(cache_dir, name)
+        try:
+            caches[name] = {**cache.stats(), "exists": True}
+        finally:
+            cache.close()
+    top = {k: v for k, v in caches.get("llm", {}).items() if k in ("path", "entries", "bytes", "groups")}
+    return {**top, "kind": kind, "caches": caches}
+
+
+def _entries(cache_dir: Path | None, kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    for name in kinds:
+        cache = open_cache(cache_dir, name)
+        try:
             for entry in cache.export():
-                handle.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
-                count += 1
-    finally:
-        cache.close()
+                yield {**entry, "kind": name}
+        finally:
+            cache.close()
+
+
+def export_cache(cache_dir: Path | None, out: Path, kind: str = "llm") -> int:
+    """Write every entry of the chosen caches as one JSON line each (atomically); returns the count.
+
+    Refused before anything is written when ``out`` is a cache file or lies inside the cache folder.
+    """
+    kinds = _kinds(kind)
+    folder = resolve_cache_dir(cache_dir)
+    sources = [folder, *(cache_path(cache_dir, k) for k in KINDS)]
+    if Path(out).resolve().is_relative_to(folder.resolve()):
+        raise RagdiagError(f"{out}: is inside the cache folder {folder}; write the export somewhere else")
+    guard_outputs([out], sources)
+    for name in kinds:
+        if not cache_path(cache_dir, name).exists():
+            raise RagdiagError(f"no {_NAMES[name]} at {cache_path(cache_dir, name)}")
+    count = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal count
+        for entry in _entries(cache_dir, kinds):
+            count += 1
+            yield entry
+
+    write_jsonl(out, counted(), inputs=sources)
     return count
 
 
-def import_cache(cache_dir: Path | None, source: Path) -> int:
-    """Add the entries of an export file (existing keys kept); returns the number added."""
+def import_cache(cache_dir: Path | None, source: Path, kind: str = "all") -> tuple[dict[str, int], list[str]]:
+    """Add the checked entries of an export file (existing keys kept).
+
+    Returns the number added per cache and one reason per skipped entry (malformed, or of a kind not
+    asked for). Entries are routed by their ``kind`` (none means ``llm``).
+    """
     from ragdiag.data.loaders import read_json_records
 
-    entries = read_json_records(source)
-    cache = open_cache(cache_dir, must_exist=False)
-    try:
-        return cache.import_entries(entries, str(source))
-    finally:
-        cache.close()
+    kinds = _kinds(kind)
+    records = read_json_records(source)
+    routed: dict[str, list[Any]] = {name: [] for name in KINDS}
+    skipped: list[str] = []
+    for index, entry in enumerate(records, start=1):
+        entry_kind = entry.get("kind", "llm") if isinstance(entry, dict) else "llm"
+        if entry_kind not in KINDS:
+            skipped.append(f"{source}: entry {index}: unknown kind {entry_kind!r}")
+        elif entry_kind not in kinds:
+            skipped.append(f"{source}: entry {index}: a {entry_kind} entry (importing {kind} only)")
+        else:
+            routed[entry_kind].append((index, entry))
+    added: dict[str, int] = {}
+    for name in kinds:
+        if not routed[name]:
+            continue
+        cache = open_cache(cache_dir, name, must_exist=False)
+        try:
+            added[name], bad = cache.import_entries([entry for _, entry in routed[name]], str(source),
+                                                    [index for index, _ in routed[name]])
+        finally:
+            cache.close()
+        skipped.extend(bad)
+    return added, skipped
 
 
-def prune_cache(cache_dir: Path | None, model: str | None, prompt: str | None) -> int:
-    cache = open_cache(cache_dir)
+def prune_cache(cache_dir: Path | None, model: str | None, prompt: str | None, kind: str = "llm") -> int:
+    """Delete LLM entries of a model and/or prompt version, or embedding vectors of a model."""
+    if kind == "all":
+        raise RagdiagError("cache prune works on one cache at a time: --kind llm or --kind embeddings")
+    cache = open_cache(cache_dir, kind)
     try:
-        return cache.prune(model, prompt)
+        if kind == "llm":
+            return cache.prune(model, prompt)
+        if prompt is not None:
+            raise RagdiagError("--prompt applies to the LLM cache; prune embeddings with --model")
+        return cache.prune(model)
     finally:
         cache.close()

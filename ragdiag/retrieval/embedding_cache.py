@@ -147,11 +147,11 @@ class EmbeddingCache:
                    "text_sha256": text_sha, "dim": dim, "vector": base64.b64encode(blob).decode("ascii"),
                    "created": created}
 
-    def import_entries(self, entries: list[Any], source: str) -> tuple[int, list[str]]:
+    def import_entries(self, entries: list[Any], source: str, numbers: list[int] | None = None) -> tuple[int, list[str]]:
         """Add exported vectors (existing keys kept); returns (added, one reason per skipped entry)."""
         identities: dict[str, tuple[dict[str, Any], str]] = {}
         rows, skipped = [], []
-        for index, entry in enumerate(entries, start=1):
+        for index, entry in zip(numbers or range(1, len(entries) + 1), entries):
             try:
                 identity, row = _vector_row(entry)
             except ValueError as err:
