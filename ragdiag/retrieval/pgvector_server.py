@@ -21,6 +21,7 @@ from ragdiag.extras import require
 
 FAISS = "faiss"
 CONNECT_TIMEOUT_S = 10
+EMBEDDED_MAINTENANCE_WORK_MEM = "512MB"  # the wheel's 64MB default makes HNSW builds spill to disk
 _SECRET_KEYS = {"password", "sslpassword", "passfile"}
 
 
@@ -160,6 +161,12 @@ def _ensure_extension(conn, shown: str) -> None:
 def _first_line(err: BaseException, url: str | None = None) -> str:
     line = (str(err).strip().splitlines() or [type(err).__name__])[0]
     return line.replace(url, "<url>") if url else line
+
+
+def tune_embedded(conn, backend: Backend) -> None:
+    """On the embedded server only: enough ``maintenance_work_mem`` for in-memory HNSW builds (this session)."""
+    if backend.kind == "embedded":
+        conn.execute(f"SET maintenance_work_mem = '{EMBEDDED_MAINTENANCE_WORK_MEM}'")
 
 
 def server_info(conn) -> dict:

@@ -18,9 +18,8 @@ import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.pgvector_index import PgIndex, connection_errors, table_name
-from ragdiag.retrieval.pgvector_server import Backend, connect, parse_backend, preflight, server_info, server_url
+from ragdiag.retrieval.pgvector_server import Backend, connect, parse_backend, preflight, server_info, server_url, tune_embedded
 from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
-from ragdiag.retrieval.pgvector_sweep import EMBEDDED_MAINTENANCE_WORK_MEM
 
 
 def check_build(backend_text: str | None, spec_text: str) -> tuple[Backend, PgSpec] | None:
@@ -54,8 +53,7 @@ def build_dense(backend_text: str, spec: PgSpec, vectors: np.ndarray, metric: st
     with server_url(backend) as (url, shown):
         conn = connect(url, shown)
         try:
-            if backend.kind == "embedded":
-                conn.execute(f"SET maintenance_work_mem = '{EMBEDDED_MAINTENANCE_WORK_MEM}'")
+            tune_embedded(conn, backend)
             index = PgIndex(conn, shown, folder_table(out), metric, spec, *vectors.shape)
             index.create(vectors, replace=True)
             sizes = index.sizes()

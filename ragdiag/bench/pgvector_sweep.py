@@ -20,10 +20,8 @@ from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
-from ragdiag.retrieval.pgvector_server import Backend, connect, preflight, server_info, server_url
+from ragdiag.retrieval.pgvector_server import Backend, connect, preflight, server_info, server_url, tune_embedded
 from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
-
-EMBEDDED_MAINTENANCE_WORK_MEM = "512MB"  # the wheel's 64MB default makes HNSW builds spill
 
 
 def check_specs(specs: list[str], backend: Backend) -> tuple[list, list[PgSpec]]:
@@ -69,8 +67,7 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
     with server_url(backend) as (url, shown):
         conn = connect(url, shown)
         try:
-            if backend.kind == "embedded":
-                conn.execute(f"SET maintenance_work_mem = '{EMBEDDED_MAINTENANCE_WORK_MEM}'")
+            tune_embedded(conn, backend)
             meta = {"backend": backend.describe(), "server": server_info(conn)}
             total = sum(len(s.operating_points()) for s in specs)
             with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
