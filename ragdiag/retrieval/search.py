@@ -83,7 +83,7 @@ def _check(opts: RetrieveOptions) -> None:
     out = check_output_path(opts.out, "run file")
     meta_path = out.with_name(f"{out.name}.meta.json")
     index_files = [p for p in Path(opts.index).rglob("*") if p.is_file()] if Path(opts.index).is_dir() else []
-    guard_outputs([out, meta_path], [opts.queries, opts.index, *index_files])
+    guard_outputs([out, meta_path], [opts.queries, *index_files])
 
 
 def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:

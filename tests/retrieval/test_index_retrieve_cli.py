@@ -81,9 +81,14 @@ def test_retrieve_modes_and_labelled_robustness(env, server):
         assert result.exit_code == 0, result.output
         runs[mode] = [json.loads(line) for line in out.read_text().splitlines()]
         assert [r["query_id"] for r in runs[mode]] == ["q1", "q2", "q3"]
-        assert all(len(r["ids"]) == 3 and len(set(r["ids"])) == 3 for r in runs[mode])
-        assert json.loads(Path(f"{out}.meta.json").read_text())["meta"]["mode"] == mode
+        if mode == "bm25":  # only passages sharing a term with the query, never zero-score fillers
+            assert all(1 <= len(r["ids"]) <= 3 and min(r["scores"]) > 0 for r in runs[mode])
+        else:
+            assert all(len(r["ids"]) == 3 and len(set(r["ids"])) == 3 for r in runs[mode])
+        meta = json.loads(Path(f"{out}.meta.json").read_text())
+        assert meta["meta"]["mode"] == mode and meta["run_record"]["command"] == "ragdiag retrieve"
     assert [r["ids"][0] for r in runs["bm25"]] == ["d2", "d3", "d4"]
+    assert json.loads(Path(f"{tmp / 'bm25.jsonl'}.meta.json").read_text())["meta"]["short_lists"] == 3
     for d, b, h in zip(runs["dense"], runs["bm25"], runs["hybrid"]):  # hybrid = RRF(k=60) of the two lists
         fused = {}
         for ranking in (d["ids"], b["ids"]):
