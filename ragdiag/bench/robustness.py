@@ -1,5 +1,6 @@
 """``ragdiag robustness``: Robustness-δ@K beside average recall and speed, for vector indexes
-(against exact search) or for a retrieval run (against relevance labels).
+(against exact search) or for one or more retrieval runs (against relevance labels; each run is one point
+labelled by its file name).
 
 Result: ``{"meta": {...}, "points": [...]}``; optional per-query JSONL rows
 ``{"point": i, "query": j, "recall": r, "ids": [...]}`` that reproduce every reported mean and
@@ -8,7 +9,6 @@ fraction, and PNG plots.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,10 @@ from ragdiag import __version__
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
-from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries, load_run
+from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
+from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries
+from ragdiag.retrieval.formats import read_run, run_depth, run_ids
 from ragdiag.retrieval.indexes import check_metric, prepare_vectors
 
 
@@ -33,7 +36,7 @@ class RobustnessOptions:
     corpus: Path | None = None
     query_texts: Path | None = None
     embedder: str = "local"
-    run: Path | None = None
+    run: Path | list[Path] | None = None  # one run or several, compared side by side
     qrels: Path | None = None
     tie_aware: bool = False
     latency_queries: int | None = 1000
@@ -78,34 +81,87 @@ def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.nd
                        "or --run and --qrels")
 
 
+def run_paths(opts: RobustnessOptions) -> list[Path]:
+    """The run files of ``opts`` as a list (``run`` may be one path or several)."""
+    if opts.run is None:
+        return []
+    return [Path(opts.run)] if isinstance(opts.run, (str, Path)) else [Path(p) for p in opts.run]
+
+
+def input_paths(opts: RobustnessOptions) -> list[Path]:
+    """Every input file of ``opts``: outputs must not overwrite any of them."""
+    return [Path(p) for p in (opts.base, opts.queries, opts.corpus, opts.query_texts, opts.qrels) if p] + run_paths(opts)
+
+
+def _run_labels(paths: list[Path]) -> list[str]:
+    """Each run's file name, or its full path where two runs share a name."""
+    names = [p.name for p in paths]
+    return [p.name if names.count(p.name) == 1 else str(p) for p in paths]
+
+
 def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
-    """One point for a run against qrels: R_i = n_i / Np_i over queries with a relevant passage."""
-    run, qrels = load_run(opts.run), load_qrels(opts.qrels)
+    """One point per run against qrels: R_i = n_i / Np_i over queries with a relevant passage."""
+    paths = run_paths(opts)
+    if len(set(map(str, paths))) != len(paths):
+        raise RagdiagError("the same run file is given twice")
+    runs = [read_run(p) for p in paths]
+    for path, run in zip(paths, runs):
+        if opts.k > run_depth(run):
+            raise RagdiagError(f"k={opts.k} is larger than the depth of run {path} (at most {run_depth(run)} "
+                               "passages per query): recall@k would be recall at a smaller cut-off; lower k or retrieve deeper")
+    qrels = load_qrels(opts.qrels)
     judged = {q: {d for d, s in rels.items() if s > 0} for q, rels in qrels.items()}
     judged = {q: rel for q, rel in judged.items() if rel}
     if not judged:
         raise RagdiagError(f"{opts.qrels}: no query has a relevant passage (score > 0)")
     query_ids = sorted(judged)
-    recalls, rows = [], []
-    for j, query_id in enumerate(query_ids):
-        ids = run.get(query_id, [])[: opts.k]
-        recall = sum(d in judged[query_id] for d in ids) / len(judged[query_id])
-        recalls.append(recall)
-        rows.append({"point": 0, "query": j, "query_id": query_id, "recall": recall, "ids": ids})
-    point = {"index": "run", "spec": str(opts.run), "params": {}, **summarise(np.asarray(recalls), opts.k, opts.deltas),
-             "recall_kind": "labelled (n/Np)", "qps_batch": None, "latency_ms": None, "build_s": None,
-             "index_bytes": None, "threads": None}
-    files = {"run": str(opts.run), "run_sha256": file_sha256(opts.run), "qrels": str(opts.qrels),
-             "qrels_sha256": file_sha256(opts.qrels),
-             "queries_missing_from_run": sum(q not in run for q in query_ids)}
-    return [point], rows, files
+    points, rows, described = [], [], []
+    for i, (path, label, scored) in enumerate(zip(paths, _run_labels(paths), runs)):
+        run = run_ids(scored)
+        recalls = []
+        for j, query_id in enumerate(query_ids):
+            ids = run.get(query_id, [])[: opts.k]
+            recall = sum(d in judged[query_id] for d in ids) / len(judged[query_id])
+            recalls.append(recall)
+            rows.append({"point": i, "query": j, "query_id": query_id, "recall": recall, "ids": ids})
+        points.append({"index": "run", "spec": str(path), "label": label, "params": {},
+                       **summarise(np.asarray(recalls), opts.k, opts.deltas),
+                       "recall_kind": "labelled (n/Np)", "qps_batch": None, "latency_ms": None, "build_s": None,
+                       "index_bytes": None, "threads": None})
+        described.append({"path": str(path), "label": label, "sha256": file_sha256(path), "depth": run_depth(scored),
+                          "queries_missing_from_run": sum(q not in run for q in query_ids)})
+    files: dict = {"qrels": str(opts.qrels), "qrels_sha256": file_sha256(opts.qrels), "runs": described}
+    if len(paths) == 1:  # the single-run keys of earlier versions
+        files.update({"run": described[0]["path"], "run_sha256": described[0]["sha256"],
+                      "queries_missing_from_run": described[0]["queries_missing_from_run"]})
+    return points, rows, files
+
+
+def _check_options(opts: RobustnessOptions) -> None:
+    """Every option checked before any work: ranges, and one kind of input."""
+    check_metric(opts.metric)
+    if opts.k <= 0:
+        raise RagdiagError(f"k must be positive, got {opts.k}")
+    if opts.latency_queries is not None and opts.latency_queries <= 0:
+        raise RagdiagError(f"the number of latency queries must be positive, got {opts.latency_queries}")
+    if opts.repeats <= 0:
+        raise RagdiagError(f"the number of QPS repeats must be positive, got {opts.repeats}")
+    if opts.threads is not None and opts.threads <= 0:
+        raise RagdiagError(f"threads must be positive, got {opts.threads}")
+    kinds = [name for name, given in (("vectors (.npy)", opts.base or opts.queries),
+                                      ("texts to embed (corpus, queries)", opts.corpus or opts.query_texts),
+                                      ("runs with qrels", opts.run or opts.qrels)) if given]
+    if len(kinds) > 1:
+        raise RagdiagError(f"robustness measures one kind of input, got {' and '.join(kinds)}: "
+                           "vectors and texts measure an index against exact search, runs against relevance labels")
 
 
 def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list[dict]]:
-    """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``."""
-    check_metric(opts.metric)
-    if opts.k <= 0:
-        raise RagdiagError(f"--k must be positive, got {opts.k}")
+    """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``; the result carries
+    the run record."""
+    _check_options(opts)
+    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed},
+                       models={"embedder": opts.embedder} if opts.corpus else {})
     if opts.run or opts.qrels:
         if not (opts.run and opts.qrels):
             raise RagdiagError("--run and --qrels go together")
@@ -147,15 +203,14 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         **shape,
         **files,
     }
-    return {"meta": meta, "points": points}, rows
+    return stamp({"meta": meta, "points": points}, record), rows
 
 
-def write_outputs(result: dict, rows: list[dict], out: Path | None, per_query: Path | None) -> None:
+def write_outputs(result: dict, rows: list[dict], out: Path | None, per_query: Path | None,
+                  inputs: list[Path] | tuple = ()) -> None:
+    """Write the JSON result and the per-query rows atomically, never over an input."""
+    guard_outputs([out, per_query], inputs)
     if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(result, indent=2))
+        write_json(out, result, inputs=inputs, indent=2)
     if per_query:
-        Path(per_query).parent.mkdir(parents=True, exist_ok=True)
-        with open(per_query, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row) + "\n")
+        write_jsonl(per_query, rows, inputs=inputs)

@@ -18,7 +18,7 @@ def robustness(
     corpus: Annotated[Optional[Path], p.path_option("--corpus", "BEIR corpus.jsonl, embedded with --embedder.")] = None,
     queries: Annotated[Optional[Path], p.path_option("--queries", "BEIR queries.jsonl, embedded with --embedder.")] = None,
     embedder: p.Embedder = p.DEFAULT_EMBEDDER,
-    run: Annotated[Optional[Path], p.path_option("--run", "run.jsonl from 'ragdiag retrieve' (with --qrels).")] = None,
+    run: Annotated[Optional[list[Path]], p.path_option("--run", "Run file (with --qrels): run.jsonl from 'ragdiag retrieve' or a TREC run; repeat to compare runs side by side, each labelled by its file name.")] = None,
     qrels: p.Qrels = None,
     k: p.K = p.DEFAULT_K,
     metric: p.MetricOpt = p.DEFAULT_METRIC,
@@ -38,12 +38,12 @@ def robustness(
     base_url: p.BaseUrl = None,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    from ragdiag.bench.robustness import RobustnessOptions, run_robustness, write_outputs
+    from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
     from ragdiag.cli.paths import check_paths
     from ragdiag.options import parse_deltas
 
     check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
-                        "--queries": queries, "--run": run, "--qrels": qrels},
+                        "--queries": queries, "--qrels": qrels, **{f"--run {r}": r for r in run or []}},
                 outputs={"--out": out, "--per-query": per_query}, folders={"--plot-dir": plot_dir, "--cache-dir": cache_dir})
     opts = RobustnessOptions(
         k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
@@ -52,7 +52,7 @@ def robustness(
         cache_dir=cache_dir, base_url=base_url, backend=backend,
     )
     result, rows = run_robustness(opts, progress=sys.stderr.isatty())
-    write_outputs(result, rows, out, per_query)
+    write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 

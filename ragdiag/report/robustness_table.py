@@ -14,7 +14,7 @@ def robustness_table(result: dict) -> Table:
                  "build s", "MiB"):
         table.add_column(name, justify="left" if name in ("index", "params") else "right")
     for p in points:
-        params = ",".join(f"{a}={b}" for a, b in p["params"].items())
+        params = p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items())
         timed = p["qps_batch"] is not None
         table.add_row(
             p["index"], params, f"{p['recall_mean']:.4f}", *[f"{p['robustness'][d]:.4f}" for d in deltas],
