@@ -77,10 +77,13 @@ def parse_backend(value: str | None) -> Backend:
         raise RagdiagError(f"backend 'pgvector:{redact_url(rest)}': the connection string must be a postgresql:// URL")
     psycopg = require("psycopg")
     try:
-        psycopg.conninfo.conninfo_to_dict(rest)
+        fields = psycopg.conninfo.conninfo_to_dict(rest)
     except psycopg.ProgrammingError as err:
         problem = str(err).splitlines()[0].replace(rest, "<url>")
         raise RagdiagError(f"backend 'pgvector:{redact_url(rest)}': unparseable connection string ({problem})") from None
+    bad_ports = [p for p in str(fields.get("port") or "").split(",") if p and not p.isdigit()]
+    if bad_ports:
+        raise RagdiagError(f"backend 'pgvector:{redact_url(rest)}': unparseable connection string (port {bad_ports[0]!r} is not a number)")
     return Backend("url", url=rest)
 
 
