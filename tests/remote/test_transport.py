@@ -1,0 +1,126 @@
+"""The transport seam: the chat client and both API embedders send through an httpx.MockTransport
+(no server, no patching); the endpoint check; base-URL checks and redaction."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import httpx
+import numpy as np
+import pytest
+
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import CallFailed, ClientConfig, LLMClient
+from ragdiag.remote.endpoint import check_endpoint
+from ragdiag.remote.retry import Refused
+from ragdiag.remote.transport import use_transport
+from ragdiag.remote.urls import cache_url, check_base_url, redact_url
+from ragdiag.retrieval.embedders import load_embedder
+
+BASE = "http://mock.local:8000/v1"
+
+
+class Recorder:
+    """A MockTransport handler: answers GET /models, then the scripted replies in order, recording requests."""
+
+    def __init__(self, *replies: httpx.Response) -> None:
+        self.replies = list(replies)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if request.method == "GET":
+            return httpx.Response(200, json={"object": "list", "data": []})
+        return self.replies.pop(0)
+
+    @property
+    def posts(self) -> list[httpx.Request]:
+        return [r for r in self.requests if r.method == "POST"]
+
+
+def _chat(content):
+    return httpx.Response(200, json={"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+                                     "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-mock")
+    monkeypatch.setenv("VOYAGE_API_KEY", "pa-mock")
+
+
+def test_chat_goes_through_the_seam_and_malformed_replies_are_retried_not_cached(tmp_path):
+    handler = Recorder(httpx.Response(200, text="<html>502 Bad Gateway</html>", headers={"content-type": "text/html"}),
+                       httpx.Response(200, json={"id": "x"}), _chat(None), _chat("the answer"))
+    sleeps: list[float] = []
+    with use_transport(httpx.MockTransport(handler)):
+        client = LLMClient(ClientConfig(base_url=BASE, cache_dir=tmp_path, backoff_base=0.5), sleep=sleeps.append)
+        request = client.request([{"role": "user", "content": "q"}], "test@v1")
+        result = client.chat(request)
+    assert result.text == "the answer" and (result.prompt_tokens, result.completion_tokens) == (3, 2)
+    assert len(sleeps) == 3 and client.stats.retries == 3
+    assert [r.url.path for r in handler.requests] == ["/v1/models"] + ["/v1/chat/completions"] * 4
+    assert json.loads(handler.posts[0].content)["model"] == "gpt-4o-mini"
+    assert handler.posts[0].headers["authorization"] == "Bearer sk-mock"
+    assert client.cache.stats()["entries"] == 1  # only the good reply
+
+
+@pytest.mark.parametrize("reply,reason", [
+    (httpx.Response(200, text="{not json", headers={"content-type": "application/json"}), "the reply is not JSON"),
+    (httpx.Response(200, text="<!DOCTYPE html><p>login</p>", headers={"content-type": "text/html"}), "an HTML page"),
+    (httpx.Response(200, json={"id": "x", "choices": []}), "the reply has no choices"),
+    (_chat(None), "content is null"),
+    (_chat("   "), "content is empty"),
+])
+def test_each_malformed_chat_reply_fails_its_item_with_the_reason(tmp_path, reply, reason):
+    handler = Recorder(reply, reply)
+    with use_transport(httpx.MockTransport(handler)):
+        client = LLMClient(ClientConfig(base_url=BASE, cache_dir=tmp_path, max_retries=1), sleep=lambda s: None)
+        with pytest.raises(CallFailed, match=rf"^bad reply: .*{reason}.* after 1 retries$"):
+            client.chat(client.request([{"role": "user", "content": "q"}], "test@v1"))
+    assert client.cache.stats()["entries"] == 0 and client.stats.failures == 1
+
+
+def test_embedders_go_through_the_seam(tmp_path):
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(404)  # a server without /models is fine
+        body = json.loads(request.content)
+        data = [{"index": i, "embedding": [float(len(t)), 1.0]} for i, t in reversed(list(enumerate(body["input"])))]
+        return httpx.Response(200, json={"data": data, "model": body["model"]})
+
+    with use_transport(httpx.MockTransport(handler)):
+        for spec in ("openai:m", "voyage:v"):
+            vectors = load_embedder(spec, cache_dir=tmp_path, base_url=BASE).encode(["ab", "abcd"])
+            expected = np.array([[2, 1], [4, 1]], dtype=np.float32)
+            np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), rtol=1e-6)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_endpoint_check_dead_server_refused_key_and_redaction():
+    dead = f"http://user:secret@127.0.0.1:{_free_port()}/v1"
+    with pytest.raises(RagdiagError) as caught:
+        check_endpoint(dead, "k", "OPENAI_API_KEY")
+    message = str(caught.value)
+    assert message.startswith("cannot reach http://127.0.0.1:") and "secret" not in message and "user" not in message
+    with use_transport(httpx.MockTransport(lambda request: httpx.Response(401))):
+        with pytest.raises(Refused, match=r"refused the API key \(HTTP 401\); check \$OPENAI_API_KEY"):
+            check_endpoint(BASE, "k", "OPENAI_API_KEY")
+    with use_transport(httpx.MockTransport(lambda request: httpx.Response(503))):
+        assert check_endpoint(BASE, "k", "OPENAI_API_KEY") == 503  # there, if unwell: the run's retries take over
+
+
+def test_url_checks_redaction_and_cache_identity():
+    for bad in ("not a url", "ftp://host/v1", "http://", "http://host:99999/v1", "localhost:8000/v1"):
+        with pytest.raises(RagdiagError, match=r"^base URL .* expected e\.g\. http://127\.0\.0\.1:8000/v1"):
+            check_base_url(bad)
+    assert redact_url("https://user:pw@h.example:8443/v1?api-key=abc&x") == "https://h.example:8443/v1?api-key=***&x"
+    assert cache_url("http://u:p@LOCALHOST:8000/v1/") == "http://localhost:8000/v1"
+    assert cache_url("https://api.openai.com/v1") == "https://api.openai.com:443/v1"
+    assert len({cache_url(u) for u in ("http://h:8000/v1", "http://h:11434/v1", "http://h:8000/a/v1", "https://h:8000/v1")}) == 4
