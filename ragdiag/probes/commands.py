@@ -51,7 +51,7 @@ def _emit(output: ProbeOutput, doc, fmt: str, out: Path | None, plot: Path | Non
         Path(plot).parent.mkdir(parents=True, exist_ok=True)
         plot_fn(output.results, Path(plot))
         output.notes.append(f"wrote {plot}")
-    output.notes[:0] = render.counter_lines(output.results)
+    output.notes[:0] = render.counter_lines(output.results) + render.recovery_flags(output.results)
     return output
 
 

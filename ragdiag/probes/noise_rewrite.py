@@ -69,8 +69,29 @@ def with_rewrites(texts, rewrites: Rewrites):
     return dataclasses.replace(texts, unique=unique, noisy=noisy)
 
 
+ABSURD_RECOVERY_PCT = 200.0  # |recovery| beyond this is not a measurement of a rewriter
+MIN_LOSS = 0.005  # a cosine loss smaller than this is too small to divide by
+
+
+def recovery_flag(recovery: float | None, lost: float | None) -> str | None:
+    """Why a recovery percentage should not be read as one, or None when it is plausible.
+
+    recovery = 100 · (cos_rewritten − cos_noisy) / (cos_clean − cos_noisy): with a tiny loss the
+    ratio explodes; far below −100% the rewrite moved the query away from its reference (a rewriter
+    that does not rewrite — e.g. a test server echoing text — or a broken prompt)."""
+    if recovery is None:
+        return None
+    if lost is not None and lost < MIN_LOSS:
+        return f"absurd: the noise cost only {lost:.4f} cosine, too little to measure a recovery against"
+    if abs(recovery) > ABSURD_RECOVERY_PCT:
+        return (f"absurd: {recovery:+.0f}% — the rewrites moved the queries away from their references; "
+                "check the rewriter (a test server or a broken prompt gives this)")
+    return None
+
+
 def merge_rewritten(rows: list[dict], rewritten_rows: list[dict]) -> None:
-    """Add ``rewritten_*`` fields (drop vs the un-rewritten level 0) and ``recovery_pct`` (in place)."""
+    """Add ``rewritten_*`` fields (drop vs the un-rewritten level 0), ``recovery_pct`` and, when that
+    number cannot be a measurement, ``recovery_flag`` saying why (in place)."""
     ref0 = rows[0]["cosine_to_reference"]
     for row, rw in zip(rows, rewritten_rows):
         for key in ("cosine_to_clean", "cosine_to_reference", "recall_at_k", "overlap_at_k", "kendall_tau"):
@@ -82,3 +103,6 @@ def merge_rewritten(rows: list[dict], rewritten_rows: list[dict]) -> None:
         row["recovery_pct"] = (
             100.0 * (rw_ref - row["cosine_to_reference"]) / lost if lost and lost > 0 else None
         )
+        flag = recovery_flag(row["recovery_pct"], lost)
+        if flag:
+            row["recovery_flag"] = flag

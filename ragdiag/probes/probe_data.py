@@ -145,20 +145,23 @@ class ProbeQuery:
 
 
 def load_queries(path: Path) -> list[ProbeQuery]:
-    """Queries from a JSONL (or JSON list) file: objects with ``query`` and optional ``id``, ``reference``."""
+    """Queries from a JSONL (or JSON list) file: objects with ``query`` and optional ``id``, ``reference``,
+    or BEIR queries (``_id``, ``text``; no reference, so only the cosine to the clean query is measured)."""
     path = Path(path)
     out: list[ProbeQuery] = []
     for i, rec in enumerate(read_json_records(path)):
         if not isinstance(rec, dict):
             raise DataError.at(str(path), i, None, "expected a JSON object")
-        query, ref = rec.get("query"), rec.get("reference")
+        beir = "query" not in rec and "text" in rec
+        query, ref = rec.get("text" if beir else "query"), rec.get("reference")
         if not isinstance(query, str) or not query.strip():
-            raise DataError.at(str(path), i, "query", "missing or empty")
+            raise DataError.at(str(path), i, "text" if beir else "query",
+                               "missing or empty (expected {query, reference} or BEIR {_id, text})")
         if ref is not None and (not isinstance(ref, str) or not ref.strip()):
             raise DataError.at(str(path), i, "reference", "must be a non-empty string")
-        out.append(ProbeQuery(str(rec.get("id", f"q{i}")), query.strip(), ref))
+        out.append(ProbeQuery(str(rec.get("id", rec.get("_id", f"q{i}"))), query.strip(), ref))
     if not out:
-        raise DataError(f"{path}: no queries (expected JSON lines with a 'query' field)")
+        raise DataError(f"{path}: no queries (expected JSON lines with a 'query' field, or BEIR '_id' and 'text')")
     return out
 
 

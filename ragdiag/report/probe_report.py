@@ -113,13 +113,22 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
                 cells += [_fmt(row["recall_at_k"]), _fmt(row["overlap_at_k"]), _fmt(row["kendall_tau"])]
             if with_rewrite:
                 drop = row["rewritten_drop_pct"]
+                recovery = _fmt(row["recovery_pct"], 1) + ("%" if row["recovery_pct"] is not None else "")
+                if row.get("recovery_flag"):
+                    recovery += " ⚠ absurd"
                 cells += [_fmt(row["rewritten_cosine_to_reference"]), _fmt(drop, 1) + ("%" if drop is not None else ""),
-                          _fmt(row["recovery_pct"], 1) + ("%" if row["recovery_pct"] is not None else "")]
+                          recovery]
                 if with_corpus:
                     cells += [_fmt(row["rewritten_recall_at_k"])]
             table.add_row(*cells)
         tables.append(table)
     return tables
+
+
+def recovery_flags(results: list[dict]) -> list[str]:
+    """One line per flagged rewrite recovery (see ``noise_rewrite.recovery_flag``)."""
+    return [f"recovery [{res['lang']} · {res['embedder']} · level {row['level']}]: {row['recovery_flag']}"
+            for res in results for row in res.get("levels", []) if row.get("recovery_flag")]
 
 
 def counter_lines(results: list[dict]) -> list[str]:
@@ -144,52 +153,103 @@ def render_tables(tables: list[Table], width: int = 140) -> str:
 
 
 def names_plot(results: list[dict], path: Path) -> None:
-    """Grouped bars of % change of Δ_name per ablation, one panel per language, one bar per embedder."""
+    """Grouped bars of % change of Δ_name per ablation (error bars: SD over runs), one panel per
+    language, one bar per embedder; a 0% bar is drawn as a visible tick and labelled."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     langs = list(dict.fromkeys(r["lang"] for r in results))
-    fig, axes = plt.subplots(1, len(langs), figsize=(7 * len(langs), 5), squeeze=False)
+    fig, axes = plt.subplots(1, len(langs), figsize=(7.5 * len(langs), 5.4), squeeze=False)
     for ax, lang in zip(axes[0], langs):
         group = [r for r in results if r["lang"] == lang]
         names = [a["name"] for a in group[0]["ablations"]]
         width = 0.8 / len(group)
         for j, res in enumerate(group):
+            ys = [i + j * width for i in range(len(names))]
             values = [a["pct_change"] if a["pct_change"] is not None else 0.0 for a in res["ablations"]]
-            ax.barh([i + j * width for i in range(len(names))], values, height=width, label=res["embedder"])
+            errors = [a.get("pct_change_sd") or 0.0 for a in res["ablations"]]
+            bars = ax.barh(ys, values, height=width, xerr=errors, capsize=2, error_kw={"elinewidth": 0.8},
+                           label=f"{res['embedder']} (error bar: SD over runs)")
+            color = bars.patches[0].get_facecolor() if bars.patches else None
+            for y, value, abl in zip(ys, values, res["ablations"]):
+                if abl["pct_change"] is None:
+                    ax.annotate("n/a", (0, y), xytext=(3, -3), textcoords="offset points", fontsize=7)
+                elif abs(value) < 0.05:
+                    ax.plot([0], [y], marker="|", markersize=12, markeredgewidth=2.5, color=color)
+                    ax.annotate("0%", (0, y), xytext=(5, -3), textcoords="offset points", fontsize=7)
         ax.set_yticks([i + 0.4 - width / 2 for i in range(len(names))], names)
         ax.invert_yaxis()
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlabel("% change of Δ_name vs base")
-        ax.set_title(f"Δ-margin name probe ({lang.upper()})")
+        ax.set_xlabel("% change of Δ_name vs base (negative: the embedder loses the name)")
+        ax.set_title(f"Δ-margin name probe ({lang.upper()}): % change per ablation")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def noise_plot(results: list[dict], path: Path) -> None:
-    """Cosine to the reference (solid) and to the clean query (dashed) per level, per language and embedder."""
+    """Cosine to the reference (solid) and to the clean query (dashed) per level with ±1 SD bands,
+    per language and embedder; with a corpus, a second panel of recall@K vs clean and top-K overlap."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 5))
+    with_corpus = any("recall_at_k" in r["levels"][0] for r in results)
+    fig, axes = plt.subplots(1, 2 if with_corpus else 1, figsize=(13 if with_corpus else 7, 5), squeeze=False)
+    ax = axes[0][0]
     for res in results:
-        levels = [r["level"] for r in res["levels"]]
+        rows = res["levels"]
+        levels = [r["level"] for r in rows]
         label = f"{res['lang'].upper()} · {res['embedder']}"
-        line = ax.plot(levels, [r["cosine_to_clean"] for r in res["levels"]], "--", marker="o", label=f"{label} → clean")
-        if res["levels"][0]["cosine_to_reference"] is not None:
-            ax.plot(levels, [r["cosine_to_reference"] for r in res["levels"]], "-", marker="s",
-                    color=line[0].get_color(), label=f"{label} → reference")
+        line = _band(ax, levels, rows, "cosine_to_clean", "--", "o", f"{label} → clean query")
+        if rows[0]["cosine_to_reference"] is not None:
+            _band(ax, levels, rows, "cosine_to_reference", "-", "s", f"{label} → reference", line.get_color())
     ax.set_xlabel("noise level")
-    ax.set_ylabel("mean cosine")
+    ax.set_ylabel("mean cosine (band: ±1 SD over queries and variants)")
     ax.set_xticks(sorted({r["level"] for res in results for r in res["levels"]}))
-    ax.set_title("Conversational-noise probe")
+    ax.set_title("Conversational noise: cosine per level")
     ax.legend(fontsize=8)
+    if with_corpus:
+        ax2 = axes[0][1]
+        for res in results:
+            rows = [r for r in res["levels"] if "recall_at_k" in r]
+            if not rows:
+                continue
+            levels = [r["level"] for r in rows]
+            label = f"{res['lang'].upper()} · {res['embedder']}"
+            line = ax2.plot(levels, [r["recall_at_k"] for r in rows], "-", marker="o",
+                            label=f"{label}: recall@{rows[0]['k']} vs clean")[0]
+            ax2.plot(levels, [r["overlap_at_k"] for r in rows], ":", marker="^", color=line.get_color(),
+                     label=f"{label}: overlap@{rows[0]['k']}")
+        ax2.set_ylim(0, 1.05)
+        ax2.set_xlabel("noise level")
+        ax2.set_ylabel("share of the clean query's top K")
+        ax2.set_xticks(sorted({r["level"] for res in results for r in res["levels"]}))
+        ax2.set_title("Retrieval impact on the corpus")
+        ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    _save(fig, path)
+
+
+def _band(ax, levels, rows, key, style, marker, label, color=None):
+    """A mean line with a ±1 SD band (``<key>_sd``) where the SD is known."""
+    means = [r[key] for r in rows]
+    line = ax.plot(levels, means, style, marker=marker, label=label, color=color)[0]
+    sds = [r.get(f"{key}_sd") for r in rows]
+    if all(sd is not None for sd in sds):
+        ax.fill_between(levels, [m - sd for m, sd in zip(means, sds)], [m + sd for m, sd in zip(means, sds)],
+                        color=line.get_color(), alpha=0.15, linewidth=0)
+    return line
+
+
+def _save(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from ragdiag.io.writer import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)

@@ -1,0 +1,84 @@
+"""``ragdiag import ragas|deepeval``: evaluation datasets into texts, ranked, answers and graded files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.data.importers import convert
+from ragdiag.errors import DataError
+
+runner = CliRunner()
+
+RAGAS = {
+    "question": "Where is the Eiffel tower?",
+    "contexts": ["Paris has many bridges.", "The Eiffel tower is in  Paris.", "Lyon is a city."],
+    "answer": "In Paris.",
+    "ground_truth": "It stands in Paris, France.",
+    "reference_contexts": ["The Eiffel tower is in Paris.", "It was built in 1889 in Paris."],
+    "answer_correctness": 0.75,
+}
+
+
+def test_ragas_record_becomes_texts_ranked_answers_graded():
+    out = convert([RAGAS], "ragas", "r.json", system="bm25", score_col="answer_correctness")
+    texts, ranked, graded = out["texts"][0], out["ranked"][0], out["graded"][0]
+    assert texts["id"] == "U-q1" and texts["q"] == RAGAS["question"]
+    assert texts["p"] == RAGAS["reference_contexts"]
+    assert texts["n"] == ["Paris has many bridges.", "Lyon is a city."]
+    # retrieved: negative 0 (index 2), positive 0 (whitespace differs), negative 1 (index 3); then the unretrieved positive 1
+    assert ranked == {"id": "U-q1", "E": "bm25", "Nc": 4, "Np": 2, "K": [3], "P": [1 / 3], "R": [1 / 2],
+                      "rank": [2, 0, 3, 1]}
+    assert graded["inK"] == [0, 1, 0] and graded["K"] == 3 and graded["grade"] == 4.0  # 1 + 4·0.75
+    assert graded["answer_ideal"] == RAGAS["ground_truth"] and graded["answer_topK"] == "In Paris."
+    ideal, topk = out["answers"]
+    assert ideal == {"kind": "ideal", "id": "U-q1", "q": RAGAS["question"], "answer": RAGAS["ground_truth"]}
+    assert topk["kind"] == "topK" and topk["answer"] == "In Paris." and topk["rank"] == [2, 0, 3]
+
+
+def test_deepeval_names_and_one_to_five_scores():
+    record = {"input": "q?", "actual_output": "a", "expected_output": "b", "retrieval_context": ["x", "y"],
+              "context": ["y"], "score": 4, "id": "case-7"}
+    out = convert([record], "deepeval", "d.json", score_col="score")
+    assert out["graded"][0]["id"] == "U-case-7" and out["graded"][0]["grade"] == 4.0
+    assert out["graded"][0]["inK"] == [0, 1]
+
+
+def test_schema_error_lists_the_required_fields():
+    with pytest.raises(DataError) as err:
+        convert([{"question": "q", "answer": "a"}], "ragas", "r.json")
+    text = str(err.value)
+    assert "r.json: record 1: field 'retrieved_contexts': missing" in text
+    for name in ("user_input or question", "retrieved_contexts or contexts", "response or answer",
+                 "reference or ground_truth", "reference_contexts"):
+        assert name in text
+    with pytest.raises(DataError, match="is neither a 0–1 score nor a 1–5 grade"):
+        convert([{**RAGAS, "answer_correctness": 7}], "ragas", "r.json", score_col="answer_correctness")
+
+
+def test_cli_import_then_correlate(tmp_path):
+    records = []
+    for i in range(40):
+        hits = i % 4
+        relevant = [f"relevant {i}-{j}" for j in range(3)]
+        retrieved = relevant[:hits] + [f"other {i}-{j}" for j in range(4 - hits)]
+        records.append({"user_input": f"q{i}", "retrieved_contexts": retrieved, "response": f"a{i}",
+                        "reference": f"r{i}", "reference_contexts": relevant, "score": hits / 3})
+    src = tmp_path / "ragas.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "imported"
+    result = runner.invoke(app, ["import", "ragas", str(src), "--out", str(out), "--system", "mine"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["answers.jsonl", "graded.json", "import.manifest.json",
+                                                     "ranked.json", "texts.json"]
+    assert json.loads((out / "import.manifest.json").read_text())["run_record"]["command"] == "ragdiag import ragas"
+    result = runner.invoke(app, ["correlate", "--graded", str(out / "graded.json"), "--segments", "pooled",
+                                 "--min-samples", "10", "--alpha-grid", "l30^0.8", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    recall = next(r for r in report["results"] if r["measure"] == "F")
+    assert recall["segment"] == "mine^U" and recall["n"] == 40
+    assert recall["spearman"]["value"] == pytest.approx(1.0)  # grade = 1 + 4·hits/3, F grows with hits at fixed K, Np

@@ -1,0 +1,86 @@
+"""``ragdiag report``: sections by result kind, labels, escaping of untrusted strings, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.report.html.build import build_report
+from ragdiag.report.html.inputs import kind_of
+
+from .conftest import HOSTILE, HOSTILE_GROUP
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def page(results_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("page") / "report.html"
+    result = runner.invoke(app, ["report", str(results_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out.read_text(), result.output
+
+
+def test_every_result_kind_gets_a_section_in_reading_order(page):
+    html, log = page
+    kinds = re.findall(r'<section id="[^"]+" data-kind="([^"]+)"', html)
+    assert kinds == ["correlate", "correlate", "robustness", "probe-names", "llm-run", "graded"]
+    assert "skipped" in log and "notes.json: not a ragdiag result" in log
+    assert html.count('<li><a href="#') == len(kinds)  # contents list: one entry per section
+
+
+def test_verdict_heatmap_labels_and_run_record(page):
+    html, _ = page
+    assert 'class="verdict"' in html and "predicts the grade best" in html
+    assert html.count("data:image/png;base64,") >= 4  # 2 heatmaps, robustness plots, name bars
+    assert "TEST SERVER" in html  # the manifest's replies came from the test server
+    assert "<summary>run_record</summary>" in html and "ragdiag correlate" in html
+    assert "segment codes: EMBEDDER^SUBSET^side" in html
+
+
+def test_untrusted_strings_are_escaped(page):
+    html, _ = page
+    assert HOSTILE not in html and HOSTILE_GROUP not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert html.count("<script>") == 1  # only the page's own sorter
+
+
+def test_no_network_reference(page):
+    html, _ = page
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert "default-src 'none'" in html
+
+
+def test_simulated_label(tmp_path, results_dir):
+    doc = json.loads((results_dir / "correlate.json").read_text())
+    doc["meta"]["simulated_grades"] = True
+    path = tmp_path / "sim.json"
+    path.write_text(json.dumps(doc))
+    html, sections, _ = build_report([path])
+    assert "SIMULATED GRADES" in html and [s.kind for s in sections] == ["correlate"]
+
+
+def test_unknown_file_is_one_line_error(tmp_path, results_dir):
+    result = runner.invoke(app, ["report", str(results_dir / "notes.json"), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"ragdiag: error: {results_dir / 'notes.json'}: not a ragdiag result the report knows (top-level: hello); "
+        "expected correlate, robustness, sweep, evaluate, probe, generate/grade manifest or graded JSON"]
+    result = runner.invoke(app, ["report", str(results_dir / "correlate.json"), "--out",
+                                 str(results_dir / "correlate.json")])
+    assert result.exit_code == 2 and "would overwrite the input" in result.output
+
+
+def test_kinds_by_keys():
+    assert kind_of({"results": [], "verdicts": []}) == "correlate"
+    assert kind_of({"meta": {"command": "ragdiag sweep"}, "points": []}) == "sweep"
+    assert kind_of({"params": {}, "runs": []}) == "evaluate"
+    assert kind_of([{"lang": "en", "embedder": "x", "levels": []}]) == "probe-noise"
+    assert kind_of([{"grade": 3, "inK": [1]}]) == "graded"
+    assert kind_of({"summary": {}, "run": {}}) == "llm-run"
+    assert kind_of({"a": 1}) is None and kind_of([1, 2]) is None
