@@ -28,8 +28,6 @@ def build(
     seed: p.Seed = p.DEFAULT_SEED,
     bm25: Annotated[str, p.text_option("--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
     stem: Annotated[bool, typer.Option("--stem/--no-stem", help="BM25: Snowball stemming (PyStemmer) for --lang.")] = True,
-    bm25: Annotated[str, p.text_option("--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
-    stem: Annotated[bool, typer.Option("--stem/--no-stem", help="BM25: Snowball stemming (PyStemmer) for --lang.")] = True,
     backend: p.Backend = "faiss",
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
@@ -37,7 +35,6 @@ def build(
 
     opts = BuildOptions(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
                         not no_cache, base_url, seed, backend=backend)
-    opts.bm25, opts.stem = bm25, stem
     opts.bm25, opts.stem = bm25, stem
     manifest = build_index_dir(opts, progress=sys.stderr.isatty())
     stats, times = manifest["embedding"], manifest["timings_s"]

@@ -19,13 +19,6 @@ class RunFileFormat(str, Enum):
     trec = "trec"
 
 
-class RunFileFormat(str, Enum):
-    """Layout of the run file written by retrieve."""
-
-    jsonl = "jsonl"
-    trec = "trec"
-
-
 def retrieve(
     index_dir: p.IndexDir,
     queries: p.Queries,
@@ -38,15 +31,12 @@ def retrieve(
     base_url: p.BaseUrl = None,
     run_format: Annotated[RunFileFormat, typer.Option("--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=p.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
     tag: Annotated[str, p.text_option("--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
-    run_format: Annotated[RunFileFormat, typer.Option("--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=p.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
-    tag: Annotated[str, p.text_option("--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
     backend: p.Backend = None,
 ) -> None:
     """Rank the indexed corpus for each query and write the run (jsonl or TREC)."""
     from ragdiag.retrieval.search import RetrieveOptions, retrieve as run_retrieve
 
     opts = RetrieveOptions(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url, backend=backend)
-    opts.fmt, opts.tag = run_format.value, tag
     opts.fmt, opts.tag = run_format.value, tag
     meta = run_retrieve(opts, progress=sys.stderr.isatty())
     typer.echo(f"wrote {meta['n_queries']} rankings ({mode.value}, k={k}) to {out} in {meta['seconds']:.2f}s")
