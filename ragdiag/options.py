@@ -28,3 +28,11 @@ def parse_deltas(text: str, flag: str = "--delta") -> tuple[float, ...]:
     if not deltas or any(not 0 < d <= 1 for d in deltas):
         raise RagdiagError(f"{flag} '{text}': every δ must be in (0, 1]")
     return deltas
+
+
+def parse_pair(text: str, what: str = "measures", example: str = "T,F") -> tuple[str, str]:
+    """``"T,F"`` → ("T", "F"): exactly two names, for a paired comparison."""
+    pair = tuple(part.strip() for part in text.split(",") if part.strip())
+    if len(pair) != 2:
+        raise RagdiagError(f"'{text}': expected two {what} to compare, e.g. {example}")
+    return pair  # type: ignore[return-value]

@@ -2,53 +2,44 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.errors import RagdiagError
+from ragdiag.cli import params as p
 
-
-class Segmentation(str, Enum):
-    ratio = "ratio"
-    nw = "nw"
-    pooled = "pooled"
-
-
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
+# kept importable under their old names
+Segmentation = p.Segmentation
+Format = p.OutputFormat
 
 
 def correlate(
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="msmarco, arxiv, hotpotqa-p, hotpotqa-s, nq or all: primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable."),
-    graded: Optional[Path] = typer.Option(None, "--graded", help="A local samples_graded file (JSON list or JSONL, .gz allowed) instead of --dataset."),
-    segments: Segmentation = typer.Option(Segmentation.ratio, "--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets)."),
-    min_samples: Optional[int] = typer.Option(None, "--min-samples", min=1, help="Drop segments with fewer rows (default 300 as the paper; 10 with --table)."),
-    measures: str = typer.Option("F,E,T,nDCG", "--measures", help="Comma list of F, E, T, nDCG, P, R."),
-    corr: Optional[str] = typer.Option(None, "--corr", help="Correlation kinds to show (default: all four computed, Spearman shown); the first drives the verdict and the plot."),
-    alpha_grid: str = typer.Option("l350^0.95", "--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N) or a0^a1^step."),
-    xk: float = typer.Option(2.0, "--xk", help="E estimates Np by the positives in the top round(xk·K)."),
-    exact_ties: bool = typer.Option(False, "--exact-ties", help="Tie measure values equal to 12 significant digits (default: float64 bits, as the paper)."),
-    bootstrap: int = typer.Option(0, "--bootstrap", min=0, help="Bootstrap resamples of query ids for 95% intervals (0 = off)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
-    compare: Optional[str] = typer.Option(None, "--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment."),
-    by: Optional[str] = typer.Option(None, "--by", help="config: system-level view per (E, subset, K)."),
-    delta: str = typer.Option("0.1,0.3,0.5", "--delta", help="δ values of Robustness-δ@K for --by config."),
-    fmt: Format = typer.Option(Format.table, "--format", help="What to print: a table, JSON or CSV."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the result here (--format; with table: .json/.csv by suffix, else text)."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Heatmap PNG: segments × measures, cells = max correlation."),
-    offline: bool = typer.Option(False, "--offline", help="Use the bundled sample without trying the hub."),
-    no_fallback: bool = typer.Option(False, "--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable."),
-    hf_repo: Optional[str] = typer.Option(None, "--hf-repo", help="Hub dataset (or local folder of the same layout) instead of primer-ai/retrieval-response."),
-    metric_table: Optional[Path] = typer.Option(None, "--table", help="Your own per-query table (.csv, .tsv, .jsonl, .json, .parquet) instead of --dataset/--graded."),
-    grade_col: str = typer.Option("grade", "--grade-col", help="With --table: the answer-grade column."),
-    measure_cols: Optional[str] = typer.Option(None, "--measure-cols", help="With --table: comma list of metric columns, e.g. ndcg@10,recall@10."),
-    group_col: Optional[str] = typer.Option(None, "--group-col", help="With --table: correlate within each value of this column."),
-    id_col: Optional[str] = typer.Option(None, "--id-col", help="With --table: bootstrap resamples these ids (all their rows together) instead of rows."),
+    dataset: Annotated[Optional[p.Dataset], typer.Option("--dataset", metavar=p.choices_metavar(p.Dataset), help="primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable.")] = None,
+    graded: Annotated[Optional[Path], p.path_option("--graded", "A local samples_graded file (JSON list or JSONL, .gz allowed) instead of --dataset.")] = None,
+    segments: p.Segments = p.Segmentation.ratio,
+    min_samples: Annotated[Optional[int], p.int_option("--min-samples", "Drop segments with fewer rows (default 300 as the paper; 10 with --table).", 1, 10**9)] = None,
+    measures: p.Measures = "F,E,T,nDCG",
+    corr: Annotated[Optional[str], p.text_option("--corr", "Correlation kinds to show, comma list of spearman, pearson, kendall_b, kendall_c (default: all four computed, Spearman shown); the first drives the verdict and the plot.", callback=p.checked_by("ragdiag.metrics.analysis", "parse_kinds"))] = None,
+    alpha_grid: p.AlphaGrid = "l350^0.95",
+    xk: p.Xk = 2.0,
+    exact_ties: Annotated[bool, typer.Option("--exact-ties", help="Tie measure values equal to 12 significant digits (default: float64 bits, as the paper).")] = False,
+    bootstrap: p.Bootstrap = 0,
+    seed: p.Seed = p.DEFAULT_SEED,
+    compare: p.Compare = None,
+    by: p.By = None,
+    delta: p.Deltas = p.DEFAULT_DELTAS,
+    fmt: p.FormatOpt = p.OutputFormat.table,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here (--format; with table: .json/.csv by suffix, else text).")] = None,
+    plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap image (.png, .svg, .pdf): segments × measures, cells = max correlation.")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Use the bundled sample without trying the hub.")] = False,
+    no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable.")] = False,
+    hf_repo: Annotated[Optional[str], p.text_option("--hf-repo", "Hub dataset (or local folder of the same layout) instead of primer-ai/retrieval-response.")] = None,
+    metric_table: Annotated[Optional[Path], p.path_option("--table", "Your own per-query table (.csv, .tsv, .jsonl, .json, .parquet) instead of --dataset/--graded.")] = None,
+    grade_col: Annotated[str, p.text_option("--grade-col", "With --table: the answer-grade column.")] = "grade",
+    measure_cols: Annotated[Optional[str], p.text_option("--measure-cols", "With --table: comma list of metric columns, e.g. ndcg@10,recall@10.")] = None,
+    group_col: Annotated[Optional[str], p.text_option("--group-col", "With --table: correlate within each value of this column.")] = None,
+    id_col: Annotated[Optional[str], p.text_option("--id-col", "With --table: bootstrap resamples these ids (all their rows together) instead of rows.")] = None,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -56,6 +47,11 @@ def correlate(
     reaching it; with --bootstrap, 95% intervals; and ends with which measure predicts the grade
     best per subset and narrow/wide side.
     """
+    from ragdiag.cli.paths import check_paths
+
+    source = metric_table if metric_table is not None else graded
+    check_paths(inputs={"--table" if metric_table is not None else "--graded": source},
+                outputs={"--out": out}, plots={"--plot": plot})
     if metric_table is not None:
         from ragdiag.cli.correlate_table import correlate_metric_table
 
@@ -64,41 +60,34 @@ def correlate(
         return
     from rich.console import Console
 
-    from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.data.loaders import load_graded
-    from ragdiag.io.writer import guard_outputs
+    from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.measure_tables import parse_measures
-    from ragdiag.options import parse_deltas
+    from ragdiag.options import parse_deltas, parse_pair
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
     from ragdiag.report.correlation_file import write_correlation
     from ragdiag.report.progress import progress_over
 
-    pair = None
-    if compare:
-        pair = tuple(m.strip() for m in compare.split(","))
-        if len(pair) != 2:
-            raise RagdiagError(f"--compare '{compare}': expected two measures, e.g. T,F")
-    if by not in (None, "config"):
-        raise RagdiagError(f"--by '{by}': only 'config' is supported")
     opts = CorrelateOptions(
-        segments=segments.value, min_samples=300 if min_samples is None else min_samples, measures=parse_measures(measures),
-        kinds=parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c"),
-        alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed, compare=pair,
+        segments=segments.value, min_samples=p.DEFAULT_MIN_SAMPLES if min_samples is None else min_samples,
+        measures=parse_measures(measures), kinds=parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c"),
+        alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed,
+        compare=parse_pair(compare) if compare else None,
     )
     stderr = Console(stderr=True)
-    guard_outputs([out, plot], [graded])
-    table = load_graded(graded, dataset, offline=offline, fallback=not no_fallback, hf_repo=hf_repo)
+    table = load_graded(graded, dataset.value if dataset else None, offline=offline, fallback=not no_fallback,
+                        hf_repo=hf_repo)
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
-    report = run_correlation(table, opts, by_config=by == "config", deltas=parse_deltas(delta),
-                              progress=progress_over(stderr))
+    report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),
+                             progress=progress_over(stderr))
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if out is not None:
         write_correlation(report, out, fmt.value, inputs=[graded])
     if plot is not None:
         write_heatmap(report, plot)
-    if fmt is Format.table:
+    if fmt is p.OutputFormat.table:
         print_report(report, Console(width=max(Console().width, 120)))
     elif out is None:
         typer.echo(render_text(report, fmt.value), nl=False)

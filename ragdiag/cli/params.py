@@ -114,6 +114,26 @@ def _check_deltas(value: str) -> str:
     return value
 
 
+def checked_by(module: str, function: str) -> Callable[[Optional[str]], Optional[str]]:
+    """A typer callback running a library parser (imported on use) on the value, so a bad value is a
+    one-line usage error before any work; the value itself is passed on unchanged."""
+
+    def check(value: Optional[str]) -> Optional[str]:
+        if value is None:
+            return value
+        from importlib import import_module
+
+        from ragdiag.errors import RagdiagError
+
+        try:
+            getattr(import_module(module), function)(value)
+        except RagdiagError as err:
+            raise typer.BadParameter(str(err)) from None
+        return value
+
+    return check
+
+
 # ---------------------------------------------------------------- closed choices
 
 
@@ -191,6 +211,12 @@ class Dataset(str, Enum):
     hotpotqa_s = "hotpotqa-s"
     nq = "nq"
     all = "all"
+
+
+class ByView(str, Enum):
+    """Extra views of correlate: config = system-level view per (E, subset, K)."""
+
+    config = "config"
 
 
 class Language(str, Enum):
@@ -281,10 +307,12 @@ SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Anot
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
 Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
-Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R.", metavar=TEXT)]
-CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT)]
-AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N) or a0^a1^step; at most 100,000 values.", metavar=TEXT)]
+Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R.", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
+CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT, callback=checked_by("ragdiag.metrics.analysis", "parse_kinds"))]
+AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
+Compare = Annotated[Optional[str], typer.Option("--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment.", metavar=TEXT, callback=checked_by("ragdiag.options", "parse_pair"))]
+By = Annotated[Optional[ByView], typer.Option("--by", help="config: system-level view per (E, subset, K).", metavar=choices_metavar(ByView))]
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of query ids for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)]
 
 # Retrieval and index benchmarks

@@ -85,6 +85,8 @@ def usage_line(err: ClickException, args: Sequence[str]) -> str:
                 break
         else:
             message = _lower_first(message)
+        if flag and flag in message:  # the library already named it
+            return f"{message}{hint}"
         return f"{flag}: {message}{hint}" if flag else f"{message}{hint}"
     if isinstance(err, NoSuchOption):
         message = f"no such option: {err.option_name}"

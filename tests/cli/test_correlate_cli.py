@@ -72,7 +72,7 @@ def test_bootstrap_compare_and_system_view(graded_file, tmp_path):
 def test_table_and_csv(graded_file, tmp_path):
     result = _invoke("--graded", str(graded_file), "--min-samples", "50", "--alpha-grid", "l30^0.8", "--corr", "spearman")
     assert result.exit_code == 0, result.output
-    assert "max spearman correlation" in result.stdout and "Which measure predicts the grade best" in result.stdout
+    assert "max spearman correlation" in result.stdout and "Verdict" in result.stdout
     csv_out = tmp_path / "r.csv"
     result = _invoke("--graded", str(graded_file), "--min-samples", "50", "--alpha-grid", "l30^0.8",
                      "--format", "csv", "--out", str(csv_out))
@@ -83,12 +83,12 @@ def test_table_and_csv(graded_file, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--dataset", "marco"], "unknown dataset 'marco'"),
+        (["--dataset", "marco"], "--dataset: 'marco' is not one of 'msmarco', 'arxiv'"),
         (["--measures", "F,Q"], "unknown measure 'Q': expected one of F, E, T, nDCG, P, R"),
         (["--corr", "spearman,tau"], "unknown correlation kind 'tau'"),
         (["--alpha-grid", "x^y"], "bad --alpha-grid 'x^y'"),
-        (["--compare", "T"], "--compare 'T': expected two measures"),
-        (["--by", "query"], "--by 'query': only 'config'"),
+        (["--compare", "T"], "--compare: 'T': expected two measures"),
+        (["--by", "query"], "--by: 'query' is not one of 'config'"),
         ([], "give exactly one of --dataset NAME or --graded PATH"),
     ],
 )
