@@ -20,6 +20,7 @@ from ragdiag.evaluate.inputs import AlignedRun, GradedQrels, answer_grades
 from ragdiag.evaluate.standard import STANDARD_METRICS, gain_mapping, standard_values
 from ragdiag.metrics import graded_utility as gu
 
+LOWER_IS_BETTER = ("harm", "unjudged")
 GRADED_METRICS = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged")
 ALL_METRICS = GRADED_METRICS + STANDARD_METRICS
 # Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).
@@ -181,7 +182,8 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
         for m in p.metrics:
             for k in p.ks:
                 s = summary[("diff", a, b, m, k)]
-                improved, worsened, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
+                higher, lower, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
+                improved, worsened = (lower, higher) if m in LOWER_IS_BETTER else (higher, lower)
                 comparisons.append({"a": a, "b": b, "metric": m, "k": k, "diff": s.value,
                                     "ci": list(s.ci) if s.ci else None, "improved": improved,
                                     "worsened": worsened, "n_defined": n_both})
@@ -217,7 +219,7 @@ def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
         "bootstrap": f"{p.bootstrap} replicates over queries, seed {p.seed}, 95% percentile intervals; "
                      "comparisons share the draws (paired)",
         "comparison": "diff = b - a (macro mean over queries where both are defined); improved = share of those "
-                      "queries where b > a, worsened = share where b < a",
+                      "queries where b is better than a (higher, or lower for harm and unjudged), worsened = share where b is worse",
         "attribution": f"per query, in this order: ok = answer grade >= {p.gold}; retrieval miss = no passage of "
                        f"grade >= {p.gold} in the top {p.pool_depth}; ordering miss = one there but none in the "
                        f"top-K; generation miss = one in the top-K but answer grade < {p.gold}",

@@ -40,11 +40,7 @@ class GradedQrels:
 
     def pool_counts(self) -> np.ndarray:
         """n_g per query, shape (Q, 6)."""
-        counts = np.zeros((len(self.grades), N_GRADE_COLUMNS), dtype=np.int64)
-        for row, docs in enumerate(self.grades.values()):
-            for grade in docs.values():
-                counts[row, grade] += 1
-        return counts
+        return pool_counts(list(self.grades.values()))
 
 
 @dataclass
@@ -58,6 +54,25 @@ class AlignedRun:
     depth: int
     skipped_queries: int
     extra: dict = field(default_factory=dict)
+
+
+def grade_matrix(rankings: Sequence[Sequence[str]], pools: Sequence[dict[str, int]]) -> np.ndarray:
+    """(Q, depth) int8: the grade of each ranked doc in its query's pool, 0 when unjudged, −1 padding."""
+    depth = max((len(r) for r in rankings), default=0)
+    ranked = np.full((len(rankings), max(depth, 1)), PADDING, dtype=np.int8)
+    for row, (docs, grades) in enumerate(zip(rankings, pools)):
+        if docs:
+            ranked[row, : len(docs)] = [grades.get(doc, UNJUDGED) for doc in docs]
+    return ranked
+
+
+def pool_counts(pools: Sequence[dict[str, int]]) -> np.ndarray:
+    """n_g per query, shape (Q, 6): column g counts the pool's passages of grade g."""
+    counts = np.zeros((len(pools), N_GRADE_COLUMNS), dtype=np.int64)
+    for row, docs in enumerate(pools):
+        for grade in docs.values():
+            counts[row, grade] += 1
+    return counts
 
 
 def load_graded_qrels(path: str | Path) -> GradedQrels:
@@ -104,13 +119,8 @@ def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -
         raise DataError(f"{path}: {len(missing)} of the {len(judged)} judged queries of {qrels.source} are not in this run "
                         f"(first: '{missing[0]}'); rank every judged query or evaluate with qrels of the ranked queries only")
     ids = {q: [doc for doc, _ in run[q]] for q in judged}
+    ranked = grade_matrix([ids[q] for q in judged], [qrels.grades[q] for q in judged])
     depth = max((len(v) for v in ids.values()), default=0)
-    ranked = np.full((len(judged), max(depth, 1)), PADDING, dtype=np.int8)
-    for row, query_id in enumerate(judged):
-        grades = qrels.grades[query_id]
-        docs = ids[query_id]
-        if docs:
-            ranked[row, : len(docs)] = [grades.get(doc, UNJUDGED) for doc in docs]
     skipped = sum(1 for q in run if q not in qrels.grades)
     return AlignedRun(run_name(path, taken), str(path), ids, ranked, depth, skipped)
 

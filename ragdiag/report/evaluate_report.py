@@ -116,7 +116,7 @@ def render_table(result: dict[str, Any], console: Console) -> None:
         for line in lines:
             console.print("  " + line, highlight=False, markup=False)
     if result["comparisons"]:
-        comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries)")
+        comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries where b is better / worse; lower is better for Harm and Unjudged)")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
             comp.add_column(name, justify="right" if name in ("k", "improved", "worsened", "n") else "left")
         for c in result["comparisons"]:
