@@ -1,7 +1,8 @@
 """Build the bundled retrieval-response sample (subset M) in the exact schema of paper 003, A.1.
 
 Texts are written by :mod:`tools.sample_passages`; candidates are ranked for real by
-cosine similarity with the bundled all-MiniLM-L6-v2 (``load_embedder("local")``, code ``L6``);
+cosine similarity with the bundled all-MiniLM-L6-v2 (code ``L6``) through
+:func:`ragdiag.pipeline.rank.rank_texts`, the path ``--rank-with local`` takes;
 grades are SIMULATED (no LLM is reachable) by :data:`GRADE_FORMULA`. Provenance goes to
 ``meta.json`` beside the three data files, whose records keep the exact schema.
 
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.pipeline.rank import COSINE_DECIMALS
 from tools.sample_passages import load_topics, topics_path, write_texts_samples
 
 EMBEDDER_SPEC = "local"
@@ -26,7 +28,6 @@ EMBEDDER_CODE = "L6"  # all-MiniLM-L6-v2; the paper's codes are AM, EM, ES, QM (
 NC_VALUES = (30, 50)
 NP_VALUES = (2, 3, 4, 5)
 K_VALUES = tuple(range(2, 16))
-COSINE_DECIMALS = 6  # cosines rounded before ranking, ties broken by candidate index
 
 # Grade model constants (see GRADE_FORMULA).
 USEFULNESS_RANGE = (0.25, 0.75)
@@ -49,21 +50,6 @@ For a row with top-K ranking r_0..r_(K-1):
   grade    = min(5, max(1, round(s)))                   (numpy.rint: half to even)
 So: more retrieved positives and better-ranked ones raise the grade with diminishing returns,
 negatives in the top K lower it more as K grows, and queries and rows vary at random."""
-
-
-def rank_candidates(query_vector: np.ndarray, candidate_vectors: np.ndarray) -> list[int]:
-    """Candidate indices best first by cosine (unit vectors: dot product), rounded, stable ties."""
-    scores = np.round(candidate_vectors.astype(np.float64) @ query_vector.astype(np.float64), COSINE_DECIMALS)
-    return [int(i) for i in np.argsort(-scores, kind="stable")]
-
-
-def ranked_record(sample_id: str, nc: int, np_: int, rank: list[int]) -> dict[str, Any]:
-    """Ranked sample (A.1.2): P = n/K and R = n/Np for every K, n = positives (index < Np) in the top K."""
-    hits = np.cumsum([1 if i < np_ else 0 for i in rank])
-    precision = [int(hits[k - 1]) / k for k in K_VALUES]
-    recall = [int(hits[k - 1]) / np_ for k in K_VALUES]
-    return {"id": sample_id, "E": EMBEDDER_CODE, "Nc": nc, "Np": np_, "K": list(K_VALUES),
-            "P": precision, "R": recall, "rank": rank}
 
 
 def simulated_grade(top_k: list[int], np_: int, usefulness: np.ndarray, offset: float, noise: float) -> int:
@@ -97,6 +83,13 @@ def graded_records(ranked: list[dict[str, Any]], query_index: int, seed: int) ->
     return records
 
 
+def embedder_identity(cache_dir: Path | None) -> str:
+    """The identity string of the embedder the sample is ranked with (``st:all-MiniLM-L6-v2``)."""
+    from ragdiag.retrieval.embedders import load_embedder
+
+    return load_embedder(EMBEDDER_SPEC, cache_dir).identity
+
+
 def _dump(records: list[dict[str, Any]], path: Path) -> str:
     """Write one JSON list, one compact record per line; return the file's sha256."""
     text = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records) + "\n]\n"
@@ -112,28 +105,17 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
     ``n_queries`` keeps only the first queries (for quick checks); their records are identical
     to the full build's, since every random draw is seeded per query.
     """
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from ragdiag.retrieval.embedders import load_embedder
+    from ragdiag.data.schema import TextsSample
+    from ragdiag.pipeline.rank import rank_texts
 
     texts = write_texts_samples(seed, load_topics())[:n_queries]
-    embedder = load_embedder(EMBEDDER_SPEC, cache_dir)
-    distinct = sorted({t for s in texts for t in (s["q"], *s["p"], *s["n"])})
-    vectors = dict(zip(distinct, embedder.encode(distinct, progress=progress)))
-    ranked, graded = [], []
-    with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
-        task = bar.add_task("ranking and grading", total=len(texts))
-        for index, sample in enumerate(texts):
-            query_ranked = []
-            for nc in NC_VALUES:
-                for np_ in NP_VALUES:
-                    candidates = sample["p"][:np_] + sample["n"][: nc - np_]
-                    rank = rank_candidates(vectors[sample["q"]], np.stack([vectors[t] for t in candidates]))
-                    query_ranked.append(ranked_record(sample["id"], nc, np_, rank))
-            ranked += query_ranked
-            graded += graded_records(query_ranked, index, seed)
-            bar.advance(task)
+    distinct = {t for s in texts for t in (s["q"], *s["p"], *s["n"])}
+    variants = [(nc, np_) for nc in NC_VALUES for np_ in NP_VALUES]
+    samples = [TextsSample.from_dict(t, "samples_texts.json", i) for i, t in enumerate(texts, start=1)]
+    ranked = [r.to_dict() for r in rank_texts(samples, EMBEDDER_SPEC, list(K_VALUES), cache_dir, progress, variants)]
+    graded = []
+    for index in range(len(texts)):
+        graded += graded_records(ranked[index * len(variants) : (index + 1) * len(variants)], index, seed)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     hashes = {name: _dump(records, out_dir / name) for name, records in (
@@ -143,7 +125,7 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
         "simulated_grades": True,
         "formula": GRADE_FORMULA,
         "seed": seed,
-        "embedder": {"E": EMBEDDER_CODE, "spec": EMBEDDER_SPEC, "identity": embedder.identity,
+        "embedder": {"E": EMBEDDER_CODE, "spec": EMBEDDER_SPEC, "identity": embedder_identity(cache_dir),
                      "ranking": f"cosine similarity rounded to {COSINE_DECIMALS} decimals, ties by candidate index"},
         "built_with": f"ragdiag {__version__}",
         "command": f"python -m tools.sample_builder --out <dir> --seed {seed}"

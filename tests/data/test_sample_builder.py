@@ -14,6 +14,7 @@ from tools import sample_builder as sb
 from tools.sample_passages import MAX_WORDS, MIN_WORDS, load_topics, write_texts_samples
 from ragdiag.data.schema import RankedSample, TextsSample, check_graded_record
 from ragdiag.errors import DataError
+from ragdiag.pipeline.rank import rank_by_cosine
 from ragdiag.resources import resource_path
 
 SAMPLE_DIR = resource_path("fixtures", "retrieval-response-sample")
@@ -124,10 +125,13 @@ def test_simulated_grade_follows_the_formula():
     assert sb.simulated_grade([0, 1], 2, u, 3.0, 0.0) == 5 and sb.simulated_grade([2, 3], 2, u, 0.0, -3.0) == 1
 
 
-def test_rank_candidates_breaks_ties_by_index():
-    query = np.array([1.0, 0.0], dtype=np.float32)
-    candidates = np.array([[0.0, 1.0], [0.6, 0.8], [1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
-    assert sb.rank_candidates(query, candidates) == [2, 1, 3, 0]
+def test_rank_by_cosine_breaks_ties_by_index_and_ignores_norms():
+    query = np.array([2.0, 0.0], dtype=np.float32)  # cosine, not inner product: norms do not matter
+    candidates = np.array([[0.0, 3.0], [0.6, 0.8], [5.0, 0.0], [1.2, 1.6]], dtype=np.float32)
+    assert rank_by_cosine(query, candidates) == [2, 1, 3, 0]
+    # scores equal to 6 decimals tie and keep candidate order
+    near = np.array([[0.6, 0.8], [0.6 + 1e-9, 0.8]], dtype=np.float64)
+    assert rank_by_cosine(np.array([1.0, 0.0]), near) == [0, 1]
 
 
 def test_topic_with_a_missing_field_is_rejected(tmp_path: Path):

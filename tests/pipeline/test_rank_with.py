@@ -29,3 +29,26 @@ def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[0]["meta"]["ranked"]["ranked_with"] == "local"
     assert sum(1 for r in rows if r["kind"] == "topK") == 8
+
+
+@pytest.mark.model
+def test_rank_with_local_reproduces_the_bundled_sample_rankings(tmp_path):
+    """One ranking path: rank_texts (what --rank-with local runs) gives the shipped rankings, all 8
+    (Nc, Np) variants of the first 3 queries, byte for byte once serialised."""
+    from ragdiag.data.schema import TextsSample
+    from ragdiag.pipeline.rank import rank_texts
+    from ragdiag.resources import resource_path
+
+    folder = resource_path("fixtures", "retrieval-response-sample")
+    texts = json.loads((folder / "samples_texts.json").read_text())[:3]
+    shipped = [r for r in json.loads((folder / "samples_ranked.json").read_text()) if r["id"] in {t["id"] for t in texts}]
+    variants = [(nc, np_) for nc in (30, 50) for np_ in (2, 3, 4, 5)]
+    try:
+        ranked = rank_texts([TextsSample.from_dict(t) for t in texts], "local", list(range(2, 16)), tmp_path, False,
+                            variants)
+    except Exception as err:  # noqa: BLE001 - only a model that cannot load is a reason to skip
+        if "cannot load" in str(err) or isinstance(err, (ImportError, OSError)):
+            pytest.skip(f"local model unavailable: {err}")
+        raise
+    assert len(shipped) == 24
+    assert json.dumps([r.to_dict() for r in ranked]) == json.dumps(shipped)
