@@ -69,10 +69,11 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
 
 
-def usage_line(err: ClickException, args: Sequence[str]) -> str:
-    """One line for a usage error: what is wrong, with which flag, and where help is."""
+def usage_line(err: ClickException, args: Sequence[str], command: str = "ragdiag") -> str:
+    """One line for a usage error: what is wrong, with which flag, and where help is
+    (``command`` names the help to see when the error carries no context)."""
     ctx = getattr(err, "ctx", None)
-    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    hint = f" (see '{ctx.command_path if ctx is not None else command} --help')"
     if isinstance(err, BadParameter) and type(err).__name__ != "MissingParameter":
         flag = _flag_of(err)
         message = str(err.message).strip().rstrip(".")
@@ -161,6 +162,11 @@ def conventional_metavars(root: Any) -> None:
         if help_option is not None:
             params.append(help_option)
         for param in params:
+            if not getattr(param, "opts", [""])[0].startswith("-"):  # an argument: NAME, then its type
+                type_name = _click_type_name(param)
+                if type_name is not None and hasattr(param, "display_type_rich"):
+                    param.display_type_rich = lambda ctx, shown=type_name: shown
+                continue
             if getattr(param, "metavar", None) is not None:
                 continue
             if getattr(param, "is_flag", False) or getattr(param, "is_bool_flag", False):
@@ -196,7 +202,8 @@ def main_one_line(super_main: Callable[..., Any], root: Any, args: Optional[Sequ
             if err.format_message().strip():
                 print(err.format_message(), file=sys.stderr)
             sys.exit(err.exit_code)
-        print(f"ragdiag: error: {usage_line(err, argv)}", file=sys.stderr)
+        command = " ".join(["ragdiag", *_command_path(root, argv)[0]])
+        print(f"ragdiag: error: {usage_line(err, argv, command)}", file=sys.stderr)
         sys.exit(err.exit_code if isinstance(err, UsageError) else 2)
     except Abort:
         print("ragdiag: error: aborted", file=sys.stderr)
