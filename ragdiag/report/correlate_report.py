@@ -182,7 +182,7 @@ def verdict_sentences(report: dict) -> list[str]:
         else:
             text = (f"{where}: {v['best']} predicts the grade best ({v['kind']} {v['best_mean']:.3f}), "
                     f"{v['lead']:+.3f} ahead of {v['runner_up']}")
-        if v["lead_holds"] is not None:
+        if v["lead_holds"] is not None and not is_tie(v):
             text += f"; the lead holds in {100 * v['lead_holds']:.0f}% of {boot} resamples"
         lines.append(text)
     return lines

@@ -22,7 +22,7 @@ def test_beir_queries_are_accepted(tmp_path):
     path = tmp_path / "queries.jsonl"
     path.write_text(json.dumps({"_id": "42", "text": "What causes tides?", "metadata": {}}) + "\n")
     (query,) = load_queries(path)
-    assert (query.id, query.text, query.reference) == ("42", "What causes tides?", None)
+    assert (query.id, query.query, query.reference) == ("42", "What causes tides?", None)
 
 
 def test_recovery_flags():
