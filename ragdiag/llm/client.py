@@ -156,6 +156,7 @@ class LLMClient:
         self._inflight: dict[str, Future] = {}
         self._sent: set[str] = set()
         self._sdk = None
+        self._unusable: RagdiagError | None = None
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None) -> dict[str, Any]:
@@ -215,14 +216,20 @@ class LLMClient:
 
     def _client(self):
         """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""
+        if self._unusable is not None:  # other workers stop on the same error without asking again
+            raise self._unusable
         if self._sdk is None:
             key = os.environ.get(KEY_ENV)
-            if not key:
-                raise RagdiagError(
-                    f"{KEY_ENV} is not set and the cache cannot answer every request "
-                    "(set the key, any value for a local server, or run with a filled cache)"
-                )
-            check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
+            try:
+                if not key:
+                    raise RagdiagError(
+                        f"{KEY_ENV} is not set and the cache cannot answer every request "
+                        "(set the key, any value for a local server, or run with a filled cache)"
+                    )
+                check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
+            except RagdiagError as err:
+                self._unusable = err
+                raise
             self._sdk = openai_client(key, self.config.base_url, self.config.timeout)
         return self._sdk
 
