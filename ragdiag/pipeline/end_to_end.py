@@ -41,8 +41,10 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import run_correlation
 
-    if segments not in ("ratio", "nw"):
-        raise RagdiagError(f"--segments must be ratio or nw, got '{segments}'")
+    from ragdiag.metrics.segments import SEGMENTATIONS
+
+    if segments not in SEGMENTATIONS:
+        raise RagdiagError(f"--segments must be one of {', '.join(SEGMENTATIONS)}, got '{segments}'")
     check_output_dir(out_dir, "--out-dir")
     paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / "graded.json",
              "correlation": out_dir / "correlation.json"}
