@@ -197,4 +197,4 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
 def _stderr_line(text: str) -> None:
     from rich.console import Console
 
-    Console(stderr=True).print(f"note: {text}", style="yellow", highlight=False)
+    Console(stderr=True, soft_wrap=True).print(f"note: {text}", style="yellow", highlight=False)

@@ -27,7 +27,7 @@ def parse_grade(reply: str) -> int | None:
         return int(bare.group(1))
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, and ints over Python's digit limit
         return None
     grade = data.get("grade") if isinstance(data, dict) else None
     if isinstance(grade, bool) or not isinstance(grade, (int, float)):
