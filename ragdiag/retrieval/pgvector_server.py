@@ -120,8 +120,7 @@ def server_url(backend: Backend) -> Iterator[tuple[str, str]]:
 def connect(url: str, shown: str):
     """A psycopg connection (autocommit) with pgvector's types registered; the extension is created if missing."""
     psycopg = require("psycopg")
-    from pgvector.psycopg import register_vector
-
+    register_vector = require("pgvector.psycopg").register_vector
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.OperationalError as err:
