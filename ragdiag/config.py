@@ -20,6 +20,13 @@ def default_cache_dir() -> Path:
 
 def resolve_cache_dir(cache_dir: Path | None) -> Path:
     """The cache directory to use (created if missing): the flag, else the default."""
+    from ragdiag.errors import RagdiagError
+
     path = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise RagdiagError(f"cache folder {path} is a file; give a folder (--cache-dir) or move the file")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise RagdiagError(f"cannot create the cache folder {path} ({err.strerror})") from None
     return path
