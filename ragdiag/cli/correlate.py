@@ -20,7 +20,7 @@ def correlate(
     segments: p.Segments = p.Segmentation.ratio,
     min_samples: Annotated[Optional[int], p.int_option("--min-samples", "Drop segments with fewer rows (default 300 as the paper; 10 with --table).", 1, 10**9)] = None,
     measures: p.Measures = "F,E,T,nDCG",
-    corr: Annotated[Optional[str], p.text_option("--corr", "Correlation kinds to show, comma list of spearman, pearson, kendall_b, kendall_c (default: all four computed, Spearman shown); the first drives the verdict and the plot.", callback=p.checked_by("ragdiag.metrics.analysis", "parse_kinds"))] = None,
+    corr: Annotated[Optional[str], p.text_option("--corr", "Correlation kinds to show, comma list of spearman, pearson, kendall_b, kendall_c (default: all four computed, Spearman shown; with --table: Spearman only); the first drives the verdict and the plot.", callback=p.checked_by("ragdiag.metrics.analysis", "parse_kinds"))] = None,
     alpha_grid: p.AlphaGrid = "l350^0.95",
     xk: p.Xk = 2.0,
     exact_ties: Annotated[bool, typer.Option("--exact-ties", help="Tie measure values equal to 12 significant digits (default: float64 bits, as the paper).")] = False,

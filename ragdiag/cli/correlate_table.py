@@ -30,14 +30,14 @@ def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None,
         pair = tuple(m.strip() for m in compare.split(","))
         if len(pair) != 2:
             raise RagdiagError(f"--compare '{compare}': expected two metric columns, e.g. ndcg@10,recall@10")
-    kinds = parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c")
+    kinds = parse_kinds(corr or "spearman")
     guard_outputs([out, plot], [path])
     record = start_run("ragdiag correlate", inputs=[path], seeds={"bootstrap": seed})
     table = load_metric_table(path, grade_col, columns, group_col, id_col)
     opts = TableOptions(kinds=kinds, min_samples=10 if min_samples is None else min_samples, bootstrap=bootstrap,
                         seed=seed, compare=pair)
     report = table_report(table, opts, grade_col, group_col, id_col)
-    report["meta"]["shown_kinds"] = list(kinds) if corr else list(kinds[:1])
+    report["meta"]["shown_kinds"] = list(kinds)
     stamp(report, record)
     if out is not None:
         out_fmt = out.suffix[1:] if fmt == "table" and out.suffix in (".json", ".csv") else fmt

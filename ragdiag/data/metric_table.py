@@ -34,6 +34,7 @@ class MetricTable:
     group: np.ndarray  # (n,) str; "all" without a group column
     ids: np.ndarray | None  # (n,) str, the unit a bootstrap resamples
     skipped: int  # rows left out for a missing grade or metric
+    simulated_grades: bool = False  # the bundled sample's graded file (simulated grades)
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -129,5 +130,15 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
         source=source, sha256=file_sha256(path), grade=np.asarray(grades, dtype=np.float64),
         measures={c: np.asarray(v, dtype=np.float64) for c, v in values.items()},
         group=np.asarray(groups, dtype=object), ids=np.asarray(ids, dtype=object) if id_col else None,
-        skipped=skipped,
+        skipped=skipped, simulated_grades=_is_bundled_sample(path),
     )
+
+
+def _is_bundled_sample(path: Path) -> bool:
+    """The bundled retrieval-response sample, whose grades are simulated (its README)."""
+    from ragdiag.data.loaders import bundled_sample_path
+
+    try:
+        return path.resolve() == bundled_sample_path().resolve()
+    except OSError:
+        return False

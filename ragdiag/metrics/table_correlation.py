@@ -68,6 +68,14 @@ def _value(kind: str, x: np.ndarray, y: np.ndarray) -> float | None:
     return None if r is None or not np.isfinite(r) else float(r)
 
 
+def _natural(name: str) -> tuple:
+    """Numeric group names in numeric order (2 before 10), others after, alphabetically."""
+    try:
+        return (0, float(name), "")
+    except ValueError:
+        return (1, 0.0, name)
+
+
 def _resamples(rows: np.ndarray, ids: np.ndarray | None, count: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Row indices of each resample: rows drawn with replacement, or whole ids drawn with replacement."""
     if ids is None:
@@ -91,7 +99,7 @@ def correlate_table(table: MetricTable, opts: TableOptions) -> dict:
         raise RagdiagError(f"compare {','.join(opts.compare)}: both must be among the metric columns "
                            f"({', '.join(table.measures)})")
     rng = np.random.default_rng(opts.seed)
-    groups = sorted(set(table.group.tolist()))
+    groups = sorted(set(table.group.tolist()), key=_natural)
     dropped, results, comparisons, verdicts = [], [], [], []
     for group in groups:
         rows = np.flatnonzero(table.group == group)
@@ -167,7 +175,8 @@ def table_report(table: MetricTable, opts: TableOptions, grade_col: str, group_c
     """The analysis with a ``meta`` block in the layout of ``ragdiag correlate``'s."""
     analysis = correlate_table(table, opts)
     meta = {
-        "command": "correlate", "source": table.source, "source_sha256": table.sha256, "simulated_grades": False,
+        "command": "correlate", "source": table.source, "source_sha256": table.sha256,
+        "simulated_grades": table.simulated_grades,
         "grades": f"column '{grade_col}' as given in the source", "rows": len(table),
         "skipped_missing_grade": table.skipped, "segments": f"by {group_col}" if group_col else "all rows",
         "min_samples": opts.min_samples, "measures": list(table.measures), "kinds": list(opts.kinds),

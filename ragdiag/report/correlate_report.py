@@ -170,9 +170,12 @@ def verdict_sentences(report: dict) -> list[str]:
     """One plain sentence per verdict, e.g. 'M, narrow: T predicts the grade best (spearman 0.482),
     +0.006 ahead of F, lead holds in 73% of 200 resamples'."""
     boot = report["meta"].get("bootstrap")
+    group_col = (report["meta"].get("table") or {}).get("group_col")
     lines = []
     for v in report["verdicts"]:
         where = v["subset"] if v["side"] in ("pooled", "all") else f"{v['subset']}, {v['side']}"
+        if group_col:
+            where = f"{group_col} = {v['subset']}"
         if v["runner_up"] is None:
             lines.append(f"{where}: only {v['best']} is defined ({v['kind']} {v['best_mean']:.3f})")
             continue
