@@ -219,6 +219,15 @@ class ByView(str, Enum):
     config = "config"
 
 
+class Device(str, Enum):
+    """Where sentence-transformers models run; auto picks a GPU when torch sees one."""
+
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    mps = "mps"
+
+
 class Language(str, Enum):
     """Language of BM25 stopwords and of the probe banks."""
 
@@ -316,6 +325,9 @@ By = Annotated[Optional[ByView], typer.Option("--by", help="config: system-level
 Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of query ids for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)]
 
 # Retrieval and index benchmarks
+DeviceOpt = Annotated[Device, typer.Option("--device", help="Where local/st: models run: auto (cuda, else mps, else cpu), cpu, cuda or mps.", metavar=choices_metavar(Device))]
+BatchSize = Annotated[Optional[int], typer.Option("--batch-size", help="Texts per embedding call (default 128 for local/st: models; API embedders keep their own limit when not given).", min=1, max=100_000, metavar=INTEGER)]
+Chunk = Annotated[Optional[str], typer.Option("--chunk", help="Split documents into passages of TOKENS tokens (the model's tokenizer), OVERLAP tokens shared between neighbours, e.g. 200:50; a document scores its best passage.", metavar="TOKENS[:OVERLAP]")]
 Mode = Annotated[RetrievalMode, typer.Option("--mode", help="dense, bm25 or hybrid (reciprocal rank fusion).", metavar=choices_metavar(RetrievalMode))]
 RrfK = Annotated[int, typer.Option("--rrf-k", help="RRF constant k (hybrid): score = Σ 1/(k + rank).", min=0, max=1_000_000, metavar=INTEGER)]
 Candidates = Annotated[int, typer.Option("--candidates", help="Depth of each list fused in hybrid mode.", min=1, max=1_000_000, metavar=INTEGER)]
