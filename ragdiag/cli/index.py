@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated
 
 import typer
@@ -29,14 +28,19 @@ def build(
     bm25: Annotated[str, p.text_option("--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
     stem: Annotated[bool, typer.Option("--stem/--no-stem", help="BM25: Snowball stemming (PyStemmer) for --lang.")] = True,
     backend: p.Backend = "faiss",
+    chunk: p.Chunk = None,
+    device: p.DeviceOpt = p.Device.cpu,
+    batch_size: p.BatchSize = None,
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.retrieval.store import BuildOptions, build_index_dir
 
+    check_paths(inputs={"--corpus": corpus}, folders={"--out-dir": out_dir, "--cache-dir": cache_dir})
     opts = BuildOptions(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
                         not no_cache, base_url, seed, backend=backend)
-    opts.bm25, opts.stem = bm25, stem
-    manifest = build_index_dir(opts, progress=sys.stderr.isatty())
+    opts.bm25, opts.stem, opts.chunk, opts.device, opts.batch_size = bm25, stem, chunk, device.value, batch_size
+    manifest = build_index_dir(opts, progress=True)
     stats, times = manifest["embedding"], manifest["timings_s"]
     typer.echo(
         f"indexed {manifest['n_docs']} passages (dim {manifest['dim']}) into {out_dir} in {times['total']:.2f}s; "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -32,11 +31,16 @@ def retrieve(
     run_format: Annotated[RunFileFormat, typer.Option("--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=p.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
     tag: Annotated[str, p.text_option("--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
     backend: p.Backend = None,
+    device: p.DeviceOpt = p.Device.cpu,
+    batch_size: p.BatchSize = None,
 ) -> None:
     """Rank the indexed corpus for each query and write the run (jsonl or TREC)."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.retrieval.search import RetrieveOptions, retrieve as run_retrieve
 
+    check_paths(inputs={"--index-dir": index_dir, "--queries": queries}, outputs={"--out": out},
+                folders={"--cache-dir": cache_dir})
     opts = RetrieveOptions(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url, backend=backend)
-    opts.fmt, opts.tag = run_format.value, tag
-    meta = run_retrieve(opts, progress=sys.stderr.isatty())
+    opts.fmt, opts.tag, opts.device, opts.batch_size = run_format.value, tag, device.value, batch_size
+    meta = run_retrieve(opts, progress=True)
     typer.echo(f"wrote {meta['n_queries']} rankings ({mode.value}, k={k}) to {out} in {meta['seconds']:.2f}s")
