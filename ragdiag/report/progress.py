@@ -1,10 +1,15 @@
-"""Progress bars on stderr for long loops (rich), hidden when stderr is not a terminal."""
+"""Progress on stderr: rich bars over lists (:func:`progress_over`), and the line-based reporter for
+logs and the ``ragdiag: note:`` helper (:mod:`ragdiag.io.progress`, re-exported here)."""
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
 from rich.console import Console
+
+from ragdiag.io.progress import LINE_EVERY_S, LineProgress, note, progress_reporter
+
+__all__ = ["LINE_EVERY_S", "LineProgress", "note", "progress_over", "progress_reporter"]
 
 T = TypeVar("T")
 

