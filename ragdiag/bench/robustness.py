@@ -45,6 +45,8 @@ class RobustnessOptions:
     threads: int | None = None
     cache_dir: Path | None = None
     base_url: str | None = None
+    device: str = "cpu"
+    batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
 
 
@@ -68,11 +70,13 @@ def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.nd
     if opts.corpus and opts.query_texts:
         from ragdiag.retrieval.embedders import load_embedder
 
-        embedder = load_embedder(opts.embedder, opts.cache_dir, base_url=opts.base_url)
+        embedder, query_embedder = (load_embedder(opts.embedder, opts.cache_dir, base_url=opts.base_url, role=role,
+                                                  device=opts.device, batch_size=opts.batch_size)
+                                    for role in ("passage", "query"))
         _, docs = load_corpus(opts.corpus)
         _, texts = load_queries(opts.query_texts)
         base = prepare_vectors(embedder.encode(docs, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
-        queries = prepare_vectors(embedder.encode(texts, progress=progress), opts.metric, "query embeddings")
+        queries = prepare_vectors(query_embedder.encode(texts, progress=progress), opts.metric, "query embeddings")
         files = {"corpus": str(opts.corpus), "corpus_sha256": file_sha256(opts.corpus),
                  "query_texts": str(opts.query_texts), "query_texts_sha256": file_sha256(opts.query_texts),
                  "embedder": embedder.identity}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -36,6 +35,8 @@ def robustness(
     plot_dir: p.PlotDir = None,
     cache_dir: p.CacheDir = None,
     base_url: p.BaseUrl = None,
+    device: p.DeviceOpt = p.Device.cpu,
+    batch_size: p.BatchSize = None,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
@@ -51,7 +52,8 @@ def robustness(
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
         cache_dir=cache_dir, base_url=base_url, backend=backend,
     )
-    result, rows = run_robustness(opts, progress=sys.stderr.isatty())
+    opts.device, opts.batch_size = device.value, batch_size
+    result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots

@@ -105,12 +105,10 @@ class Embedder:
 
     def _embed_all(self, keys: list[str], hashes: list[str], texts: list[str], progress: bool) -> np.ndarray:
         """Embed in batches; each batch goes to the cache at once, so an interrupted run resumes."""
-        from rich.console import Console
-        from rich.progress import Progress
+        from ragdiag.io.progress import progress_reporter
 
         chunks = []
-        with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"embedding with {self.identity}", total=len(texts))
+        with progress_reporter(f"embedding with {self.identity}", len(texts), enabled=progress) as bar:
             for start in range(0, len(texts), self.batch_size):
                 batch = texts[start : start + self.batch_size]
                 vectors = _normalise(np.asarray(self._embed_batch(batch), dtype=np.float32))
@@ -121,7 +119,7 @@ class Embedder:
                 chunks.append(vectors)
                 self.stats.model_calls += 1
                 self.stats.embedded += len(batch)
-                bar.advance(task, len(batch))
+                bar.advance(len(batch))
         return np.concatenate(chunks)
 
 

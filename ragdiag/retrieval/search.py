@@ -17,6 +17,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_queries
+from ragdiag.retrieval.chunking import pool_max
 from ragdiag.retrieval.formats import RUN_FORMATS, write_run
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
@@ -38,19 +39,36 @@ class RetrieveOptions:
     base_url: str | None = None
     fmt: str = "jsonl"
     tag: str = "ragdiag"
+    device: str = "cpu"
+    batch_size: int | None = None
     backend: str | None = None  # pgvector:… for folders built with --backend pgvector:…
 
 
 def _dense(store, texts, k, opts, progress):
-    vectors = store.embed_queries(texts, opts.cache_dir, opts.base_url, progress)
+    """Top-k documents per query; for a chunked index, passages are searched deeper until k distinct
+    documents are found (each scoring its best passage)."""
+    vectors = store.embed_queries(texts, opts.cache_dir, opts.base_url, progress, device=opts.device,
+                                  batch_size=opts.batch_size)
+    owners = store.passage_docs()
+    if owners is None:
+        scores, rows = _search_dense(store, opts, vectors, k)
+        return [[(store.doc_ids[r], float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
+    depth = min(len(owners), 4 * k)
+    while True:
+        scores, rows = _search_dense(store, opts, vectors, depth)
+        lists = [pool_max(rr, ss, owners, k) for rr, ss in zip(rows, scores)]
+        if depth >= len(owners) or all(len(pairs) >= k for pairs in lists):
+            return [[(store.doc_ids[d], s) for d, s in pairs] for pairs in lists]
+        depth = min(len(owners), 4 * depth)
+
+
+def _search_dense(store, opts, vectors, k):
     if store.manifest["meta"].get("backend", "faiss") != "faiss":
         from ragdiag.retrieval.pgvector_store import open_dense
 
         with open_dense(store.path, store.manifest, opts.backend) as index:
-            scores, rows = search(index, vectors, k)
-    else:
-        scores, rows = search(store.dense(), vectors, k)
-    return [[(store.doc_ids[r], float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
+            return search(index, vectors, k)
+    return search(store.dense(), vectors, k)
 
 
 def _bm25(store, texts, k):

@@ -5,6 +5,7 @@ Layout (nothing in it can execute code when loaded — no pickle anywhere):
 * ``manifest.json`` — how it was made (``meta``), counts, timings, and the ``run_record``;
 * ``index.faiss`` — dense index at the spec's first operating point (absent with ``--embedder none``);
 * ``doc_ids.json`` — row → corpus ``_id``;
+* ``passage_docs.json`` — with ``--chunk``: dense row (passage) → document row (max-pooled at retrieval);
 * ``bm25/`` — the bm25s index in bm25s's own layout (``.npy`` arrays loaded with
   ``allow_pickle=False``, JSON vocabulary and parameters).
 
@@ -25,13 +26,16 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_corpus
+from ragdiag.io.progress import note
 from ragdiag.retrieval.bm25 import BM25_FILES, BM25Index, Bm25Config, load_bm25, parse_bm25_spec, save_bm25
-from ragdiag.retrieval.embedders import load_embedder
+from ragdiag.retrieval.chunking import check_fits, parse_chunk, split_documents
+from ragdiag.retrieval.embedders import load_embedder, resolve_device
 from ragdiag.retrieval.index_specs import check_index_params, parse_index_spec
 from ragdiag.retrieval.indexes import build_index, check_metric, index_bytes, load_index, prepare_vectors, save_index, set_search_params
 
 MANIFEST = "manifest.json"
 DOC_IDS = "doc_ids.json"
+PASSAGE_DOCS = "passage_docs.json"
 DENSE = "index.faiss"
 BM25_DIR = "bm25"
 LEGACY_PICKLE = "bm25.pkl"
@@ -53,6 +57,9 @@ class BuildOptions:
     seed: int = 0
     bm25: str = "bm25:lucene"
     stem: bool = True
+    chunk: str | None = None  # TOKENS[:OVERLAP]: dense passages of a document, max-pooled at retrieval
+    device: str = "cpu"
+    batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded:DIR (pg-* specs)
 
     def bm25_config(self) -> Bm25Config:
@@ -68,6 +75,14 @@ def _check_options(opts: BuildOptions):
     spec = pg[1] if pg else parse_index_spec(opts.index)
     check_metric(opts.metric)
     opts.bm25_config()
+    if opts.chunk is not None:
+        parse_chunk(opts.chunk)
+        if opts.embedder == NO_EMBEDDER:
+            raise RagdiagError("chunking splits documents for the dense index; there is none with the embedder 'none'")
+    if opts.device != "auto":
+        resolve_device(opts.device)
+    if opts.batch_size is not None and opts.batch_size < 1:
+        raise RagdiagError(f"batch size must be ≥ 1, got {opts.batch_size}")
     check_output_dir(opts.out, "index folder")
     out = Path(opts.out)
     guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, *(out / BM25_DIR / n for n in BM25_FILES)], [opts.corpus])
@@ -85,9 +100,11 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     timings: dict[str, float] = {}
     index = vectors = embedder = point = pg_block = None
     if dense_wanted:
-        embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url)
+        embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
+                                 batch_size=opts.batch_size, device=opts.device)
+        passages, owners, truncated = _passages(embedder, texts, opts.chunk)
         t0 = time.perf_counter()
-        vectors = prepare_vectors(embedder.encode(texts, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
+        vectors = prepare_vectors(embedder.encode(passages, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
         timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         point = spec.operating_points()[0]
@@ -96,7 +113,7 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
 
             pg_block = build_dense(*check_build(opts.backend, opts.index), vectors, opts.metric, Path(opts.out))
         else:
-            check_index_params(spec, n_vectors=len(doc_ids))
+            check_index_params(spec, n_vectors=len(passages))
             index = build_index(spec, vectors, opts.metric, seed=opts.seed)
             set_search_params(index, point)
         timings["index"] = time.perf_counter() - t0
@@ -112,6 +129,10 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     else:
         (out / DENSE).unlink(missing_ok=True)
     write_json(out / DOC_IDS, doc_ids, indent=None)
+    if dense_wanted and owners is not None:
+        write_json(out / PASSAGE_DOCS, owners.tolist(), indent=None)
+    else:
+        (out / PASSAGE_DOCS).unlink(missing_ok=True)
     save_bm25(bm25, out / BM25_DIR)
     timings["total"] = time.perf_counter() - start
     manifest = {
@@ -127,10 +148,13 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
             "metric": opts.metric,
             "bm25": {**bm25.config.as_dict(), "engine": "bm25s"},
             "seed": opts.seed,
+            "chunk": parse_chunk(opts.chunk).text if opts.chunk and dense_wanted else None,
             "backend": pg_block["backend"] if pg_block else "faiss",
             **({"pgvector": pg_block} if pg_block else {}),
         },
         "n_docs": len(doc_ids),
+        "n_passages": len(passages) if dense_wanted else None,
+        "truncated_texts": truncated if dense_wanted else None,
         "dim": int(vectors.shape[1]) if vectors is not None else None,
         "index_bytes": index_bytes(index) if index is not None else (pg_block["index_bytes"] if pg_block else None),
         "embedding": asdict(embedder.stats) if embedder else {"texts": 0, "cache_hits": 0, "model_calls": 0, "embedded": 0, "retries": 0},
@@ -138,6 +162,29 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     }
     write_json(out / MANIFEST, stamp(manifest, record), indent=2)
     return manifest
+
+
+def _passages(embedder, texts: list[str], chunk: str | None) -> tuple[list[str], "np.ndarray | None", int | None]:
+    """(texts to embed, passage → document position or None, count longer than the model window).
+
+    With ``chunk`` the documents are split with the embedder's tokenizer; otherwise each document
+    is one passage and those longer than the window are counted and named in one note line."""
+    if not hasattr(embedder, "count_truncated"):
+        if chunk:
+            raise RagdiagError("chunking needs a sentence-transformers embedder (local or st:NAME), whose tokenizer "
+                               "ragdiag can read; API embedders do not expose theirs")
+        return texts, None, None
+    owners = None
+    if chunk:
+        spec = parse_chunk(chunk)
+        prefix = embedder.tokenizer()(embedder.prefix, add_special_tokens=False)["input_ids"] if embedder.prefix else []
+        check_fits(spec, embedder.window, prefix_tokens=len(prefix))
+        texts, owners = split_documents(texts, embedder.tokenizer(), spec)
+    truncated = embedder.count_truncated(texts)
+    if truncated:
+        note(f"{truncated:,} of {len(texts):,} {'passages' if chunk else 'documents'} are longer than the model window "
+             f"of {embedder.window} tokens and are truncated to it; --chunk TOKENS[:OVERLAP] splits documents into passages")
+    return texts, owners, truncated
 
 
 @dataclass
@@ -163,9 +210,22 @@ class IndexDir:
             raise RagdiagError(f"index folder {self.path} was built by an older ragdiag; rebuild it with 'ragdiag index build'")
         return load_bm25(self.path / BM25_DIR, Bm25Config.from_dict(meta))
 
-    def embed_queries(self, texts: list[str], cache_dir: Path | None, base_url: str | None, progress: bool) -> np.ndarray:
+    def passage_docs(self) -> np.ndarray | None:
+        """Dense row → document row for a chunked index, else None."""
+        if not self.manifest["meta"].get("chunk"):
+            return None
+        if not (self.path / PASSAGE_DOCS).is_file():
+            raise RagdiagError(f"index folder {self.path} is missing {PASSAGE_DOCS}; rebuild it with 'ragdiag index build'")
+        owners = np.asarray(_read_json(self.path / PASSAGE_DOCS, self.path), dtype=np.int64)
+        if owners.ndim != 1 or (owners.size and (owners.min() < 0 or owners.max() >= len(self.doc_ids))):
+            raise RagdiagError(f"index folder {self.path}: {PASSAGE_DOCS} does not match {DOC_IDS}; rebuild the index")
+        return owners
+
+    def embed_queries(self, texts: list[str], cache_dir: Path | None, base_url: str | None, progress: bool,
+                      device: str = "cpu", batch_size: int | None = None) -> np.ndarray:
         meta = self.manifest["meta"]
-        embedder = load_embedder(meta["embedder"], cache_dir, base_url=base_url)
+        embedder = load_embedder(meta["embedder"], cache_dir, base_url=base_url, role="query", device=device,
+                                 batch_size=batch_size)
         return prepare_vectors(embedder.encode(texts, progress=progress), meta["metric"], "query embeddings")
 
 
