@@ -54,8 +54,10 @@ def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (out
            cache_dir: CacheDir = None,
            kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
     """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""
+    from ragdiag.cli.paths import check_paths
     from ragdiag.llm.cache_admin import export_cache
 
+    check_paths(outputs={"--out": out}, folders={"--cache-dir": cache_dir})
     typer.echo(f"exported {export_cache(cache_dir, out, kind.value)} entries to {out}")
 
 
