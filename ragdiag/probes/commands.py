@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.table import Table
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import RunRecord, stamp, start_run
+from ragdiag.io.writer import guard_outputs, write_text
 from ragdiag.report import probe_report as render
 from ragdiag.probes.ablations import NEAR_MISS_DISTANCE, parse_ablations
 from ragdiag.probes.embedding import load_embedders, make_meta
@@ -35,12 +36,18 @@ def _check_format(fmt: str) -> None:
         raise RagdiagError(f"unknown format '{fmt}': expected table or json")
 
 
+def _stamped(doc, record: RunRecord):
+    """The run record in every JSON document (one per language and embedder)."""
+    for one in doc if isinstance(doc, list) else [doc]:
+        stamp(one, record)
+    return doc
+
+
 def _emit(output: ProbeOutput, doc, fmt: str, out: Path | None, plot: Path | None, plot_fn) -> ProbeOutput:
     """Fill stdout/--out (table text or JSON), draw --plot, and add the call counters as notes."""
     text = render.dumps(doc) if fmt == "json" else None
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text((text if text is not None else render.render_tables(output.tables)) + "\n", encoding="utf-8")
+        write_text(out, (text if text is not None else render.render_tables(output.tables)) + "\n")
         output.notes.append(f"wrote {out}")
         output.tables = []
     else:
@@ -48,7 +55,6 @@ def _emit(output: ProbeOutput, doc, fmt: str, out: Path | None, plot: Path | Non
         if text is not None:
             output.tables = []
     if plot is not None:
-        Path(plot).parent.mkdir(parents=True, exist_ok=True)
         plot_fn(output.results, Path(plot))
         output.notes.append(f"wrote {plot}")
     output.notes[:0] = render.counter_lines(output.results) + render.recovery_flags(output.results)
@@ -74,14 +80,15 @@ def probe_names(
     if epsilon < 0:
         raise RagdiagError(f"--epsilon must be non-negative (got {epsilon})")
     embs = load_embedders(embedders, cache_dir)
-    results = run_names_probe(langs, embs, queries, runs, seed, abl, epsilon, progress=sys.stderr.isatty())
+    record = start_run("ragdiag probe names", models={"embedders": [e.identity for e in embs]}, seeds={"seed": seed})
+    results = run_names_probe(langs, embs, queries, runs, seed, abl, epsilon, progress=True)
     params = {
         "langs": langs, "queries": queries, "runs": runs, "seed": seed, "ablations": abl, "epsilon": epsilon,
         "near_miss_distance": NEAR_MISS_DISTANCE, "faker_locales": {lg: FAKER_LOCALES[lg] for lg in langs},
     }
     meta = make_meta("names", params, embs, {})
     output = ProbeOutput(tables=render.names_tables(results, seed), results=results)
-    return _emit(output, render.documents(results, meta), fmt, out, plot, render.names_plot)
+    return _emit(output, _stamped(render.documents(results, meta), record), fmt, out, plot, render.names_plot)
 
 
 def probe_noise(
@@ -107,6 +114,7 @@ def probe_noise(
     """
     langs, lv = parse_langs(lang), parse_levels(levels)
     _check_format(fmt)
+    guard_outputs([out, plot], [None if queries == "bundled" else Path(queries), corpus])
     if (model or base_url) and not rewrite:
         raise RagdiagError("--model and --base-url only apply with --rewrite")
     query_sets = {lg: load_queries(bundled_queries_path(lg) if queries == "bundled" else Path(queries)) for lg in langs}
@@ -120,20 +128,23 @@ def probe_noise(
         corpus_data = load_corpus(corpus)
         files[str(corpus_data.path)] = corpus_data.sha256
     embs = load_embedders(embedders, cache_dir)
+    record = start_run("ragdiag noise", inputs=[None if queries == "bundled" else queries, corpus],
+                       models={"embedders": [e.identity for e in embs], **({"rewrite": model} if rewrite else {})},
+                       seeds={"seed": seed})
     rewrite_meta: list[dict] = []
     rewrite_fn = None
     if rewrite:
         from ragdiag.probes.noise_rewrite import rewrite_queries
 
         def rewrite_fn(texts: list[str]):
-            rewrites = rewrite_queries(texts, model, base_url, cache_dir, sys.stderr.isatty())
+            rewrites = rewrite_queries(texts, model, base_url, cache_dir, True)
             rewrite_meta.append(rewrites.meta)
             return rewrites
 
     results = []
     for lg in langs:
         results += run_noise_probe(lg, query_sets[lg], embs, lv, variants, seed, corpus_data, k, rewrite_fn,
-                                   sys.stderr.isatty())
+                                   True)
     for res in results:
         if queries == "bundled":
             res["data_files"][bundled_queries_path(res["lang"]).name] = file_sha256(bundled_queries_path(res["lang"]))
@@ -147,4 +158,4 @@ def probe_noise(
         calls = rw["llm_calls"]
         output.notes.append(f"llm calls [{lg} · {rw['model']} · {rw['prompt']}]: {calls['calls']} calls, "
                             f"{calls['cache_hits']} cache hits, {calls['failures']} failures")
-    return _emit(output, render.documents(results, meta), fmt, out, plot, render.noise_plot)
+    return _emit(output, _stamped(render.documents(results, meta), record), fmt, out, plot, render.noise_plot)
