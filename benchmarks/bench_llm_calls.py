@@ -1,7 +1,8 @@
 """1,000 grading calls with 16 workers against the local test chat server answering in ~50 ms.
 
-Cold: ``run_grade`` (the code path of ``ragdiag grade``) with an empty call cache — every judge call
-goes to the server, is parsed and committed to SQLite. Warm: the same run again on the filled
+Cold: ``run_grade`` (the code path of ``ragdiag grade``) with an empty call cache — the endpoint
+check, then every judge call goes through ``ragdiag.remote`` (retry policy, transport seam) to the
+server, is parsed and committed to the shared SQLite store. Warm: the same run again on the filled
 cache — no request is sent. Baseline measured in the same run: the same 1,000 requests sent with
 the bare ``openai`` SDK from 16 threads (no cache, no parsing, no bookkeeping); the floor is
 1,000 × latency / 16. Server and client share this process (and its GIL), so the server's own
@@ -40,8 +41,9 @@ def write_answers(path: Path, rows: int) -> None:
     for q in range(rows // 4):
         lines.append({"kind": "ideal", "id": f"M-{q}", "q": f"question {q}?", "answer": f"ideal answer {q} words{q}"})
         for k in (2, 3, 4, 5):
-            in_k = [1] + [0] * (k - 1)
-            lines.append({"kind": "topK", "id": f"M-{q}", "E": "L6", "Nc": 10, "Np": 2, "K": k, "rank": list(range(k)),
+            rank = [1] + list(range(2, k + 1))  # one positive (index 1 < Np) on top, negatives after
+            in_k = [1 if r < 2 else 0 for r in rank]
+            lines.append({"kind": "topK", "id": f"M-{q}", "E": "L6", "Nc": 10, "Np": 2, "K": k, "rank": rank,
                           "inK": in_k, "P": 1 / k, "R": 0.5, "q": f"question {q}?", "answer": f"top {k} answer words{q}"})
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
 
@@ -68,6 +70,7 @@ def sdk_baseline(base_url: str, answers: Path) -> None:
 
 def main() -> None:
     os.environ["OPENAI_API_KEY"] = "bench"
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp, ChatServer(latency=LATENCY) as server:
         tmp_dir = Path(tmp)
         answers = tmp_dir / "answers.jsonl"
@@ -98,12 +101,16 @@ def main() -> None:
     markdown = (
         "## LLM calls: 1,000 grading calls, 16 workers, local server at 50 ms\n\n"
         "`.venv/bin/python benchmarks/bench_llm_calls.py` — the grading path of `ragdiag grade` "
-        "(judge prompt, JSON parse, SQLite call cache, progress bookkeeping) against the local test chat "
+        "(judge prompt; endpoint check, retry policy and transport seam of `ragdiag/remote/`; JSON parse; "
+        "the shared SQLite store; progress bookkeeping) against the local test chat "
         f"server (`tests/servers/chat_server.py`, {LATENCY * 1000:.0f} ms per reply) in the same process. "
         f"Floor = 1,000 × {LATENCY * 1000:.0f} ms / 16 = {floor:.2f} s. Cold/warm: {REPEATS} runs, each with a fresh "
         "cache dir (cold) then the same run again (warm).\n\n"
         f"{table}\n\n"
-        f"Cold overhead over the bare SDK: {cold / baseline:.2f}×."
+        f"Cold overhead over the bare SDK: {cold / baseline:.2f}×. Load average (1 min) {load_before:.1f} before "
+        f"and {os.getloadavg()[0]:.1f} after the run on {os.cpu_count()} cores"
+        + (": other processes were loading the machine, so absolute times are inflated; the ratio to the "
+           "baseline measured in the same run is the figure to compare." if load_before > (os.cpu_count() or 1) else ".")
     )
     write_section("bench_llm_calls", markdown)
     print(markdown)
