@@ -32,8 +32,9 @@ class GradedSource:
 class GradedTable:
     """One row per graded sample; string columns are integer codes into the ``*_names`` lists.
 
-    ``n`` = positives in the top K (sum of inK), ``ndcg`` = DCG(inK)/DCG(n ones) (METHODS §2),
-    ``grade`` is float (a mean grade when judged several times).
+    ``n`` = positives in the top K (sum of inK), ``in_k`` the 0/1 inK lists zero-padded to the
+    largest K (uint8; nDCG is computed from it by :func:`ragdiag.metrics.measures.ndcg`), ``grade``
+    is float (a mean grade when judged several times).
     """
 
     query: np.ndarray
@@ -46,7 +47,7 @@ class GradedTable:
     Np: np.ndarray
     K: np.ndarray
     n: np.ndarray
-    ndcg: np.ndarray
+    in_k: np.ndarray
     grade: np.ndarray
     source: GradedSource
     skipped_missing_grade: int = 0
@@ -68,21 +69,7 @@ class GradedTable:
         )
 
 
-_ARRAY_COLUMNS = ("query", "embedder", "subset", "Nc", "Np", "K", "n", "ndcg", "grade")
-
-
-def ndcg_of_rows(in_k: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """nDCG per row from a zero-padded inK matrix: DCG(inK) / DCG(n ones), 0 when n = 0.
-
-    DCG(v) = Σ_i v_i / log2(i + 2), summed left to right (the order a per-sample loop uses).
-    """
-    width = in_k.shape[1]
-    discount = 1.0 / np.log2(np.arange(width) + 2.0)
-    dcg = np.cumsum(in_k * discount, axis=1)[np.arange(len(k)), np.maximum(k - 1, 0)] if width else np.zeros(len(k))
-    ideal_by_n = np.concatenate([[0.0], np.cumsum(discount)])
-    ideal = ideal_by_n[n]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, dcg / np.where(n > 0, ideal, 1.0), 0.0)
+_ARRAY_COLUMNS = ("query", "embedder", "subset", "Nc", "Np", "K", "n", "in_k", "grade")
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -159,7 +146,7 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
     if np.any(n > np_):
         return None
     return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k,
-            "grade": grade, "flat": flat.astype(np.float64), "n": n}
+            "grade": grade, "flat": flat.astype(np.uint8), "n": n}
 
 
 def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
@@ -177,7 +164,7 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     keep = ~np.isnan(cols["grade"])
     k_all = cols["K"]
     width = int(k_all.max()) if len(k_all) else 0
-    in_k = np.zeros((len(k_all), width), dtype=np.float64)
+    in_k = np.zeros((len(k_all), width), dtype=np.uint8)
     in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
     ids = [x for x, kept in zip(cols["ids"], keep) if kept]
     embedders = [x for x, kept in zip(cols["embedders"], keep) if kept]
@@ -190,6 +177,6 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
-        ndcg=ndcg_of_rows(in_k[keep], k, n), grade=cols["grade"][keep],
+        in_k=in_k[keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((~keep).sum()),
     )

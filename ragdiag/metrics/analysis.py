@@ -13,6 +13,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
 from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
 from ragdiag.metrics.measure_tables import ALPHA_MEASURES, DEFAULT_MEASURES, DistinctTable, RowColumns, distinct_table
+from ragdiag.metrics.measures import ndcg
 from ragdiag.metrics.segments import segment_rows, sibling_positives
 from ragdiag.options import parse_choices
 
@@ -59,6 +60,7 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tu
     s = sibling_positives(table, opts.xk) if "E" in opts.measures else np.full(len(table), -1)
     order = np.argsort(seg_of_row, kind="stable")
     bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
+    ndcg_all = ndcg(table.in_k, table.K, table.n) if "nDCG" in opts.measures else np.zeros(len(table))
     cells = []
     memo: dict = {}
     dropped = []
@@ -70,7 +72,7 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tu
             rows = seg_rows[s[seg_rows] >= 0] if measure == "E" else seg_rows
             if len(rows) < opts.min_samples or len(rows) == 0:
                 continue
-            cols = RowColumns(table.n[rows], table.K[rows], table.Np[rows], s[rows], table.ndcg[rows])
+            cols = RowColumns(table.n[rows], table.K[rows], table.Np[rows], s[rows], ndcg_all[rows])
             alphas_used = alphas if measure in ALPHA_MEASURES else np.zeros(1)
             data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties, memo)
             subset = key.split("^")[1]

@@ -40,17 +40,29 @@ def t_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray
     return ((1 - a) * n) - ((a * nn) / k)
 
 
-def ndcg_from_in_k(in_k: np.ndarray) -> float:
-    """nDCG of one 0/1 list: DCG(inK) / DCG(n ones at the top), DCG(v) = Σ v_i / log2(i+2); 0 if n = 0.
+def ndcg(in_k: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """nDCG per row of a zero-padded 0/1 inK matrix: DCG(inK) / DCG(n ones at the top), 0 when n = 0.
 
-    The ideal uses the n retrieved positives, not min(Np, K) (METHODS §2).
+    DCG(v) = Σ_i v_i / log2(i + 2) (i from 0), summed left to right (the order the paper's per-sample
+    loop uses, so the floats carry the same bits). The ideal uses the n retrieved positives, not
+    min(Np, K) (METHODS §2). ``k`` = K per row, ``n`` = positives in the top K (Σ inK).
     """
-    values = np.asarray(in_k, dtype=np.float64)
-    n = int(values.sum())
-    if n == 0:
-        return 0.0
-    discount = 1.0 / np.log2(np.arange(len(values)) + 2.0)
-    return float(np.cumsum(values * discount)[-1] / np.cumsum(discount[:n])[-1])
+    in_k = np.asarray(in_k, dtype=np.float64)
+    k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    width = in_k.shape[1] if in_k.ndim == 2 else 0
+    if not width:
+        return np.zeros(len(k))
+    discount = 1.0 / np.log2(np.arange(width) + 2.0)
+    dcg = np.cumsum(in_k * discount, axis=1)[np.arange(len(k)), np.maximum(k - 1, 0)]
+    ideal_by_n = np.concatenate([[0.0], np.cumsum(discount)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, dcg / np.where(n > 0, ideal_by_n[n], 1.0), 0.0)
+
+
+def ndcg_from_in_k(in_k: list[int] | np.ndarray) -> float:
+    """nDCG of one 0/1 list (:func:`ndcg` on a one-row matrix)."""
+    values = np.asarray(in_k, dtype=np.float64).reshape(1, -1)
+    return float(ndcg(values, np.array([values.shape[1]]), np.array([int(values.sum())]))[0])
 
 
 def recall_indicator(n: np.ndarray, np_: np.ndarray, delta: float) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.metrics.correlation import correlation_curves, maximum
 from ragdiag.metrics.measure_tables import ALPHA_MEASURES, RowColumns, distinct_table, evaluate
-from ragdiag.metrics.measures import recall, robustness_at_k
+from ragdiag.metrics.measures import ndcg, recall, robustness_at_k
 from ragdiag.metrics.segments import sibling_positives
 
 
@@ -52,7 +52,7 @@ def system_level(table: GradedTable, measures: tuple[str, ...], deltas: tuple[fl
                  xk: float = 2.0) -> dict:
     """Per-configuration statistics and their correlations with the mean grade."""
     s = sibling_positives(table, xk)
-    cols = RowColumns(table.n, table.K, table.Np, s, table.ndcg)
+    cols = RowColumns(table.n, table.K, table.Np, s, ndcg(table.in_k, table.K, table.n))
     with_sibling = s >= 0
     best = {}
     for measure in measures:

@@ -12,7 +12,6 @@ from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.data.loaders import load_graded_dataset, load_graded_file, load_graded_hub, read_json_records
 from tools.synthetic import synthetic_graded
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.metrics.measures import ndcg_from_in_k
 
 
 def _write(path: Path, records) -> Path:
@@ -30,7 +29,8 @@ def test_columns_match_records(records):
     assert len(table) == len(records)
     assert table.subset_names == ["A", "M"]
     assert list(table.n) == [sum(r["inK"]) for r in records]
-    assert np.allclose(table.ndcg, [ndcg_from_in_k(r["inK"]) for r in records])
+    for row, r in enumerate(records):  # the padded inK matrix holds each record's list, then zeros
+        assert table.in_k[row].tolist() == r["inK"] + [0] * (table.in_k.shape[1] - r["K"])
     assert list(table.nn) == [r["K"] - sum(r["inK"]) for r in records]
 
 

@@ -19,6 +19,7 @@ from ragdiag.data.loaders import load_graded_file
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.analysis import CorrelateOptions
 from ragdiag.metrics.correlate_job import run_correlation
+from ragdiag.metrics.measures import ndcg
 
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
                          st.text(max_size=5))
@@ -78,7 +79,8 @@ def test_well_formed_records_load_and_correlate(records):
     records = _unique(records)
     table = build_graded_table(records, "<mem>", GradedSource("<mem>"))
     assert len(table) + table.skipped_missing_grade == len(records)
-    assert ((table.n <= table.Np) & (table.K <= table.Nc) & (table.ndcg >= 0) & (table.ndcg <= 1 + 1e-12)).all()
+    values = ndcg(table.in_k, table.K, table.n)
+    assert ((table.n <= table.Np) & (table.K <= table.Nc) & (values >= 0) & (values <= 1 + 1e-12)).all()
     if len(table):
         _correlate(table)
 

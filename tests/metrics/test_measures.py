@@ -39,6 +39,15 @@ def test_ndcg_ideal_uses_the_retrieved_positives():
     assert m.ndcg_from_in_k([0, 1, 1]) == pytest.approx(expected)
 
 
+def test_ndcg_rows_of_a_padded_matrix_hand_checked():
+    # rows: [0,1] (K=2, n=1), [1,1,0] (K=3, n=2), [0,0,0] (K=3, n=0), [0,0,1] padded (K=3, n=1)
+    in_k = np.array([[0, 1, 0], [1, 1, 0], [0, 0, 0], [0, 0, 1]], dtype=np.uint8)
+    got = m.ndcg(in_k, np.array([2, 3, 3, 3]), np.array([1, 2, 0, 1]))
+    assert got[0] == pytest.approx(1 / math.log2(3)) and got[1] == 1.0 and got[2] == 0.0
+    assert got[3] == pytest.approx(1 / math.log2(4))
+    assert got[0] == m.ndcg_from_in_k([0, 1])  # the one-list form is the same function on one row
+
+
 def test_robustness_and_recall_indicator():
     recalls = np.array([0.0, 0.1, 0.3, 0.5, 1.0])
     assert m.robustness_at_k(recalls, 0.1) == 0.8
