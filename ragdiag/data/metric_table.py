@@ -135,10 +135,11 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
 
 
 def _is_bundled_sample(path: Path) -> bool:
-    """The bundled retrieval-response sample, whose grades are simulated (its README)."""
-    from ragdiag.data.loaders import bundled_sample_path
-
+    """A copy of the bundled retrieval-response sample, whose grades are simulated: its ``meta.json``
+    (beside the file) says ``"simulated_grades": true``."""
+    meta = path.parent / "meta.json"
     try:
-        return path.resolve() == bundled_sample_path().resolve()
-    except OSError:
+        return meta.is_file() and bool(orjson.loads(meta.read_bytes()).get("simulated_grades")) and \
+            path.name == "samples_graded.json"
+    except (OSError, orjson.JSONDecodeError, AttributeError):
         return False
