@@ -21,13 +21,14 @@ sys.path.insert(0, str(ROOT))
 from typer.testing import CliRunner  # noqa: E402
 
 from ragdiag.cli import app  # noqa: E402
+from ragdiag.remote.transport import use_transport  # noqa: E402
 from ragdiag.resources import resource_path  # noqa: E402
 from tests.servers.chat_server import ChatServer  # noqa: E402
 
 QUERIES = ["M-0", "M-1", "M-2", "M-3"]
 MODEL = "ragdiag-test-server"
 K = "2,3,5"
-REPLAY_BASE_URL = "http://127.0.0.1/v1"  # provider = host: any 127.0.0.1 URL replays the recording
+REPLAY_BASE_URL = "http://127.0.0.1:8000/v1"  # recorded under this URL (cache keys hold scheme, host, port, path)
 
 
 def pipeline_args(folder: Path, out_dir: Path, cache_dir: Path, base_url: str) -> list[str]:
@@ -45,9 +46,9 @@ def main() -> None:
         records = [r for r in json.loads((sample / name).read_text()) if r["id"] in QUERIES]
         (target / name).write_text(json.dumps(records, ensure_ascii=False))
     os.environ.setdefault("OPENAI_API_KEY", "test")
-    with tempfile.TemporaryDirectory() as tmp, ChatServer() as server:
-        tmp_dir = Path(tmp)
-        result = CliRunner().invoke(app, pipeline_args(target, tmp_dir / "out", tmp_dir / "cache", server.base_url))
+    with tempfile.TemporaryDirectory() as tmp, ChatServer() as server, use_transport(server.forwarding_transport()):
+        tmp_dir = Path(tmp)  # requests to REPLAY_BASE_URL reach the test server on its free port
+        result = CliRunner().invoke(app, pipeline_args(target, tmp_dir / "out", tmp_dir / "cache", REPLAY_BASE_URL))
         if result.exit_code != 0:
             raise SystemExit(result.output)
         exported = CliRunner().invoke(app, ["cache", "export", "--out", str(target / "calls.jsonl"),

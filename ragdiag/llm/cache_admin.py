@@ -49,6 +49,8 @@ def open_cache(cache_dir: Path | None, kind: str = "llm", must_exist: bool = Tru
 def cache_stats(cache_dir: Path | None, kind: str = "all") -> dict[str, Any]:
     """Per-cache statistics under ``caches``; for ``llm`` (and ``all``) the LLM cache's keys at top level too."""
     caches: dict[str, Any] = {}
+    if kind == "all" and not any(cache_path(cache_dir, name).exists() for name in KINDS):
+        raise RagdiagError(f"no LLM call cache or embedding cache in {resolve_cache_dir(cache_dir)}")
     for name in _kinds(kind):
         path = cache_path(cache_dir, name)
         if kind == "all" and not path.exists():

@@ -20,7 +20,7 @@ def test_recorded_cache_replays_the_pipeline_offline(tmp_path, monkeypatch):
     assert imported.exit_code == 0 and "imported" in imported.output
     stats = json.loads(runner.invoke(app, ["cache", "stats", "--json", "--cache-dir", str(cache)]).output)
     assert {g["model"] for g in stats["groups"]} == {"ragdiag-test-server"}
-    assert {g["prompt"] for g in stats["groups"]} >= {"generation@v1", "grading@v1"}
+    assert {g["prompt"] for g in stats["groups"]} >= {"generation@v2", "grading@v2"}
     args = [*pipeline_args(fixture, tmp_path / "out", cache, REPLAY_BASE_URL), "--cache", "replay"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

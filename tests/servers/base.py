@@ -111,6 +111,26 @@ class LocalServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def forwarding_transport(self):
+        """An ``httpx.MockTransport`` sending every request, whatever its host and port, to this server.
+
+        With ``ragdiag.remote.transport.use_transport`` it lets a recording use a fixed base URL (cache
+        keys hold scheme, host, port and path) while the replies come from this server's free port.
+        """
+        import httpx
+
+        port = self._httpd.server_address[1] if self._httpd else None
+        assert port is not None, "server not started"
+        upstream = httpx.Client()
+
+        def forward(request: httpx.Request) -> httpx.Response:
+            url = request.url.copy_with(scheme="http", host="127.0.0.1", port=port)
+            reply = upstream.request(request.method, url, headers=request.headers, content=request.content)
+            headers = {k: v for k, v in reply.headers.items() if k.lower() not in ("content-length", "content-encoding")}
+            return httpx.Response(reply.status_code, headers=headers, content=reply.content)
+
+        return httpx.MockTransport(forward)
+
     # -- what subclasses provide ---------------------------------------------------------------
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(status, JSON payload) for a request that is not made to fail; called under no lock."""
