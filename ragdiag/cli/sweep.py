@@ -1,0 +1,93 @@
+"""``ragdiag sweep``: what each ANN operating point costs the answers (exact, gold and empty controls)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ragdiag.cli.llm_options import llm_command, render_summary
+from ragdiag.cli.params import FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
+from ragdiag.llm.client import ClientConfig
+
+SweepCorpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
+SweepQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
+SweepQrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels, BEIR (query-id corpus-id score) or TREC (qid 0 docid rel) (default: the folder's qrels/test.tsv).", metavar=PATH)]
+SweepIndex = Annotated[list[str], typer.Option("--index", help="Index spec to sweep (repeatable); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", metavar=TEXT)]
+SweepK = Annotated[int, typer.Option("--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
+Controls = Annotated[str, typer.Option("--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
+SweepBootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of queries for the 95% intervals.", min=100, max=1_000_000, metavar=INTEGER)]
+MaxDrop = Annotated[Optional[float], typer.Option("--max-drop", help="Largest mean grade drop from exact the recommendation may accept. Range [0, 4].", metavar=FLOAT, callback=finite_float(0.0, 4.0, optional=True))]
+MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", help="Refuse, before any call, a run needing more new LLM calls than this.", min=0, max=10**9, metavar=INTEGER)]
+MaxQueries = Annotated[Optional[int], typer.Option("--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
+IdealCap = Annotated[int, typer.Option("--ideal-cap", help="At most this many relevant passages make the ideal answer (and the gold control).", min=1, max=1000, metavar=INTEGER)]
+PlotFlag = Annotated[bool, typer.Option("--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
+SweepLatency = Annotated[int, typer.Option("--latency-queries", help="Queries timed one by one for latency.", min=1, max=10_000_000, metavar=INTEGER)]
+SweepRepeats = Annotated[int, typer.Option("--qps-repeats", help="Repeats of the batch QPS measurement (median reported).", min=1, max=1000, metavar=INTEGER)]
+EmbedBaseUrl = Annotated[Optional[str], typer.Option("--embed-base-url", help="Server URL for openai:/voyage: embedders (the --base-url option is the chat model's).", metavar=TEXT)]
+
+
+@llm_command
+def sweep(
+    corpus: SweepCorpus,
+    index: SweepIndex,
+    out_dir: OutDir,
+    queries: SweepQueries = None,
+    qrels: SweepQrels = None,
+    embedder: Embedder = "local",
+    k: SweepK = 10,
+    controls: Controls = "exact,gold,empty",
+    delta: Deltas = "0.1,0.2,0.3,0.5,0.7,0.9",
+    bootstrap: SweepBootstrap = 1000,
+    max_drop: MaxDrop = None,
+    max_calls: MaxCalls = None,
+    max_queries: MaxQueries = None,
+    ideal_cap: IdealCap = 10,
+    plot: PlotFlag = False,
+    latency_queries: SweepLatency = 1000,
+    qps_repeats: SweepRepeats = 3,
+    embed_base_url: EmbedBaseUrl = None,
+    *,
+    config: ClientConfig,
+    min_coverage: float,
+    progress: bool,
+) -> None:
+    """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
+    from rich.console import Console
+
+    from ragdiag.io.run_record import start_run
+    from ragdiag.io.writer import check_output_dir, guard_outputs
+    from ragdiag.llm.prompts import load_prompt
+    from ragdiag.options import parse_choices, parse_deltas
+    from ragdiag.report.sweep_report import plot_sweep, print_sweep
+    from ragdiag.sweep.outputs import output_paths, write_sweep
+    from ragdiag.sweep.run import CONTROLS, SweepConfig, check_config, run_answer_sweep
+
+    cfg = SweepConfig(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
+                      controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
+                      deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
+                      max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
+                      latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url)
+    check_config(cfg)
+    check_output_dir(out_dir, "--out-dir")
+    guard_outputs(output_paths(out_dir).values(), [corpus, queries, qrels])
+    record = start_run("ragdiag sweep", inputs=[corpus, queries, qrels], models={"llm": config.model, "embedder": embedder},
+                       prompts={n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
+                       seeds={"seed": config.seed}, cache=config.cache)
+    typer.echo(f"seed {config.seed} (bootstrap resamples and every LLM request)", err=True)
+    outcome = run_answer_sweep(cfg, config, progress)
+    paths = write_sweep(outcome, out_dir, record)
+    if plot:
+        for png in plot_sweep(outcome.result, out_dir):
+            paths[png.stem] = png
+    calls = outcome.result["meta"]["calls"]
+    items = sum(c["n_graded"] for c in outcome.result["controls"]) + sum(p["n_graded"] for p in outcome.result["points"])
+    expected = len(outcome.data.query_ids) * (len(outcome.result["controls"]) + len(outcome.result["points"]))
+    summary = {"items": expected, "covered": items, "coverage": items / expected if expected else 1.0, "seconds": None,
+               **calls}
+    print_sweep(outcome.result, Console(width=max(Console().width, 160)))
+    render_summary("ragdiag sweep", {**summary, "seconds": "–"}, paths)
+    from ragdiag.pipeline.run_meta import check_coverage
+
+    check_coverage(summary, min_coverage, paths["answers"])

@@ -1,0 +1,150 @@
+"""Rendering of ``ragdiag sweep``: the table of operating points and controls, the recommendation, and
+two plots (matplotlib, Agg):
+
+- ``sweep_grade.png``: mean answer grade against mean recall and against Robustness-δ@K (one
+  panel per δ), exact and gold as reference lines, each point labelled with its search parameter;
+- ``sweep_qps.png``: batch QPS against mean grade, recommended point marked.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ragdiag.extras import require
+from ragdiag.io.writer import atomic_path
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(ci: list[float] | None, digits: int = 2) -> str:
+    return "–" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def print_sweep(result: dict, console) -> None:
+    """One row per control and operating point, then the δ calibration and the recommendation."""
+    from rich.table import Table
+
+    meta = result["meta"]
+    deltas = [f"{d:g}" for d in meta["deltas"]]
+    table = Table(title=f"sweep: {meta['dataset']}, {meta['n_queries']} queries, K={meta['k']}, judge model "
+                        f"{meta['llm']['model']} ({meta['llm']['provider']})")
+    for name in ("point", "recall", *(f"R-{d}" for d in deltas), "QPS", "p50 ms", "p99 ms", "grade", "95% CI",
+                 "Δ vs exact", "Δ 95% CI", "worse", "sent", "reused"):
+        table.add_column(name, justify="left" if name == "point" else "right")
+    for control in result["controls"]:
+        latency = control.get("latency_ms") or {}
+        table.add_row(f"[b]{control['name']}[/b]", _fmt(control.get("recall_mean")), *["" for _ in deltas],
+                      _fmt(control.get("qps_batch"), 0), _fmt(latency.get("p50"), 3), _fmt(latency.get("p99"), 3),
+                      _fmt(control["grade_mean"]), _ci(control["grade_ci"]), "", "", "",
+                      str(control["calls_sent"]), str(control["calls_reused"]))
+    for point in result["points"]:
+        diff = point["grade_diff_vs_exact"]
+        table.add_row(point["label"], _fmt(point["recall_mean"], 3), *[_fmt(point["robustness"][d]) for d in deltas],
+                      _fmt(point["qps_batch"], 0), _fmt(point["latency_ms"]["p50"], 3), _fmt(point["latency_ms"]["p99"], 3),
+                      _fmt(point["grade_mean"]), _ci(point["grade_ci"]), _fmt(diff["value"], 3), _ci(diff["ci"], 3),
+                      _fmt(point["worse_share"]), str(point["calls_sent"]), str(point["calls_reused"]))
+    console.print(table)
+    calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result["delta_calibration"])
+    console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}")
+    buckets = ", ".join(f"[{b['lo']:g},{b['hi']:g}{']' if b['lo'] == b['hi'] else ')'}: {_fmt(b['p_grade_ge4'])} (n={b['n']})"
+                        for b in result["recall_buckets"])
+    console.print(f"P(grade ≥ 4) by recall: {buckets}")
+    console.print(recommendation_line(result["recommendation"]))
+
+
+def recommendation_line(rec: dict) -> str:
+    if rec["point"] is None:
+        return f"recommendation: none — {rec['reason']} ({rec['criterion']})"
+    diff = rec["grade_diff_vs_exact"]
+    speed = f", {rec['speedup_vs_exact']:.1f}× exact" if rec.get("speedup_vs_exact") else ""
+    return (f"recommendation: {rec['point']} — {rec['qps_batch']:.0f} QPS{speed}, recall {rec['recall_mean']:.3f}, "
+            f"grade {_fmt(rec['grade_mean'])}, Δ vs exact {_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)} "
+            f"({rec['criterion']})")
+
+
+def _short(point: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in point["params"].items() if k in ("efSearch", "nprobe")) or point["label"]
+
+
+def _references(ax, result: dict, horizontal: bool = True) -> None:
+    for control, style in (("exact", "--"), ("gold", ":"), ("empty", "-.")):
+        entry = next((c for c in result["controls"] if c["name"] == control), None)
+        if entry is None or entry["grade_mean"] is None:
+            continue
+        line = ax.axhline if horizontal else ax.axvline
+        line(entry["grade_mean"], linestyle=style, color="grey", linewidth=1,
+             label=f"{control} control ({entry['grade_mean']:.2f})")
+
+
+def _series(result: dict) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for point in result["points"]:
+        groups.setdefault(point["spec"], []).append(point)
+    return groups
+
+
+def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
+    """Write the two PNGs into ``out_dir``; returns their paths."""
+    matplotlib = require("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    meta = result["meta"]
+    deltas = [f"{d:g}" for d in meta["deltas"]]
+    panels = [("recall_mean", "mean recall@K vs exact")] + [(d, f"Robustness-{d}@{meta['k']}") for d in deltas]
+    cols = min(4, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    for ax, (key, title) in zip(axes.flat, panels):
+        for spec, points in _series(result).items():
+            xs = [p["recall_mean"] if key == "recall_mean" else p["robustness"][key] for p in points]
+            ys = [p["grade_mean"] for p in points]
+            ax.plot(xs, ys, marker="o", label=spec)
+            for x, y, p in zip(xs, ys, points):
+                ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+        _references(ax, result)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(title)
+        ax.grid(alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("mean answer grade (1–5)")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Answer grade vs retrieval quality per operating point — {meta['dataset']}, "
+                 f"{meta['n_queries']} queries, K={meta['k']}, judge {meta['llm']['model']}", fontsize=11)
+    fig.tight_layout()
+    grade_png = Path(out_dir) / "sweep_grade.png"
+    with atomic_path(grade_png) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for spec, points in _series(result).items():
+        xs, ys = [p["grade_mean"] for p in points], [p["qps_batch"] for p in points]
+        ax.plot(xs, ys, marker="o", label=spec)
+        for x, y, p in zip(xs, ys, points):
+            ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
+    exact = next(c for c in result["controls"] if c["name"] == "exact")
+    ax.scatter([exact["grade_mean"]], [exact["qps_batch"]], marker="s", color="black", zorder=3,
+               label=f"exact k-NN (flat)")
+    rec = result["recommendation"]
+    if rec["point"] is not None:
+        ax.scatter([rec["grade_mean"]], [rec["qps_batch"]], s=220, facecolors="none", edgecolors="red", linewidths=2,
+                   zorder=4, label=f"recommended: {rec['point']}")
+    _references(ax, result, horizontal=False)
+    ax.set_yscale("log")
+    ax.set_xlabel("mean answer grade (1–5)")
+    ax.set_ylabel("batch QPS (log scale)")
+    ax.set_title(f"Speed vs answer grade — {meta['dataset']}, K={meta['k']}", fontsize=11)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    qps_png = Path(out_dir) / "sweep_qps.png"
+    with atomic_path(qps_png) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return [grade_png, qps_png]

@@ -1,0 +1,200 @@
+"""Answers and grades for retrieval contexts, each distinct context asked once.
+
+A context is a query and the ordered ids of the passages shown to the generator. Two operating
+points that return the same ordered top-K for a query build the same prompt, so the second one
+is a cache hit: its calls are *reused*, not sent (paper 000 §5.3, METHODS.md §10). Generation uses
+the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate._ask`), grading its
+judge (:func:`ragdiag.pipeline.grade.make_judge`), so the caches of ``generate``/``grade`` and of
+``sweep`` answer each other.
+
+Call accounting: a counting view of the client records, per item, the calls that reached the server
+(``sent``) and those answered by the cache or by an identical request already sent in this run
+(``reused``). Before any call, a dry pass over the cache counts the calls a run still needs, so
+``max_calls`` can refuse before spending anything.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.cache import request_key
+from ragdiag.llm.client import ChatResult, LLMClient
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.runner import run_items
+from ragdiag.pipeline.generate import _ask
+from ragdiag.pipeline.grade import make_judge
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the generator sees for one query: the passages' ids, in rank order."""
+
+    query_id: str
+    doc_ids: tuple[str, ...]
+
+
+@dataclass
+class Answered:
+    """The answer and grade of one context and the calls it took."""
+
+    answer: str | None = None
+    grade: float | None = None
+    sent: int = 0
+    reused: int = 0
+    error: str | None = None
+
+
+class _WouldSend(Exception):
+    """Dry pass: this request is not in the cache."""
+
+
+class _Tally(threading.local):
+    sent = 0
+    reused = 0
+
+
+class CountingClient:
+    """The client seen through a per-thread call tally (``dry``: answer from the cache or raise)."""
+
+    def __init__(self, client: LLMClient, dry: bool = False) -> None:
+        self._client, self._dry = client, dry
+        self._tally = _Tally()
+        self._lock = threading.Lock()
+        self._sent_keys: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def reset(self) -> None:
+        self._tally.sent = self._tally.reused = 0
+
+    def counts(self) -> tuple[int, int]:
+        return self._tally.sent, self._tally.reused
+
+    def chat(self, request: dict[str, Any], label: str = "") -> ChatResult:
+        key = request_key(request)
+        if self._dry:
+            hit = self._client.cache.get(key) if self._client.cache is not None else None
+            if hit is None:
+                raise _WouldSend()
+            self._tally.reused += 1
+            return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
+        result = self._client.chat(request, label)
+        with self._lock:
+            first = not result.cached and key not in self._sent_keys
+            self._sent_keys.add(key)
+        if first:
+            self._tally.sent += 1
+        else:
+            self._tally.reused += 1
+        return result
+
+
+@dataclass
+class AnswerJob:
+    """Texts and ideal passages per query, and the contexts to answer."""
+
+    query_text: dict[str, str]
+    doc_text: Callable[[str], str]
+    ideal_docs: dict[str, list[str]]
+    contexts: list[Context]
+    ideal: dict[str, Answered] = field(default_factory=dict)
+    answered: dict[Context, Answered] = field(default_factory=dict)
+
+
+def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
+              label: str) -> str:
+    return _ask(client, prompt, job.query_text[query_id], [job.doc_text(d) for d in doc_ids], label).text
+
+
+def _context_label(context: Context) -> str:
+    return f"sweep context q={context.query_id} docs={len(context.doc_ids)}"
+
+
+def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
+    """Calls the run would send: ideal answers, context answers and grades not yet in the cache.
+
+    Grades of contexts whose answer (or ideal answer) is not cached count 1 each (repairs of
+    unparseable judge replies are not foreseeable and not counted).
+    """
+    upper = {"ideal": len(job.ideal_docs), "answers": len(job.contexts), "grades": len(job.contexts)}
+    if client.cache is None or client.config.cache == "refresh":
+        return {**upper, "total": sum(upper.values()), "exact": False}
+    dry = CountingClient(client, dry=True)
+    generation = load_prompt("generation")
+    judge = make_judge(dry)
+    ideal: dict[str, str] = {}
+    need = {"ideal": 0, "answers": 0, "grades": 0}
+    for query_id, docs in job.ideal_docs.items():
+        try:
+            ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
+        except _WouldSend:
+            need["ideal"] += 1
+    for context in job.contexts:
+        try:
+            answer = _generate(dry, generation, job, context.query_id, context.doc_ids, _context_label(context))
+        except _WouldSend:
+            need["answers"] += 1
+            need["grades"] += 1
+            continue
+        if context.query_id not in ideal:
+            need["grades"] += 1
+            continue
+        try:
+            judge(({"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
+                    "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids)}, ideal[context.query_id],
+                   client.config.model, 0))
+        except _WouldSend:
+            need["grades"] += 1
+    return {**need, "total": sum(need.values()), "exact": True}
+
+
+def check_budget(needed: dict[str, int], max_calls: int | None) -> None:
+    """Refuse, before any call, a run that needs more than ``max_calls`` new LLM calls."""
+    if max_calls is not None and needed["total"] > max_calls:
+        how = "" if needed["exact"] else " (cache off or refresh: every call counted)"
+        raise RagdiagError(
+            f"--max-calls {max_calls}: this run needs {needed['total']} new LLM calls{how} "
+            f"({needed['ideal']} ideal answers, {needed['answers']} answers, {needed['grades']} grades, repairs "
+            f"not counted); nothing was sent. Raise --max-calls to at least {needed['total']}, or sweep fewer "
+            f"points or queries"
+        )
+
+
+def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> AnswerJob:
+    """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
+    counting = CountingClient(client)
+    generation = load_prompt("generation")
+    judge = make_judge(counting)
+    model = client.config.model
+
+    def ask_ideal(query_id: str) -> Answered:
+        counting.reset()
+        text = _generate(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
+        return Answered(text, None, *counting.counts())
+
+    ideal_ids = list(job.ideal_docs)
+    outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
+    for query_id, result, error in zip(ideal_ids, outcome.results, outcome.errors):
+        job.ideal[query_id] = result if result is not None else Answered(error=error)
+
+    def ask_context(context: Context) -> Answered:
+        counting.reset()
+        answer = _generate(counting, generation, job, context.query_id, context.doc_ids, _context_label(context))
+        ideal = job.ideal[context.query_id].answer
+        if ideal is None:
+            return Answered(answer, None, *counting.counts(), error="no ideal answer")
+        row = {"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
+               "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids)}
+        verdict = judge((row, ideal, model, 0))
+        error = None if verdict.grade is not None else "judge reply held no grade"
+        return Answered(answer, None if verdict.grade is None else float(verdict.grade), *counting.counts(), error=error)
+
+    labels = [_context_label(c) for c in job.contexts]
+    outcome = run_items(client, ask_context, job.contexts, labels, "answers + grades", progress)
+    for context, result, error in zip(job.contexts, outcome.results, outcome.errors):
+        job.answered[context] = result if result is not None else Answered(error=error)
+    return job

@@ -1,0 +1,246 @@
+"""``ragdiag sweep``: what each ANN operating point costs the answers (paper 000 §5.3, METHODS.md §10).
+
+Same queries, corpus, generator and judge; only the index's search parameter changes. Steps:
+embed corpus and queries (embedding cache), exact top-K by brute force, every operating point of
+every index spec measured by :func:`ragdiag.bench.sweep.run_sweep` (recall vs exact,
+Robustness-δ@K, batch QPS, single-query latency), then each distinct (query, ordered top-K)
+answered and graded once (:mod:`ragdiag.sweep.answers`), the controls being exact k-NN, the gold
+passages (the query's relevant passages, capped) and an empty context. Statistics:
+:mod:`ragdiag.sweep.stats`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag import __version__
+from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
+from ragdiag.bench.sweep import SweepOptions, run_sweep
+from ragdiag.bench.timing import batch_qps, single_query_latency
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
+from ragdiag.retrieval.index_specs import parse_index_spec
+from ragdiag.sweep import stats
+from ragdiag.sweep.answers import AnswerJob, Context, answer_all, check_budget, count_needed
+
+CONTROLS = ("exact", "gold", "empty")
+
+
+@dataclass
+class SweepConfig:
+    corpus: Path
+    index: list[str]
+    queries: Path | None = None
+    qrels: Path | None = None
+    embedder: str = "local"
+    k: int = 10
+    controls: tuple[str, ...] = CONTROLS
+    deltas: tuple[float, ...] = DEFAULT_DELTAS
+    bootstrap: int = 1000
+    seed: int = 0
+    ideal_cap: int = 10
+    max_drop: float | None = None
+    max_calls: int | None = None
+    max_queries: int | None = None
+    latency_queries: int | None = 1000
+    repeats: int = 3
+    embed_base_url: str | None = None
+
+
+@dataclass
+class SweepOutcome:
+    result: dict[str, Any]
+    per_query: list[dict[str, Any]]
+    contexts: list[dict[str, Any]]
+    data: CorpusData = field(repr=False)
+
+
+def check_config(cfg: SweepConfig) -> None:
+    """Ranges and choices, before any work."""
+    if not cfg.index:
+        raise RagdiagError("give at least one --index spec to sweep")
+    for spec in cfg.index:
+        parse_index_spec(spec)
+    for name, value, low in (("--k", cfg.k, 1), ("--bootstrap", cfg.bootstrap, 100), ("--ideal-cap", cfg.ideal_cap, 1),
+                             ("--repeats", cfg.repeats, 1)):
+        if value < low:
+            raise RagdiagError(f"{name} must be at least {low}, got {value}")
+    if "exact" not in cfg.controls:
+        raise RagdiagError("--controls must include exact: it is the baseline of every grade difference")
+    unknown = [c for c in cfg.controls if c not in CONTROLS]
+    if unknown:
+        raise RagdiagError(f"unknown control '{unknown[0]}': expected exact, gold or empty")
+    if cfg.max_drop is not None and cfg.max_drop < 0:
+        raise RagdiagError(f"--max-drop must be at least 0, got {cfg.max_drop}")
+    if cfg.max_calls is not None and cfg.max_calls < 0:
+        raise RagdiagError(f"--max-calls must be at least 0, got {cfg.max_calls}")
+
+
+def _label(point: dict) -> str:
+    swept = {k: v for k, v in point["params"].items() if k in ("efSearch", "nprobe")}
+    build = ",".join(f"{k}={v}" for k, v in point["params"].items() if k not in swept)
+    text = " ".join(f"{k}={v}" for k, v in swept.items())
+    return f"{point['index']}({build}) {text}".strip() if build else f"{point['index']} {text}".strip()
+
+
+def _embed(cfg: SweepConfig, data: CorpusData, cache_dir: Path | None, progress: bool) -> tuple[np.ndarray, np.ndarray, str]:
+    from ragdiag.retrieval.embedders import load_embedder
+    from ragdiag.retrieval.indexes import prepare_vectors
+
+    embedder = load_embedder(cfg.embedder, cache_dir, base_url=cfg.embed_base_url)
+    base = prepare_vectors(embedder.encode(data.doc_texts, progress=progress), "cosine", f"embeddings of {data.files['corpus']}")
+    queries = prepare_vectors(embedder.encode(data.query_texts, progress=progress), "cosine", "query embeddings")
+    return base, queries, embedder.identity
+
+
+def _exact_timing(base: np.ndarray, queries: np.ndarray, cfg: SweepConfig) -> tuple[dict, dict]:
+    from ragdiag.retrieval.index_specs import parse_index_spec as parse
+    from ragdiag.retrieval.indexes import build_index
+
+    flat = build_index(parse("flat"), base, "ip")
+    return (batch_qps(flat, queries, cfg.k, repeats=cfg.repeats),
+            single_query_latency(flat, queries, cfg.k, n=cfg.latency_queries))
+
+
+def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True) -> SweepOutcome:
+    """Measure every operating point and control; answer and grade; the result and its rows."""
+    check_config(cfg)
+    data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
+    if cfg.k > len(data.doc_ids):
+        raise RagdiagError(f"--k {cfg.k} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
+    specs = [parse_index_spec(s) for s in cfg.index]
+    base, qvecs, embedder_id = _embed(cfg, data, llm.cache_dir, progress)
+    _, exact_rows = exact_ground_truth(base, qvecs, cfg.k, "ip")
+    exact_qps, exact_latency = _exact_timing(base, qvecs, cfg)
+    options = SweepOptions(cfg.k, "ip", cfg.deltas, False, cfg.latency_queries, cfg.repeats, cfg.seed)
+    points, recalls, point_rows = run_sweep(base, qvecs, specs, options, progress)
+
+    def ids(rows: np.ndarray) -> list[tuple[str, ...]]:
+        return [tuple(data.doc_ids[i] for i in row if i >= 0) for row in rows]
+
+    qids = data.query_ids
+    series: dict[str, list[tuple[str, ...]]] = {"exact": ids(exact_rows)}
+    if "gold" in cfg.controls:
+        series["gold"] = [tuple(data.relevant[q][: cfg.ideal_cap]) for q in qids]
+    if "empty" in cfg.controls:
+        series["empty"] = [()] * len(qids)
+    labels = [_label(p) for p in points]
+    for label, rows in zip(labels, point_rows):
+        series[label] = ids(rows)
+    owner: dict[Context, str] = {}
+    for name, tops in series.items():  # controls first: a point reuses what exact already asked
+        for q, top in zip(qids, tops):
+            owner.setdefault(Context(q, top), name)
+    job = AnswerJob(dict(zip(qids, data.query_texts)), lambda d: data.doc_texts[data.row_of[d]],
+                    {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner))
+    client = LLMClient(llm)
+    try:
+        needed = count_needed(client, job)
+        check_budget(needed, cfg.max_calls)
+        answer_all(client, job, progress)
+        client_stats = client.stats.as_dict()
+    finally:
+        client.close()
+
+    grades = {name: np.array([_grade(job, Context(q, top)) for q, top in zip(qids, tops)], dtype=float)
+              for name, tops in series.items()}
+    calls = {name: _calls(job, owner, name, qids, tops) for name, tops in series.items()}
+    exact_g = grades["exact"]
+    seed = cfg.seed
+    out_points = []
+    for i, (point, label) in enumerate(zip(points, labels)):
+        g = grades[label]
+        mean, ci = stats.mean_with_ci(g, cfg.bootstrap, seed)
+        diff = stats.paired_difference(g, exact_g, cfg.bootstrap, seed)
+        out_points.append({
+            "label": label, "index": point["index"], "spec": point["spec"], "params": point["params"],
+            "recall_mean": point["recall_mean"], "robustness": point["robustness"],
+            "zero_recall_queries": point["zero_recall_queries"], "recall_histogram": point["recall_histogram"],
+            "qps_batch": point["qps_batch"]["median"], "qps_batch_runs": point["qps_batch"],
+            "latency_ms": point["latency_ms"], "build_s": point["build_s"], "index_bytes": point["index_bytes"],
+            "threads": point["threads"], "grade_mean": mean, "grade_ci": ci,
+            "grade_diff_vs_exact": {"value": diff["value"], "ci": diff["ci"]}, "worse_share": diff["worse_share"],
+            "n_pairs": diff["n_pairs"], "n_graded": int(np.isfinite(g).sum()), **calls[label],
+        })
+    controls = []
+    for name in series:
+        if name not in CONTROLS:
+            continue
+        mean, ci = stats.mean_with_ci(grades[name], cfg.bootstrap, seed)
+        entry = {"name": name, "grade_mean": mean, "grade_ci": ci, "n_graded": int(np.isfinite(grades[name]).sum()),
+                 **calls[name]}
+        if name == "exact":
+            entry.update({"recall_mean": 1.0, "qps_batch": exact_qps["median"], "qps_batch_runs": exact_qps,
+                          "latency_ms": exact_latency})
+        controls.append(entry)
+    recall_matrix = np.vstack([np.ones(len(qids)), *recalls])  # exact first, then the ANN points
+    grade_matrix = np.vstack([exact_g, *(grades[label] for label in labels)])
+    result = {
+        "meta": _meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
+        "points": out_points,
+        "controls": controls,
+        "delta_calibration": stats.delta_calibration(recall_matrix, grade_matrix, cfg.deltas, cfg.bootstrap, seed),
+        "recall_buckets": stats.recall_buckets(np.vstack(recalls), np.vstack([grades[label] for label in labels])),
+        "recommendation": stats.recommend(out_points, exact_qps["median"], cfg.max_drop),
+    }
+    per_query = []
+    recall_of = {"exact": np.ones(len(qids)), **dict(zip(labels, recalls))}
+    for name, tops in series.items():
+        for j, (q, top) in enumerate(zip(qids, tops)):
+            recall = recall_of.get(name)
+            per_query.append({"point": name, "query": q, "recall": None if recall is None else float(recall[j]),
+                              "grade": _finite(grades[name][j]), "ids": list(top)})
+    contexts = [{"kind": "ideal", "query": q, "ids": job.ideal_docs[q], "answer": a.answer, "sent": a.sent,
+                 "reused": a.reused, "error": a.error} for q, a in job.ideal.items()]
+    contexts += [{"kind": "context", "query": c.query_id, "ids": list(c.doc_ids), "first_used_by": owner[c],
+                  "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error}
+                 for c, a in job.answered.items()]
+    return SweepOutcome(result, per_query, contexts, data)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _grade(job: AnswerJob, context: Context) -> float:
+    answered = job.answered.get(context)
+    return np.nan if answered is None or answered.grade is None else answered.grade
+
+
+def _calls(job: AnswerJob, owner: dict[Context, str], name: str, qids: list[str], tops: list[tuple[str, ...]]) -> dict:
+    """Calls this series sent (contexts it asked first) and reused (cache, or asked by an earlier series)."""
+    sent = reused = 0
+    for q, top in zip(qids, tops):
+        context = Context(q, top)
+        answered = job.answered[context]
+        if owner[context] == name:
+            sent += answered.sent
+            reused += answered.reused
+        else:
+            reused += answered.sent + answered.reused
+    return {"calls_sent": sent, "calls_reused": reused}
+
+
+def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: str, needed: dict, client_stats: dict,
+          n_contexts: int) -> dict:
+    return {
+        "command": "ragdiag sweep", "ragdiag_version": __version__, "dataset": data.name,
+        "corpus": str(data.files["corpus"]), "queries": str(data.files["queries"]), "qrels": str(data.files["qrels"]),
+        "n_docs": len(data.doc_ids), "n_queries": len(data.query_ids), "k": cfg.k, "metric": "cosine",
+        "embedder": embedder_id, "index_specs": list(cfg.index), "controls": list(cfg.controls),
+        "deltas": list(cfg.deltas), "bootstrap": cfg.bootstrap, "confidence_level": stats.LEVEL, "seed": cfg.seed,
+        "ideal": f"answer from the query's relevant passages (qrels score > 0, highest grade first), at most {cfg.ideal_cap}",
+        "ideal_cap": cfg.ideal_cap, "gold_control": "the same passages as the ideal answer",
+        "recall": "plain recall of the top-K against exact k-NN (faiss flat, inner product of unit vectors)",
+        "calibration_points": "exact k-NN and every ANN operating point",
+        "llm": {"provider": llm.provider, "model": llm.model, "temperature": llm.temperature, "seed": llm.seed},
+        "prompts": [load_prompt(n).id for n in ("generation", "grading", "grading-repair")],
+        "distinct_contexts": n_contexts, "calls_needed_before_run": needed, "calls": client_stats,
+        "max_calls": cfg.max_calls, "max_drop": cfg.max_drop,
+    }

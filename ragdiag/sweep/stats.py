@@ -1,0 +1,114 @@
+"""Statistics of an answer sweep (paper 000 §5.3, METHODS.md §10).
+
+- Mean grade with a percentile bootstrap interval over queries (``scipy.stats.bootstrap``).
+- Paired difference from exact k-NN: d_i = g_point,i − g_exact,i over queries graded at both;
+  value = mean d, interval = percentile bootstrap of mean d resampling queries (pairs kept
+  together); worse share = fraction of those queries with d_i < 0.
+- δ calibration: Spearman ρ across points between Robustness-δ@K and mean grade
+  (``scipy.stats.spearmanr``), with a percentile interval from resampling queries (the same
+  resample for every point) and recomputing both per point.
+- Recall buckets: per (ANN point, query), P(grade ≥ 4) within recall bins.
+
+Seeds: every bootstrap draws from ``numpy.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+LEVEL = 0.95
+BUCKET_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+def _interval(values: np.ndarray, n_boot: int, seed: int) -> list[float] | None:
+    from scipy.stats import bootstrap
+
+    values = values[np.isfinite(values)]
+    if len(values) == 0:
+        return None
+    if np.ptp(values) == 0 or len(values) == 1:  # every resample has the same mean
+        return [float(values[0]), float(values[0])]
+    result = bootstrap((values,), np.mean, n_resamples=n_boot, method="percentile", confidence_level=LEVEL,
+                       rng=np.random.default_rng(seed), vectorized=True)
+    return [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+
+
+def mean_with_ci(grades: np.ndarray, n_boot: int, seed: int) -> tuple[float | None, list[float] | None]:
+    """(mean of finite grades, 95% percentile bootstrap interval)."""
+    finite = grades[np.isfinite(grades)]
+    return (float(finite.mean()) if len(finite) else None), _interval(grades, n_boot, seed)
+
+
+def paired_difference(point: np.ndarray, exact: np.ndarray, n_boot: int, seed: int) -> dict:
+    """Mean paired grade difference from exact, its bootstrap interval, worse share, pairs used."""
+    both = np.isfinite(point) & np.isfinite(exact)
+    diff = point[both] - exact[both]
+    if not len(diff):
+        return {"value": None, "ci": None, "worse_share": None, "n_pairs": 0}
+    return {"value": float(diff.mean()), "ci": _interval(diff, n_boot, seed),
+            "worse_share": float(np.mean(diff < 0)), "n_pairs": int(len(diff))}
+
+
+def delta_calibration(recalls: np.ndarray, grades: np.ndarray, deltas: tuple[float, ...], n_boot: int,
+                      seed: int) -> list[dict]:
+    """Per δ: Spearman ρ (points × queries arrays) of Robustness-δ@K with mean grade, and its interval."""
+    from scipy.stats import spearmanr
+
+    n_points, n_queries = recalls.shape
+    rng = np.random.default_rng(seed)
+    resamples = rng.integers(0, n_queries, size=(n_boot, n_queries))
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant inputs: rho is NaN, reported as null
+        mean_grade = np.nanmean(grades, axis=1)
+        boot_grade = np.stack([np.nanmean(grades[:, idx], axis=1) for idx in resamples])  # (B, P)
+        for delta in deltas:
+            hit = recalls >= delta - 1e-12
+            rho = spearmanr(hit.mean(axis=1), mean_grade).statistic if n_points >= 3 else np.nan
+            boot = np.array([spearmanr(hit[:, idx].mean(axis=1), g).statistic
+                             for idx, g in zip(resamples, boot_grade)]) if n_points >= 3 else np.array([])
+            finite = boot[np.isfinite(boot)]
+            ci = [float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))] if len(finite) else None
+            out.append({"delta": float(delta), "spearman": None if not np.isfinite(rho) else float(rho), "ci": ci,
+                        "n_points": int(n_points), "replicates_defined": int(len(finite))})
+    return out
+
+
+def recall_buckets(recalls: np.ndarray, grades: np.ndarray) -> list[dict]:
+    """P(grade ≥ 4) per recall bin [0,0.2), …, [0.8,1.0) and recall = 1 exactly, over (point, query) pairs."""
+    r, g = recalls.ravel(), grades.ravel()
+    keep = np.isfinite(g)
+    r, g = r[keep], g[keep]
+    bins = [(lo, hi, (r >= lo) & (r < hi)) for lo, hi in zip(BUCKET_EDGES[:-1], BUCKET_EDGES[1:])]
+    bins.append((1.0, 1.0, r >= 1.0))
+    out = []
+    for lo, hi, mask in bins:
+        n = int(mask.sum())
+        out.append({"lo": lo, "hi": hi, "n": n, "p_grade_ge4": float(np.mean(g[mask] >= 4)) if n else None})
+    return out
+
+
+def recommend(points: list[dict], exact_qps: float | None, max_drop: float | None) -> dict:
+    """The fastest point not significantly worse than exact (interval upper bound ≥ 0), within ``max_drop``."""
+    criterion = ("fastest operating point whose paired grade difference from exact k-NN is not significantly "
+                 "negative (95% bootstrap interval reaches 0)")
+    if max_drop is not None:
+        criterion += f" and whose mean drop is at most {max_drop:g} grade points"
+    ok = []
+    for point in points:
+        diff = point["grade_diff_vs_exact"]
+        if diff["value"] is None or diff["ci"] is None or diff["ci"][1] < 0:
+            continue
+        if max_drop is not None and diff["value"] < -max_drop:
+            continue
+        ok.append(point)
+    if not ok:
+        return {"point": None, "criterion": criterion, "reason": "no operating point meets the criterion"}
+    best = max(ok, key=lambda p: p["qps_batch"])
+    return {"point": best["label"], "index": best["index"], "params": best["params"], "criterion": criterion,
+            "qps_batch": best["qps_batch"], "speedup_vs_exact": best["qps_batch"] / exact_qps if exact_qps else None,
+            "recall_mean": best["recall_mean"], "robustness": best["robustness"], "grade_mean": best["grade_mean"],
+            "grade_diff_vs_exact": {k: best["grade_diff_vs_exact"][k] for k in ("value", "ci")},
+            "worse_share": best["worse_share"], "candidates": len(ok)}

@@ -1,0 +1,106 @@
+"""A deterministic toy "model" behind the chat test server, for sweep and corpus-pipeline tests.
+
+Its behaviour is known exactly, so tests can assert what must hold; its output is computed by this
+test server and is never an LLM's answer or judgement.
+
+- **Answer** (any request that is not a judge request): the first sentence of each numbered
+  reference, in the order given, joined by spaces; a prompt with no reference gets
+  ``"The references are insufficient to answer."``.
+- **Judge** (a request with ``Ideal answer`` and ``Candidate answer`` sections): token overlap
+  o = |ideal tokens ∩ candidate tokens| / |ideal tokens| (tokens: lower-cased ``[a-z0-9]+``), mapped to
+  grade = 1 + min(4, ⌊5·o⌋) — o < 0.2 → 1, < 0.4 → 2, < 0.6 → 3, < 0.8 → 4, ≥ 0.8 → 5 — replied as
+  ``{"grade": g, "reason": "toy model token overlap …"}``.
+
+Prompt layouts: the fenced v2 prompts (``<passage id="N">…</passage>``, ``<ideal_answer>``,
+``<candidate_answer>``, text HTML-escaped inside) and the v1 prompts (``[i] text`` lines, ``Ideal
+answer:`` / ``Candidate answer:`` sections).
+
+Usage::
+
+    with ToyModel(latency=0.05) as toy:
+        ... --base-url toy.base_url ...
+        toy.generation_requests, toy.judge_requests
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from tests.servers.chat_server import ChatServer
+
+_WORD = re.compile(r"[a-z0-9]+")
+_PASSAGE = re.compile(r"<passage\b[^>]*>(.*?)</passage>", re.DOTALL)  # generation v2 fences
+_V1_REFERENCE = re.compile(r"^\[(\d+)\]\s+(.*)$", re.MULTILINE)  # generation v1: "[i] text" lines
+_FENCED = {name: re.compile(rf"<{name}\b[^>]*>(.*?)</{name}>", re.DOTALL) for name in ("ideal_answer", "candidate_answer")}
+_V1_JUDGE = re.compile(r"Ideal answer:\n(.*?)\n\s*\nCandidate answer:\n(.*?)\n\s*\n", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+EMPTY_ANSWER = "The references are insufficient to answer."
+
+
+def first_sentence(text: str) -> str:
+    """Text up to the first sentence end (., ! or ? followed by space), or all of it."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+
+
+def references(user: str) -> list[str]:
+    """The reference texts of a generation prompt, in order: ``<passage id=N>`` elements (v2,
+    entities unescaped), else ``[i] text`` lines (v1)."""
+    fenced = _PASSAGE.findall(user)
+    if fenced:
+        return [html.unescape(text) for text in fenced]
+    return [text for _, text in _V1_REFERENCE.findall(user)]
+
+
+def answer(user: str) -> str:
+    refs = [first_sentence(r) for r in references(user) if r.strip()]
+    return " ".join(refs) if refs else EMPTY_ANSWER
+
+
+def answers_to_judge(user: str) -> tuple[str, str] | None:
+    """(ideal, candidate) of a judge prompt: ``<ideal_answer>``/``<candidate_answer>`` (v2), else the v1 sections."""
+    ideal, candidate = (_FENCED[name].search(user) for name in ("ideal_answer", "candidate_answer"))
+    if ideal and candidate:
+        return html.unescape(ideal.group(1)), html.unescape(candidate.group(1))
+    match = _V1_JUDGE.search(user)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def overlap_grade(ideal: str, candidate: str) -> tuple[int, float]:
+    """(grade, overlap) with o = |ideal ∩ candidate| / |ideal| and grade = 1 + min(4, ⌊5·o⌋)."""
+    ideal_tokens = set(_WORD.findall(ideal.lower()))
+    candidate_tokens = set(_WORD.findall(candidate.lower()))
+    overlap = len(ideal_tokens & candidate_tokens) / len(ideal_tokens) if ideal_tokens else 0.0
+    return 1 + min(4, int(5 * overlap)), overlap
+
+
+def judge(user: str) -> str | None:
+    pair = answers_to_judge(user)
+    if pair is None:
+        return None
+    grade, overlap = overlap_grade(*pair)
+    return json.dumps({"grade": grade, "reason": f"toy model token overlap {overlap:.2f} (test server, not an LLM)"})
+
+
+class ToyModel(ChatServer):
+    """The chat test server with the toy answer and judge above (failure knobs inherited)."""
+
+    def __init__(self, latency: float = 0.0, api_key: str | None = None) -> None:
+        super().__init__(latency, api_key=api_key)
+        self.generation_requests = 0
+        self.judge_requests = 0
+
+    def _text(self, body: dict[str, Any]) -> str:
+        messages = body.get("messages", [])
+        users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
+        for text in users:
+            verdict = judge(text)
+            if verdict is not None:
+                with self._lock:
+                    self.judge_requests += 1
+                return verdict
+        with self._lock:
+            self.generation_requests += 1
+        return answer(users[0] if users else "")
