@@ -1,0 +1,45 @@
+"""``ragdiag label``: an LLM utility judge grades each (query, passage) of a fused candidate pool 1–5
+and writes graded qrels (BEIR TSV) with a manifest (paper 001, rag-gs S2–S5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ragdiag.cli import params as p
+from ragdiag.cli.llm_options import llm_command, render_summary
+from ragdiag.llm.client import ClientConfig
+
+
+@llm_command
+def label(
+    corpus: p.Corpus,
+    queries: p.Queries,
+    out: Annotated[Path, p.path_option("--out", "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
+    pool: Annotated[str, p.text_option("--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",
+    pool_depth: Annotated[int, p.int_option("--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
+    repeats: p.Repeats = p.DEFAULT_REPEATS,
+    min_per_query: Annotated[Optional[int], typer.Option("--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=p.INTEGER)] = None,
+    human: Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=p.PATH)] = None,
+    *,
+    config: ClientConfig,
+    min_coverage: float,
+    progress: bool,
+) -> None:
+    """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
+    from ragdiag.pipeline.label import LabelOptions, run_label
+    from ragdiag.pipeline.run_meta import check_coverage
+
+    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human)
+    result = run_label(opts, config, progress)
+    render_summary("ragdiag label", result.summary, {"graded qrels": out, "manifest": result.manifest})
+    agreement = result.summary.get("human")
+    if agreement:
+        def show(x):
+            return "n/a" if x is None else f"{x:.3f}"
+        typer.echo(f"judge vs human on {agreement['pairs']} shared pairs: quadratic-weighted κ {show(agreement['kappa_quadratic'])}, "
+                   f"Krippendorff α (ordinal) {show(agreement['alpha_ordinal'])}, mean |judge − human| {show(agreement['mean_abs_diff'])}; "
+                   f"confusion matrix in {result.manifest}")
+    check_coverage(result.summary, min_coverage, result.manifest)
