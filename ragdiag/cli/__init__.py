@@ -91,6 +91,9 @@ def _register() -> None:
     from ragdiag.cli import evaluate as evaluate_cli
 
     app.command("evaluate")(evaluate_cli.evaluate)
+    from ragdiag.cli import label as label_cli
+
+    app.command("label")(label_cli.label)
     app.add_typer(probe.app, name="probe")
     app.command("noise")(noise.noise)
     app.add_typer(import_data.app, name="import")
