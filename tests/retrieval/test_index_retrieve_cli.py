@@ -116,7 +116,9 @@ def test_bad_inputs(env, server, tmp_path):
     result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(queries), "--k", "6",
                                  "--mode", "bm25", "--out", str(tmp / "r.jsonl")])
     assert result.exit_code != 0 and "k=6 is larger than the 5 passages" in result.stderr
-    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp), "--queries", str(queries), "--out", str(tmp / "r.jsonl")])
+    (tmp / "not_an_index").mkdir()
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "not_an_index"), "--queries", str(queries),
+                                 "--out", str(tmp / "r.jsonl")])
     assert result.exit_code != 0 and "not an index directory" in result.stderr
     result = _build(tmp, corpus, server, "--index-spec", "ivf:nlist=0")
     assert result.exit_code != 0 and "nlist must be positive" in result.stderr
