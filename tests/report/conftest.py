@@ -50,6 +50,11 @@ def results_dir(tmp_path_factory) -> Path:
                                  "--group-col", "system", "--out", str(folder / "table_correlate.json")])
     assert result.exit_code == 0, result.output
     (folder / "robustness.json").write_text(json.dumps(_robustness(rng)))
+    fix = Path(__file__).resolve().parents[2] / "fixtures" / "graded-utility"
+    result = runner.invoke(app, ["evaluate", "--run", str(fix / "bm25.jsonl"), "--run", str(fix / "dense.trec"),
+                                 "--qrels", str(fix / "qrels.tsv"), "--k", "2", "--pool-depth", "5", "--bootstrap", "50",
+                                 "--format", "json", "--out", str(folder / "evaluate.json")])
+    assert result.exit_code == 0, result.output
     ablations = [{"name": n, "delta_name": d, "delta_name_sd": 0.01, "pct_change": p, "pct_change_sd": 2.0,
                   "delta_topic": 0.6, "abs_change": 0.0, "excluded": 0}
                  for n, d, p in (("hard_name_mask", 0.0, -100.0), ("strip_diacritics", 0.09, 0.0))]

@@ -28,7 +28,7 @@ def page(results_dir, tmp_path_factory):
 def test_every_result_kind_gets_a_section_in_reading_order(page):
     html, log = page
     kinds = re.findall(r'<section id="[^"]+" data-kind="([^"]+)"', html)
-    assert kinds == ["correlate", "correlate", "robustness", "probe-names", "llm-run", "graded"]
+    assert kinds == ["correlate", "correlate", "evaluate", "robustness", "probe-names", "llm-run", "graded"]
     assert "skipped" in log and "notes.json: not a ragdiag result" in log
     assert html.count('<li><a href="#') == len(kinds)  # contents list: one entry per section
 
@@ -84,3 +84,26 @@ def test_kinds_by_keys():
     assert kind_of([{"grade": 3, "inK": [1]}]) == "graded"
     assert kind_of({"summary": {}, "run": {}}) == "llm-run"
     assert kind_of({"a": 1}) is None and kind_of([1, 2]) is None
+
+
+def test_sweep_section_shows_grades_recommendation_and_test_server(tmp_path, results_dir):
+    doc = json.loads((results_dir / "robustness.json").read_text())
+    for point in doc["points"]:
+        point.update(label=f"hnsw ef={point['params']['efSearch']}", grade_mean=3.5, grade_ci=[3.2, 3.8],
+                     grade_diff_vs_exact={"value": -0.25, "ci": [-0.5, 0.0]})
+    doc["meta"]["llm"] = {"model": "ragdiag-test-server"}
+    doc["controls"] = [{"name": "exact", "grade_mean": 3.75, "grade_ci": [3.5, 4.0], "n_graded": 150}]
+    doc["recommendation"] = {"point": "hnsw ef=16", "reason": "fastest point within 0.3 grade points of exact"}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(doc))
+    html, sections, _ = build_report([path])
+    assert [s.kind for s in sections] == ["sweep"]
+    assert "Recommendation:</strong> hnsw ef=16" in html and "3.500 [3.200, 3.800]" in html
+    assert "-0.250 [-0.500, 0.000]" in html and "TEST SERVER" in html
+
+
+def test_evaluate_section_has_metrics_with_intervals(page):
+    html, _ = page
+    section = html[html.index('data-kind="evaluate"'):]
+    section = section[: section.index("</section>")]
+    assert "ra_nwg" in section and "95% interval" in section and re.search(r"\[\d\.\d{3}, \d\.\d{3}\]", section)

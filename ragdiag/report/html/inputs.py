@@ -48,7 +48,7 @@ def kind_of(doc: Any) -> str | None:
         return "correlate"
     if "points" in doc and isinstance(doc["points"], list):
         command = str((doc.get("meta") or {}).get("command", "")) + str((doc.get("run_record") or {}).get("command", ""))
-        return "sweep" if "sweep" in command else "robustness"
+        return "sweep" if "sweep" in command or "controls" in doc else "robustness"
     if "runs" in doc and "params" in doc:
         return "evaluate"
     if "summary" in doc and ("run" in doc or "failures" in doc):

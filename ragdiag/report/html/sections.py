@@ -101,13 +101,29 @@ def robustness_section(item: Input) -> Section:
         latency = p.get("latency_ms")
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
         params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
-        rows.append([p.get("index"), params, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
-                     p.get("zero_recall_queries"), qps, latency])
+        row = [p.get("index"), params, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
+               p.get("zero_recall_queries"), qps, latency]
+        if item.kind == "sweep":
+            diff = p.get("grade_diff_vs_exact") or {}
+            row += [Raw(esc(f"{num(p.get('grade_mean'))} {interval(p.get('grade_ci'))}")),
+                    Raw(esc(f"{num(diff.get('value'), signed=True)} {interval(diff.get('ci'))}"))]
+        rows.append(row)
     headers = ["index", "params", f"recall@{k}", *(f"R-{d}@{k}" for d in deltas), "zero-recall queries",
-               "QPS (batch)", "latency ms"]
-    body = [f'<p class="note">ground truth: {esc(meta.get("ground_truth", "?"))} · metric {esc(meta.get("metric", "?"))}'
-            f' · recall: {esc(meta.get("recall", "?"))}</p>', table(headers, rows)]
-    if points and "recall_histogram" in points[0]:
+               "QPS (batch)", "latency ms", *(("grade mean [95%]", "grade vs exact") if item.kind == "sweep" else ())]
+    body = [labels(test_server=item.kind == "sweep" and is_test_server(meta)),
+            f'<p class="note">ground truth: {esc(meta.get("ground_truth", "?"))} · metric {esc(meta.get("metric", "?"))}'
+            f' · recall: {esc(meta.get("recall", "?"))}</p>']
+    recommendation = doc.get("recommendation")
+    if isinstance(recommendation, dict):
+        chosen = recommendation.get("point") or "none"
+        body.append(f'<div class="verdict"><strong>Recommendation:</strong> {esc(chosen)} — '
+                    f'{esc(recommendation.get("reason") or recommendation.get("criterion") or "")}</div>')
+    body.append(table(headers, rows))
+    if doc.get("controls"):
+        body.append("<h3>controls</h3>" + table(
+            ["control", "grade mean", "95% interval", "graded"],
+            [[c.get("name"), c.get("grade_mean"), interval(c.get("grade_ci")), c.get("n_graded")] for c in doc["controls"]]))
+    if points and "recall_histogram" in points[0] and "k" in meta:
         body.append(_images(_png(lambda p: write_plots(doc, p.parent)), "robustness plots"))
     title = "Sweep" if item.kind == "sweep" else "Robustness"
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
