@@ -22,7 +22,8 @@ def build(
     lang: Annotated[p.Language, typer.Option("--lang", help="BM25 stopwords and Snowball stemmer.", metavar=p.choices_metavar(p.Language))] = p.Language.en,
     fold_accents: Annotated[bool, typer.Option("--fold-accents", help="BM25: fold accents (é → e).")] = False,
     cache_dir: p.CacheDir = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the embedding cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the embedding cache (same as --cache off).")] = False,
+    cache: p.Cache = p.DEFAULT_CACHE_MODE,
     base_url: p.BaseUrl = None,
     seed: p.Seed = p.DEFAULT_SEED,
     bm25: Annotated[str, p.text_option("--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
@@ -40,6 +41,7 @@ def build(
     opts = BuildOptions(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
                         not no_cache, base_url, seed, backend=backend)
     opts.bm25, opts.stem, opts.chunk, opts.device, opts.batch_size = bm25, stem, chunk, device.value, batch_size
+    opts.cache_mode = "off" if no_cache else cache.value
     manifest = build_index_dir(opts, progress=True)
     stats, times = manifest["embedding"], manifest["timings_s"]
     typer.echo(

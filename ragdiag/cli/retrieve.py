@@ -27,6 +27,7 @@ def retrieve(
     rrf_k: p.RrfK = p.DEFAULT_RRF_K,
     candidates: p.Candidates = p.DEFAULT_CANDIDATES,
     cache_dir: p.CacheDir = None,
+    cache: p.Cache = p.DEFAULT_CACHE_MODE,
     base_url: p.BaseUrl = None,
     run_format: Annotated[RunFileFormat, typer.Option("--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=p.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
     tag: Annotated[str, p.text_option("--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
@@ -42,5 +43,6 @@ def retrieve(
                 folders={"--cache-dir": cache_dir})
     opts = RetrieveOptions(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url, backend=backend)
     opts.fmt, opts.tag, opts.device, opts.batch_size = run_format.value, tag, device.value, batch_size
+    opts.cache_mode = cache.value
     meta = run_retrieve(opts, progress=True)
     typer.echo(f"wrote {meta['n_queries']} rankings ({mode.value}, k={k}) to {out} in {meta['seconds']:.2f}s")

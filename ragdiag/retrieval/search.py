@@ -42,13 +42,14 @@ class RetrieveOptions:
     device: str = "cpu"
     batch_size: int | None = None
     backend: str | None = None  # pgvector:… for folders built with --backend pgvector:…
+    cache_mode: str | None = None  # rw|replay|off|refresh for the query embeddings
 
 
 def _dense(store, texts, k, opts, progress):
     """Top-k documents per query; for a chunked index, passages are searched deeper until k distinct
     documents are found (each scoring its best passage)."""
     vectors = store.embed_queries(texts, opts.cache_dir, opts.base_url, progress, device=opts.device,
-                                  batch_size=opts.batch_size)
+                                  batch_size=opts.batch_size, cache_mode=opts.cache_mode)
     owners = store.passage_docs()
     if owners is None:
         scores, rows = _search_dense(store, opts, vectors, k)

@@ -61,6 +61,7 @@ class BuildOptions:
     device: str = "cpu"
     batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded:DIR (pg-* specs)
+    cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw, or off without use_cache)
 
     def bm25_config(self) -> Bm25Config:
         """The BM25 spec (variant, k1, b) with the tokeniser settings (lang, stem, accents)."""
@@ -101,7 +102,7 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     index = vectors = embedder = point = pg_block = None
     if dense_wanted:
         embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
-                                 batch_size=opts.batch_size, device=opts.device)
+                                 batch_size=opts.batch_size, device=opts.device, cache_mode=opts.cache_mode)
         passages, owners, truncated = _passages(embedder, texts, opts.chunk)
         t0 = time.perf_counter()
         vectors = prepare_vectors(embedder.encode(passages, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
@@ -222,10 +223,10 @@ class IndexDir:
         return owners
 
     def embed_queries(self, texts: list[str], cache_dir: Path | None, base_url: str | None, progress: bool,
-                      device: str = "cpu", batch_size: int | None = None) -> np.ndarray:
+                      device: str = "cpu", batch_size: int | None = None, cache_mode: str | None = None) -> np.ndarray:
         meta = self.manifest["meta"]
         embedder = load_embedder(meta["embedder"], cache_dir, base_url=base_url, role="query", device=device,
-                                 batch_size=batch_size)
+                                 batch_size=batch_size, cache_mode=cache_mode)
         return prepare_vectors(embedder.encode(texts, progress=progress), meta["metric"], "query embeddings")
 
 
