@@ -194,11 +194,18 @@ def run_names_probe(
     progress: bool = False,
 ) -> list[dict]:
     """One result per (language, embedder): ``lang``, ``embedder``, ``base``, ``ablations``, ``texts``."""
+    from ragdiag.io.progress import note
+
     results = []
     for lang in langs:
+        if progress:
+            note(f"names probe [{lang}]: building {n_queries} queries × {runs} runs × {len(ablations) + 1} conditions")
         texts = build_texts(lang, n_queries, runs, seed, ablations)
         for emb in embedders:
             before = dataclasses.replace(emb.stats)
+            if progress:
+                note(f"names probe [{lang} · {emb.identity}]: embedding {len(texts.unique):,} distinct texts "
+                     "(cached ones are not re-embedded)")
             vectors = emb.encode(texts.unique, progress=progress)
             dn, dt = margins(texts, vectors)
             summary = summarise(texts.conditions, dn, dt, epsilon)

@@ -152,9 +152,14 @@ def run_noise_probe(
 
         noisy_texts = list(dict.fromkeys(texts.unique[i] for i in texts.noisy.reshape(-1)))
         rewritten = with_rewrites(texts, rewrite(noisy_texts))
+    from ragdiag.io.progress import note
+
     results = []
     for emb in embedders:
         before = dataclasses.replace(emb.stats)
+        if progress:
+            note(f"noise probe [{lang} · {emb.identity}]: embedding {len(rewritten.unique if rewritten else texts.unique):,}"
+                 " distinct texts" + (f", then the {corpus.path} corpus for the retrieval impact" if corpus else ""))
         vectors = emb.encode(rewritten.unique if rewritten else texts.unique, progress=progress)
         rows = noise_levels(texts, vectors)
         rw_rows = noise_levels(rewritten, vectors) if rewritten else None
