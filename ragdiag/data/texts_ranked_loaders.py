@@ -67,11 +67,22 @@ def _keep(sample_id: str, dataset: str) -> bool:
     return dataset == "all" or subset_of(sample_id) == SUBSET_OF_DATASET[dataset]
 
 
+def _refuse_duplicate_ids(samples: list[TextsSample], source: str) -> None:
+    """Texts samples are keyed by id: a second record with the same id is refused, naming both."""
+    first: dict[str, int] = {}
+    for number, sample in enumerate(samples, start=1):
+        if sample.id in first:
+            raise DataError.at(source, number, "id", f"duplicate id '{sample.id}' (first in record {first[sample.id]})")
+        first[sample.id] = number
+
+
 def _load(source: str | Path, filename: str, cls: type[T], dataset: str) -> Loaded[T]:
     if dataset not in DATASET_NAMES:
         raise RagdiagError(f"unknown dataset '{dataset}': choose one of {', '.join(DATASET_NAMES)}")
     records, name, digest = _read(source, filename)
     samples = [cls.from_dict(r, name, i) for i, r in enumerate(records, start=1)]
+    if cls is TextsSample:
+        _refuse_duplicate_ids(samples, name)
     kept = [s for s in samples if _keep(s.id, dataset)]
     if not kept:
         raise RagdiagError(f"{name}: no samples for dataset '{dataset}'")
@@ -80,13 +91,7 @@ def _load(source: str | Path, filename: str, cls: type[T], dataset: str) -> Load
 
 def load_texts(source: str | Path, dataset: str = "all") -> Loaded[TextsSample]:
     """Texts samples (id, q, p, n) from a file, a hub-layout directory or ``hf:REPO``."""
-    loaded = _load(source, TEXTS_FILE, TextsSample, dataset)
-    seen: set[str] = set()
-    for index, sample in enumerate(loaded.samples, start=1):
-        if sample.id in seen:
-            raise DataError.at(loaded.source, index, "id", f"duplicate id '{sample.id}'")
-        seen.add(sample.id)
-    return loaded
+    return _load(source, TEXTS_FILE, TextsSample, dataset)
 
 
 def load_ranked(source: str | Path, dataset: str = "all") -> Loaded[RankedSample]:
