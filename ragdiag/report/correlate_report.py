@@ -283,14 +283,18 @@ def write_heatmap(report: dict, path: Path) -> None:
     segments = list(dict.fromkeys(r["segment"] for r in report["results"]))
     grid = np.full((len(segments), len(measures)), np.nan)
     cis: dict[tuple[int, int], list[float]] = {}
+    present = np.zeros(grid.shape, dtype=bool)
     for r in report["results"]:
+        if r["measure"] in measures:
+            present[segments.index(r["segment"]), measures.index(r["measure"])] = True
         if r["measure"] in measures and r[kind]["value"] is not None:
             i, j = segments.index(r["segment"]), measures.index(r["measure"])
             grid[i, j] = r[kind]["value"]
             if r[kind].get("ci"):
                 cis[(i, j)] = r[kind]["ci"]
     row_h = 0.5 if cis else 0.34
-    fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(measures), 2.8 + row_h * max(len(segments), 1)))
+    height = 2.8 + row_h * max(len(segments), 1)
+    fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(measures), height))
     ax.set_facecolor("#d9d9d9")
     image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(measures)), measures)
@@ -308,9 +312,13 @@ def write_heatmap(report: dict, path: Path) -> None:
                 color = "black" if grid[i, j] > middle else "white"
                 ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
             else:
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="//", edgecolor="#888888"))
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#888888",
+                                           hatch="//" if present[i, j] else ".."))
     fig.colorbar(image, ax=ax, label=f"max {kind} over α" if meta.get("alpha_grid") else kind)
     handles = [Patch(facecolor="#d9d9d9", edgecolor="#888888", hatch="//", label="undefined (constant measure or grade)")]
+    if not present.all():
+        handles.append(Patch(facecolor="#d9d9d9", edgecolor="#888888", hatch="..",
+                             label="not computed: too few rows (E: its x·K ranking missing)"))
     if cis:
         handles.append(Patch(facecolor="none", edgecolor="none", label="[a, b] = 95% bootstrap interval"))
     fig.legend(handles=handles, loc="lower center", fontsize=7, frameon=False, ncol=len(handles))
@@ -318,7 +326,7 @@ def write_heatmap(report: dict, path: Path) -> None:
     if meta.get("simulated_grades"):
         title += "\n(SIMULATED GRADES: bundled sample)"
     ax.set_title(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, min(0.5 / height, 0.15), 1, 1))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
