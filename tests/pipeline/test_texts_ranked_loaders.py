@@ -50,7 +50,7 @@ def test_errors_name_file_record_and_field(tmp_path):
     dup = texts_samples()
     dup[3]["id"] = "M-1"
     path.write_text(json.dumps(dup))
-    with pytest.raises(DataError, match=r"record 4: field 'id': duplicate id 'M-1' \(first in record 2\)"):
+    with pytest.raises(DataError, match=r"record 4: field 'id': duplicate id 'M-1' \(first in record 1\)"):
         load_texts(path)
     with pytest.raises(RagdiagError, match="no samples for dataset 'nq'"):
         load_ranked(_write(tmp_path, ranked_samples()), dataset="nq")
