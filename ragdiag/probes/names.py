@@ -198,8 +198,6 @@ def run_names_probe(
 
     results = []
     for lang in langs:
-        if progress:
-            note(f"names probe [{lang}]: building {n_queries} queries × {runs} runs × {len(ablations) + 1} conditions")
         texts = build_texts(lang, n_queries, runs, seed, ablations)
         for emb in embedders:
             before = dataclasses.replace(emb.stats)
