@@ -3,7 +3,9 @@
 - ``dense:EMBEDDER[:INDEX_SPEC]`` — EMBEDDER as in :func:`ragdiag.retrieval.embedders.load_embedder`
   (``local``, ``st:NAME``, ``openai:MODEL``, ``voyage:MODEL``), INDEX_SPEC as in
   :mod:`ragdiag.retrieval.index_specs` with one operating point (default ``flat``); cosine similarity.
-- ``bm25`` — :class:`ragdiag.retrieval.bm25.BM25Index` (English tokeniser), or ``bm25:fr``.
+- ``bm25[:VARIANT[:k1=..,b=..]]`` — :class:`ragdiag.retrieval.bm25.BM25Index` (bm25s; Lucene variant
+  by default, English tokeniser), spec as :func:`ragdiag.retrieval.bm25.parse_bm25_spec`; a list
+  shorter than the depth is completed with zero-score passages in corpus order.
 - ``hybrid:A+B`` — reciprocal rank fusion (:func:`ragdiag.retrieval.fusion.reciprocal_rank_fusion`,
   k = 60) of two specs, each ranked to depth max(100, depth).
 """
@@ -28,7 +30,7 @@ class RetrieverSpec:
     kind: str  # dense | bm25 | hybrid
     embedder: str = ""
     index: IndexSpec | None = None
-    lang: str = "en"
+    bm25: object = None  # ragdiag.retrieval.bm25.Bm25Config
     parts: tuple["RetrieverSpec", ...] = ()
 
 
@@ -46,9 +48,13 @@ def parse_retriever(text: str) -> RetrieverSpec:
     spec = text.strip()
     kind, _, rest = spec.partition(":")
     if kind == "bm25":
-        if rest not in ("", "en", "fr"):
-            raise RagdiagError(f"retriever '{text}': bm25 takes no option or a language, bm25:en or bm25:fr")
-        return RetrieverSpec(spec, "bm25", lang=rest or "en")
+        from ragdiag.retrieval.bm25 import parse_bm25_spec
+
+        try:
+            config = parse_bm25_spec(spec)
+        except RagdiagError as err:
+            raise RagdiagError(f"retriever '{text}': {err}") from None
+        return RetrieverSpec(spec, "bm25", bm25=config)
     if kind == "dense":
         parts = rest.split(":")
         at = next((i for i, p in enumerate(parts) if i > 0 and _is_index_kind(p)), len(parts))
@@ -110,11 +116,15 @@ class CorpusRetrieval:
         if spec.kind == "bm25":
             from ragdiag.retrieval.bm25 import BM25Index
 
-            bm25 = BM25Index(self.doc_texts, spec.lang)
+            bm25 = BM25Index.build(self.doc_texts, spec.bm25)
             out = []
             for text in self.query_texts:
                 rows, scores = bm25.top_k(text, depth)
-                out.append([(int(r), float(s)) for r, s in zip(rows, scores)])
+                hits = [(int(r), float(s)) for r, s in zip(rows, scores)]
+                if len(hits) < depth:  # zero-score passages follow in corpus order, as in a full ranking
+                    seen = {r for r, _ in hits}
+                    hits += [(r, 0.0) for r in range(len(self.doc_texts)) if r not in seen][: depth - len(hits)]
+                out.append(hits)
             return out
         from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 

@@ -1,13 +1,14 @@
 """``ragdiag pipeline --corpus``: your own corpus, queries and qrels, ranked by your retrievers, then
 generate → grade → correlate (→ evaluate when the qrels are graded), all into one folder.
 
-For each query and retriever the top ``depth`` (default max K) becomes a ranked sample of the
-retrieval-response schema (METHODS.md §1): id ``<dataset>-<qid>``, E = the retriever spec,
-Nc = depth, Np = relevant passages in the qrels (score > 0), candidate i < Np = relevant passage i,
-else a retrieved non-relevant passage; inK, P = n/K and R = n/Np follow from the qrels. The texts
+For each query and retriever the top ``depth`` (default max K; recorded as ``depth``) becomes a
+ranked sample of the retrieval-response schema (METHODS.md §1): id ``<dataset>-<qid>``, E = the
+retriever spec, Np = relevant passages in the qrels (score > 0), candidate i < Np = relevant
+passage i, else a retrieved non-relevant passage (see :func:`build_samples` for Nc); inK,
+P = n/K and R = n/Np follow from the qrels. The texts
 sample's positives are the relevant passages, so the ideal answer uses them all; a query with more
-relevant passages than ``ideal_cap`` (or than the depth, which the schema forbids) is left out and
-counted. The stages after ranking are the existing ``pipeline`` on the written texts/ranked files.
+relevant passages than ``ideal_cap`` is left out and counted. BM25 lists shorter than the depth
+(few passages share a term with the query) are completed with zero-score passages in corpus order. The stages after ranking are the existing ``pipeline`` on the written texts/ranked files.
 """
 
 from __future__ import annotations
@@ -76,18 +77,29 @@ def _at_k(hits: list[int], ks: list[int], np_: int) -> tuple[list[int], list[flo
 
 
 def build_samples(data: CorpusData, rankings: dict[str, list[list[tuple[int, float]]]], ks: list[int], depth: int,
-                  ideal_cap: int) -> tuple[list[dict], list[dict], list[str]]:
-    """(texts samples, ranked samples, skipped query ids) from per-retriever rankings (corpus rows)."""
-    texts, ranked, skipped = [], [], []
+                  ideal_cap: int) -> tuple[list[dict], list[dict], list[str], int]:
+    """(texts samples, ranked samples, skipped query ids, short lists dropped) from per-retriever
+    rankings (corpus rows, best first).
+
+    One texts sample per query: p = its relevant passages, n = every non-relevant passage any
+    retriever returned (first seen first). Each ranked sample orders all Np + |n| candidates (the
+    schema's permutation): the retriever's top ``depth`` first, in its order, then the candidates it
+    did not return, in candidate order (beyond the depth; no K reaches them). A list shorter than
+    the depth is dropped and counted.
+    """
+    texts, ranked, skipped, short = [], [], [], 0
     for j, qid in enumerate(data.query_ids):
         positives = data.relevant[qid]
-        if len(positives) > min(ideal_cap, depth):
+        if len(positives) > ideal_cap:
             skipped.append(qid)
             continue
         slot = {d: i for i, d in enumerate(positives)}
         negatives: list[str] = []
-        sample_id = f"{data.name}-{qid}"
+        orders = {}
         for name, lists in rankings.items():
+            if len(lists[j]) < depth:
+                short += 1
+                continue
             order = []
             for row, _ in lists[j]:
                 doc = data.doc_ids[row]
@@ -95,15 +107,21 @@ def build_samples(data: CorpusData, rankings: dict[str, list[list[tuple[int, flo
                     slot[doc] = len(positives) + len(negatives)
                     negatives.append(doc)
                 order.append(slot[doc])
+            orders[name] = order
+        n_candidates = len(positives) + len(negatives)
+        sample_id = f"{data.name}-{qid}"
+        for name, order in orders.items():
+            returned = set(order)
+            full = order + [i for i in range(n_candidates) if i not in returned]
             hits = [1 if i < len(positives) else 0 for i in order]
-            cut, p_at, r_at = _at_k(hits, ks, len(positives))
-            ranked.append({"id": sample_id, "E": name, "Nc": len(order), "Np": len(positives), "K": cut,
-                           "P": p_at, "R": r_at, "rank": order})
+            cut = [k for k in ks if k <= depth]
+            ranked.append({"id": sample_id, "E": name, "Nc": n_candidates, "Np": len(positives), "K": cut,
+                           "P": [sum(hits[:k]) / k for k in cut], "R": [sum(hits[:k]) / len(positives) for k in cut],
+                           "rank": full, "depth": depth})
         text_of = lambda d: data.doc_texts[data.row_of[d]]  # noqa: E731
         texts.append({"id": sample_id, "q": data.query_texts[j], "p": [text_of(d) for d in positives],
                       "n": [text_of(d) for d in negatives], "query_id": qid, "p_ids": positives, "n_ids": negatives})
-    ranked = [r for r in ranked if r["Nc"] >= r["Np"]]  # a list shorter than Np (tiny corpus) cannot be a sample
-    return texts, ranked, skipped
+    return texts, ranked, skipped, short
 
 
 def _safe(name: str) -> str:
@@ -124,9 +142,9 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     guard_outputs([*paths.values(), *run_paths.values()], data.files.values())
     retrieval = CorpusRetrieval(data.doc_texts, data.query_texts, config.cache_dir, cfg.embed_base_url, config.seed, progress)
     rankings = {s.text: retrieval.rank(s, depth) for s in specs}
-    texts, ranked, skipped = build_samples(data, rankings, cfg.ks, depth, cfg.ideal_cap)
+    texts, ranked, skipped, short = build_samples(data, rankings, cfg.ks, depth, cfg.ideal_cap)
     if not texts:
-        raise RagdiagError(f"every query has more relevant passages than --ideal-cap {cfg.ideal_cap} or the depth {depth}")
+        raise RagdiagError(f"every query has more relevant passages than --ideal-cap {cfg.ideal_cap}")
     inputs = list(data.files.values())
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(paths["texts"], texts, inputs=inputs)
@@ -152,7 +170,10 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         "retrievers": [{"spec": s.text, "kind": s.kind} for s in specs], "embedders": retrieval.identities,
         "ks": cfg.ks, "depth": depth, "ideal_cap": cfg.ideal_cap,
         "ideal": "answer from all the query's relevant passages (qrels score > 0); queries with more than "
-                 f"min(ideal_cap, depth) = {min(cfg.ideal_cap, depth)} relevant passages are left out",
+                 f"ideal_cap = {cfg.ideal_cap} relevant passages are left out",
+        "nc": "Nc counts all candidates of the query (relevant + every retriever's non-relevant hits); "
+              "the retriever's own top-depth list comes first in rank, the rest follows in candidate order",
+        "short_lists_dropped": short,
         "queries": {"judged_with_relevant": len(data.query_ids), "used": len(texts), "left_out": len(skipped),
                     "left_out_ids": skipped[:50], "not_judged": data.unjudged_queries},
         "ranked_samples": len(ranked), "qrels_graded": data.graded,

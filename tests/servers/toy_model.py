@@ -27,6 +27,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import threading
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from tests.servers.chat_server import ChatServer
@@ -87,10 +89,18 @@ def judge(user: str) -> str | None:
 class ToyModel(ChatServer):
     """The chat test server with the toy answer and judge above (failure knobs inherited)."""
 
-    def __init__(self, latency: float = 0.0, api_key: str | None = None) -> None:
+    def __init__(self, latency: float = 0.0, api_key: str | None = None, port: int = 0) -> None:
         super().__init__(latency, api_key=api_key)
+        self.port = port  # 0: a free port; a fixed port keeps cache keys (which hold the URL) across runs
         self.generation_requests = 0
         self.judge_requests = 0
+
+    def start(self):
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
 
     def _text(self, body: dict[str, Any]) -> str:
         messages = body.get("messages", [])

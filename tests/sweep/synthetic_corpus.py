@@ -27,7 +27,7 @@ def write_corpus(folder: Path, n_docs: int = 300, n_queries: int = 40) -> Path:
     docs = [{"_id": f"d{i}", "title": "",
              "text": " ".join(f"w{i}x{j}" for j in range(5)) + f". Filler sentence number {i} about nothing."}
             for i in range(n_docs)]
-    queries = [{"_id": f"q{j}", "text": f"question {j} asking about something"} for j in range(n_queries)]
+    queries = [{"_id": f"q{j}", "text": f"question {j} about nothing"} for j in range(n_queries)]
     doc_vectors = np.stack([vector_for(d["text"], MODEL, DIM) for d in docs])
     nearest = [int(np.argmax(doc_vectors @ vector_for(q["text"], MODEL, DIM))) for q in queries]
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as handle:

@@ -1,0 +1,95 @@
+"""``pipeline --corpus``: own corpus, queries and qrels through the retrieval core, then generate →
+grade → correlate, with the toy model (a test server, not an LLM) and the embeddings test server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import ClientConfig
+from ragdiag.pipeline.corpus_run import CorpusRunConfig, run_corpus_pipeline
+from tests.servers.embeddings_server import EmbeddingsServer
+from tests.servers.toy_model import ToyModel
+from tests.sweep.synthetic_corpus import DIM, MODEL, write_corpus
+
+DENSE = f"dense:openai:{MODEL}:hnsw:M=8,efSearch=16"
+
+
+@pytest.fixture()
+def setup(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    corpus = write_corpus(tmp_path / "synthetic", n_docs=120, n_queries=12)
+    with ToyModel() as toy, EmbeddingsServer(dim=DIM) as embed:
+        config = ClientConfig(model="toy", base_url=toy.base_url, cache_dir=tmp_path / "cache", workers=4)
+        yield tmp_path, corpus, toy, embed, config
+
+
+def _cfg(tmp_path, corpus, embed, **kw):
+    base = dict(corpus=corpus, retrievers=[DENSE, "bm25", f"hybrid:{DENSE}+bm25"], ks=[1, 3, 5], out_dir=tmp_path / "run",
+                embed_base_url=embed.base_url, min_samples=1, bootstrap=100)
+    return CorpusRunConfig(**{**base, **kw})
+
+
+def test_corpus_pipeline_end_to_end(setup):
+    tmp_path, corpus, toy, embed, config = setup
+    result = run_corpus_pipeline(_cfg(tmp_path, corpus, embed), config, progress=False)
+    run = tmp_path / "run"
+    ranked = json.loads((run / "samples_ranked.json").read_text())
+    texts = {t["id"]: t for t in json.loads((run / "samples_texts.json").read_text())}
+    qrels = dict(line.split("\t")[:2] for line in (corpus / "qrels" / "test.tsv").read_text().splitlines()[1:])
+    assert len(ranked) == 12 * 3 and {r["E"] for r in ranked} == {DENSE, "bm25", f"hybrid:{DENSE}+bm25"}
+    for r in ranked:
+        sample = texts[r["id"]]
+        assert r["id"] == f"synthetic-{sample['query_id']}" and r["depth"] == 5 and r["Np"] == 1
+        assert r["Nc"] == 1 + len(sample["n_ids"]) and sorted(r["rank"]) == list(range(r["Nc"]))
+        assert sample["p_ids"] == [qrels[sample["query_id"]]]
+        ids = [sample["p_ids"][i] if i < r["Np"] else sample["n_ids"][i - r["Np"]] for i in r["rank"][:5]]
+        run_row = next(json.loads(line) for line in (run / "runs" / f"{_safe(r['E'])}.jsonl").read_text().splitlines()
+                       if json.loads(line)["query_id"] == sample["query_id"])
+        assert ids == run_row["ids"]  # the ranked sample is the retriever's run, in the schema's indices
+    dense = [r for r in ranked if r["E"] == DENSE]
+    # the relevant document is each query's nearest neighbour: HNSW finds it at rank 1 here
+    assert sum(r["rank"][0] == 0 for r in dense) >= 10
+    graded = json.loads((run / "graded.json").read_text())
+    assert len(graded) == 12 * 3 * 3 and all(g["grade"] is not None for g in graded)
+    by_hit = {}
+    for g in graded:
+        by_hit.setdefault(sum(g["inK"]) > 0, []).append(g["grade"])
+    assert min(by_hit[True]) == 5 and max(by_hit.get(False, [1])) < 5  # toy judge: relevant shown ⇔ 5
+    manifest = json.loads((run / "corpus_run.json").read_text())
+    assert manifest["meta"]["queries"]["used"] == 12 and manifest["meta"]["evaluate"].startswith("skipped")
+    assert any(i["path"].endswith("corpus.jsonl") for i in manifest["run_record"]["inputs"])
+    assert (run / "correlation.json").is_file() and result.evaluation is None
+
+
+def _safe(name):
+    from ragdiag.pipeline.corpus_run import _safe as safe
+
+    return safe(name)
+
+
+def test_graded_qrels_are_evaluated(setup):
+    tmp_path, corpus, toy, embed, config = setup
+    qrels = corpus / "qrels" / "test.tsv"
+    rows = qrels.read_text().splitlines()
+    qrels.write_text("\n".join([rows[0]] + [r[:-1] + ("3" if i % 2 else "2") for i, r in enumerate(rows[1:])]) + "\n")
+    result = run_corpus_pipeline(_cfg(tmp_path, corpus, embed, retrievers=["bm25"]), config, progress=False)
+    assert result.evaluation is not None and (tmp_path / "run" / "evaluation.json").is_file()
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({"retrievers": ["dense:local:hnsw:efSearch=1|2"]}, "one operating point per retriever"),
+    ({"retrievers": ["sparse"]}, "unknown kind 'sparse'"),
+    ({"retrievers": ["hybrid:bm25"]}, "expected hybrid:A+B"),
+    ({"ks": [2, 10], "depth": 5}, "--k 10 is larger than the retrieval depth 5"),
+    ({"ks": [200]}, "retrieval depth 200 is larger than the 120 passages"),
+])
+def test_bad_specs_fail_before_work(setup, kw, expected):
+    tmp_path, corpus, toy, embed, config = setup
+    with pytest.raises(RagdiagError, match=re.escape(expected)):
+        run_corpus_pipeline(_cfg(tmp_path, corpus, embed, **kw), config, progress=False)
+    assert toy.requests == 0 and embed.requests == 0

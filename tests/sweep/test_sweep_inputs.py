@@ -1,0 +1,74 @@
+"""Bad input to ``ragdiag sweep``: one line, exit 2, before any embedding or LLM call."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+IVF = "ivf:nlist=16,nprobe=1|4"
+
+
+def _copy(corpus, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(corpus, folder)
+    return folder
+
+
+def _one_line_error(res) -> str:
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ragdiag: error: "), res.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("row, expected", [
+    ("q0\tnot-a-doc\t1", "document 'not-a-doc' (judged for query 'q0') is not in"),
+    ("q-unknown\td1\t1", "query 'q-unknown' is not in"),
+])
+def test_qrels_naming_unknown_documents_or_queries(tmp_path, corpus, sweep_cli, servers, row, expected):
+    folder = _copy(corpus, tmp_path)
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_text(qrels.read_text() + row + "\n")
+    line = _one_line_error(sweep_cli("--corpus", folder, "--index", IVF, "--out-dir", tmp_path / "o"))
+    assert expected in line
+    assert servers[0].requests == 0 and servers[1].requests == 0
+
+
+def test_no_overlap_between_queries_and_qrels(tmp_path, corpus, sweep_cli):
+    folder = _copy(corpus, tmp_path)
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nz1\td1\t1\n")
+    line = _one_line_error(sweep_cli("--corpus", folder, "--index", IVF, "--out-dir", tmp_path / "o"))
+    assert "no query of" in line and "is judged" in line
+
+
+def test_trec_qrels_are_read(tmp_path, corpus, sweep_cli):
+    folder = _copy(corpus, tmp_path)
+    beir = (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]
+    trec = folder / "qrels.trec"
+    trec.write_text("".join(f"{q} 0 {d} {s}\n" for q, d, s in (row.split("\t") for row in beir)))
+    res = sweep_cli("--corpus", folder / "corpus.jsonl", "--queries", folder / "queries.jsonl", "--qrels", trec,
+                    "--index", "ivf:nlist=16,nprobe=16", "--k", "5", "--max-queries", "3", "--out-dir", tmp_path / "o",
+                    "--bootstrap", "100")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "o" / "sweep.json").is_file()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--index", "hnsw:M=abc"], "M='abc' is not an integer"),
+    (["--index", "lsh:bits=8"], "unknown kind 'lsh'"),
+    (["--index", IVF, "--k", "301"], "--k 301 is larger than the 300 passages"),
+    (["--index", IVF, "--controls", "gold,empty"], "--controls must include exact"),
+    (["--index", IVF, "--controls", "exact,oracle"], "unknown control 'oracle'"),
+    (["--index", IVF, "--delta", "0,0.5"], "every δ must be in (0, 1]"),
+])
+def test_bad_options(tmp_path, corpus, sweep_cli, servers, args, expected):
+    line = _one_line_error(sweep_cli("--corpus", corpus, *args, "--out-dir", tmp_path / "o"))
+    assert expected in line
+    assert servers[1].requests == 0 or "--k" in args
+
+
+def test_numeric_ranges_are_checked_by_the_cli(tmp_path, corpus, sweep_cli):
+    for args in (["--bootstrap", "10"], ["--max-drop", "-1"], ["--max-calls", "-3"], ["--k", "0"]):
+        res = sweep_cli("--corpus", corpus, "--index", IVF, *args, "--out-dir", tmp_path / "o")
+        assert res.exit_code == 2, (args, res.output)

@@ -1,0 +1,65 @@
+"""Hand-checked statistics of the sweep (ragdiag.sweep.stats)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragdiag.sweep import stats
+
+
+def test_paired_difference_by_hand():
+    exact = np.array([5, 5, 4, 3, np.nan])
+    point = np.array([5, 3, 4, 4, 2])
+    out = stats.paired_difference(point, exact, n_boot=500, seed=0)
+    # pairs graded at both: d = [0, -2, 0, 1]; mean -0.25; one of four fell
+    assert out["value"] == -0.25 and out["worse_share"] == 0.25 and out["n_pairs"] == 4
+    lo, hi = out["ci"]
+    assert -2 <= lo <= -0.25 <= hi <= 1
+
+
+def test_identical_grades_give_a_zero_width_interval():
+    g = np.array([4.0, 4.0, 4.0])
+    assert stats.paired_difference(g, g, 200, 0)["ci"] == [0.0, 0.0]
+    assert stats.mean_with_ci(np.array([3.0, 3.0]), 200, 0) == (3.0, [3.0, 3.0])
+
+
+def test_bootstrap_is_seeded():
+    rng = np.random.default_rng(1)
+    g = rng.integers(1, 6, 50).astype(float)
+    assert stats.mean_with_ci(g, 300, 7) == stats.mean_with_ci(g, 300, 7)
+
+
+def test_recall_buckets_by_hand():
+    recalls = np.array([[0.0, 0.1, 0.5, 1.0], [0.9, 1.0, 0.3, 0.2]])
+    grades = np.array([[1, 2, 4, 5], [4, 3, 2, np.nan]])
+    buckets = {(b["lo"], b["hi"]): b for b in stats.recall_buckets(recalls, grades)}
+    assert buckets[(0.0, 0.2)] == {"lo": 0.0, "hi": 0.2, "n": 2, "p_grade_ge4": 0.0}
+    assert buckets[(0.2, 0.4)]["n"] == 1  # the ungraded (0.2) pair is left out
+    assert buckets[(0.4, 0.6)]["p_grade_ge4"] == 1.0
+    assert buckets[(0.8, 1.0)] == {"lo": 0.8, "hi": 1.0, "n": 1, "p_grade_ge4": 1.0}
+    assert buckets[(1.0, 1.0)] == {"lo": 1.0, "hi": 1.0, "n": 2, "p_grade_ge4": 0.5}
+    assert buckets[(0.6, 0.8)]["p_grade_ge4"] is None
+
+
+def test_delta_calibration_tracks_the_grade():
+    # three points: recall per query; the grade is 5 where recall ≥ 0.5, else 1
+    recalls = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 0.6, 0.4, 1.0], [0.2, 0.4, 0.6, 0.0]])
+    grades = np.where(recalls >= 0.5, 5.0, 1.0)
+    out = {c["delta"]: c for c in stats.delta_calibration(recalls, grades, (0.5, 0.1), 200, 0)}
+    assert out[0.5]["spearman"] == 1.0  # Robustness-0.5 equals the share of grade-5 queries
+    assert out[0.5]["ci"][0] <= 1.0 <= out[0.5]["ci"][1] + 1e-12
+    assert out[0.1]["n_points"] == 3
+
+
+def _point(label, qps, value, ci):
+    return {"label": label, "index": "hnsw", "params": {}, "qps_batch": qps, "recall_mean": 0.9,
+            "robustness": {}, "grade_mean": 4.0, "grade_diff_vs_exact": {"value": value, "ci": ci}, "worse_share": 0.1}
+
+
+def test_recommend_fastest_not_significantly_worse():
+    points = [_point("slow", 100, 0.0, [-0.1, 0.1]), _point("fast", 1000, -0.5, [-0.9, -0.1]),
+              _point("mid", 500, -0.2, [-0.5, 0.05])]
+    rec = stats.recommend(points, exact_qps=50.0, max_drop=None)
+    assert rec["point"] == "mid" and rec["speedup_vs_exact"] == 10.0 and rec["candidates"] == 2
+    assert stats.recommend(points, 50.0, max_drop=0.1)["point"] == "slow"
+    assert stats.recommend([points[1]], 50.0, None)["point"] is None
