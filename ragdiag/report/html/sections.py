@@ -28,6 +28,10 @@ def is_test_server(doc: Any) -> bool:
 
 def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
     """Run a plot function that writes files into a folder (or to one path) and read the PNGs back."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return []
     with tempfile.TemporaryDirectory(prefix="ragdiag-report-") as tmp:
         folder = Path(tmp)
         draw(folder / name)
@@ -35,6 +39,9 @@ def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
 
 
 def _images(pngs: list[bytes], alt: str) -> str:
+    """The images, or a note that plots need matplotlib (the page is still written without them)."""
+    if not pngs:
+        return f'<p class="note">{esc(alt)}: not drawn — plots need matplotlib: pip install \'ragdiag[plot]\'</p>'
     return "".join(image(png, alt) for png in pngs)
 
 
