@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.client import ClientConfig
+
+if TYPE_CHECKING:
+    from ragdiag.llm.client import ClientConfig
 
 
 def check_ranking_source(ranked: Optional[str], embedder: Optional[str]) -> None:

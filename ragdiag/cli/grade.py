@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.llm.client import ClientConfig
+
+if TYPE_CHECKING:
+    from ragdiag.llm.client import ClientConfig
 
 
 @llm_command

@@ -4,13 +4,15 @@ and writes graded qrels (BEIR TSV) with a manifest (paper 001, rag-gs S2–S5)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.llm.client import ClientConfig
+
+if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
+    from ragdiag.llm.client import ClientConfig
 
 
 @llm_command

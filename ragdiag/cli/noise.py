@@ -9,7 +9,6 @@ import typer
 
 from ragdiag.cli import params as p
 from ragdiag.cli.probe import show
-from ragdiag.llm.client import DEFAULT_MODEL
 
 
 def noise(
@@ -26,15 +25,16 @@ def noise(
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     rewrite: Annotated[bool, typer.Option("--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
-    model: Annotated[Optional[str], p.text_option("--model", f"LLM for --rewrite (default: {DEFAULT_MODEL}).")] = None,
+    model: Annotated[Optional[str], p.text_option("--model", f"LLM for --rewrite (default: {p.DEFAULT_MODEL}).")] = None,
     base_url: p.BaseUrl = None,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
     from ragdiag.cli.paths import check_paths
-    from ragdiag.probes.commands import probe_noise
 
     query_file = None if queries == "bundled" else Path(queries)
     check_paths(inputs={"--queries": query_file, "--corpus": corpus}, outputs={"--out": out}, plots={"--plot": plot},
                 folders={"--cache-dir": cache_dir})
+    from ragdiag.probes.commands import probe_noise  # after the checks: it needs the probes extra
+
     show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot, cache_dir,
                      rewrite, model, base_url))

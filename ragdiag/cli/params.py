@@ -245,6 +245,9 @@ DEFAULT_EMBEDDER = "local"
 DEFAULT_SEED = 0
 DEFAULT_MIN_SAMPLES = 300
 DEFAULT_CACHE_MODE = CacheMode.rw
+# the LLM client's defaults (ragdiag.llm.client.ClientConfig; a test keeps them equal), here so that
+# `ragdiag --help` does not import the remote-call stack
+DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_WORKERS = 4
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_MAX_RETRIES = 5

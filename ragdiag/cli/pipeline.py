@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from ragdiag.cli import params as p
 from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.llm.client import ClientConfig
+
+if TYPE_CHECKING:
+    from ragdiag.llm.client import ClientConfig
 
 
 @llm_command

@@ -44,7 +44,8 @@ def names(
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder."""
     from ragdiag.cli.paths import check_paths
-    from ragdiag.probes.commands import probe_names
 
     check_paths(outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
+    from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
+
     show(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot, cache_dir))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.cli.params import FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
-from ragdiag.llm.client import ClientConfig
+if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
+    from ragdiag.llm.client import ClientConfig
 
 SweepCorpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
 SweepQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]

@@ -16,6 +16,8 @@ import re
 import sys
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+import typer
+
 try:  # recent typers vendor click as typer._click
     from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
     from typer.exceptions import Abort
@@ -194,18 +196,18 @@ def _click_type_name(param: Any) -> Optional[str]:
 def main_one_line(super_main: Callable[..., Any], root: Any, args: Optional[Sequence[str]], **kwargs: Any) -> None:
     """Run the root command: deprecated spellings rewritten, usage errors on one line, exit code."""
     argv = list(sys.argv[1:] if args is None else args)
-    argv = rewrite_deprecated(root, argv, lambda line: print(line, file=sys.stderr))
+    argv = rewrite_deprecated(root, argv, lambda line: typer.echo(line, err=True))
     try:
         rv = super_main(args=argv, standalone_mode=False, **kwargs)
     except ClickException as err:
         if type(err).__name__ == "NoArgsIsHelpError":  # the help was the answer
             if err.format_message().strip():
-                print(err.format_message(), file=sys.stderr)
+                typer.echo(err.format_message(), err=True)
             sys.exit(err.exit_code)
         command = " ".join(["ragdiag", *_command_path(root, argv)[0]])
-        print(f"ragdiag: error: {usage_line(err, argv, command)}", file=sys.stderr)
+        typer.echo(f"ragdiag: error: {usage_line(err, argv, command)}", err=True)
         sys.exit(err.exit_code if isinstance(err, UsageError) else 2)
     except Abort:
-        print("ragdiag: error: aborted", file=sys.stderr)
+        typer.echo("ragdiag: error: aborted", err=True)
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -13,7 +14,8 @@ from ragdiag.cli import app
 from ragdiag.cli.aliases import DEPRECATED
 from ragdiag.cli.usage import rewrite_deprecated
 
-runner = CliRunner()
+# click < 8.2 mixes stderr into stdout unless told not to
+runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters else CliRunner()
 ROOT = typer.main.get_command(app)
 
 

@@ -3,6 +3,7 @@ names the flag and the problem, exit 2, no traceback, nothing written."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 
-runner = CliRunner()
+# click < 8.2 mixes stderr into stdout unless told not to
+runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters else CliRunner()
 
 LLM = ["--answers", "answers.jsonl", "--out", "graded.json"]  # grade: inputs are never read on a usage error
 GEN = ["--texts", "texts.json", "--ranked", "ranked.json", "--out", "answers.jsonl"]

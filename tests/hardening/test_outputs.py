@@ -4,6 +4,7 @@ half-written. Drives the real CLI; LLM runs use the local chat test server on 12
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,8 @@ from ragdiag.cli import app
 from tests.pipeline.tiny_data import write_tiny
 from tests.servers.chat_server import ChatServer
 
-runner = CliRunner()
+# click < 8.2 mixes stderr into stdout unless told not to
+runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters else CliRunner()
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
