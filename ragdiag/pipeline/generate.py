@@ -39,9 +39,9 @@ def parse_ks(text: str) -> list[int]:
     try:
         ks = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise RagdiagError(f"--k expects comma-separated integers such as 2,3,5, got '{text}'") from None
+        raise RagdiagError(f"cut-offs K: expected comma-separated integers such as 2,3,5, got '{text}'") from None
     if not ks or ks[0] < 1:
-        raise RagdiagError(f"--k needs positive cut-offs, got '{text}'")
+        raise RagdiagError(f"cut-offs K must be positive, got '{text}'")
     return ks
 
 
@@ -149,7 +149,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
     (default: a line on stderr) and to the manifest.
     """
     if (ranked_source is None) == (rank_with is None):
-        raise RagdiagError("give exactly one of --ranked FILE or --rank-with EMBEDDER")
+        raise RagdiagError("give exactly one source of rankings: ranked samples, or an embedder to rank the texts' candidates")
     if rank_with is not None:
         ranked_out = ranked_out or out.with_name(out.name.split(".")[0] + ".ranked.json")
     input_paths = [texts_source, ranked_source]
