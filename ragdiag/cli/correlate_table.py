@@ -17,19 +17,17 @@ def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None,
 
     from ragdiag.data.metric_table import load_metric_table
     from ragdiag.io.run_record import stamp, start_run
-    from ragdiag.io.writer import guard_outputs, write_text
+    from ragdiag.io.writer import guard_outputs
     from ragdiag.metrics.analysis import parse_kinds
     from ragdiag.metrics.table_correlation import TableOptions, table_report
+    from ragdiag.options import parse_pair
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
+    from ragdiag.report.correlation_file import write_correlation
 
     if not measure_cols:
         raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
     columns = [c.strip() for c in measure_cols.split(",") if c.strip()]
-    pair = None
-    if compare:
-        pair = tuple(m.strip() for m in compare.split(","))
-        if len(pair) != 2:
-            raise RagdiagError(f"--compare '{compare}': expected two metric columns, e.g. ndcg@10,recall@10")
+    pair = parse_pair(compare, "metric columns", "ndcg@10,recall@10") if compare else None
     kinds = parse_kinds(corr or "spearman")
     guard_outputs([out, plot], [path])
     record = start_run("ragdiag correlate", inputs=[path], seeds={"bootstrap": seed})
@@ -40,8 +38,7 @@ def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None,
     report["meta"]["shown_kinds"] = list(kinds)
     stamp(report, record)
     if out is not None:
-        out_fmt = out.suffix[1:] if fmt == "table" and out.suffix in (".json", ".csv") else fmt
-        write_text(out, render_text(report, out_fmt), inputs=[path])
+        write_correlation(report, out, fmt, inputs=[path])
     if plot is not None:
         write_heatmap(report, plot)
     if fmt == "table":
