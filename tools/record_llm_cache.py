@@ -34,7 +34,7 @@ REPLAY_BASE_URL = "http://127.0.0.1:8000/v1"  # recorded under this URL (cache k
 def pipeline_args(folder: Path, out_dir: Path, cache_dir: Path, base_url: str) -> list[str]:
     """The pipeline command line used to record and to replay."""
     return ["pipeline", "--texts", str(folder / "samples_texts.json"), "--ranked", str(folder / "samples_ranked.json"),
-            "--k", K, "--out-dir", str(out_dir), "--model", MODEL, "--base-url", base_url, "--cache-dir", str(cache_dir),
+            "--ks", K, "--out-dir", str(out_dir), "--model", MODEL, "--base-url", base_url, "--cache-dir", str(cache_dir),
             "--segments", "nw", "--min-samples", "5", "--workers", "4", "--no-progress"]
 
 
