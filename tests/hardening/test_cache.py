@@ -184,3 +184,31 @@ def test_missing_cache_and_a_file_as_cache_dir(tmp_path):
     for args in (("stats",), ("export", "--out", tmp_path / "o.jsonl"), ("prune", "--model", "m")):
         one_error_line(cli("cache", *args, "--cache-dir", a_file), rf"{re.escape(str(a_file))}.*(is a file|not a folder)")
     assert a_file.read_text() == "x"
+
+
+def test_embedding_commands_take_the_cache_modes(tmp_path, monkeypatch):
+    from tests.servers.embeddings_server import EmbeddingsServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"passage {i}"}) + "\n" for i in range(3)))
+    queries.write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(2)))
+    cache = tmp_path / "cache"
+
+    def build(url, *extra):
+        return cli("index", "build", "--corpus", corpus, "--out-dir", tmp_path / "idx", "--embedder", "openai:m",
+                   "--index-spec", "flat", "--base-url", url, "--cache-dir", cache, *extra)
+
+    def retrieve(url, *extra):
+        return cli("retrieve", "--index-dir", tmp_path / "idx", "--queries", queries, "--out", tmp_path / "run.jsonl",
+                   "--k", "2", "--base-url", url, "--cache-dir", cache, *extra)
+
+    with EmbeddingsServer(dim=8) as server:
+        url = server.base_url
+        one_error_line(build(url, "--cache", "replay"), r"--cache replay: 3 of 3 distinct texts have no cached vector")
+        assert server.requests == 0 and server.model_list_requests == 0
+        assert build(url).exit_code == 0 and retrieve(url).exit_code == 0
+        assert server.texts_embedded == 5
+    assert build(url, "--cache", "replay").exit_code == 0  # the server is gone: the cache answers everything
+    result = retrieve(url, "--cache", "replay")
+    assert result.exit_code == 0, result.stderr

@@ -94,7 +94,7 @@ def _corpus(tmp_path: Path) -> Path:
 
 
 def _build(tmp_path, corpus, base_url, out):
-    return cli("index", "build", "--corpus", corpus, "--out", out, "--embedder", "openai:m", "--index", "flat",
+    return cli("index", "build", "--corpus", corpus, "--out-dir", out, "--embedder", "openai:m", "--index-spec", "flat",
                "--base-url", base_url, "--cache-dir", tmp_path / "cache")
 
 

@@ -167,8 +167,8 @@ def test_embedding_server_html_reply_is_retried_then_embeds(tmp_path, monkeypatc
                               for i in range(4)))
     with EmbeddingsServer(dim=8) as server:
         server.malformed_next("html")
-        result = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "idx"),
-                                          "--embedder", "openai:m", "--index", "flat", "--base-url", server.base_url,
+        result = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out-dir", str(tmp_path / "idx"),
+                                          "--embedder", "openai:m", "--index-spec", "flat", "--base-url", server.base_url,
                                           "--cache-dir", str(tmp_path / "cache")])
         assert result.exit_code == 0, result.stderr
         assert server.statuses == [200, 200] and server.texts_embedded == 4
