@@ -31,7 +31,7 @@ SPEC = "hnsw:M=16,efConstruction=100,efSearch=64"
 
 def build(cache: Path, out: Path) -> tuple[float, dict]:
     cmd = [str(ROOT / ".venv" / "bin" / "ragdiag"), "index", "build", "--corpus", str(CORPUS), "--embedder", "local",
-           "--index", SPEC, "--out", str(out), "--cache-dir", str(cache)]
+           "--index-spec", SPEC, "--out-dir", str(out), "--cache-dir", str(cache)]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     elapsed = time.perf_counter() - start
@@ -51,7 +51,7 @@ def main() -> None:
     ratio = cold_s / warm_s
     md = f"""## Index build with the embedding cache (`benchmarks/bench_index_build_cache.py`)
 
-`ragdiag index build --corpus scifact/corpus.jsonl --embedder local --index {SPEC}` (5,183 passages), each run
+`ragdiag index build --corpus scifact/corpus.jsonl --embedder local --index-spec {SPEC}` (5,183 passages), each run
 a separate process timed end to end, fresh cache directory.
 
 | run | wall s | embedding calls | texts embedded | cache hits | embed s | index s | BM25 s |
