@@ -60,7 +60,8 @@ def build_dense(backend_text: str, spec: PgSpec, vectors: np.ndarray, metric: st
             info = server_info(conn)
         finally:
             conn.close()
-    return {"backend": backend.describe(), "table": index.table, "spec": spec.text, "params": {**spec.build, **point},
+    return {"backend": backend.describe(), "table": index.table, "rows": int(vectors.shape[0]), "spec": spec.text,
+            "params": {**spec.build, **point},
             "settings": spec.settings(point), "server": info, **sizes, **index.timings}
 
 
@@ -79,8 +80,8 @@ def open_dense(folder: Path, manifest: dict, backend_text: str | None) -> Iterat
     with server_url(backend) as (url, shown):
         conn = connect(url, shown)
         try:
-            index = PgIndex(conn, shown, block["table"], manifest["meta"]["metric"], spec, int(manifest["n_docs"]),
-                            int(manifest["dim"]))
+            rows = int(block.get("rows", manifest["n_docs"]))  # passages when the corpus was chunked
+            index = PgIndex(conn, shown, block["table"], manifest["meta"]["metric"], spec, rows, int(manifest["dim"]))
             with connection_errors(shown, f"opening table {index.table}"):
                 if not index.exists():
                     raise RagdiagError(f"index folder {folder}: table {index.table} is not on {shown}; rebuild the index")

@@ -232,8 +232,8 @@ def test_index_folder_table_round_trip(server, tmp_path):
     spec = parse_pg_spec("pg-ivfflat:lists=4,probes=4")
     block = build_dense(backend, spec, base, "cosine", tmp_path / "folder")
     assert block["backend"] == backend and block["settings"] == {"ivfflat.probes": "4"}
-    assert block["index_bytes"] > 0 and block["load_s"] >= 0
-    manifest = {"meta": {"pgvector": block, "metric": "cosine"}, "n_docs": 400, "dim": base.shape[1]}
+    assert block["index_bytes"] > 0 and block["load_s"] >= 0 and block["rows"] == 400
+    manifest = {"meta": {"pgvector": block, "metric": "cosine"}, "n_docs": 100, "dim": base.shape[1]}  # chunked: 4 rows/doc
     with open_dense(tmp_path / "folder", manifest, None) as index:
         ids = index.search(queries, 5)[1]
     np.testing.assert_array_equal(ids, exact_ground_truth(base, queries, 5, "cosine")[1])
