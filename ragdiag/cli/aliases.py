@@ -28,7 +28,7 @@ DEPRECATED: dict[str, dict[str, Renamed]] = {
     "index build": {"--out": "--out-dir", "--index": "--index-spec"},
     "robustness": {
         "--base": "--base-vectors", "--queries": _npy_queries, "--query-texts": "--queries",
-        "--index": "--index-spec", "--plot": "--plot-dir",
+        "--index": "--index-spec", "--plot": "--plot-dir", "--repeats": "--qps-repeats",
     },
     "probe names": {"--queries": "--n-queries"},
 }

@@ -335,7 +335,7 @@ Mode = Annotated[RetrievalMode, typer.Option("--mode", help="dense, bm25 or hybr
 RrfK = Annotated[int, typer.Option("--rrf-k", help="RRF constant k (hybrid): score = Σ 1/(k + rank).", min=0, max=1_000_000, metavar=INTEGER)]
 Candidates = Annotated[int, typer.Option("--candidates", help="Depth of each list fused in hybrid mode.", min=1, max=1_000_000, metavar=INTEGER)]
 LatencyQueries = Annotated[int, typer.Option("--latency-queries", help="Queries timed one by one for latency.", min=1, max=10_000_000, metavar=INTEGER)]
-BenchRepeats = Annotated[int, typer.Option("--repeats", help="Repeats of the batch QPS measurement (median reported).", min=1, max=1000, metavar=INTEGER)]
+BenchRepeats = Annotated[int, typer.Option("--qps-repeats", help="Repeats of the batch QPS measurement (median reported).", min=1, max=1000, metavar=INTEGER)]
 Threads = Annotated[Optional[int], typer.Option("--threads", help="faiss OpenMP threads (default: all cores).", min=1, max=4096, metavar=INTEGER)]
 TieAware = Annotated[bool, typer.Option("--tie-aware", help="Count returned items tied with the K-th true distance.")]
 

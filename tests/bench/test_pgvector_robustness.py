@@ -34,7 +34,7 @@ def test_pgvector_points_sit_beside_faiss_points(npy, tmp_path):
         "robustness", "--base-vectors", str(npy / "base.npy"), "--query-vectors", str(npy / "queries.npy"),
         "--metric", "cosine", "--k", "10", "--backend", "pgvector:embedded",
         "--index-spec", "pg-hnsw:m=4,ef_construction=8,ef_search=10|100", "--index-spec", "hnsw:M=4,efSearch=10",
-        "--index-spec", "pg-exact", "--latency-queries", "20", "--repeats", "1",
+        "--index-spec", "pg-exact", "--latency-queries", "20", "--qps-repeats", "1",
         "--out", str(out), "--per-query", str(per_query), "--plot-dir", str(plots),
     ])
     if result.exit_code != 0 and "could not start the embedded PostgreSQL" in result.output:

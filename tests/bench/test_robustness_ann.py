@@ -64,11 +64,11 @@ def test_tie_aware_recall_counts_equidistant_items():
 
 def test_cli_sweep_per_query_rows_reproduce_points(npy, tmp_path):
     out, per_query, plots = tmp_path / "r.json", tmp_path / "pq.jsonl", tmp_path / "plots"
-    args = ["robustness", "--base", str(npy / "base.npy"), "--queries", str(npy / "queries.npy"), "--k", "10",
-            "--metric", "l2", "--index", "flat", "--index", "hnsw:M=4,efConstruction=16,efSearch=4|32",
-            "--index", "ivf:nlist=32,nprobe=1|8", "--delta", "0.1,0.5,0.9", "--format", "json",
-            "--out", str(out), "--per-query", str(per_query), "--plot", str(plots),
-            "--latency-queries", "50", "--repeats", "1"]
+    args = ["robustness", "--base-vectors", str(npy / "base.npy"), "--query-vectors", str(npy / "queries.npy"), "--k", "10",
+            "--metric", "l2", "--index-spec", "flat", "--index-spec", "hnsw:M=4,efConstruction=16,efSearch=4|32",
+            "--index-spec", "ivf:nlist=32,nprobe=1|8", "--delta", "0.1,0.5,0.9", "--format", "json",
+            "--out", str(out), "--per-query", str(per_query), "--plot-dir", str(plots),
+            "--latency-queries", "50", "--qps-repeats", "1"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
@@ -100,8 +100,8 @@ def test_cli_table_tie_aware_label_and_threads(npy, tmp_path):
 
     before = faiss.omp_get_max_threads()
     try:
-        result = runner.invoke(app, ["robustness", "--base", str(npy / "base.npy"), "--queries", str(npy / "queries.npy"),
-                                     "--index", "flat", "--tie-aware", "--latency-queries", "5", "--repeats", "1",
+        result = runner.invoke(app, ["robustness", "--base-vectors", str(npy / "base.npy"), "--query-vectors", str(npy / "queries.npy"),
+                                     "--index-spec", "flat", "--tie-aware", "--latency-queries", "5", "--qps-repeats", "1",
                                      "--threads", "1", "--out", str(tmp_path / "r.json")])
     finally:
         faiss.omp_set_num_threads(before)
@@ -117,18 +117,18 @@ def test_cli_table_tie_aware_label_and_threads(npy, tmp_path):
     [
         (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 6))), [], "dimension mismatch"),
         (lambda r: (r.standard_normal((5, 8)), r.standard_normal((5, 8))), [], "k=10 is larger than the base"),
-        (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 8))), ["--index", "hnsw:efSearch=x"], "not an integer"),
+        (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 8))), ["--index-spec", "hnsw:efSearch=x"], "not an integer"),
         (lambda r: (np.full((50, 8), np.nan), r.standard_normal((5, 8))), [], "NaN"),
         (lambda r: (np.zeros((0, 8)), r.standard_normal((5, 8))), [], "no vectors"),
         (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 8))), ["--delta", "0,2"], "--delta"),
-        (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 8))), ["--metric", "dot"], "unknown metric"),
+        (lambda r: (r.standard_normal((50, 8)), r.standard_normal((5, 8))), ["--metric", "dot"], "--metric: 'dot' is not one of"),
     ],
 )
 def test_cli_bad_input_is_one_clear_line(tmp_path, make, extra, message):
     base, queries = make(np.random.default_rng(0))
     np.save(tmp_path / "b.npy", base.astype(np.float32))
     np.save(tmp_path / "q.npy", queries.astype(np.float32))
-    result = runner.invoke(app, ["robustness", "--base", str(tmp_path / "b.npy"), "--queries", str(tmp_path / "q.npy"), *extra])
+    result = runner.invoke(app, ["robustness", "--base-vectors", str(tmp_path / "b.npy"), "--query-vectors", str(tmp_path / "q.npy"), *extra])
     assert result.exit_code != 0
     assert message in result.stderr and result.stderr.startswith("ragdiag: error:")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -136,6 +136,6 @@ def test_cli_bad_input_is_one_clear_line(tmp_path, make, extra, message):
 
 def test_cli_missing_inputs_and_missing_file(tmp_path):
     result = runner.invoke(app, ["robustness"])
-    assert result.exit_code != 0 and "give --base and --queries" in result.stderr
-    result = runner.invoke(app, ["robustness", "--base", str(tmp_path / "nope.npy"), "--queries", str(tmp_path / "q.npy")])
+    assert result.exit_code != 0 and "no input: give base and query vectors" in result.stderr
+    result = runner.invoke(app, ["robustness", "--base-vectors", str(tmp_path / "nope.npy"), "--query-vectors", str(tmp_path / "q.npy")])
     assert result.exit_code != 0 and "file not found" in result.stderr

@@ -65,16 +65,17 @@ def test_old_spelling_runs_like_the_new_one(tmp_path):
     rng = np.random.default_rng(0)
     np.save(tmp_path / "b.npy", rng.standard_normal((60, 8)).astype(np.float32))
     np.save(tmp_path / "q.npy", rng.standard_normal((4, 8)).astype(np.float32))
-    common = ["--k", "5", "--latency-queries", "2", "--repeats", "1", "--metric", "l2", "--format", "json"]
+    common = ["--k", "5", "--latency-queries", "2", "--metric", "l2", "--format", "json"]
     old = runner.invoke(app, ["robustness", "--base", str(tmp_path / "b.npy"), "--queries", str(tmp_path / "q.npy"),
-                              "--index", "flat", *common])
+                              "--index", "flat", "--repeats", "1", *common])
     new = runner.invoke(app, ["robustness", "--base-vectors", str(tmp_path / "b.npy"), "--query-vectors",
-                              str(tmp_path / "q.npy"), "--index-spec", "flat", *common])
+                              str(tmp_path / "q.npy"), "--index-spec", "flat", "--qps-repeats", "1", *common])
     assert old.exit_code == 0 and new.exit_code == 0, old.output + new.output
     lines = [[line for line in r.stderr.splitlines() if line.strip()] for r in (old, new)]
     assert lines[0] == ["ragdiag: note: --base is deprecated here, use --base-vectors",
                                        "ragdiag: note: --queries is deprecated here, use --query-vectors",
-                                       "ragdiag: note: --index is deprecated here, use --index-spec"]
+                                       "ragdiag: note: --index is deprecated here, use --index-spec",
+                                       "ragdiag: note: --repeats is deprecated here, use --qps-repeats"]
     assert lines[1] == []
     recalls = [[p["recall_mean"] for p in json.loads(r.stdout)["points"]] for r in (old, new)]
     assert recalls[0] == recalls[1] == [1.0]

@@ -65,7 +65,7 @@ CASES = [
     (["index", "search", *RET, "--rrf-k", "-1"], "--rrf-k", "out of range"),
     (["robustness", *ROB, "--latency-queries", "0"], "--latency-queries", "out of range"),
     (["robustness", *ROB, "--latency-queries", "-5"], "--latency-queries", "out of range"),
-    (["robustness", *ROB, "--repeats", "0"], "--repeats", "out of range"),
+    (["robustness", *ROB, "--qps-repeats", "0"], "--qps-repeats", "out of range"),
     (["robustness", *ROB, "--threads", "0"], "--threads", "out of range"),
     (["robustness", *ROB, "--k", "-1"], "--k", "out of range"),
     (["robustness", *ROB, "--delta", "1.5"], "--delta", "(0, 1]"),

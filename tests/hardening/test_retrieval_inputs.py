@@ -79,7 +79,7 @@ def test_index_parameters_faiss_would_crash_on(files, spec, needle):
     base = tmp / "X.npy"
     np.save(base, np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))
     _refused(["robustness", "--base-vectors", str(base), "--query-vectors", str(base), "--k", "2", "--index-spec", spec,
-              "--latency-queries", "2", "--repeats", "1"], needle)
+              "--latency-queries", "2", "--qps-repeats", "1"], needle)
 
 
 def test_index_build_checks_the_spec_before_embedding(files):

@@ -153,7 +153,7 @@ def test_local_model_corpus_texts_robustness(env):
     tmp, corpus, queries, _ = env
     result = runner.invoke(app, ["robustness", "--corpus", str(corpus), "--queries", str(queries), "--embedder",
                                  "local", "--k", "2", "--metric", "cosine", "--index-spec", "hnsw:M=4,efSearch=8",
-                                 "--format", "json", "--latency-queries", "3", "--repeats", "1"])
+                                 "--format", "json", "--latency-queries", "3", "--qps-repeats", "1"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["meta"]["embedder"] == "st:all-MiniLM-L6-v2" and data["meta"]["dim"] == 384
