@@ -48,6 +48,7 @@ class RobustnessOptions:
     device: str = "cpu"
     batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
+    cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw)
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -71,7 +72,8 @@ def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.nd
         from ragdiag.retrieval.embedders import load_embedder
 
         embedder, query_embedder = (load_embedder(opts.embedder, opts.cache_dir, base_url=opts.base_url, role=role,
-                                                  device=opts.device, batch_size=opts.batch_size)
+                                                  device=opts.device, batch_size=opts.batch_size,
+                                                  cache_mode=opts.cache_mode)
                                     for role in ("passage", "query"))
         _, docs = load_corpus(opts.corpus)
         _, texts = load_queries(opts.query_texts)

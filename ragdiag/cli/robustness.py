@@ -34,6 +34,7 @@ def robustness(
     per_query: Annotated[Optional[Path], p.path_option("--per-query", "Write one JSON line per (point, query).")] = None,
     plot_dir: p.PlotDir = None,
     cache_dir: p.CacheDir = None,
+    cache: p.Cache = p.DEFAULT_CACHE_MODE,
     base_url: p.BaseUrl = None,
     device: p.DeviceOpt = p.Device.cpu,
     batch_size: p.BatchSize = None,
@@ -50,7 +51,7 @@ def robustness(
         k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
         queries=query_vectors, corpus=corpus, query_texts=queries, embedder=embedder, run=run, qrels=qrels,
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
-        cache_dir=cache_dir, base_url=base_url, backend=backend,
+        cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
     opts.device, opts.batch_size = device.value, batch_size
     result, rows = run_robustness(opts, progress=True)
