@@ -1,11 +1,13 @@
-"""``ragdiag pipeline``: rank → generate → grade → correlate in one command."""
+"""``ragdiag pipeline``: rank → generate → grade → correlate in one command (``--corpus``: your own
+corpus, queries and qrels ranked by ``--retriever`` specs, see :mod:`ragdiag.cli.corpus_pipeline`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ragdiag.cli import corpus_pipeline as cp
 from ragdiag.cli import params as p
 from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
@@ -16,8 +18,8 @@ if TYPE_CHECKING:
 
 @llm_command
 def pipeline(
-    texts: p.Texts,
     out_dir: p.OutDir,
+    texts: Annotated[Optional[str], typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO] (or rank your own corpus with --corpus).", metavar=p.TEXT)] = None,
     ranked: p.Ranked = None,
     embedder: p.RankEmbedder = None,
     ks: p.Ks = p.DEFAULT_KS,
@@ -26,6 +28,14 @@ def pipeline(
     second_judge: p.SecondJudge = None,
     segments: p.Segments = p.Segmentation.ratio,
     min_samples: p.MinSamples = p.DEFAULT_MIN_SAMPLES,
+    corpus: cp.CorpusOpt = None,
+    queries: cp.QueriesOpt = None,
+    qrels: cp.QrelsOpt = None,
+    retriever: cp.RetrieverOpt = None,
+    depth: cp.DepthOpt = None,
+    ideal_cap: cp.IdealCapOpt = 10,
+    max_queries: cp.MaxQueriesOpt = None,
+    embed_base_url: cp.EmbedBaseUrlOpt = None,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -42,6 +52,13 @@ def pipeline(
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.correlate_report import print_report
 
+    cp.check_corpus_flags(corpus, retriever, texts, ranked, embedder)
+    if corpus is not None:
+        check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
+        cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
+                           embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
+                           config, min_coverage, progress)
+        return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,

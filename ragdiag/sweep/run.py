@@ -11,6 +11,7 @@ passages (the query's relevant passages, capped) and an empty context. Statistic
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,15 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     if cfg.k > len(data.doc_ids):
         raise RagdiagError(f"--k {cfg.k} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
     specs = [parse_index_spec(s) for s in cfg.index]
+    clock = time.perf_counter()
     base, qvecs, embedder_id = _embed(cfg, data, llm.cache_dir, progress)
+    seconds = {"embed": time.perf_counter() - clock}
+    clock = time.perf_counter()
     _, exact_rows = exact_ground_truth(base, qvecs, cfg.k, "ip")
     exact_qps, exact_latency = _exact_timing(base, qvecs, cfg)
     options = SweepOptions(cfg.k, "ip", cfg.deltas, False, cfg.latency_queries, cfg.repeats, cfg.seed)
     points, recalls, point_rows = run_sweep(base, qvecs, specs, options, progress)
+    seconds["index_sweep"] = time.perf_counter() - clock
 
     def ids(rows: np.ndarray) -> list[tuple[str, ...]]:
         return [tuple(data.doc_ids[i] for i in row if i >= 0) for row in rows]
@@ -143,7 +148,9 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     try:
         needed = count_needed(client, job)
         check_budget(needed, cfg.max_calls)
+        clock = time.perf_counter()
         answer_all(client, job, progress)
+        seconds["answers"] = time.perf_counter() - clock
         client_stats = client.stats.as_dict()
     finally:
         client.close()
@@ -182,7 +189,8 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     recall_matrix = np.vstack([np.ones(len(qids)), *recalls])  # exact first, then the ANN points
     grade_matrix = np.vstack([exact_g, *(grades[label] for label in labels)])
     result = {
-        "meta": _meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
+        "meta": {**_meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
+                 "seconds": {k: round(v, 3) for k, v in seconds.items()}},
         "points": out_points,
         "controls": controls,
         "delta_calibration": stats.delta_calibration(recall_matrix, grade_matrix, cfg.deltas, cfg.bootstrap, seed),

@@ -93,3 +93,49 @@ def test_bad_specs_fail_before_work(setup, kw, expected):
     with pytest.raises(RagdiagError, match=re.escape(expected)):
         run_corpus_pipeline(_cfg(tmp_path, corpus, embed, **kw), config, progress=False)
     assert toy.requests == 0 and embed.requests == 0
+
+
+def _cli(tmp_path, toy, embed, *args):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    full = ["pipeline", *map(str, args), "--model", "toy", "--base-url", toy.base_url, "--cache-dir",
+            str(tmp_path / "cache"), "--no-progress", "--min-samples", "1"]
+    if embed is not None:
+        full += ["--embed-base-url", embed.base_url]
+    return CliRunner().invoke(app, full)
+
+
+def test_cli_corpus_path(setup):
+    tmp_path, corpus, toy, embed, _ = setup
+    res = _cli(tmp_path, toy, embed, "--corpus", corpus, "--retriever", DENSE, "--retriever", "bm25", "--ks", "1,3",
+               "--out-dir", tmp_path / "cli-run")
+    assert res.exit_code == 0, res.output
+    graded = json.loads((tmp_path / "cli-run" / "graded.json").read_text())
+    assert len(graded) == 12 * 2 * 2
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--retriever", "bm25", "--texts", "x.json"], "--retriever needs --corpus"),
+    (["--corpus", "{corpus}", "--texts", "x.json", "--retriever", "bm25"], "does not take --texts"),
+    (["--corpus", "{corpus}"], "--corpus needs at least one --retriever"),
+    (["--corpus", "{corpus}", "--retriever", "dense:local:hnsw:M=oops"], "M='oops' is not an integer"),
+    (["--corpus", "{corpus}", "--retriever", "bm25", "--ks", "3,8", "--depth", "5"], "--k 8 is larger than the retrieval depth 5"),
+    (["--corpus", "{bad_doc}", "--retriever", "bm25"], "document 'nope' (judged for query 'q1') is not in"),
+    (["--corpus", "{bad_query}", "--retriever", "bm25"], "query 'q-none' is not in"),
+    (["--corpus", "{no_overlap}", "--retriever", "bm25"], "is judged"),
+])
+def test_cli_bad_input_one_line(setup, args, expected):
+    tmp_path, corpus, toy, embed, _ = setup
+    folders = {"corpus": corpus}
+    for name, rows in (("bad_doc", "q1\tnope\t1\n"), ("bad_query", "q-none\td1\t1\n"), ("no_overlap", None)):
+        folder = write_corpus(tmp_path / name, n_docs=120, n_queries=12)
+        qrels = folder / "qrels" / "test.tsv"
+        qrels.write_text(qrels.read_text() + rows if rows else "query-id\tcorpus-id\tscore\nzz\td1\t1\n")
+        folders[name] = folder
+    res = _cli(tmp_path, toy, None, *[a.format(**folders) for a in args], "--out-dir", tmp_path / "o")
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ragdiag: error: ") and expected in lines[0], res.output
+    assert toy.requests == 0

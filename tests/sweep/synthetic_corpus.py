@@ -20,7 +20,7 @@ from tests.servers.embeddings_server import vector_for
 MODEL, DIM = "toy-embed", 32
 
 
-def write_corpus(folder: Path, n_docs: int = 300, n_queries: int = 40) -> Path:
+def write_corpus(folder: Path, n_docs: int = 300, n_queries: int = 40, dim: int = DIM) -> Path:
     """Write corpus.jsonl, queries.jsonl and qrels/test.tsv into ``folder``; returns it."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "qrels").mkdir(exist_ok=True)
@@ -28,8 +28,8 @@ def write_corpus(folder: Path, n_docs: int = 300, n_queries: int = 40) -> Path:
              "text": " ".join(f"w{i}x{j}" for j in range(5)) + f". Filler sentence number {i} about nothing."}
             for i in range(n_docs)]
     queries = [{"_id": f"q{j}", "text": f"question {j} about nothing"} for j in range(n_queries)]
-    doc_vectors = np.stack([vector_for(d["text"], MODEL, DIM) for d in docs])
-    nearest = [int(np.argmax(doc_vectors @ vector_for(q["text"], MODEL, DIM))) for q in queries]
+    doc_vectors = np.stack([vector_for(d["text"], MODEL, dim) for d in docs])
+    nearest = [int(np.argmax(doc_vectors @ vector_for(q["text"], MODEL, dim))) for q in queries]
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(d) + "\n" for d in docs)
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as handle:
