@@ -24,6 +24,7 @@ def noise(
     out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
+    cache: p.Cache = p.DEFAULT_CACHE_MODE,
     rewrite: Annotated[bool, typer.Option("--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
     model: Annotated[Optional[str], p.text_option("--model", f"LLM for --rewrite (default: {p.DEFAULT_MODEL}).")] = None,
     base_url: p.BaseUrl = None,
@@ -37,4 +38,4 @@ def noise(
     from ragdiag.probes.commands import probe_noise  # after the checks: it needs the probes extra
 
     show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot, cache_dir,
-                     rewrite, model, base_url))
+                     rewrite, model, base_url, cache_mode=cache.value))

@@ -41,6 +41,7 @@ def names(
     out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
+    cache: p.Cache = p.DEFAULT_CACHE_MODE,
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder."""
     from ragdiag.cli.paths import check_paths
@@ -48,4 +49,5 @@ def names(
     check_paths(outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
 
-    show(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot, cache_dir))
+    show(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot, cache_dir,
+                     cache_mode=cache.value))

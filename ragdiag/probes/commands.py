@@ -73,13 +73,14 @@ def probe_names(
     out: Path | None,
     plot: Path | None,
     cache_dir: Path | None,
+    cache_mode: str | None = None,
 ) -> ProbeOutput:
     """The Δ-margin name probe for each language and embedder (METHODS.md §6)."""
     langs, abl = parse_langs(lang), parse_ablations(ablations)
     _check_format(fmt)
     if epsilon < 0:
         raise RagdiagError(f"--epsilon must be non-negative (got {epsilon})")
-    embs = load_embedders(embedders, cache_dir)
+    embs = load_embedders(embedders, cache_dir, cache_mode=cache_mode)
     record = start_run("ragdiag probe names", models={"embedders": [e.identity for e in embs]}, seeds={"seed": seed})
     results = run_names_probe(langs, embs, queries, runs, seed, abl, epsilon, progress=True)
     params = {
@@ -107,6 +108,7 @@ def probe_noise(
     rewrite: bool = False,
     model: str | None = None,
     base_url: str | None = None,
+    cache_mode: str | None = None,
 ) -> ProbeOutput:
     """The conversational-noise probe for each language and embedder (METHODS.md §7).
 
@@ -127,7 +129,7 @@ def probe_noise(
 
         corpus_data = load_corpus(corpus)
         files[str(corpus_data.path)] = corpus_data.sha256
-    embs = load_embedders(embedders, cache_dir)
+    embs = load_embedders(embedders, cache_dir, cache_mode=cache_mode)
     record = start_run("ragdiag noise", inputs=[None if queries == "bundled" else queries, corpus],
                        models={"embedders": [e.identity for e in embs], **({"rewrite": model} if rewrite else {})},
                        seeds={"seed": seed})
@@ -137,7 +139,7 @@ def probe_noise(
         from ragdiag.probes.noise_rewrite import rewrite_queries
 
         def rewrite_fn(texts: list[str]):
-            rewrites = rewrite_queries(texts, model, base_url, cache_dir, True)
+            rewrites = rewrite_queries(texts, model, base_url, cache_dir, True, cache_mode or "rw")
             rewrite_meta.append(rewrites.meta)
             return rewrites
 

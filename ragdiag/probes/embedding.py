@@ -11,9 +11,10 @@ from ragdiag import __version__
 from ragdiag.retrieval.embedders import EmbedStats, Embedder, load_embedder
 
 
-def load_embedders(specs: list[str], cache_dir: Path | None, use_cache: bool = True) -> list[Embedder]:
+def load_embedders(specs: list[str], cache_dir: Path | None, use_cache: bool = True,
+                   cache_mode: str | None = None) -> list[Embedder]:
     """One embedder per distinct spec (default ``local``); all go through the embedding cache."""
-    return [load_embedder(spec, cache_dir, use_cache) for spec in dict.fromkeys(specs or ["local"])]
+    return [load_embedder(spec, cache_dir, use_cache, cache_mode=cache_mode) for spec in dict.fromkeys(specs or ["local"])]
 
 
 def embedding_calls(before: EmbedStats, after: EmbedStats) -> dict[str, int]:

@@ -25,14 +25,15 @@ class Rewrites:
 
 
 def rewrite_queries(texts: list[str], model: str | None, base_url: str | None, cache_dir: Path | None,
-                    progress: bool) -> Rewrites:
+                    progress: bool, cache_mode: str = "rw") -> Rewrites:
     """Rewrite each text with the LLM layer (cached; failures → one RagdiagError)."""
     from ragdiag.llm.client import DEFAULT_MODEL, ClientConfig, LLMClient
     from ragdiag.llm.prompts import load_prompt
     from ragdiag.llm.runner import run_items
 
     prompt = load_prompt("query-rewrite")
-    client = LLMClient(ClientConfig(model=model or DEFAULT_MODEL, base_url=base_url, cache_dir=cache_dir))
+    client = LLMClient(ClientConfig(model=model or DEFAULT_MODEL, base_url=base_url, cache_dir=cache_dir,
+                                    cache=cache_mode))
 
     def rewrite(text: str) -> str:
         return client.chat(client.request(prompt.messages(query=text), prompt.id), text[:60]).text.strip()
