@@ -63,12 +63,19 @@ def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Ma
     names = {(m, k): measure_name(m, k, gold) for m in metrics for k in ks}
     parsed = {key: ir_measures.parse_measure(name) for key, name in names.items()}
     by_measure = {parsed[key]: key for key in parsed}
+    # by object id (the object is kept alive in the value, so its id cannot be reused): a Measure
+    # hashes through its repr, which dominates the cost on large runs
+    column_of: dict[int, tuple[object, np.ndarray]] = {}
     position = {q: i for i, q in enumerate(query_ids)}
     out = {key: np.full(len(query_ids), np.nan) for key in names}
     run = rank_scores({q: ranking[q] for q in query_ids})
     judged = shifted_qrels({q: qrels[q] for q in query_ids})
-    for metric in ir_measures.iter_calc(list(parsed.values()), judged, run):
+    for metric in ir_measures.evaluator(list(parsed.values()), judged).iter_calc(run):
+        cached = column_of.get(id(metric.measure))
+        if cached is None:
+            cached = column_of[id(metric.measure)] = (metric.measure, out[by_measure[metric.measure]])
+        column = cached[1]
         row = position.get(metric.query_id)
         if row is not None:
-            out[by_measure[metric.measure]][row] = float(metric.value)
+            column[row] = metric.value
     return out
