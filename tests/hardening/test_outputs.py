@@ -158,3 +158,54 @@ def test_manifest_names_never_collide(tmp_path, monkeypatch):
     assert manifests["run.jsonl.manifest.json"] != manifests["run.json.manifest.json"]
     kinds = [json.loads(line).get("kind") for line in answers.read_text().splitlines()]
     assert kinds.count("ideal") == 4 and "topK" in kinds
+
+
+@pytest.fixture()
+def small_beir(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "volcano"}\n{"_id": "d2", "text": "glacier"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "volcano"}\n')
+    (tmp_path / "qrels.tsv").write_text("q1\t0\td1\t3\n")
+    (tmp_path / "run.jsonl").write_text('{"query_id": "q1", "ids": ["d1", "d2"], "scores": [1.0, 0.5]}\n')
+    return tmp_path
+
+
+# commands whose own library refuses (its line names the files, not the flag)
+GUARDED_BY_THE_LIBRARY = [
+    ("evaluate --out = --run", lambda d, o: ["evaluate", "--run", str(d / "run.jsonl"), "--qrels", str(d / "qrels.tsv"),
+                                             "--out", o], "run.jsonl"),
+    ("evaluate --out = --qrels", lambda d, o: ["evaluate", "--run", str(d / "run.jsonl"), "--qrels", str(d / "qrels.tsv"),
+                                               "--out", o], "qrels.tsv"),
+    ("label --out = --queries", lambda d, o: ["label", "--corpus", str(d / "corpus.jsonl"), "--queries",
+                                              str(d / "queries.jsonl"), "--out", o, "--cache", "replay"], "queries.jsonl"),
+    ("label --out = --corpus", lambda d, o: ["label", "--corpus", str(d / "corpus.jsonl"), "--queries",
+                                             str(d / "queries.jsonl"), "--out", o, "--cache", "replay"], "corpus.jsonl"),
+]
+
+
+@pytest.mark.parametrize("how", ["same path", "symlink", "hard link"])
+@pytest.mark.parametrize("name, build, victim", GUARDED_BY_THE_LIBRARY, ids=lambda v: v if isinstance(v, str) and " " in v else None)
+def test_new_commands_refuse_an_output_onto_an_input(small_beir, name, build, victim, how):
+    target = small_beir / victim
+    out = target
+    if how == "symlink":
+        out = small_beir / f"link-{victim}"
+        out.symlink_to(target)
+    elif how == "hard link":
+        out = small_beir / f"hard-{victim}"
+        os.link(target, out)
+    before = _snapshot(small_beir)
+    line = _one_line_refusal(runner.invoke(app, build(small_beir, str(out)), env={"RAGDIAG_CACHE_DIR": str(small_beir / "c")}))
+    assert "would overwrite the input" in line, line
+    assert _snapshot(small_beir) == before
+
+
+def test_pipeline_refuses_an_input_inside_its_out_dir_under_an_output_name(tmp_path):
+    out_dir = tmp_path / "out"
+    texts, ranked = write_tiny(out_dir)
+    texts = texts.rename(out_dir / "answers.jsonl")  # the name pipeline writes its answers under
+    before = _snapshot(tmp_path)
+    result = runner.invoke(app, ["pipeline", "--texts", str(texts), "--ranked", str(ranked), "--out-dir", str(out_dir),
+                                 "--cache", "replay", "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    line = _one_line_refusal(result)
+    assert "would overwrite the input" in line and "answers.jsonl" in line, line
+    assert _snapshot(tmp_path) == before
