@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ragdiag import __version__
+from ragdiag.remote.urls import redact_arg
 
 RUN_RECORD_KEY = "run_record"
 KEY_LIBRARIES = ("numpy", "scipy", "faiss-cpu", "sentence-transformers", "torch", "openai", "voyageai",
@@ -74,7 +75,7 @@ class RunRecord:
     """How one run was made; see the module docstring for the fields."""
 
     command: str
-    argv: list[str] = field(default_factory=lambda: list(sys.argv[1:]))
+    argv: list[str] = field(default_factory=lambda: [redact_arg(arg) for arg in sys.argv[1:]])  # no URL credentials
     ragdiag_version: str = __version__
     versions: dict[str, str] = field(default_factory=package_versions)
     python: str = field(default_factory=platform.python_version)

@@ -56,3 +56,10 @@ def cache_url(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     return f"{scheme}://{host}:{port}{parts.path.rstrip('/')}"
 
+
+def redact_arg(arg: str) -> str:
+    """A command-line argument with the credentials of any URL in it removed (``--base-url=URL`` too)."""
+    flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+    if "://" not in value:
+        return arg
+    return f"{flag}{eq}{redact_url(value)}"

@@ -110,3 +110,23 @@ def test_two_embedding_servers_on_one_host_never_share_vectors_and_credentials_s
         again = _build(tmp_path, corpus, first.base_url, tmp_path / "idx3")  # same server without credentials
         assert again.exit_code == 0 and first.texts_embedded == 3  # same cache key: the userinfo is not part of it
     assert_secret_nowhere(tmp_path, one.stdout, one.stderr, two.stdout, two.stderr)
+
+
+def test_credentials_stay_out_of_the_run_record_argv_of_a_real_process(tmp_path, tiny):
+    import os
+    import subprocess
+    import sys
+
+    texts, ranked = tiny
+    with ChatServer() as server:
+        plain = server.base_url
+        url = with_credentials(plain)
+        env = {**os.environ, "OPENAI_API_KEY": "test"}
+        done = subprocess.run([sys.executable, "-c", "from ragdiag.cli import main; main()", "generate", "--texts", str(texts), "--ranked",
+                               str(ranked), "--ks", "2", "--out", str(tmp_path / "a.jsonl"), f"--base-url={url}",
+                               "--cache-dir", str(tmp_path / "cache"), "--no-progress"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    argv = json.loads((tmp_path / "a.jsonl.manifest.json").read_text())["run_record"]["argv"]
+    assert f"--base-url={plain}" in argv
+    assert_secret_nowhere(tmp_path, done.stdout, done.stderr)
