@@ -41,7 +41,7 @@ def title_line(report: dict) -> str:
 def shown_kinds(report: dict) -> list[str]:
     """The correlation kinds the tables show: those asked for with --corr, else the first (Spearman)."""
     meta = report["meta"]
-    return list(meta.get("shown_kinds") or meta["kinds"])
+    return list(meta.get("shown_kinds") or meta["kinds"][:1])
 
 
 SEGMENT_LEGENDS = {

@@ -107,3 +107,14 @@ def test_evaluate_section_has_metrics_with_intervals(page):
     section = html[html.index('data-kind="evaluate"'):]
     section = section[: section.index("</section>")]
     assert "ra_nwg" in section and "95% interval" in section and re.search(r"\[\d\.\d{3}, \d\.\d{3}\]", section)
+
+
+def test_graded_rows_from_a_test_server_are_labelled(tmp_path, results_dir):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "graded.json").write_text((results_dir / "inputs" / "graded.json").read_text())
+    html, _, _ = build_report([run / "graded.json"])
+    assert "TEST SERVER" not in html
+    (run / "graded.json.manifest.json").write_text((results_dir / "graded.json.manifest.json").read_text())
+    html, sections, _ = build_report([run / "graded.json"])
+    assert [s.kind for s in sections] == ["graded"] and "TEST SERVER" in html

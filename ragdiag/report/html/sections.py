@@ -38,6 +38,18 @@ def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
         return [p.read_bytes() for p in sorted(folder.glob("*.png"))]
 
 
+def _manifest_says_test_server(graded: Path) -> bool:
+    """The grades of ``graded`` came from a test server: its sidecar manifest (``NAME.manifest.json``,
+    or the older ``STEM.manifest.json``) names the test-server model or a loopback URL."""
+    for manifest in (graded.with_name(f"{graded.name}.manifest.json"), graded.with_name(f"{graded.stem}.manifest.json")):
+        try:
+            if manifest.is_file() and is_test_server(json.loads(manifest.read_text(encoding="utf-8"))):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def _images(pngs: list[bytes], alt: str) -> str:
     """The images, or a note that plots need matplotlib (the page is still written without them)."""
     if not pngs:
@@ -50,7 +62,9 @@ def correlate_section(item: Input) -> Section:
 
     doc = item.doc
     meta = doc["meta"]
-    body = [labels(simulated=bool(meta.get("simulated_grades")))]
+    graded_by = (doc.get("run_record") or {}).get("models") or {}
+    body = [labels(simulated=bool(meta.get("simulated_grades")),
+                   test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.get("source", "")))))]
     sentences = cr.verdict_sentences(doc)
     if sentences:
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
@@ -61,7 +75,7 @@ def correlate_section(item: Input) -> Section:
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
     by_key = {(r["segment"], r["measure"]): r for r in doc["results"]}
-    for kind in cr.shown_kinds(doc) if meta.get("shown_kinds") else meta["kinds"][:1]:
+    for kind in cr.shown_kinds(doc):
         rows = []
         for segment in segments:
             cells: list[Any] = [segment, max(by_key[segment, m]["n"] for m in measures if (segment, m) in by_key)]
@@ -221,7 +235,7 @@ def graded_section(item: Input) -> Section:
     for r in rows:
         if isinstance(r.get("grade"), (int, float)):
             per_k.setdefault(r.get("K"), []).append(r["grade"])
-    body = [labels(test_server=is_test_server(rows[:20])),
+    body = [labels(test_server=is_test_server(rows[:20]) or _manifest_says_test_server(item.path)),
             table(["quantity", "value"], [["rows", len(rows)], ["graded", len(grades)],
                                           ["missing grade", len(rows) - len(grades)],
                                           ["mean grade", sum(grades) / len(grades) if grades else None]]),
