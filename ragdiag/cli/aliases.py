@@ -1,15 +1,16 @@
 """Deprecated option spellings, per command: they keep working, hidden from ``--help``, and
 each use prints one ``ragdiag: note: OLD is deprecated here, use NEW`` line on stderr.
 
-A value is the new flag, or a function of the value given that returns the new flag (or None
-to keep the old one, when the spelling is still right for that value).
+A value is the new flag; a function of the value given that returns the new flag (or None to
+keep the old one, when the spelling is still right for that value); or, for a flag that became
+an option value, the tokens that replace it (``--no-cache`` → ``--cache off``).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional, Union
 
-Renamed = Union[str, Callable[[Optional[str]], Optional[str]]]
+Renamed = Union[str, Callable[[Optional[str]], Optional[str]], tuple[str, ...]]
 
 
 def _npy_queries(value: Optional[str]) -> Optional[str]:
@@ -25,7 +26,7 @@ DEPRECATED: dict[str, dict[str, Renamed]] = {
     "pipeline": _GENERATE,
     "retrieve": _RETRIEVE,
     "index search": _RETRIEVE,
-    "index build": {"--out": "--out-dir", "--index": "--index-spec"},
+    "index build": {"--out": "--out-dir", "--index": "--index-spec", "--no-cache": ("--cache", "off")},
     "robustness": {
         "--base": "--base-vectors", "--queries": _npy_queries, "--query-texts": "--queries",
         "--index": "--index-spec", "--plot": "--plot-dir", "--repeats": "--qps-repeats",

@@ -22,7 +22,6 @@ def build(
     lang: Annotated[p.Language, typer.Option("--lang", help="BM25 stopwords and Snowball stemmer.", metavar=p.choices_metavar(p.Language))] = p.Language.en,
     fold_accents: Annotated[bool, typer.Option("--fold-accents", help="BM25: fold accents (é → e).")] = False,
     cache_dir: p.CacheDir = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the embedding cache (same as --cache off).")] = False,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
     base_url: p.BaseUrl = None,
     seed: p.Seed = p.DEFAULT_SEED,
@@ -39,9 +38,9 @@ def build(
 
     check_paths(inputs={"--corpus": corpus}, folders={"--out-dir": out_dir, "--cache-dir": cache_dir})
     opts = BuildOptions(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
-                        not no_cache, base_url, seed, backend=backend)
+                        cache is not p.CacheMode.off, base_url, seed, backend=backend)
     opts.bm25, opts.stem, opts.chunk, opts.device, opts.batch_size = bm25, stem, chunk, device.value, batch_size
-    opts.cache_mode = "off" if no_cache else cache.value
+    opts.cache_mode = cache.value
     manifest = build_index_dir(opts, progress=True)
     stats, times = manifest["embedding"], manifest["timings_s"]
     typer.echo(

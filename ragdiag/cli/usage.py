@@ -131,6 +131,14 @@ def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) 
             out.extend(args[i:])
             break
         name, eq, inline = token.partition("=")
+        if name in table and isinstance(table[name], tuple):  # a flag that became an option value
+            replacement = table[name]
+            if name not in noted:
+                warn(f"ragdiag: note: {name} is deprecated here, use {' '.join(replacement)}")
+                noted.add(name)
+            out.extend(replacement)
+            i += 1
+            continue
         if name in table:
             value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
             new = table[name](value) if callable(table[name]) else table[name]

@@ -36,7 +36,7 @@ def _alias_cases():
 def test_every_alias_names_an_option_of_its_command_and_is_hidden(path, old, new):
     command = _command(path)
     options = {opt for param in command.params for opt in getattr(param, "opts", [])}
-    target = new if isinstance(new, str) else new("x.npy")
+    target = new if isinstance(new, str) else new[0] if isinstance(new, tuple) else new("x.npy")
     assert target in options, f"{path}: {old} → {target}, which is not an option"
     if old not in options:  # a pure alias: not shown by --help
         help_text = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "240"}).stdout
@@ -51,6 +51,13 @@ def test_rewrite_prints_one_note_per_old_flag_and_keeps_values():
                          "--out-dir", "idx2", "--", "--out"]
     assert notes == ["ragdiag: note: --out is deprecated here, use --out-dir",
                      "ragdiag: note: --index is deprecated here, use --index-spec"]
+
+
+def test_a_flag_that_became_a_value():
+    notes: list[str] = []
+    assert rewrite_deprecated(ROOT, ["index", "build", "--no-cache", "--corpus", "c"], notes.append) == [
+        "index", "build", "--cache", "off", "--corpus", "c"]
+    assert notes == ["ragdiag: note: --no-cache is deprecated here, use --cache off"]
 
 
 def test_robustness_queries_means_vectors_only_for_npy():
