@@ -156,7 +156,7 @@ def write_plot(result: dict[str, Any], path: Path, inputs: list[Path]) -> Path:
 
     ks = result["params"]["k"]
     runs = result["runs"]
-    fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 4.2), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 4.6), squeeze=False, sharey=True)
     width = 0.8 / max(len(runs), 1)
     colours = {"ra_nwg": "#3b6ea5", "proc": "#b8cbe0"}
     for ax, k in zip(axes[0], ks):
@@ -177,11 +177,12 @@ def write_plot(result: dict[str, Any], path: Path, inputs: list[Path]) -> Path:
         ax.set_ylim(0, 1.05)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("macro mean over judged queries")
-    axes[0][0].legend(loc="lower left", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     p = result["params"]
     fig.suptitle(f"RA-nWG@K vs PROC@K (pool depth {p['pool_depth']}; 95% bootstrap intervals, {p['bootstrap']} replicates, seed {p['seed']})",
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     with atomic_path(path, inputs=inputs) as tmp:
         fig.savefig(tmp, format="png", dpi=120)
     plt.close(fig)
