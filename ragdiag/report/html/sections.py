@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import tempfile
 from pathlib import Path
@@ -28,9 +29,7 @@ def is_test_server(doc: Any) -> bool:
 
 def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
     """Run a plot function that writes files into a folder (or to one path) and read the PNGs back."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         return []
     with tempfile.TemporaryDirectory(prefix="ragdiag-report-") as tmp:
         folder = Path(tmp)
