@@ -118,3 +118,18 @@ def test_graded_rows_from_a_test_server_are_labelled(tmp_path, results_dir):
     (run / "graded.json.manifest.json").write_text((results_dir / "graded.json.manifest.json").read_text())
     html, sections, _ = build_report([run / "graded.json"])
     assert [s.kind for s in sections] == ["graded"] and "TEST SERVER" in html
+
+
+def test_pngs_beside_a_result_are_not_shown_twice(tmp_path, results_dir):
+    folder = tmp_path / "rob"
+    folder.mkdir()
+    (folder / "robustness.json").write_text((results_dir / "robustness.json").read_text())
+    html, sections, _ = build_report([folder])
+    png = html[html.index("data:image/png;base64,") + 22:].split('"')[0]
+    (folder / "robustness_vs_recall.png").write_bytes(__import__("base64").b64decode(png))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "figure.png").write_bytes((folder / "robustness_vs_recall.png").read_bytes())
+    html, sections, notes = build_report([folder, alone])
+    assert [s.kind for s in sections] == ["robustness", "plot"] and sections[1].title == "Plot: figure.png"
+    assert notes == [f"skipped {folder / 'robustness_vs_recall.png'}: its plot is redrawn from the result beside it"]

@@ -101,4 +101,20 @@ def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
             raise RagdiagError(f"{path}: no such file or folder")
     if not inputs:
         raise RagdiagError("no result found in " + ", ".join(map(str, paths)))
-    return inputs, notes
+    return _without_redrawn_plots(inputs, notes), notes
+
+
+DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise")
+
+
+def _without_redrawn_plots(inputs: list[Input], notes: list[str]) -> list[Input]:
+    """PNGs beside a result whose section redraws its plots (robustness, sweep, probes, correlate)
+    would show twice: they are left out, with a note."""
+    drawn = {item.path.parent for item in inputs if item.kind in DRAWING_KINDS}
+    kept = []
+    for item in inputs:
+        if item.kind == "plot" and item.path.parent in drawn:
+            notes.append(f"skipped {item.path}: its plot is redrawn from the result beside it")
+        else:
+            kept.append(item)
+    return kept
