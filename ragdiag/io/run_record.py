@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ragdiag import __version__
-from ragdiag.remote.urls import redact_arg
+from ragdiag.io.redact import redact_arg
 
 RUN_RECORD_KEY = "run_record"
 KEY_LIBRARIES = ("numpy", "scipy", "faiss-cpu", "sentence-transformers", "torch", "openai", "voyageai",

@@ -1,6 +1,6 @@
 """Base URLs: validation, redaction for anything written or logged, and the form used in cache keys.
 
-``redact_url`` drops the user-info part (``user:pw@``) and masks query values, so a URL can go into a
+``redact_url`` (from :mod:`ragdiag.io.redact`) drops the user-info part (``user:pw@``) and masks query values, so a URL can go into a
 manifest, an error line or a log. ``cache_url`` is what identifies a server in a cache key: scheme,
 host, port (explicit, the scheme's default when absent) and path, lower-cased scheme and host, no
 trailing slash, no credentials and no query — two servers on one host never share answers.
@@ -8,9 +8,12 @@ trailing slash, no credentials and no query — two servers on one host never sh
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.redact import redact_arg, redact_url
+
+__all__ = ["EXAMPLE", "cache_url", "check_base_url", "redact_arg", "redact_url"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 EXAMPLE = "http://127.0.0.1:8000/v1"
@@ -33,20 +36,6 @@ def check_base_url(url: str) -> str:
     return url.strip()
 
 
-def redact_url(url: str | None) -> str | None:
-    """``url`` without ``user:password@`` and with every query value replaced by ``***``."""
-    if url is None:
-        return None
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rpartition("@")[2]
-    except ValueError:
-        return "<unparseable URL>"
-    query = "&".join(f"{item.partition('=')[0]}=***" if "=" in item else item
-                     for item in parts.query.split("&")) if parts.query else ""
-    return urlunsplit((parts.scheme, host, parts.path, query, ""))
-
-
 def cache_url(url: str) -> str:
     """``scheme://host:port/path`` of a checked base URL: the server's identity in cache keys."""
     parts = _split(check_base_url(url))
@@ -55,11 +44,3 @@ def cache_url(url: str) -> str:
     host = parts.hostname or ""
     host = f"[{host}]" if ":" in host else host
     return f"{scheme}://{host}:{port}{parts.path.rstrip('/')}"
-
-
-def redact_arg(arg: str) -> str:
-    """A command-line argument with the credentials of any URL in it removed (``--base-url=URL`` too)."""
-    flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
-    if "://" not in value:
-        return arg
-    return f"{flag}{eq}{redact_url(value)}"
