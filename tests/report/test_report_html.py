@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -126,7 +127,7 @@ def test_pngs_beside_a_result_are_not_shown_twice(tmp_path, results_dir):
     (folder / "robustness.json").write_text((results_dir / "robustness.json").read_text())
     html, sections, _ = build_report([folder])
     png = html[html.index("data:image/png;base64,") + 22:].split('"')[0]
-    (folder / "robustness_vs_recall.png").write_bytes(__import__("base64").b64decode(png))
+    (folder / "robustness_vs_recall.png").write_bytes(base64.b64decode(png))
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "figure.png").write_bytes((folder / "robustness_vs_recall.png").read_bytes())
