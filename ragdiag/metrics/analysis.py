@@ -46,6 +46,7 @@ class SegmentMeasure:
     boot: dict[str, np.ndarray] = field(default_factory=dict)  # kind → (B,) maxima
 
 
+TIE_TOLERANCE = 5e-4  # leads below this (shown as +0.000) are ties: ``tied`` lists the measures within it
 _BOOTSTRAP_CELLS = 4_000_000  # replicates per batch × structures × tuples × grades, bounds memory
 
 
@@ -182,7 +183,8 @@ def _verdicts(cells: list[SegmentMeasure], kind: str) -> list[dict]:
         ranked = sorted(measures, key=lambda m: -means[m])
         best = ranked[0]
         entry = {"subset": subset, "side": side, "kind": kind, "best": best, "best_mean": means[best],
-                 "segments": len(common), "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None}
+                 "segments": len(common), "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None,
+                 "tied": [m for m in ranked if means[best] - means[m] < TIE_TOLERANCE]}
         if len(ranked) > 1:
             runner = ranked[1]
             entry.update(runner_up=runner, runner_up_mean=means[runner], lead=means[best] - means[runner])

@@ -18,6 +18,7 @@ from scipy import stats
 
 from ragdiag.data.metric_table import MetricTable
 from ragdiag.errors import RagdiagError
+from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlation import KINDS
 
 
@@ -159,7 +160,8 @@ def _verdict(group: str, rows: list[dict], opts: TableOptions, boot: dict) -> di
     ranked = sorted(defined, key=lambda m: -defined[m])
     best = ranked[0]
     entry = {"subset": group, "side": "all", "kind": kind, "best": best, "best_mean": defined[best], "segments": 1,
-             "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None}
+             "runner_up": None, "runner_up_mean": None, "lead": None, "lead_holds": None,
+             "tied": [m for m in ranked if defined[best] - defined[m] < TIE_TOLERANCE]}
     if len(ranked) > 1:
         runner = ranked[1]
         entry.update(runner_up=runner, runner_up_mean=defined[runner], lead=defined[best] - defined[runner])

@@ -11,6 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.metrics.analysis import TIE_TOLERANCE
+
 
 def _cell(entry: dict | None) -> str:
     if not entry or entry.get("value") is None:
@@ -152,13 +154,13 @@ def verdict_table(report: dict) -> Table:
     table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right")
     for v in report["verdicts"]:
         holds = "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}% of {boot} resamples"
-        best = f"{v['best']} = {v['runner_up']} (tie)" if is_tie(v) else v["best"]
+        best = " = ".join(v.get("tied") or [v["best"], v["runner_up"]]) + " (tie)" if is_tie(v) else v["best"]
         table.add_row(v["subset"], v["side"], str(v["segments"]), best, f"{v['best_mean']:.3f} ({v['kind']})",
                       v["runner_up"] or "–", _lead(v["lead"]), holds)
     return table
 
 
-TIE = 5e-4
+TIE = TIE_TOLERANCE
 
 
 def is_tie(verdict: dict) -> bool:
@@ -180,8 +182,10 @@ def verdict_sentences(report: dict) -> list[str]:
             lines.append(f"{where}: only {v['best']} is defined ({v['kind']} {v['best_mean']:.3f})")
             continue
         if is_tie(v):
-            text = (f"{where}: tie — {v['best']} and {v['runner_up']} predict the grade equally well "
-                    f"({v['kind']} {v['best_mean']:.3f}, difference {v['lead']:+.4f})")
+            tied = v.get("tied") or [v["best"], v["runner_up"]]
+            names = ", ".join(tied[:-1]) + f" and {tied[-1]}"
+            text = (f"{where}: tie — {names} predict the grade equally well "
+                    f"({v['kind']} {v['best_mean']:.3f}, within {TIE:g} of each other)")
         else:
             text = (f"{where}: {v['best']} predicts the grade best ({v['kind']} {v['best_mean']:.3f}), "
                     f"{v['lead']:+.3f} ahead of {v['runner_up']}")

@@ -94,3 +94,16 @@ def test_a_tiny_lead_is_named_a_tie_not_a_win():
     tie, win = verdict_sentences(report)
     assert "tie — F and T predict the grade equally well" in tie and "predicts the grade best" not in tie
     assert win.startswith("M, wide: F predicts the grade best") and "+0.020 ahead of T" in win
+    three = verdict_sentences({"meta": {"bootstrap": 0}, "verdicts": [{**_verdict(0.0), "tied": ["E", "F", "T"]}]})
+    assert three == ["M, wide: tie — E, F and T predict the grade equally well (spearman 0.410, within 0.0005 of each other)"]
+
+
+def test_verdicts_list_every_tied_measure(graded_file, tmp_path):
+    out = tmp_path / "r.json"
+    result = _run("--graded", str(graded_file), "--segments", "pooled", "--min-samples", "50", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    for verdict in json.loads(out.read_text())["verdicts"]:
+        means = {r["measure"]: r["spearman"]["value"] for r in json.loads(out.read_text())["results"]
+                 if r["segment"].endswith("^" + verdict["subset"])}
+        assert verdict["tied"] == [m for m in sorted(means, key=lambda m: -means[m])
+                                   if means[verdict["best"]] - means[m] < 5e-4]
