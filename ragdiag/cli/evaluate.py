@@ -67,6 +67,9 @@ def evaluate(
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
     check_params(params)
     inputs = [qrels, *run, answers]
+    from ragdiag.cli.paths import check_paths
+
+    check_paths(plots={"--plot": plot})  # an image suffix, before any work
     for path in (out, per_query, plot):
         if path is not None:
             check_output_path(path)

@@ -34,6 +34,10 @@ def label(
     from ragdiag.pipeline.label import LabelOptions, run_label
     from ragdiag.pipeline.run_meta import check_coverage
 
+    from ragdiag.cli.paths import check_paths
+
+    check_paths(inputs={"--corpus": corpus, "--queries": queries, "--human": human}, outputs={"--out": out},
+                folders={"--cache-dir": config.cache_dir})  # before the pool is embedded and judged
     opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human)
     result = run_label(opts, config, progress)
     render_summary("ragdiag label", result.summary, {"graded qrels": out, "manifest": result.manifest})

@@ -133,6 +133,9 @@ PATH_CASES = [
     (["pipeline", *PIPE[:4], "--out-dir", "afile"], "--out-dir", "exists and is not a folder"),
     (["grade", "--answers", "g.png", "--out", "g.json", "--cache-dir", "afile"], "--cache-dir", "exists and is not a folder"),
     (["retrieve", *RET[:4], "--out", "sub"], "--out", "is a directory"),
+    (["evaluate", "--run", "g.png", "--qrels", "g.png", "--plot", "eval.gif"], "--plot", "unknown image type"),
+    (["label", "--corpus", "g.png", "--queries", "g.png", "--out", "sub"], "--out", "is a directory"),
+    (["label", "--corpus", "g.png", "--queries", "g.png", "--out", "/dev/full"], "--out", "not a regular file"),
 ]
 
 
