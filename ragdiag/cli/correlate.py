@@ -54,6 +54,12 @@ def correlate(
                 outputs={"--out": out}, plots={"--plot": plot})
     if metric_table is not None:
         from ragdiag.cli.correlate_table import correlate_metric_table
+        from ragdiag.errors import RagdiagError
+
+        clash = [flag for flag, given in (("--dataset", dataset), ("--graded", graded), ("--by", by),
+                                          ("--exact-ties", exact_ties)) if given]
+        if clash:
+            raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
         correlate_metric_table(metric_table, grade_col, measure_cols, group_col, id_col, corr, min_samples, bootstrap,
                                seed, compare, fmt.value, out, plot)

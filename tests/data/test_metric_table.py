@@ -116,3 +116,9 @@ def test_cli_table_path_and_small_groups(tmp_path):
     assert "the largest, a, has 30: --min-samples 30 would keep it" in result.output
     result = runner.invoke(app, ["correlate", "--table", str(path)])
     assert result.exit_code == 2 and "--table needs --measure-cols" in result.output
+
+
+def test_graded_only_options_are_refused_with_a_table(tmp_path):
+    path = _write_csv(tmp_path / "t.csv", HAND)
+    result = runner.invoke(app, ["correlate", "--table", str(path), "--measure-cols", "good", "--by", "config"])
+    assert result.exit_code == 2 and "--by does not apply with --table" in result.output
