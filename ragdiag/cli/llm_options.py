@@ -19,7 +19,7 @@ from ragdiag.report.llm_summary import render_summary  # noqa: F401 - re-exporte
 _SHARED: dict[str, tuple[Any, Any]] = {
     "model": (p.Model, p.DEFAULT_MODEL), "base_url": (p.BaseUrl, None), "cache_dir": (p.CacheDir, None),
     "cache": (p.Cache, p.DEFAULT_CACHE_MODE), "workers": (p.Workers, p.DEFAULT_WORKERS),
-    "seed": (p.Seed, p.DEFAULT_SEED), "temperature": (p.Temperature, p.DEFAULT_TEMPERATURE),
+    "seed": (p.RequestSeed, p.DEFAULT_SEED), "temperature": (p.Temperature, p.DEFAULT_TEMPERATURE),
     "max_retries": (p.MaxRetries, p.DEFAULT_MAX_RETRIES), "timeout": (p.Timeout, p.DEFAULT_TIMEOUT),
     "rpm": (p.Rpm, None), "tpm": (p.Tpm, None), "prices": (p.Prices, None),
     "min_coverage": (p.MinCoverage, p.DEFAULT_MIN_COVERAGE), "progress": (p.Progress, True),

@@ -299,6 +299,7 @@ CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache fol
 Cache = Annotated[CacheMode, typer.Option("--cache", help="rw | replay (never touches the network) | off | refresh.", metavar=choices_metavar(CacheMode))]
 BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL (default $OPENAI_BASE_URL, else the provider's).", metavar=TEXT)]
 Model = Annotated[str, typer.Option("--model", help="Chat model name.", metavar=TEXT)]
+RequestSeed = Annotated[int, typer.Option("--seed", help="Seed sent with every request (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
 Workers = Annotated[int, typer.Option("--workers", help="Concurrent requests.", min=1, max=256, metavar=INTEGER)]
 Temperature = Annotated[float, _float_option("--temperature", "Sampling temperature.", 0.0, 2.0)]
 MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries per request on 429, 5xx and timeouts.", min=0, max=100, metavar=INTEGER)]
