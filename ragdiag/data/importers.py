@@ -15,6 +15,7 @@ answer, the reference answer and the reference (relevant) contexts; optionally a
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,14 +75,18 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def _decode_lists(row: dict[str, Any]) -> dict[str, Any]:
-    """CSV cells holding JSON lists (Ragas ``to_csv`` writes contexts that way) become lists."""
+    """CSV cells holding lists become lists: JSON (``["a", "b"]``) or Python literals (``['a', 'b']``,
+    what pandas' ``to_csv`` — and so Ragas' — writes for list columns)."""
     out = {}
     for key, value in row.items():
-        if isinstance(value, str) and value.startswith("["):
+        if isinstance(value, str) and value.lstrip().startswith("["):
             try:
                 value = orjson.loads(value)
             except orjson.JSONDecodeError:
-                pass
+                try:
+                    value = ast.literal_eval(value)
+                except (ValueError, SyntaxError):
+                    pass
         out[key] = value
     return out
 

@@ -82,3 +82,19 @@ def test_cli_import_then_correlate(tmp_path):
     recall = next(r for r in report["results"] if r["measure"] == "F")
     assert recall["segment"] == "mine^U" and recall["n"] == 40
     assert recall["spearman"]["value"] == pytest.approx(1.0)  # grade = 1 + 4·hits/3, F grows with hits at fixed K, Np
+
+
+def test_ragas_csv_with_python_list_cells(tmp_path):
+    import csv
+
+    from ragdiag.data.importers import read_records
+
+    path = tmp_path / "ragas.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["user_input", "retrieved_contexts", "response", "reference", "reference_contexts"])
+        writer.writerow(["q?", str(["it's a", "b"]), "a", "r", '["b"]'])  # pandas writes Python reprs
+    (record,) = read_records(path)
+    assert record["retrieved_contexts"] == ["it's a", "b"] and record["reference_contexts"] == ["b"]
+    out = convert([record], "ragas", str(path))
+    assert out["ranked"][0]["rank"] == [1, 0] and out["texts"][0]["n"] == ["it's a"]
