@@ -4,7 +4,8 @@
 * Weighted Cohen's κ with quadratic weights (Cohen 1968; Fleiss & Cohen 1973):
   κ_w = 1 − Σ w_ij O_ij / Σ w_ij E_ij, w_ij = (i − j)² / (k − 1)², O the observed proportions,
   E = outer product of the two marginals; undefined (None) when Σ w E = 0 (one grade only).
-* Krippendorff's α, ordinal, via the ``krippendorff`` package.
+* Krippendorff's α (ordinal, ``krippendorff`` package) is added by the caller
+  (:func:`ragdiag.pipeline.agreement.ordinal_alpha`), so this module stays below the pipeline layer.
 * Mean absolute difference |judge − human|.
 """
 
@@ -13,8 +14,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
-
-from ragdiag.pipeline.agreement import ordinal_alpha
 
 GRADES = 5
 
@@ -43,16 +42,22 @@ def quadratic_weighted_kappa(matrix: np.ndarray) -> float | None:
     return 1.0 - float((weights * observed).sum()) / denominator
 
 
+def shared_pairs(judge: Mapping[tuple[str, str], int], human: Mapping[tuple[str, str], int]) -> np.ndarray:
+    """(2, n) grades of the pairs both graded, judge first, in sorted pair order."""
+    pairs = sorted(set(judge) & set(human))
+    return np.array([[judge[p] for p in pairs], [human[p] for p in pairs]], dtype=np.float64).reshape(2, len(pairs))
+
+
 def judge_vs_human(judge: Mapping[tuple[str, str], int], human: Mapping[tuple[str, str], int]) -> dict[str, Any]:
     """Agreement on the (query, doc) pairs present in both mappings (grades 1–5)."""
     pairs = sorted(set(judge) & set(human))
     result: dict[str, Any] = {"pairs": len(pairs), "judge_only": len(set(judge) - set(human)),
                               "human_only": len(set(human) - set(judge))}
     if not pairs:
-        return {**result, "confusion": None, "kappa_quadratic": None, "alpha_ordinal": None, "mean_abs_diff": None}
+        return {**result, "confusion": None, "kappa_quadratic": None, "mean_abs_diff": None}
     a = np.array([judge[p] for p in pairs], dtype=np.float64)
     b = np.array([human[p] for p in pairs], dtype=np.float64)
     matrix = confusion(a, b)
     return {**result, "confusion": {"rows": "judge grade 1-5", "columns": "human grade 1-5", "counts": matrix.tolist()},
-            "kappa_quadratic": quadratic_weighted_kappa(matrix), "alpha_ordinal": ordinal_alpha(np.stack([a, b])),
+            "kappa_quadratic": quadratic_weighted_kappa(matrix),
             "mean_abs_diff": float(np.abs(a - b).mean()), "exact_agreement": float((a == b).mean())}

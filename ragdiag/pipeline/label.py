@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 
 from ragdiag.errors import RagdiagError
-from ragdiag.evaluate.agreement import judge_vs_human
+from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
 from ragdiag.io.writer import write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.agreement import agreement_summary
+from ragdiag.pipeline.agreement import agreement_summary, ordinal_alpha
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 from ragdiag.retrieval.beir import load_corpus, load_queries
@@ -163,7 +163,7 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     if human is not None:
         human_map = {(q, d): g for q, docs in human.grades.items() for d, g in docs.items()}
         sections["human"] = {"source": str(opts.human), "binary_read_as_1_and_5": human.binary,
-                             **judge_vs_human(final, human_map)}
+                             **judge_vs_human(final, human_map), "alpha_ordinal": ordinal_alpha(shared_pairs(final, human_map))}
         result_summary["human"] = {k: sections["human"][k] for k in ("pairs", "kappa_quadratic", "alpha_ordinal", "mean_abs_diff")}
     write_manifest(manifest, record, inputs, **sections)
     return LabelResult(result_summary, manifest, len(pairs), len(kept))
