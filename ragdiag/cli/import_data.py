@@ -43,7 +43,7 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
 def _command(tool: str):
     def command(
         path: Path = typer.Argument(..., help=f"A {tool} dataset: JSON list, JSONL, CSV or Parquet."),
-        out: Path = typer.Option(..., "--out", help="Folder for texts.json, ranked.json, answers.jsonl (and graded.json)."),
+        out: Path = typer.Option(..., "--out-dir", "--out", help="Folder for texts.json, ranked.json, answers.jsonl (and graded.json); --out is the same."),
         system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
