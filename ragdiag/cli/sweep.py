@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdia
 SweepCorpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
 SweepQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
 SweepQrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels, BEIR (query-id corpus-id score) or TREC (qid 0 docid rel) (default: the folder's qrels/test.tsv).", metavar=PATH)]
-SweepIndex = Annotated[list[str], typer.Option("--index", help="Index spec to sweep (repeatable); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", metavar=TEXT)]
+SweepIndex = Annotated[list[str], typer.Option("--index-spec", "--index", help="Index spec to sweep (repeatable; --index is the same); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", metavar=TEXT)]
 SweepK = Annotated[int, typer.Option("--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
 Controls = Annotated[str, typer.Option("--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
 SweepBootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of queries for the 95% intervals.", min=100, max=1_000_000, metavar=INTEGER)]
