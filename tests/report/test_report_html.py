@@ -134,3 +134,15 @@ def test_pngs_beside_a_result_are_not_shown_twice(tmp_path, results_dir):
     html, sections, notes = build_report([folder, alone])
     assert [s.kind for s in sections] == ["robustness", "plot"] and sections[1].title == "Plot: figure.png"
     assert notes == [f"skipped {folder / 'robustness_vs_recall.png'}: its plot is redrawn from the result beside it"]
+
+
+def test_noise_section_shows_recovery_flags(tmp_path):
+    levels = [{"level": lv, "name": n, "cosine_to_clean": c, "cosine_to_clean_sd": 0.01, "cosine_to_reference": r,
+               "cosine_to_reference_sd": 0.02, "drop_pct": d, "recovery_pct": rec}
+              for lv, n, c, r, d, rec in ((0, "none", 1.0, 0.70, 0.0, None), (2, "moderate", 0.9, 0.69, 1.4, -5900.0))]
+    levels[1]["recovery_flag"] = "absurd: -5900% — the rewrites moved the queries away from their references"
+    path = tmp_path / "noise.json"
+    path.write_text(json.dumps({"meta": {"probe": "noise"}, "lang": "en", "embedder": "e", "levels": levels}))
+    html, sections, _ = build_report([path])
+    assert [s.kind for s in sections] == ["probe-noise"]
+    assert "recovery ⚠" in html and "absurd: -5900%" in html

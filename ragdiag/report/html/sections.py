@@ -101,9 +101,9 @@ def correlate_section(item: Input) -> Section:
         body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
     if doc["verdicts"]:
         rows = [[v["subset"], v["side"], v["best"], v["best_mean"], v["runner_up"] or "–", v["lead"],
-                 None if v["lead_holds"] is None else v["lead_holds"]] for v in doc["verdicts"]]
+                 "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}%"] for v in doc["verdicts"]]
         body.append("<h3>verdict table</h3>" + table(["subset", "side", "best", "mean", "runner-up", "lead",
-                                                      "lead holds (share)"], rows))
+                                                      "lead holds (resamples)"], rows))
     return Section("correlate", "Correlate: which measure predicts the grade", str(item.path), "".join(body))
 
 
@@ -198,10 +198,13 @@ def noise_section(item: Input) -> Section:
     for d in docs:
         levels = d["levels"]
         extra = [c for c in ("recall_at_k", "overlap_at_k", "recovery_pct") if c in levels[0]]
+        flagged = any(r.get("recovery_flag") for r in levels)
         rows = [[f"{r['level']} — {r.get('name', '')}", r.get("cosine_to_clean"), r.get("cosine_to_clean_sd"),
-                 r.get("cosine_to_reference"), r.get("drop_pct"), *(r.get(c) for c in extra)] for r in levels]
+                 r.get("cosine_to_reference"), r.get("drop_pct"), *(r.get(c) for c in extra),
+                 *([r.get("recovery_flag") or ""] if flagged else [])] for r in levels]
         body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
-                    + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra], rows))
+                    + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra,
+                             *(["recovery ⚠"] if flagged else [])], rows))
     body.append(_images(_png(lambda p: noise_plot(docs, p)), "noise probe lines"))
     return Section("probe-noise", "Probe: conversational noise", str(item.path), "".join(body))
 
