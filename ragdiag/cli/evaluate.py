@@ -33,6 +33,19 @@ def parse_ks(text: str) -> tuple[int, ...]:
     return ks
 
 
+def _slow_progress(after: float = 2.0):
+    """A stderr logger that stays silent for the first ``after`` seconds (small inputs print nothing extra)."""
+    import time
+
+    start = time.perf_counter()
+
+    def log(line: str) -> None:
+        if time.perf_counter() - start >= after:
+            typer.echo(f"ragdiag evaluate: {line}", err=True)
+
+    return log
+
+
 def evaluate(
     run: Annotated[list[Path], typer.Option("--run", help="Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", metavar=PATH)],
     qrels: Annotated[Path, typer.Option("--qrels", help="Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", metavar=PATH)],
@@ -78,7 +91,7 @@ def evaluate(
         from ragdiag.extras import require
 
         require("matplotlib")
-    result, rows = evaluate_files(qrels, run, params, answers)
+    result, rows = evaluate_files(qrels, run, params, answers, log=_slow_progress())
     if fmt == OutputFormat.json:
         import json
 
