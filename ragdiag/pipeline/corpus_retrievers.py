@@ -5,7 +5,7 @@
   :mod:`ragdiag.retrieval.index_specs` with one operating point (default ``flat``); cosine similarity.
 - ``bm25[:VARIANT[:k1=..,b=..]]`` — :class:`ragdiag.retrieval.bm25.BM25Index` (bm25s; Lucene variant
   by default, English tokeniser), spec as :func:`ragdiag.retrieval.bm25.parse_bm25_spec`; a list
-  shorter than the depth is completed with zero-score passages in corpus order.
+  may be shorter than the depth (only passages sharing a term with the query are hits, never padded).
 - ``hybrid:A+B`` — reciprocal rank fusion (:func:`ragdiag.retrieval.fusion.reciprocal_rank_fusion`,
   k = 60) of two specs, each ranked to depth max(100, depth).
 """
@@ -120,11 +120,7 @@ class CorpusRetrieval:
             out = []
             for text in self.query_texts:
                 rows, scores = bm25.top_k(text, depth)
-                hits = [(int(r), float(s)) for r, s in zip(rows, scores)]
-                if len(hits) < depth:  # zero-score passages follow in corpus order, as in a full ranking
-                    seen = {r for r, _ in hits}
-                    hits += [(r, 0.0) for r in range(len(self.doc_texts)) if r not in seen][: depth - len(hits)]
-                out.append(hits)
+                out.append([(int(r), float(s)) for r, s in zip(rows, scores)])
             return out
         from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 

@@ -7,8 +7,9 @@ retriever spec, Np = relevant passages in the qrels (score > 0), candidate i < N
 passage i, else a retrieved non-relevant passage (see :func:`build_samples` for Nc); inK,
 P = n/K and R = n/Np follow from the qrels. The texts
 sample's positives are the relevant passages, so the ideal answer uses them all; a query with more
-relevant passages than ``ideal_cap`` is left out and counted. BM25 lists shorter than the depth
-(few passages share a term with the query) are completed with zero-score passages in corpus order. The stages after ranking are the existing ``pipeline`` on the written texts/ranked files.
+relevant passages than ``ideal_cap`` is left out and counted; so is a ranked sample whose list is
+shorter than the depth (BM25 ranks only passages sharing a term with the query; IVF may return
+fewer than asked). The stages after ranking are the existing ``pipeline`` on the written texts/ranked files.
 """
 
 from __future__ import annotations

@@ -69,8 +69,10 @@ def _short(point: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in point["params"].items() if k in ("efSearch", "nprobe")) or point["label"]
 
 
-def _references(ax, result: dict, horizontal: bool = True) -> None:
+def _references(ax, result: dict, horizontal: bool = True, controls: tuple[str, ...] = ("exact", "gold", "empty")) -> None:
     for control, style in (("exact", "--"), ("gold", ":"), ("empty", "-.")):
+        if control not in controls:
+            continue
         entry = next((c for c in result["controls"] if c["name"] == control), None)
         if entry is None or entry["grade_mean"] is None:
             continue
@@ -135,7 +137,7 @@ def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
     if rec["point"] is not None:
         ax.scatter([rec["grade_mean"]], [rec["qps_batch"]], s=220, facecolors="none", edgecolors="red", linewidths=2,
                    zorder=4, label=f"recommended: {rec['point']}")
-    _references(ax, result, horizontal=False)
+    _references(ax, result, horizontal=False, controls=("exact", "gold"))
     ax.set_yscale("log")
     ax.set_xlabel("mean answer grade (1–5)")
     ax.set_ylabel("batch QPS (log scale)")

@@ -83,11 +83,19 @@ def check_config(cfg: SweepConfig) -> None:
         raise RagdiagError(f"--max-calls must be at least 0, got {cfg.max_calls}")
 
 
-def _label(point: dict) -> str:
-    swept = {k: v for k, v in point["params"].items() if k in ("efSearch", "nprobe")}
-    build = ",".join(f"{k}={v}" for k, v in point["params"].items() if k not in swept)
-    text = " ".join(f"{k}={v}" for k, v in swept.items())
-    return f"{point['index']}({build}) {text}".strip() if build else f"{point['index']} {text}".strip()
+def _labels(points: list[dict]) -> list[str]:
+    """``hnsw efSearch=16``; build parameters join the label when two specs share a kind."""
+    specs = {(p["index"], p["spec"]) for p in points}
+    labels = []
+    for point in points:
+        swept = " ".join(f"{k}={v}" for k, v in point["params"].items() if k in ("efSearch", "nprobe"))
+        shared = sum(1 for kind, _ in specs if kind == point["index"]) > 1
+        build = ",".join(f"{k}={v}" for k, v in point["params"].items() if k not in ("efSearch", "nprobe"))
+        labels.append(f"{point['index']}({build}) {swept}".strip() if shared else f"{point['index']} {swept}".strip())
+    repeated = [label for label in labels if labels.count(label) > 1]
+    if repeated:
+        raise RagdiagError(f"operating point '{repeated[0]}' is swept twice: give each --index spec once")
+    return labels
 
 
 def _embed(cfg: SweepConfig, data: CorpusData, cache_dir: Path | None, progress: bool) -> tuple[np.ndarray, np.ndarray, str]:
@@ -135,7 +143,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         series["gold"] = [tuple(data.relevant[q][: cfg.ideal_cap]) for q in qids]
     if "empty" in cfg.controls:
         series["empty"] = [()] * len(qids)
-    labels = [_label(p) for p in points]
+    labels = _labels(points)
     for label, rows in zip(labels, point_rows):
         series[label] = ids(rows)
     owner: dict[Context, str] = {}

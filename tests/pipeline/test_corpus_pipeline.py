@@ -139,3 +139,20 @@ def test_cli_bad_input_one_line(setup, args, expected):
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ragdiag: error: ") and expected in lines[0], res.output
     assert toy.requests == 0
+
+
+def test_short_lists_are_dropped_and_tail_follows_in_candidate_order(tmp_path):
+    from ragdiag.pipeline.corpus_inputs import load_corpus_data
+    from ragdiag.pipeline.corpus_run import build_samples
+
+    data = load_corpus_data(write_corpus(tmp_path / "c", n_docs=30, n_queries=2))
+    rel = [data.row_of[data.relevant[q][0]] for q in data.query_ids]
+    others = [r for r in range(30) if r not in rel]
+    rankings = {"A": [[(others[0], 3.0), (rel[0], 2.0), (others[1], 1.0)], [(others[2], 1.0)]],  # query 2: 1 < depth 3
+                "B": [[(others[3], 2.0), (others[0], 1.0), (others[4], 0.5)], [(rel[1], 9.0), (others[2], 1.0), (others[5], 0.1)]]}
+    texts, ranked, skipped, short = build_samples(data, rankings, [1, 3], 3, ideal_cap=10)
+    assert short == 1 and skipped == [] and len(ranked) == 3
+    a0 = next(r for r in ranked if r["E"] == "A" and r["id"].endswith(data.query_ids[0]))
+    # candidates: relevant (0), then A's negatives others[0] (1), others[1] (2), then B's others[3] (3), others[4] (4)
+    assert a0["rank"] == [1, 0, 2, 3, 4] and a0["Nc"] == 5 and a0["P"] == [0.0, 1 / 3] and a0["R"] == [0.0, 1.0]
+    assert texts[0]["n_ids"] == [data.doc_ids[r] for r in (others[0], others[1], others[3], others[4])]

@@ -114,3 +114,23 @@ class ToyModel(ChatServer):
         with self._lock:
             self.generation_requests += 1
         return answer(users[0] if users else "")
+
+
+def main() -> None:
+    """``python -m tests.servers.toy_model --port 8765 [--latency 0.05]``: serve until interrupted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="The toy model test server (not an LLM) on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    args = parser.parse_args()
+    with ToyModel(latency=args.latency, port=args.port) as toy:
+        print(f"toy model test server (not an LLM) at {toy.base_url}; Ctrl-C stops it", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
