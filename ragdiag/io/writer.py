@@ -90,6 +90,16 @@ def sidecar_path(out: PathLike, kind: str = "manifest") -> Path:
     return out.with_name(f"{out.name}.{kind}.json")
 
 
+def _final_mode(path: Path) -> int:
+    """An existing file keeps its mode; a new one gets 0666 less the umask, like ``open(path, "w")``
+    (``mkstemp`` creates its temporary file 0600)."""
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _os_error(path: Path, err: OSError) -> OutputError:
     reason = "no space left on the device" if err.errno == errno.ENOSPC else (err.strerror or str(err))
     return OutputError(f"cannot write {path}: {reason}")
@@ -110,6 +120,7 @@ def atomic_path(path: PathLike, *, inputs: Iterable[PathLike | None] = (), what:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, _final_mode(path))
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)

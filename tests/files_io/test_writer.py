@@ -1,0 +1,81 @@
+"""The one atomic writer: never over an input, never half a file under the final name."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from ragdiag.io.writer import (OutputError, atomic_path, check_output_dir, guard_outputs, sidecar_path, write_json,
+                               write_jsonl, write_text)
+
+
+def test_output_equal_to_an_input_is_refused_by_path_symlink_and_hard_link(tmp_path):
+    data = tmp_path / "graded.json"
+    data.write_text("[1, 2, 3]")
+    (tmp_path / "link.json").symlink_to(data)
+    os.link(data, tmp_path / "hard.json")
+    for out in (data, tmp_path / "link.json", tmp_path / "hard.json", tmp_path / "sub" / ".." / "graded.json"):
+        with pytest.raises(OutputError, match="would overwrite the input"):
+            write_text(out, "report", inputs=[data])
+    assert data.read_text() == "[1, 2, 3]"
+
+
+def test_output_inside_an_input_folder_is_refused(tmp_path):
+    corpus = tmp_path / "beir"
+    corpus.mkdir()
+    with pytest.raises(OutputError, match="would overwrite the input"):
+        guard_outputs([corpus / "run.jsonl"], [corpus])
+
+
+def test_two_outputs_on_one_file_are_refused(tmp_path):
+    with pytest.raises(OutputError, match="same file"):
+        guard_outputs([tmp_path / "a.json", tmp_path / "." / "a.json"])
+
+
+def test_directory_and_special_files_are_refused(tmp_path):
+    with pytest.raises(OutputError, match="is a directory"):
+        write_text(tmp_path, "x")
+    with pytest.raises(OutputError, match="not a regular file"):
+        write_text("/dev/full", "x")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        write_text(tmp_path / "file" / "out.json", "x")
+    with pytest.raises(OutputError, match="not a folder"):
+        check_output_dir(tmp_path / "file")
+
+
+def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path):
+    out = tmp_path / "result.json"
+    out.write_text("old")
+
+    def rows():
+        yield {"a": 1}
+        raise RuntimeError("crash mid-write")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(out, rows())
+    assert out.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_atomic_path_renames_into_place_with_the_usual_mode(tmp_path):
+    out = tmp_path / "deep" / "plot.png"
+    with atomic_path(out) as tmp:
+        assert tmp.parent == out.parent and tmp != out
+        tmp.write_bytes(b"png")
+        assert not out.exists()
+    assert out.read_bytes() == b"png"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+    out.chmod(0o640)
+    write_json(out, {"k": 1})
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640 and out.read_text() == '{\n "k": 1\n}\n'
+
+
+def test_sidecar_is_named_from_the_whole_output_name():
+    assert sidecar_path("run/graded.json").name == "graded.json.manifest.json"
+    assert sidecar_path("run.jsonl") != sidecar_path("run.json")
+    assert sidecar_path("g.manifest.json") != sidecar_path("g.json")
