@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 import typer
 
 from ragdiag.cli import params as p
-from ragdiag.cli.probe import show
 
 
 def noise(
@@ -31,11 +30,12 @@ def noise(
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
     from ragdiag.cli.paths import check_paths
+    from ragdiag.report.probe_output import print_probe_output
 
     query_file = None if queries == "bundled" else Path(queries)
     check_paths(inputs={"--queries": query_file, "--corpus": corpus}, outputs={"--out": out}, plots={"--plot": plot},
                 folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_noise  # after the checks: it needs the probes extra
 
-    show(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot, cache_dir,
-                     rewrite, model, base_url, cache_mode=cache.value))
+    print_probe_output(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot,
+                                   cache_dir, rewrite, model, base_url, cache_mode=cache.value))

@@ -13,21 +13,6 @@ app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins) a
                   no_args_is_help=True)
 
 
-def show(output) -> None:
-    """Print tables or JSON to stdout and notes (call counters, written files) to stderr."""
-    import sys
-
-    from rich.console import Console
-
-    if output.json_text is not None:
-        typer.echo(output.json_text)
-    console = Console() if sys.stdout.isatty() else Console(width=140)
-    for table in output.tables:
-        console.print(table)
-    for note in output.notes:
-        typer.echo(note, err=True)
-
-
 @app.command("names")
 def names(
     lang: p.Lang = "en",
@@ -45,9 +30,10 @@ def names(
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder."""
     from ragdiag.cli.paths import check_paths
+    from ragdiag.report.probe_output import print_probe_output
 
     check_paths(outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
 
-    show(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot, cache_dir,
-                     cache_mode=cache.value))
+    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot,
+                                   cache_dir, cache_mode=cache.value))
