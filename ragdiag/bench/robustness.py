@@ -175,7 +175,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         mode, shape = "labelled", {}
     else:
         from ragdiag.retrieval.pgvector_server import parse_backend
-        from ragdiag.retrieval.pgvector_sweep import check_specs, run_backend_sweep
+        from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
 
         backend = parse_backend(opts.backend)
         check_specs(opts.index, backend)

@@ -110,9 +110,9 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
         t0 = time.perf_counter()
         point = spec.operating_points()[0]
         if opts.backend != "faiss":
-            from ragdiag.retrieval.pgvector_store import build_dense, check_build
+            from ragdiag.retrieval.pgvector_store import build_dense
 
-            pg_block = build_dense(*check_build(opts.backend, opts.index), vectors, opts.metric, Path(opts.out))
+            pg_block = build_dense(opts.backend, spec, vectors, opts.metric, Path(opts.out))
         else:
             check_index_params(spec, n_vectors=len(passages))
             index = build_index(spec, vectors, opts.metric, seed=opts.seed)
