@@ -31,7 +31,7 @@ def correlate(
     delta: p.Deltas = p.DEFAULT_DELTAS,
     fmt: p.FormatOpt = p.OutputFormat.table,
     out: Annotated[Optional[Path], p.path_option("--out", "Write the result here (--format; with table: .json/.csv by suffix, else text).")] = None,
-    plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap image (.png, .svg, .pdf): segments × measures, cells = max correlation.")] = None,
+    plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap PNG (.png): segments × measures, cells = max correlation.")] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use the bundled sample without trying the hub.")] = False,
     no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable.")] = False,
     hf_repo: Annotated[Optional[str], p.text_option("--hf-repo", "Hub dataset (or local folder of the same layout) instead of primer-ai/retrieval-response.")] = None,

@@ -291,8 +291,8 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
-Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into.", metavar=PATH)]
-PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into.", metavar=PATH)]
+Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]
+PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into (created if missing).", metavar=PATH)]
 
 # Caching and remote calls (LLM and API embedders)
 CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH)]

@@ -12,7 +12,7 @@ from typing import Mapping, Optional
 from ragdiag.errors import RagdiagError
 from ragdiag.io.writer import check_output_dir, check_output_path, guard_outputs
 
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+PLOT_SUFFIXES = (".png",)  # every plot writer saves PNG
 
 Paths = Mapping[str, Optional[Path]]
 
@@ -23,7 +23,7 @@ def check_paths(*, inputs: Paths = {}, outputs: Paths = {}, plots: Paths = {}, f
     (same path, symlink or hard link) or that another output also names."""
     for flag, path in plots.items():
         if path is not None and path.suffix.lower() not in PLOT_SUFFIXES:
-            raise RagdiagError(f"{flag} {path}: unknown image type '{path.suffix}'; use {', '.join(PLOT_SUFFIXES)}")
+            raise RagdiagError(f"{flag} {path}: unknown image type '{path.suffix}'; plots are written as PNG, use a .png name")
     files = {flag: path for flag, path in {**outputs, **plots}.items() if path is not None}
     for flag, path in files.items():
         check_output_path(path, what=flag)
