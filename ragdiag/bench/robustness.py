@@ -63,8 +63,8 @@ def _load_npy(path: Path, flag: str) -> np.ndarray:
 def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.ndarray, dict]:
     """Base and query vectors, from .npy files or embedded texts, and their provenance."""
     if opts.base and opts.queries:
-        base = prepare_vectors(_load_npy(opts.base, "--base"), opts.metric, f"--base {opts.base}")
-        queries = prepare_vectors(_load_npy(opts.queries, "--queries"), opts.metric, f"--queries {opts.queries}")
+        base = prepare_vectors(_load_npy(opts.base, "base vectors"), opts.metric, f"base vectors {opts.base}")
+        queries = prepare_vectors(_load_npy(opts.queries, "query vectors"), opts.metric, f"query vectors {opts.queries}")
         files = {"base": str(opts.base), "base_sha256": file_sha256(opts.base),
                  "queries": str(opts.queries), "queries_sha256": file_sha256(opts.queries)}
         return base, queries, files
@@ -83,8 +83,8 @@ def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.nd
                  "query_texts": str(opts.query_texts), "query_texts_sha256": file_sha256(opts.query_texts),
                  "embedder": embedder.identity}
         return base, queries, files
-    raise RagdiagError("give --base and --queries (.npy), or --corpus and --query-texts (with --embedder), "
-                       "or --run and --qrels")
+    raise RagdiagError("no input: give base and query vectors (.npy), or a corpus and queries to embed, "
+                       "or a run and its qrels")
 
 
 def run_paths(opts: RobustnessOptions) -> list[Path]:
