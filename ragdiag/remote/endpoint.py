@@ -9,9 +9,8 @@ when the cache answers everything).
 
 from __future__ import annotations
 
-import httpx
-
 from ragdiag.errors import RagdiagError
+from ragdiag.extras import require
 from ragdiag.remote.retry import Refused
 from ragdiag.remote.transport import http_client
 from ragdiag.remote.urls import redact_url
@@ -21,6 +20,7 @@ CHECK_TIMEOUT_S = 5.0
 
 def check_endpoint(base_url: str, api_key: str, key_env: str, timeout: float = CHECK_TIMEOUT_S) -> int:
     """Status of ``GET {base_url}/models``; raises when the server cannot be reached or refuses the key."""
+    httpx = require("httpx")
     url = base_url.rstrip("/") + "/models"
     shown = redact_url(base_url)
     with http_client(min(timeout, CHECK_TIMEOUT_S)) as client:

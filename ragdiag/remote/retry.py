@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
-
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from typing import TYPE_CHECKING, Any, Callable
 
 from ragdiag.errors import RagdiagError
+from ragdiag.extras import require
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 REFUSING_STATUSES = frozenset({401, 403, 404})
 
@@ -35,7 +38,8 @@ class Refused(RagdiagError):
 
 
 def http_status(err: BaseException) -> int | None:
-    """The HTTP status carried by an exception (openai ``status_code``, httpx ``response.status_code``)."""
+    """The HTTP status carried by an exception (openai ``status_code``, voyageai ``http_status``,
+    httpx ``response.status_code``)."""
     status = getattr(err, "status_code", None) or getattr(err, "http_status", None)
     if status is None:
         status = getattr(getattr(err, "response", None), "status_code", None)
@@ -57,17 +61,17 @@ def retry_after_seconds(err: BaseException) -> float | None:
     return None
 
 
-def is_connection_error(err: BaseException) -> bool:
-    """Timeouts and failed connections, from the openai SDK or from httpx directly."""
-    import httpx
+def _error_types(module: str, *names: str) -> tuple[type, ...]:
+    """Exception classes of an already imported module (one that was never imported raised nothing)."""
+    loaded = sys.modules.get(module)
+    return tuple(getattr(loaded, name) for name in names) if loaded is not None else ()
 
-    if isinstance(err, httpx.TransportError):
-        return True
-    try:
-        import openai
-    except ImportError:
-        return False
-    return isinstance(err, openai.APIConnectionError)
+
+def is_connection_error(err: BaseException) -> bool:
+    """Timeouts and failed connections: httpx's own, the openai SDK's, the voyageai SDK's."""
+    kinds = (_error_types("httpx", "TransportError") + _error_types("openai", "APIConnectionError")
+             + _error_types("voyageai.error", "APIConnectionError", "Timeout"))
+    return bool(kinds) and isinstance(err, kinds)
 
 
 def describe(err: BaseException) -> str:
@@ -119,6 +123,7 @@ def call_with_retries(fn: Callable[[], Any], policy: RetryPolicy, sleep: Callabl
     ``sleep`` is called with each wait (inject a recorder in tests); ``on_retry(err, wait)`` before it.
     Exceptions that are not remote-call failures (a :class:`RagdiagError`, a bug) pass through.
     """
+    tenacity = require("tenacity")
 
     def wait(state: RetryCallState) -> float:
         return policy.wait(state.attempt_number, state.outcome.exception() if state.outcome else None, rng)
@@ -127,8 +132,9 @@ def call_with_retries(fn: Callable[[], Any], policy: RetryPolicy, sleep: Callabl
         if on_retry is not None and state.outcome is not None and state.next_action is not None:
             on_retry(state.outcome.exception(), state.next_action.sleep)
 
-    retrying = Retrying(stop=stop_after_attempt(policy.max_retries + 1), wait=wait, sleep=sleep,
-                        retry=retry_if_exception(policy.retryable), before_sleep=before_sleep, reraise=True)
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(policy.max_retries + 1), wait=wait, sleep=sleep,
+                                 retry=tenacity.retry_if_exception(policy.retryable), before_sleep=before_sleep,
+                                 reraise=True)
     try:
         return retrying(fn)
     except RagdiagError:

@@ -1,24 +1,30 @@
 """The one seam through which ragdiag's HTTP requests go out, and the one place SDK clients are built.
 
-Every client (the openai SDK for chat and embeddings, plain httpx for Voyage's REST API) gets its
-``httpx.Client`` from :func:`http_client`, which uses the transport installed with
-:func:`use_transport` when there is one. A test swaps in ``httpx.MockTransport(handler)`` and sees
-every request, with no server and no patching::
+Every client gets its ``httpx.Client`` from :func:`http_client`, which uses the transport installed
+with :func:`use_transport` when there is one: the openai SDK (chat and embeddings) directly, the
+voyageai SDK through a ``requests`` session whose adapter forwards to that client
+(:mod:`.requests_adapter`). A test swaps in ``httpx.MockTransport(handler)`` and sees every request
+of both SDKs, with no server and no patching::
 
     with use_transport(httpx.MockTransport(handler)):
         run_the_command()
+
+Both SDKs are built with their own retries off: :mod:`ragdiag.remote.retry` is the one policy.
+httpx and the SDKs are imported when a client is built, never when this module is imported.
 """
 
 from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Any, Iterator
-
-import httpx
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ragdiag.errors import RagdiagError
+from ragdiag.extras import require
 from ragdiag.remote.retry import BadReply
+
+if TYPE_CHECKING:
+    import httpx
 
 _installed: list[httpx.BaseTransport] = []
 
@@ -40,19 +46,55 @@ def check_timeout(seconds: float) -> float:
     return float(seconds)
 
 
+def current_transport() -> httpx.BaseTransport | None:
+    """The transport installed with :func:`use_transport` (innermost), or None for the real network."""
+    return _installed[-1] if _installed else None
+
+
 def http_client(timeout: float) -> httpx.Client:
     """An ``httpx.Client`` with ``timeout`` seconds, through the installed transport if any."""
-    transport = _installed[-1] if _installed else None
-    return httpx.Client(transport=transport, timeout=check_timeout(timeout), follow_redirects=True)
+    httpx = require("httpx")
+    return httpx.Client(transport=current_transport(), timeout=check_timeout(timeout), follow_redirects=True)
 
 
 def openai_client(api_key: str, base_url: str | None, timeout: float):
-    """The openai SDK client (its own retries off: :mod:`ragdiag.remote.retry` is the one policy)."""
-    from ragdiag.extras import require
-
+    """The openai SDK client on :func:`http_client` (its own retries off)."""
     openai = require("openai")
     return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=check_timeout(timeout),
                          http_client=http_client(timeout))
+
+
+def voyage_client(api_key: str, base_url: str, timeout: float):
+    """The voyageai SDK client, sending through :func:`http_client` (its own retries off).
+
+    The SDK takes its ``requests`` session from the process-wide ``voyageai.requestssession``; the
+    factory installed here hands it a session mounted on :class:`~.requests_adapter.HttpxAdapter`.
+    """
+    voyageai = require("voyageai")
+    from ragdiag.remote.requests_adapter import seam_session
+
+    voyageai.requestssession = seam_session
+    return voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=check_timeout(timeout))
+
+
+def voyage_embeddings(client: Any, texts: list[str], model: str, input_type: str | None) -> list[Any]:
+    """``client.embed(...).embeddings``, one vector per text in the texts' order.
+
+    Errors keep the SDK's types, which :mod:`.retry` reads (``http_status``, the reply's headers for
+    ``Retry-After``, ``APIConnectionError`` / ``Timeout``), except a 2xx the SDK could not use (no JSON,
+    HTML, no ``data``): that is a :class:`BadReply`, retried like a 5xx and never cached.
+    """
+    errors = require("voyageai.error")
+    try:
+        return client.embed(texts, model=model, input_type=input_type).embeddings
+    except errors.VoyageError as err:
+        if not 200 <= (err.http_status or 0) < 300:
+            raise
+        body = err.http_body or ""
+        what = "an HTML page" if body.lstrip()[:20].lower().startswith(("<!doctype", "<html")) else "not JSON"
+        raise BadReply(f"the reply is {what} ({len(body)} characters)") from None
+    except (AttributeError, KeyError, TypeError) as err:  # the SDK reading a 200 without data / usage
+        raise BadReply(f"the reply has no usable embeddings ({type(err).__name__}: {err})") from None
 
 
 def reply_json(response: httpx.Response) -> dict[str, Any]:
@@ -68,9 +110,3 @@ def reply_json(response: httpx.Response) -> dict[str, Any]:
         raise BadReply(f"the reply is a JSON {type(body).__name__}, not an object")
     return body
 
-
-def post_json(client: httpx.Client, url: str, api_key: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """POST ``payload`` with a bearer key; the JSON object replied, else :class:`BadReply` / an HTTP error."""
-    response = client.post(url, json=payload, headers={"Authorization": f"Bearer {api_key}"})
-    response.raise_for_status()
-    return reply_json(response)

@@ -3,8 +3,8 @@
 Both batch their inputs (``batch_size`` texts per request) and send them through the one transport
 seam under the one retry policy (429, 5xx, timeouts, connection errors and unusable 200 replies —
 not JSON, HTML, no ``data``, null or missing vectors, non-finite values — ``Retry-After`` honoured).
-``openai:`` uses the openai SDK; ``voyage:`` posts to Voyage's REST ``/embeddings`` with httpx (the
-voyageai SDK sends through a process-wide ``requests`` session that no transport can replace). Keys
+``openai:`` uses the openai SDK, ``voyage:`` the voyageai SDK (its ``requests`` session forwarded to the
+same seam by :mod:`ragdiag.remote.requests_adapter`); both SDKs have their own retries off. Keys
 come from ``OPENAI_API_KEY`` / ``VOYAGE_API_KEY``; base URLs from ``base_url``, else
 ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``, else the provider's. The endpoint is checked once, before
 the first request that must be sent. The cache identity holds provider, normalised base URL (no
@@ -23,7 +23,7 @@ import numpy as np
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.endpoint import check_endpoint
 from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
-from ragdiag.remote.transport import http_client, openai_client, post_json, reply_json
+from ragdiag.remote.transport import openai_client, reply_json, voyage_client, voyage_embeddings
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 from ragdiag.retrieval.embedder_base import Embedder
 
@@ -36,8 +36,16 @@ def _vectors(data: Any, count: int) -> np.ndarray:
         raise BadReply("the reply has no data list")
     try:
         rows = [item["embedding"] for item in sorted(data, key=lambda item: item["index"])]
+    except (KeyError, TypeError) as err:
+        raise BadReply(f"the reply's vectors are missing or not numbers ({type(err).__name__})") from None
+    return _matrix(rows, count)
+
+
+def _matrix(rows: list[Any], count: int) -> np.ndarray:
+    """(count × dim) float32 from one vector per text, in the texts' order; BadReply otherwise."""
+    try:
         array = np.asarray(rows, dtype=np.float32)
-    except (KeyError, TypeError, ValueError) as err:
+    except (TypeError, ValueError) as err:
         raise BadReply(f"the reply's vectors are missing or not numbers ({type(err).__name__})") from None
     if array.ndim != 2 or array.shape[0] != count or array.shape[1] == 0:
         raise BadReply(f"the reply holds {len(rows)} vectors for {count} texts")
@@ -138,16 +146,16 @@ class OpenAIEmbedder(ApiEmbedder):
 
 
 class VoyageEmbedder(ApiEmbedder):
-    """``voyage:MODEL`` via Voyage's REST ``POST {base}/embeddings`` (``base_url`` points it at another server)."""
+    """``voyage:MODEL`` via the voyageai SDK's ``Client.embed`` (``base_url`` points it at another server).
+
+    Queries and passages go through the same call (``input_type`` None), as with every other embedder.
+    """
 
     provider, key_env, base_url_env = "voyage", "VOYAGE_API_KEY", "VOYAGE_BASE_URL"
     default_url = "https://api.voyageai.com/v1"
 
     def _connect(self, key: str) -> Any:
-        self._key = key
-        return http_client(self.timeout_s)
+        return voyage_client(key, self.url, self.timeout_s)
 
     def _request(self, texts: list[str]) -> np.ndarray:
-        body = post_json(self._client, self.url.rstrip("/") + "/embeddings", self._key,
-                         {"input": texts, "model": self.model, "truncation": True})
-        return _vectors(body.get("data"), len(texts))
+        return _matrix(voyage_embeddings(self._client, texts, self.model, input_type=None), len(texts))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 
@@ -82,19 +83,73 @@ def test_each_malformed_chat_reply_fails_its_item_with_the_reason(tmp_path, repl
     assert client.cache.stats()["entries"] == 0 and client.stats.failures == 1
 
 
+def _embeddings_reply(request: httpx.Request) -> httpx.Response:
+    """What an OpenAI or Voyage server answers: vector (len(text), 1) per text; base64 when the client asks
+    for it (the voyageai SDK does), else floats listed in reverse with their ``index`` (order by index)."""
+    body = json.loads(request.content)
+    vectors = [np.array([len(t), 1.0], dtype=np.float32) for t in body["input"]]
+    if body.get("encoding_format") == "base64":
+        data = [{"index": i, "embedding": base64.b64encode(v.tobytes()).decode()} for i, v in enumerate(vectors)]
+    else:
+        data = [{"index": i, "embedding": v.tolist()} for i, v in reversed(list(enumerate(vectors)))]
+    return httpx.Response(200, json={"data": data, "model": body["model"], "usage": {"total_tokens": 3}})
+
+
 def test_embedders_go_through_the_seam(tmp_path):
     def handler(request: httpx.Request) -> httpx.Response:
         if request.method == "GET":
             return httpx.Response(404)  # a server without /models is fine
-        body = json.loads(request.content)
-        data = [{"index": i, "embedding": [float(len(t)), 1.0]} for i, t in reversed(list(enumerate(body["input"])))]
-        return httpx.Response(200, json={"data": data, "model": body["model"]})
+        return _embeddings_reply(request)
 
     with use_transport(httpx.MockTransport(handler)):
         for spec in ("openai:m", "voyage:v"):
             vectors = load_embedder(spec, cache_dir=tmp_path, base_url=BASE).encode(["ab", "abcd"])
             expected = np.array([[2, 1], [4, 1]], dtype=np.float32)
             np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_voyage_sdk_through_a_mock_transport_retries_under_the_one_policy(tmp_path):
+    """The voyageai SDK, no server: 429 with Retry-After, a 503, a dropped connection, an HTML 200, then vectors."""
+
+    def dropped(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection reset", request=request)
+
+    replies = [lambda r: httpx.Response(429, json={"detail": "slow down"}, headers={"Retry-After": "7"}),
+               lambda r: httpx.Response(503, text="busy"),
+               dropped,
+               lambda r: httpx.Response(200, text="<html>portal</html>", headers={"content-type": "text/html"}),
+               _embeddings_reply]
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"data": []}) if request.method == "GET" else replies.pop(0)(request)
+
+    sleeps: list[float] = []
+    with use_transport(httpx.MockTransport(handler)):
+        emb = load_embedder("voyage:voyage-3-lite", cache_dir=tmp_path, base_url=BASE)
+        emb.sleep, emb.backoff_s = sleeps.append, 0.25
+        vectors = emb.encode(["abc"])
+    np.testing.assert_allclose(vectors, [[3 / np.sqrt(10), 1 / np.sqrt(10)]], rtol=1e-6)
+    assert emb.stats.retries == 4 and len(sleeps) == 4
+    assert sleeps[0] == 7.0  # the server's Retry-After, read from the SDK's RateLimitError
+    assert all(0.25 <= s <= 2.25 for s in sleeps[1:])  # backoff base·2^(n-1) plus jitter
+    posts = [r for r in seen if r.method == "POST"]
+    assert [r.url.path for r in posts] == ["/v1/embeddings"] * 5
+    sent = json.loads(posts[-1].content)
+    assert sent["model"] == "voyage-3-lite" and sent["input"] == ["abc"] and sent["truncation"] is True
+    assert posts[-1].headers["authorization"] == "Bearer pa-mock"
+
+
+@pytest.mark.parametrize("status,error", [(401, Refused), (400, RagdiagError)])
+def test_voyage_sdk_errors_stop_the_run_or_fail_the_item_without_retries(tmp_path, status, error):
+    handler = Recorder(httpx.Response(status, json={"detail": "no"}))
+    with use_transport(httpx.MockTransport(handler)):
+        emb = load_embedder("voyage:v", cache_dir=tmp_path, base_url=BASE)
+        emb.sleep = lambda s: pytest.fail("a refused or invalid request is not retried")
+        with pytest.raises(error, match=rf"HTTP {status}: no"):
+            emb.encode(["x"])
+    assert len(handler.posts) == 1
 
 
 def _free_port() -> int:
