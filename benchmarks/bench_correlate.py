@@ -13,6 +13,7 @@ Usage: .venv/bin/python benchmarks/bench_correlate.py [--skip-baseline]
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,7 @@ def _peak_rss_gib(args: list[str]) -> float:
 
 def main() -> None:
     skip_baseline = "--skip-baseline" in sys.argv
+    load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="ragdiag-bench-"))
     mid = synthetic_graded(n_queries=400, embedders=EMBEDDERS, configs=MID_CONFIGS, seed=1, answers=True)
     mid_path = work / "graded_81600.json"
@@ -79,6 +81,7 @@ def main() -> None:
     full_median, full_samples = median_time(lambda: _run(full_args), 3)
     peak = _peak_rss_gib(full_args)
 
+    load_after = os.getloadavg()
     rows = [
         "| case | rows | ragdiag wall s (median) | runs | target | baseline (per-sample loop) | speed-up |",
         "|---|---|---|---|---|---|---|",
@@ -94,8 +97,12 @@ def main() -> None:
         "`tools.synthetic` (answers of 144 characters each), wall time of the `ragdiag correlate` "
         "CLI as a subprocess, start-up and JSON loading included, α grid l350^0.95 (702 values). "
         "The baseline is `tests.metrics.reference.reference_correlate` (a Python loop over α and "
-        "samples with scipy correlations, the method of the paper's released analysis) on the same rows.\n\n"
-        + "\n".join(rows)
+        "samples with scipy correlations, the method of the paper's released analysis) on the same rows. "
+        "Correlate validates every row (Np, K ≤ Nc, 0/1 inK, finite grades in 1–5) and refuses duplicate "
+        f"sample keys inside these timings. 1-minute load average {load_before[0]:.1f} at the start and "
+        f"{load_after[0]:.1f} at the end of the run"
+        + (" (other agents were loading the machine: the timings are pessimistic)" if max(load_before[0], load_after[0]) > 2.5 else "")
+        + ".\n\n" + "\n".join(rows)
     )
     write_section("correlate", text)
     print(text)
