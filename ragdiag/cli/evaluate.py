@@ -49,7 +49,7 @@ def _slow_progress(after: float = 2.0):
 def evaluate(
     run: Annotated[list[Path], typer.Option("--run", help="Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", metavar=PATH)],
     qrels: Annotated[Path, typer.Option("--qrels", help="Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", metavar=PATH)],
-    k: Annotated[str, typer.Option("--k", "--ks", help="Cut-offs K, comma-separated.", metavar=TEXT)] = "10,20,30",
+    k: Annotated[str, typer.Option("--ks", "--k", help="Cut-offs K, comma-separated (--k is the same).", metavar=TEXT)] = "10,20,30",
     pool_depth: Annotated[int, typer.Option("--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
     metrics: Annotated[str, typer.Option("--metrics", help=f"Comma list of {', '.join(METRIC_NAMES)} (default all).", metavar=TEXT)] = ",".join(METRIC_NAMES),
     gold: Annotated[int, typer.Option("--gold", help="Grade counted as useful (Hit, attribution, relevance of recall/mrr/map/precision).", min=2, max=5, metavar=INTEGER)] = 4,
