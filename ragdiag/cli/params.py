@@ -264,8 +264,9 @@ K = Annotated[int, typer.Option("--k", help="Cut-off K: passages per query.", mi
 Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT, callback=_check_ks)]
 MetricOpt = Annotated[Metric, typer.Option(
     "--metric", metavar=choices_metavar(Metric),
-    help="Vector similarity. cosine suits text embedders; for .npy vectors use ip when they are "
-         "already normalised (same ranking as cosine) and l2 for distance-trained vectors.")]
+    help="Vector similarity; cosine suits text embedders. For .npy vectors, ip searches by inner product "
+         "(robustness's former default; same ranking as cosine on unit-length vectors) and l2 by distance "
+         "(e.g. SIFT).")]
 Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT, callback=_check_deltas)]
 Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT)]
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
