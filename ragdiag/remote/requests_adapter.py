@@ -1,7 +1,8 @@
 """A ``requests`` adapter that sends through the one httpx transport seam (for SDKs built on ``requests``).
 
 The voyageai SDK talks through a ``requests.Session`` (``voyageai.requestssession``). :func:`seam_session`
-gives it one whose every request goes to :func:`ragdiag.remote.transport.http_client`, so
+gives it one whose every request goes to the client that :func:`ragdiag.remote.transport.http_client`
+builds (handed in by :func:`~ragdiag.remote.transport.voyage_client`), so
 ``use_transport(httpx.MockTransport(...))`` drives it exactly as it drives the openai SDK, and the real
 transport reaches real servers. The transport is looked up at each send (the SDK keeps one session
 per thread for minutes). httpx timeouts come back as ``requests`` timeouts and other transport
@@ -10,14 +11,12 @@ failures as ``requests`` connection errors, which the SDK turns into its own exc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 import requests
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
-
-from ragdiag.remote.transport import current_transport, http_client
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -37,17 +36,19 @@ def _headers(request: requests.PreparedRequest) -> dict[str, str]:
 class HttpxAdapter(BaseAdapter):
     """Forwards each ``PreparedRequest`` to the installed httpx transport and returns a ``requests.Response``."""
 
-    def __init__(self) -> None:
+    def __init__(self, current_transport: Callable[[], Any], http_client: Callable[[float], httpx.Client]) -> None:
         super().__init__()
+        self._current_transport, self._http_client = current_transport, http_client
         self._client: httpx.Client | None = None
-        self._transport: httpx.BaseTransport | None = None
+        self._transport: Any = None
 
     def _http(self, timeout: float) -> httpx.Client:
-        transport = current_transport()
+        """The httpx client of the transport installed now (rebuilt when a test installs another)."""
+        transport = self._current_transport()
         if self._client is None or transport is not self._transport:
             if self._client is not None:
                 self._client.close()
-            self._client, self._transport = http_client(timeout), transport
+            self._client, self._transport = self._http_client(timeout), transport
         return self._client
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None, verify: Any = True,
@@ -79,11 +80,11 @@ class HttpxAdapter(BaseAdapter):
             self._client = None
 
 
-def seam_session() -> requests.Session:
+def seam_session(current_transport: Callable[[], Any], http_client: Callable[[float], httpx.Client]) -> requests.Session:
     """A ``requests.Session`` whose http and https requests all go through :class:`HttpxAdapter`."""
     session = requests.Session()
     session.trust_env = False  # httpx's client already reads the proxy environment
-    adapter = HttpxAdapter()
+    adapter = HttpxAdapter(current_transport, http_client)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session

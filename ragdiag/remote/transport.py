@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ragdiag.errors import RagdiagError
@@ -73,7 +74,7 @@ def voyage_client(api_key: str, base_url: str, timeout: float):
     voyageai = require("voyageai")
     from ragdiag.remote.requests_adapter import seam_session
 
-    voyageai.requestssession = seam_session
+    voyageai.requestssession = partial(seam_session, current_transport, http_client)
     return voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=check_timeout(timeout))
 
 

@@ -74,7 +74,7 @@ def test_core_runs_correlate_on_a_graded_file(core_venv, tmp_path):
 def test_a_command_needing_an_extra_names_the_install(core_venv, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"_id": "d1", "title": "", "text": "a passage"}\n')
-    result = _ragdiag(core_venv, "index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "idx"), cwd=tmp_path)
+    result = _ragdiag(core_venv, "index", "build", "--corpus", str(corpus), "--out-dir", str(tmp_path / "idx"), cwd=tmp_path)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
