@@ -76,7 +76,6 @@ def sweep(
     record = start_run("ragdiag sweep", inputs=[corpus, queries, qrels], models={"llm": config.model, "embedder": embedder},
                        prompts={n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
                        seeds={"seed": config.seed}, cache=config.cache)
-    typer.echo(f"seed {config.seed} (bootstrap resamples and every LLM request)", err=True)
     outcome = run_answer_sweep(cfg, config, progress)
     paths = write_sweep(outcome, out_dir, record)
     if plot:

@@ -30,7 +30,8 @@ def print_sweep(result: dict, console) -> None:
     meta = result["meta"]
     deltas = [f"{d:g}" for d in meta["deltas"]]
     table = Table(title=f"sweep: {meta['dataset']}, {meta['n_queries']} queries, K={meta['k']}, judge model "
-                        f"{meta['llm']['model']} ({meta['llm']['provider']})")
+                        f"{meta['llm']['model']} ({meta['llm']['provider']}), seed {meta['seed']}, "
+                        f"{meta['bootstrap']} bootstrap resamples")
     for name in ("point", "recall", *(f"R-{d}" for d in deltas), "QPS", "p50 ms", "p99 ms", "grade", "95% CI",
                  "Δ vs exact", "Δ 95% CI", "worse", "sent", "reused"):
         table.add_column(name, justify="left" if name == "point" else "right")

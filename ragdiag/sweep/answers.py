@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.cache import request_key
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.generate import _ask
 from ragdiag.pipeline.grade import make_judge
+from ragdiag.remote.store import request_key
 
 
 @dataclass(frozen=True)

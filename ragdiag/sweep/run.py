@@ -154,8 +154,10 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                     {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner))
     client = LLMClient(llm)
     try:
-        needed = count_needed(client, job)
-        check_budget(needed, cfg.max_calls)
+        needed = None
+        if cfg.max_calls is not None:  # a dry pass over the cache: only when a budget is set
+            needed = count_needed(client, job)
+            check_budget(needed, cfg.max_calls)
         clock = time.perf_counter()
         answer_all(client, job, progress)
         seconds["answers"] = time.perf_counter() - clock
@@ -243,7 +245,7 @@ def _calls(job: AnswerJob, owner: dict[Context, str], name: str, qids: list[str]
     return {"calls_sent": sent, "calls_reused": reused}
 
 
-def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: str, needed: dict, client_stats: dict,
+def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: str, needed: dict | None, client_stats: dict,
           n_contexts: int) -> dict:
     return {
         "command": "ragdiag sweep", "ragdiag_version": __version__, "dataset": data.name,

@@ -63,3 +63,16 @@ def test_recommend_fastest_not_significantly_worse():
     assert rec["point"] == "mid" and rec["speedup_vs_exact"] == 10.0 and rec["candidates"] == 2
     assert stats.recommend(points, 50.0, max_drop=0.1)["point"] == "slow"
     assert stats.recommend([points[1]], 50.0, None)["point"] is None
+
+
+def test_calibration_replicates_match_scipy_spearman_per_replicate():
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(3)
+    recalls = rng.choice([0.0, 0.3, 0.6, 1.0], size=(5, 40))
+    grades = rng.integers(1, 6, size=(5, 40)).astype(float)
+    out = stats.delta_calibration(recalls, grades, (0.5,), 50, 11)[0]
+    resamples = np.random.default_rng(11).integers(0, 40, size=(50, 40))
+    loop = [spearmanr((recalls[:, idx] >= 0.5).mean(axis=1), grades[:, idx].mean(axis=1)).statistic for idx in resamples]
+    loop = np.asarray(loop)[np.isfinite(loop)]
+    assert np.allclose(out["ci"], [np.percentile(loop, 2.5), np.percentile(loop, 97.5)], rtol=0, atol=1e-12)
