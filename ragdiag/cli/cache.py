@@ -27,7 +27,7 @@ def stats(cache_dir: CacheDir = None,
     from rich.console import Console
     from rich.table import Table
 
-    from ragdiag.llm.cache_admin import cache_stats
+    from ragdiag.remote.cache_admin import cache_stats
 
     info = cache_stats(cache_dir, kind.value)
     if as_json:
@@ -55,7 +55,7 @@ def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (out
            kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
     """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""
     from ragdiag.cli.paths import check_paths
-    from ragdiag.llm.cache_admin import export_cache
+    from ragdiag.remote.cache_admin import export_cache
 
     check_paths(outputs={"--out": out}, folders={"--cache-dir": cache_dir})
     typer.echo(f"exported {export_cache(cache_dir, out, kind.value)} entries to {out}")
@@ -69,7 +69,7 @@ def import_(source: Annotated[Path, typer.Argument(help="A file written by cache
     """Add exported entries; each is checked (keys re-derived), bad ones are skipped and counted."""
     import sys
 
-    from ragdiag.llm.cache_admin import import_cache
+    from ragdiag.remote.cache_admin import import_cache
 
     added, skipped = import_cache(cache_dir, source, kind.value)
     parts = [f"{count} new {name} entries" for name, count in added.items()] or ["no new entries"]
@@ -88,6 +88,6 @@ def prune(
     kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm,
 ) -> None:
     """Delete entries of a model and/or prompt version (nothing expires by itself)."""
-    from ragdiag.llm.cache_admin import prune_cache
+    from ragdiag.remote.cache_admin import prune_cache
 
     typer.echo(f"deleted {prune_cache(cache_dir, model, prompt, kind.value)} entries")

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.cache import CACHE_FILE, CallCache, request_key
+from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
 from ragdiag.llm.prices import call_cost, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.endpoint import check_endpoint

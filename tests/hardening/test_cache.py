@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.llm.cache import CACHE_FILE, CallCache, request_key
-from ragdiag.retrieval.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
-from ragdiag.retrieval.embedding_cache import EmbeddingCache, text_key
+from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
+from ragdiag.remote.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
+from ragdiag.remote.embedding_cache import EmbeddingCache, text_key
 
 
 def cli(*args):

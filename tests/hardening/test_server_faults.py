@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.llm.cache import CACHE_FILE, CallCache
+from ragdiag.remote.call_cache import CACHE_FILE, CallCache
 from tests.pipeline.tiny_data import write_tiny
 from tests.servers.chat_server import ChatServer
 from tests.servers.embeddings_server import EmbeddingsServer

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.cache import CallCache, canonical_json, request_key
+from ragdiag.remote.call_cache import CallCache, canonical_json, request_key
 
 
 def _request(**changes):

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from ragdiag.llm.cache import CACHE_FILE
+from ragdiag.remote.call_cache import CACHE_FILE
 from tests.pipeline.tiny_data import write_many
 
 RAGDIAG = Path(sys.executable).with_name("ragdiag")

@@ -10,9 +10,9 @@ import threading
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.cache import CallCache
+from ragdiag.remote.call_cache import CallCache
 from ragdiag.remote.store import SqliteStore, canonical_json, request_key
-from ragdiag.retrieval.embedding_cache import EmbeddingCache
+from ragdiag.remote.embedding_cache import EmbeddingCache
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT NOT NULL)",)
 

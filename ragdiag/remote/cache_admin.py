@@ -1,5 +1,7 @@
 """``ragdiag cache``: statistics, export/import as JSON lines and explicit pruning of both caches.
 
+It sits beside both caches in :mod:`ragdiag.remote`, so neither ``llm/`` nor ``retrieval/`` imports the other.
+
 Both caches live in the cache folder (``--cache-dir``, else ``$RAGDIAG_CACHE_DIR``, else the user
 cache dir): LLM calls in ``llm_calls.sqlite``, embedding vectors in ``embeddings.sqlite``. An
 export line carries ``"kind": "llm"`` or ``"kind": "embeddings"`` (a line without it is an LLM
@@ -15,10 +17,10 @@ from typing import Any, Iterator
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.io.writer import guard_outputs, write_jsonl
-from ragdiag.llm.cache import CACHE_FILE as LLM_FILE
-from ragdiag.llm.cache import CallCache
-from ragdiag.retrieval.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
-from ragdiag.retrieval.embedding_cache import EmbeddingCache
+from ragdiag.remote.call_cache import CACHE_FILE as LLM_FILE
+from ragdiag.remote.call_cache import CallCache
+from ragdiag.remote.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
+from ragdiag.remote.embedding_cache import EmbeddingCache
 
 KINDS = ("llm", "embeddings")
 _FILES = {"llm": LLM_FILE, "embeddings": EMBEDDINGS_FILE}
