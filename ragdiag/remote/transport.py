@@ -78,6 +78,11 @@ def voyage_client(api_key: str, base_url: str, timeout: float):
     return voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=check_timeout(timeout))
 
 
+def _not_json(start: str) -> str:
+    """What a reply that is not JSON is, from its first characters: an HTML page or just not JSON."""
+    return "an HTML page" if start.lstrip().lower().startswith(("<!doctype", "<html")) else "not JSON"
+
+
 def voyage_embeddings(client: Any, texts: list[str], model: str, input_type: str | None) -> list[Any]:
     """``client.embed(...).embeddings``, one vector per text in the texts' order.
 
@@ -92,8 +97,7 @@ def voyage_embeddings(client: Any, texts: list[str], model: str, input_type: str
         if not 200 <= (err.http_status or 0) < 300:
             raise
         body = err.http_body or ""
-        what = "an HTML page" if body.lstrip()[:20].lower().startswith(("<!doctype", "<html")) else "not JSON"
-        raise BadReply(f"the reply is {what} ({len(body)} characters)") from None
+        raise BadReply(f"the reply is {_not_json(body[:200])} ({len(body)} characters)") from None
     except (AttributeError, KeyError, TypeError) as err:  # the SDK reading a 200 without data / usage
         raise BadReply(f"the reply has no usable embeddings ({type(err).__name__}: {err})") from None
 
@@ -104,8 +108,7 @@ def reply_json(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
-        start = response.content[:200].lstrip().lower()
-        what = "an HTML page" if start.startswith((b"<!doctype", b"<html")) else "not JSON"
+        what = _not_json(response.content[:200].decode("utf-8", "replace"))
         raise BadReply(f"the reply is {what} ({kind}, {len(response.content)} bytes)") from None
     if not isinstance(body, dict):
         raise BadReply(f"the reply is a JSON {type(body).__name__}, not an object")

@@ -141,6 +141,21 @@ def test_voyage_sdk_through_a_mock_transport_retries_under_the_one_policy(tmp_pa
     assert posts[-1].headers["authorization"] == "Bearer pa-mock"
 
 
+def test_voyage_sdk_timeouts_are_retried_then_fail_with_one_line(tmp_path):
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"data": []})
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    with use_transport(httpx.MockTransport(handler)):
+        emb = load_embedder("voyage:v", cache_dir=tmp_path, base_url=BASE, cache_mode="off")
+        emb.sleep, emb.max_retries = (lambda s: None), 2
+        with pytest.raises(RagdiagError, match=r"^voyage:v@http://mock\.local:8000/v1: embedding request failed: "
+                                               r"Timeout: Request timed out: .* after 2 retries$"):
+            emb.encode(["x"])
+    assert emb.stats.retries == 2
+
+
 @pytest.mark.parametrize("status,error", [(401, Refused), (400, RagdiagError)])
 def test_voyage_sdk_errors_stop_the_run_or_fail_the_item_without_retries(tmp_path, status, error):
     handler = Recorder(httpx.Response(status, json={"detail": "no"}))
