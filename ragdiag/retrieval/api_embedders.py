@@ -112,11 +112,16 @@ class ApiEmbedder(Embedder):
         raise NotImplementedError
 
     def _ensure_client(self) -> None:
-        """Check the key and the endpoint once, then build the client (first request that must be sent)."""
+        """Check the key, build the client, check the endpoint: once, at the first request that must be sent.
+
+        The client comes before the endpoint check so that a missing SDK is named first (its extra
+        brings the HTTP libraries too).
+        """
         if self._client is None:
             key = self._api_key()
+            client = self._connect(key)
             check_endpoint(self.url, key, self.key_env, self.timeout_s)
-            self._client = self._connect(key)
+            self._client = client
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         self._ensure_client()
