@@ -226,11 +226,12 @@ class LLMClient:
                         f"{KEY_ENV} is not set and the cache cannot answer every request "
                         "(set the key, any value for a local server, or run with a filled cache)"
                     )
+                sdk = openai_client(key, self.config.base_url, self.config.timeout)  # a missing openai is named first
                 check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
             except RagdiagError as err:
                 self._unusable = err
                 raise
-            self._sdk = openai_client(key, self.config.base_url, self.config.timeout)
+            self._sdk = sdk
         return self._sdk
 
     def _send(self, request: dict[str, Any], key: str) -> ChatResult:
