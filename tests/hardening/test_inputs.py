@@ -311,3 +311,27 @@ def test_generate_reports_ranked_samples_without_texts_and_k_above_nc(tmp_path, 
     assert manifest["run_record"]["command"] == "ragdiag generate"
     assert {i["path"] for i in manifest["run_record"]["inputs"]} == {str(texts), str(ranked)}
     assert manifest["run_record"]["prompts"] == {"generation": "generation@v2"}
+
+
+@pytest.mark.parametrize("name", ["answers.jsonl", "graded.json", "correlation.json", "graded.json.manifest.json",
+                                  "answers.jsonl.manifest.json"])
+def test_pipeline_outputs_never_overwrite_an_input_inside_out_dir(tmp_path, name):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    texts, ranked = _tiny(tmp_path)
+    ranked = ranked.rename(out_dir / name)  # the --ranked file sits where the pipeline would write
+    before = _snapshot(texts, ranked)
+    code, _, err = _run("pipeline", "--texts", texts, "--ranked", ranked, "--out-dir", out_dir, "--cache-dir",
+                        tmp_path / "cache", *REPLAY)
+    _one_line_error(code, err, "would overwrite the input", name)
+    assert _snapshot(texts, ranked) == before and sorted(p.name for p in out_dir.iterdir()) == [name]
+
+
+def test_pipeline_out_dir_that_is_a_file_is_refused(tmp_path):
+    texts, ranked = _tiny(tmp_path)
+    out_dir = tmp_path / "out"
+    out_dir.write_text("not a folder")
+    code, _, err = _run("pipeline", "--texts", texts, "--ranked", ranked, "--out-dir", out_dir, "--cache-dir",
+                        tmp_path / "cache", *REPLAY)
+    _one_line_error(code, err, str(out_dir), "not a folder")
+    assert out_dir.read_text() == "not a folder"
