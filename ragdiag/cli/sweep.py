@@ -87,7 +87,7 @@ def sweep(
     summary = {"items": expected, "covered": items, "coverage": items / expected if expected else 1.0, "seconds": None,
                **calls}
     print_sweep(outcome.result, Console(width=max(Console().width, 160)))
-    render_summary("ragdiag sweep", {**summary, "seconds": "–"}, paths)
+    render_summary("ragdiag sweep", {**summary, "seconds": outcome.result["meta"]["seconds"].get("answers", 0.0)}, paths)
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_coverage(summary, min_coverage, paths["answers"])
