@@ -164,7 +164,8 @@ class SentenceTransformerEmbedder(Embedder):
                 if backend == "onnx":
                     from ragdiag.retrieval.onnx_backend import load_onnx_model
 
-                    self._model = load_onnx_model(self.path, device, quantize=self.options.get("quantize"))
+                    self._model = load_onnx_model(self.path, device, quantize=self.options.get("quantize"),
+                                                  cache_dir=self.cache_dir)
                 else:
                     self._model = SentenceTransformer(self.path, device=device)
             except OSError as err:
