@@ -8,7 +8,6 @@ standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); interva
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Sequence
@@ -113,10 +112,6 @@ class _Columns:
         return dict(zip(self.keys, summaries))
 
 
-def _num(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
 def _entry(summary: bootstrap.Summary) -> dict[str, Any]:
     return {"value": summary.value, "ci": list(summary.ci) if summary.ci else None, "n_defined": summary.n_defined}
 
@@ -201,11 +196,13 @@ def _per_query_rows(runs: Sequence[AlignedRun], per_run: dict, stages: dict, que
     for run in runs:
         for k in p.ks:
             code = stages.get((run.name, k))
+            columns = [[None if v != v else v for v in per_run[run.name][(m, k)].tolist()] for m in p.metrics]
+            stage = None if code is None else [gu.STAGES[c] if c >= 0 else None for c in code.tolist()]
             for i, q in enumerate(query_ids):
                 row: dict[str, Any] = {"run": run.name, "query_id": q, "k": k}
-                row.update({m: _num(float(per_run[run.name][(m, k)][i])) for m in p.metrics})
-                if code is not None:
-                    row["stage"] = gu.STAGES[code[i]] if code[i] >= 0 else None
+                row.update(zip(p.metrics, [column[i] for column in columns]))
+                if stage is not None:
+                    row["stage"] = stage[i]
                 rows.append(row)
     return rows
 

@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Sequence
 
@@ -62,7 +64,7 @@ def grade_matrix(rankings: Sequence[Sequence[str]], pools: Sequence[dict[str, in
     ranked = np.full((len(rankings), max(depth, 1)), PADDING, dtype=np.int8)
     for row, (docs, grades) in enumerate(zip(rankings, pools)):
         if docs:
-            ranked[row, : len(docs)] = [grades.get(doc, UNJUDGED) for doc in docs]
+            ranked[row, : len(docs)] = list(map(grades.get, docs, repeat(UNJUDGED, len(docs))))
     return ranked
 
 
@@ -118,7 +120,8 @@ def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -
     if missing:
         raise DataError(f"{path}: {len(missing)} of the {len(judged)} judged queries of {qrels.source} are not in this run "
                         f"(first: '{missing[0]}'); rank every judged query or evaluate with qrels of the ranked queries only")
-    ids = {q: [doc for doc, _ in run[q]] for q in judged}
+    first = itemgetter(0)
+    ids = {q: list(map(first, run[q])) for q in judged}
     ranked = grade_matrix([ids[q] for q in judged], [qrels.grades[q] for q in judged])
     depth = max((len(v) for v in ids.values()), default=0)
     skipped = sum(1 for q in run if q not in qrels.grades)

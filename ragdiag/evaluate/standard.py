@@ -48,34 +48,45 @@ def shifted_qrels(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str,
 
 def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
     """query → {doc: depth − rank}: strictly decreasing scores that reproduce the list order."""
-    return {q: {d: float(len(ids) - i) for i, d in enumerate(ids)} for q, ids in ranking.items()}
+    return {q: dict(zip(ids, range(len(ids), 0, -1))) for q, ids in ranking.items()}
+
+
+# trec_eval measure families (the names ir_measures' pytrec_eval provider uses); reported as "<family>_<k>"
+TREC_EVAL_FAMILY = {"ndcg": "ndcg_cut", "recall": "recall", "map": "map_cut", "precision": "P"}
 
 
 def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
                     query_ids: Sequence[str], metrics: Sequence[str], ks: Sequence[int], gold: int) -> dict[tuple[str, int], np.ndarray]:
-    """(metric, k) → per-query values aligned with ``query_ids`` (NaN where ir_measures gave none).
+    """(metric, k) → per-query values aligned with ``query_ids`` (NaN where trec_eval gave none).
 
-    ``ranking`` maps a query to its ranked doc ids; ``qrels`` holds grades 1–5.
+    ``ranking`` maps a query to its ranked doc ids; ``qrels`` holds grades 1–5. The values are those
+    of ir_measures' ``measure_name`` measures, computed by the code ir_measures dispatches them to:
+    pytrec_eval (trec_eval), called once per run for every measure and cut-off at
+    ``relevance_level = gold − 1`` (nDCG's gains do not depend on it). ``RR(rel)@K``, which ir_measures
+    routes to its pure-Python MS MARCO provider, is trec_eval's ``recip_rank`` = 1 / rank of the
+    first relevant passage when that rank is ≤ K, else 0 — the definition of RR@K.
     """
     if not metrics:
         return {}
-    ir_measures = require("ir_measures")
-    names = {(m, k): measure_name(m, k, gold) for m in metrics for k in ks}
-    parsed = {key: ir_measures.parse_measure(name) for key, name in names.items()}
-    by_measure = {parsed[key]: key for key in parsed}
-    # by object id (the object is kept alive in the value, so its id cannot be reused): a Measure
-    # hashes through its repr, which dominates the cost on large runs
-    column_of: dict[int, tuple[object, np.ndarray]] = {}
-    position = {q: i for i, q in enumerate(query_ids)}
-    out = {key: np.full(len(query_ids), np.nan) for key in names}
-    run = rank_scores({q: ranking[q] for q in query_ids})
+    require("ir_measures")  # the eval extra; pytrec_eval (pytrec-eval-terrier) is its dependency
+    import pytrec_eval
+
+    cutoffs = ",".join(str(k) for k in sorted(set(ks)))
+    measures = {f"{TREC_EVAL_FAMILY[m]}.{cutoffs}" for m in metrics if m in TREC_EVAL_FAMILY}
+    if "mrr" in metrics:
+        measures.add("recip_rank")
     judged = shifted_qrels({q: qrels[q] for q in query_ids})
-    for metric in ir_measures.evaluator(list(parsed.values()), judged).iter_calc(run):
-        cached = column_of.get(id(metric.measure))
-        if cached is None:
-            cached = column_of[id(metric.measure)] = (metric.measure, out[by_measure[metric.measure]])
-        column = cached[1]
-        row = position.get(metric.query_id)
-        if row is not None:
-            column[row] = metric.value
+    evaluator = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
+    per_query = evaluator.evaluate(rank_scores({q: ranking[q] for q in query_ids}))
+    rows = [per_query.get(q) for q in query_ids]
+    out = {}
+    for metric in metrics:
+        for k in ks:
+            name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
+            column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)
+            if metric == "mrr":  # the first relevant passage counts only within the top K
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    beyond = np.rint(1.0 / column) > k
+                column = np.where(beyond, 0.0, column)
+            out[(metric, k)] = column
     return out

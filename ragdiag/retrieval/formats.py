@@ -22,6 +22,9 @@ import math
 from pathlib import Path
 from typing import Iterable, Iterator, Literal
 
+import numpy as np
+import orjson
+
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.writer import PathLike, write_jsonl, write_text
 
@@ -34,18 +37,20 @@ __all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "run_depth",
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its newline) for every non-blank line."""
+    """(1-based line number, line without its newline) for every non-blank line; the file is read
+    at once and split on universal newlines (\\n, \\r\\n, \\r), as text-mode ``open`` does."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
     try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                line = line.rstrip("\r\n")
-                if line.strip():
-                    yield number, line
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line and not line.isspace():
+            yield number, line
 
 
 def _split(line: str) -> list[str]:
@@ -78,7 +83,6 @@ def read_qrels(path: PathLike) -> Qrels:
     """
     source = str(path)
     qrels: Qrels = {}
-    seen_at: dict[tuple[str, str], int] = {}
     n_cols: int | None = None
     for number, line in _open_lines(path):
         cells = _split(line)
@@ -100,21 +104,39 @@ def read_qrels(path: PathLike) -> Qrels:
         grade = _relevance(cells[-1])
         if grade is None:
             raise DataError.at(source, number, "relevance", f"not an integer: {cells[-1]!r}")
-        previous = seen_at.get((query_id, doc_id))
-        if previous is not None and qrels[query_id][doc_id] != grade:
+        docs = qrels.get(query_id)
+        if docs is None:
+            docs = qrels[query_id] = {}
+        elif doc_id in docs and docs[doc_id] != grade:
             raise DataError.at(
                 source, number, None,
-                f"query '{query_id}' judges document '{doc_id}' {grade}, but line {previous} judged it {qrels[query_id][doc_id]}",
+                f"query '{query_id}' judges document '{doc_id}' {grade}, but line {_first_line(path, query_id, doc_id)} "
+                f"judged it {docs[doc_id]}",
             )
-        seen_at.setdefault((query_id, doc_id), number)
-        qrels.setdefault(query_id, {})[doc_id] = grade
+        docs[doc_id] = grade
     if not qrels:
         raise DataError(f"{source}: no judgements")
     return qrels
 
 
+def _first_line(path: PathLike, query_id: str, doc_id: str) -> int:
+    """The line where ``query_id`` first judges ``doc_id`` (for the message about a conflicting repeat)."""
+    for number, line in _open_lines(path):
+        cells = _split(line)
+        if len(cells) in (3, 4) and cells[0] == query_id and cells[-2] == doc_id:
+            return number
+    return 0
+
+
 def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _all_finite(values: list) -> bool:
+    """Every value a finite int or float (bools are not scores); vectorised for the common case."""
+    if set(map(type, values)) <= {float, int}:
+        return not values or bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
+    return all(_finite(v) for v in values)
 
 
 def _read_jsonl_run(path: PathLike) -> Run:
@@ -123,9 +145,12 @@ def _read_jsonl_run(path: PathLike) -> Run:
     first_line: dict[str, int] = {}
     for number, line in _open_lines(path):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:  # the standard parser: same acceptance (NaN …) and messages as before
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
         if not isinstance(record, dict):
             raise DataError.at(source, number, None, "expected a JSON object")
         query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")
@@ -134,16 +159,20 @@ def _read_jsonl_run(path: PathLike) -> Run:
         query_id = str(query_id)
         if query_id in first_line:
             raise DataError.at(source, number, "query_id", f"query '{query_id}' already ranked on line {first_line[query_id]}")
-        if not isinstance(ids, list) or any(isinstance(i, (dict, list, bool)) or i is None for i in ids):
+        if not isinstance(ids, list):
             raise DataError.at(source, number, "ids", "missing or not a list of document ids")
-        ids = [str(i) for i in ids]
+        if not set(map(type, ids)) <= {str}:  # fast path: every id already a string
+            if any(isinstance(i, (dict, list, bool)) or i is None for i in ids):
+                raise DataError.at(source, number, "ids", "missing or not a list of document ids")
+            ids = [str(i) for i in ids]
         if scores is None:  # runs without scores: rank order only
             scores = [float(-rank) for rank in range(len(ids))]
-        elif not isinstance(scores, list) or len(scores) != len(ids) or not all(_finite(s) for s in scores):
+        elif not isinstance(scores, list) or len(scores) != len(ids) or not _all_finite(scores):
             raise DataError.at(source, number, "scores", f"expected {len(ids)} finite numbers, one per id")
-        _reject_duplicates(source, number, query_id, ids)
+        if len(set(ids)) != len(ids):
+            _reject_duplicates(source, number, query_id, ids)
         first_line[query_id] = number
-        run[query_id] = [(doc_id, float(score)) for doc_id, score in zip(ids, scores)]
+        run[query_id] = list(zip(ids, map(float, scores)))
     return run
 
 
