@@ -1,9 +1,12 @@
-"""Standard IR metrics through ``ir_measures`` (MacAvaney et al., ECIR 2022), never re-implemented.
+"""Standard IR metrics: the ``ir_measures`` measures (MacAvaney et al., ECIR 2022), never re-implemented,
+computed by pytrec_eval (Van Gysel & de Rijke, SIGIR 2018) — the trec_eval code ir_measures dispatches
+them to — in one call per run, without ir_measures' per-query Python ``Metric`` objects (most of its
+cost on 10,000 queries).
 
-Graded labels (1–5) are passed to ir_measures as gain g − 1, so "not relevant" (1) gains 0 and
+Graded labels (1–5) are passed as gain g − 1, so "not relevant" (1) gains 0 and
 nDCG@K uses gains 0–4 (Järvelin & Kekäläinen 2002, linear gain as in trec_eval). The binary
 measures count a passage as relevant when its grade is ≥ gold, i.e. ``rel = gold − 1`` on the
-shifted labels. Ties: ragdiag ranks by the run's list order, so ir_measures receives the score
+shifted labels. Ties: ragdiag ranks by the run's list order, so pytrec_eval receives the score
 ``depth − rank`` (strictly decreasing) and a score tie in the run keeps the run's order instead of
 trec_eval's doc-id tie-break.
 """

@@ -154,6 +154,8 @@ def _read_jsonl_run(path: PathLike) -> Run:
         if not isinstance(record, dict):
             raise DataError.at(source, number, None, "expected a JSON object")
         query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")
+        if type(query_id) is int or type(query_id) is float:  # exact beyond 64 bits with the standard parser
+            query_id = json.loads(line).get("query_id")
         if query_id is None or isinstance(query_id, (dict, list, bool)):
             raise DataError.at(source, number, "query_id", "missing or not a string")
         query_id = str(query_id)
@@ -162,6 +164,7 @@ def _read_jsonl_run(path: PathLike) -> Run:
         if not isinstance(ids, list):
             raise DataError.at(source, number, "ids", "missing or not a list of document ids")
         if not set(map(type, ids)) <= {str}:  # fast path: every id already a string
+            ids = json.loads(line).get("ids")  # the standard parser keeps integers beyond 64 bits exact
             if any(isinstance(i, (dict, list, bool)) or i is None for i in ids):
                 raise DataError.at(source, number, "ids", "missing or not a list of document ids")
             ids = [str(i) for i in ids]

@@ -101,6 +101,33 @@ def test_run_errors(tmp_path):
         read_run(_write(tmp_path, "empty.jsonl", "\n\n"))
 
 
+def test_line_numbers_with_crlf_cr_and_blank_lines(tmp_path):
+    crlf = tmp_path / "crlf.tsv"
+    crlf.write_bytes(b"q1\td1\t1\r\n\r\nq2\td2\t2\r\nq1\td1\t3\r\n")
+    with pytest.raises(DataError, match="record 4: .*judges document 'd1' 3, but line 1 judged it 1"):
+        read_qrels(crlf)
+    lone_cr = tmp_path / "cr.tsv"
+    lone_cr.write_bytes(b"q1\td1\t1\r\rq1\td2\tx\r")
+    with pytest.raises(DataError, match="record 3: field 'relevance': not an integer: 'x'"):
+        read_qrels(lone_cr)
+    repeated = _write(tmp_path, "same.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td1\t2\n")
+    assert read_qrels(repeated) == {"q1": {"d1": 2}}  # an identical repeat is not a conflict
+
+
+def test_jsonl_run_rejects_non_scores_and_non_ids(tmp_path):
+    with pytest.raises(DataError, match=r"record 2: field 'scores': expected 2 finite numbers"):
+        read_run(_write(tmp_path, "b.jsonl", '{"query_id": "q", "ids": ["a"], "scores": [1]}\n'
+                                              '{"query_id": "r", "ids": ["a", "b"], "scores": [true, 1.0]}\n'))
+    with pytest.raises(DataError, match=r"record 1: field 'scores': expected 1 finite numbers"):
+        read_run(_write(tmp_path, "s.jsonl", '{"query_id": "q", "ids": ["a"], "scores": ["1.0"]}\n'))
+    with pytest.raises(DataError, match=r"record 1: field 'ids': missing or not a list"):
+        read_run(_write(tmp_path, "i.jsonl", '{"query_id": "q", "ids": ["a", null], "scores": [2, 1]}\n'))
+    with pytest.raises(DataError, match=r"record 1: invalid JSON"):
+        read_run(_write(tmp_path, "j.jsonl", '{"query_id": "q", "ids": ["a"\n'))
+    big = read_run(_write(tmp_path, "big.jsonl", '{"query_id": 123456789012345678901234567891, "ids": [123456789012345678901234567890], "scores": [1]}\n'))
+    assert big == {"123456789012345678901234567891": [("123456789012345678901234567890", 1.0)]}
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "trec"])
 def test_write_read_round_trip(tmp_path, fmt):
     run = {"q1": [("d3", 12.25), ("d1", 0.1 + 0.2), ("d2", -1e-300)], "q2": [("d1", 1.0)]}
