@@ -51,7 +51,7 @@ def shifted_qrels(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str,
 
 def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
     """query → {doc: depth − rank}: strictly decreasing scores that reproduce the list order."""
-    return {q: dict(zip(ids, range(len(ids), 0, -1))) for q, ids in ranking.items()}
+    return {q: dict(zip(ids, map(float, range(len(ids), 0, -1)))) for q, ids in ranking.items()}
 
 
 # trec_eval measure families (the names ir_measures' pytrec_eval provider uses); reported as "<family>_<k>"
