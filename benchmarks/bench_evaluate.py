@@ -76,7 +76,7 @@ def stage_times(qrels: Path, runs: list[Path]) -> dict[str, float]:
     """One in-process pass timing each stage of ``ragdiag evaluate`` (all 13 metrics), in seconds."""
     from ragdiag.evaluate.evaluation import EvaluateParams, evaluate
     from ragdiag.evaluate.inputs import align_run, load_graded_qrels
-    from ragdiag.evaluate.standard import STANDARD_METRICS, standard_values
+    from ragdiag.evaluate.standard import STANDARD_METRICS, StandardScorer
 
     p = EvaluateParams(ks=(10, 20, 30), pool_depth=DEPTH, bootstrap=REPLICATES, seed=0)
     t0 = time.perf_counter()
@@ -84,8 +84,9 @@ def stage_times(qrels: Path, runs: list[Path]) -> dict[str, float]:
     t1 = time.perf_counter()
     aligned = [align_run(r, graded_qrels, [f"run{i}" for i in range(n)]) for n, r in enumerate(runs)]
     t2 = time.perf_counter()
+    scorer = StandardScorer(graded_qrels.grades, graded_qrels.query_ids, STANDARD_METRICS, p.ks, p.gold)
     for run in aligned:
-        standard_values(run.ids, graded_qrels.grades, graded_qrels.query_ids, STANDARD_METRICS, p.ks, p.gold)
+        scorer.values(run.ids)
     t3 = time.perf_counter()
     evaluate(graded_qrels, aligned, p)
     t4 = time.perf_counter()
@@ -133,7 +134,7 @@ run: {load:.1f} (when other jobs share the cores, all timings are inflated; the 
 
 Where the time goes (one in-process pass after the timed runs, all 13 metrics): reading and checking
 the 400,000-line qrels {stages["qrels"]:.2f} s; reading the three run.jsonl files and aligning them with
-the qrels {stages["runs"]:.2f} s; the 5 standard metrics at 3 K through pytrec_eval, once per run,
+the qrels {stages["runs"]:.2f} s; the 5 standard metrics at 3 K through pytrec_eval (one evaluator, one call per run)
 {stages["standard"]:.2f} s; `evaluate()` itself (graded metrics, the standard metrics again, one
 shared bootstrap over the {3 * 13 * 3 + 3 * 13 * 3} columns, per-query rows) {stages["evaluate"]:.2f} s. The rest of the
 CLI's wall time is interpreter start-up, imports and writing the JSON.

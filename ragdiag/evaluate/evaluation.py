@@ -16,7 +16,7 @@ import numpy as np
 
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.inputs import AlignedRun, GradedQrels, answer_grades
-from ragdiag.evaluate.standard import STANDARD_METRICS, gain_mapping, standard_values
+from ragdiag.evaluate.standard import STANDARD_METRICS, StandardScorer, gain_mapping
 from ragdiag.metrics import graded_utility as gu
 
 LOWER_IS_BETTER = ("harm", "unjudged")
@@ -68,19 +68,27 @@ def graded_values(ranked: np.ndarray, counts: np.ndarray, metric: str, k: int, p
     raise ValueError(f"unknown graded metric {metric!r}")
 
 
-def run_values(run: AlignedRun, qrels: GradedQrels, counts: np.ndarray, p: EvaluateParams) -> dict[tuple[str, int], np.ndarray]:
+def run_values(run: AlignedRun, qrels: GradedQrels, counts: np.ndarray, p: EvaluateParams,
+               scorer: StandardScorer | None = None) -> dict[tuple[str, int], np.ndarray]:
     """(metric, k) → per-query values for every requested metric, plus PROC and %PROC for the decision."""
     graded = [m for m in p.metrics if m in GRADED_METRICS]
     for needed in ("proc", "pct_proc"):
         if needed not in graded:
             graded.append(needed)
     values = {(m, k): graded_values(run.ranked, counts, m, k, p) for m in graded for k in p.ks}
-    standard = [m for m in p.metrics if m in STANDARD_METRICS]
-    std = standard_values(run.ids, qrels.grades, qrels.query_ids, standard, p.ks, p.gold)
+    if scorer is None:
+        scorer = standard_scorer(qrels, p)
+    std = scorer.values(run.ids)
     empty = np.array([len(run.ids[q]) == 0 for q in qrels.query_ids])
     for key, arr in std.items():  # pytrec_eval omits a query with an empty ranking: it scores 0
         values[key] = np.where(empty & np.isnan(arr), 0.0, arr)
     return values
+
+
+def standard_scorer(qrels: GradedQrels, p: EvaluateParams) -> StandardScorer:
+    """The pytrec_eval evaluator of the requested standard metrics, built once and shared by every run."""
+    standard = [m for m in p.metrics if m in STANDARD_METRICS]
+    return StandardScorer(qrels.grades, qrels.query_ids, standard, p.ks, p.gold)
 
 
 def verdict(proc_mean: float | None, pct_proc_mean: float | None) -> str | None:
@@ -121,7 +129,8 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
     """The result (``params``, ``runs``, ``comparisons``; the caller adds ``meta``) and the per-query rows."""
     counts = qrels.pool_counts()
     query_ids = qrels.query_ids
-    per_run = {run.name: run_values(run, qrels, counts, p) for run in runs}
+    scorer = standard_scorer(qrels, p)
+    per_run = {run.name: run_values(run, qrels, counts, p, scorer) for run in runs}
     cols = _Columns()
     for run in runs:
         for key, arr in per_run[run.name].items():

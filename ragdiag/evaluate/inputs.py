@@ -3,7 +3,7 @@
 * Qrels (BEIR TSV with or without header, or TREC) are read by :func:`ragdiag.retrieval.formats.read_qrels`.
   Grades must be 1–5; a file whose grades are all 0/1 is binary and is read as 1 → grade 5
   (relevant), 0 → grade 1 (judged, not relevant).
-* Runs (``run.jsonl`` or TREC) are read by :func:`ragdiag.retrieval.formats.read_run`. The evaluated
+* Runs (``run.jsonl`` or TREC) are read by :func:`ragdiag.retrieval.formats.read_run_ids`. The evaluated
   queries are the judged ones; every judged query must be in every run (a missing query would
   otherwise silently score 0 or vanish from the mean); run queries without judgements are skipped
   and counted.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Sequence
 
@@ -25,7 +24,7 @@ import orjson
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.metrics.graded_utility import N_GRADE_COLUMNS, PADDING, UNJUDGED
-from ragdiag.retrieval.formats import read_qrels, read_run
+from ragdiag.retrieval.formats import read_qrels, read_run_ids
 
 
 @dataclass
@@ -111,7 +110,7 @@ def run_name(path: str | Path, taken: Sequence[str]) -> str:
 
 def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -> AlignedRun:
     """Read a run and build its grade matrix over the judged queries (0 unjudged, −1 padding)."""
-    run = read_run(path)
+    run = read_run_ids(path)
     judged = qrels.query_ids
     missing = [q for q in judged if q not in run]
     if len(missing) == len(judged):
@@ -120,8 +119,7 @@ def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -
     if missing:
         raise DataError(f"{path}: {len(missing)} of the {len(judged)} judged queries of {qrels.source} are not in this run "
                         f"(first: '{missing[0]}'); rank every judged query or evaluate with qrels of the ranked queries only")
-    first = itemgetter(0)
-    ids = {q: list(map(first, run[q])) for q in judged}
+    ids = {q: run[q] for q in judged}
     ranked = grade_matrix([ids[q] for q in judged], [qrels.grades[q] for q in judged])
     depth = max((len(v) for v in ids.values()), default=0)
     skipped = sum(1 for q in run if q not in qrels.grades)

@@ -58,38 +58,54 @@ def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, flo
 TREC_EVAL_FAMILY = {"ndcg": "ndcg_cut", "recall": "recall", "map": "map_cut", "precision": "P"}
 
 
+class StandardScorer:
+    """The standard metrics of one qrels, for any number of runs.
+
+    The values are those of ir_measures' ``measure_name`` measures, computed by the code ir_measures
+    dispatches them to: pytrec_eval (trec_eval), one evaluator built once from the qrels and called
+    once per run for every measure and cut-off, at ``relevance_level = gold − 1`` (nDCG's gains do
+    not depend on it). ``RR(rel)@K``, which ir_measures routes to its pure-Python MS MARCO provider,
+    is trec_eval's ``recip_rank`` = 1 / rank of the first relevant passage when that rank is ≤ K,
+    else 0 — the definition of RR@K.
+    """
+
+    def __init__(self, qrels: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], metrics: Sequence[str],
+                 ks: Sequence[int], gold: int) -> None:
+        self.query_ids, self.metrics, self.ks = list(query_ids), list(metrics), list(ks)
+        self.evaluator = None
+        if not self.metrics:
+            return
+        require("ir_measures")  # the eval extra; pytrec_eval (pytrec-eval-terrier) is its dependency
+        import pytrec_eval
+
+        cutoffs = ",".join(str(k) for k in sorted(set(ks)))
+        measures = {f"{TREC_EVAL_FAMILY[m]}.{cutoffs}" for m in metrics if m in TREC_EVAL_FAMILY}
+        if "mrr" in metrics:
+            measures.add("recip_rank")
+        judged = shifted_qrels({q: qrels[q] for q in query_ids})
+        self.evaluator = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
+
+    def values(self, ranking: Mapping[str, Sequence[str]]) -> dict[tuple[str, int], np.ndarray]:
+        """(metric, k) → per-query values aligned with the query ids (NaN where trec_eval gave none)."""
+        if self.evaluator is None:
+            return {}
+        per_query = self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
+        rows = [per_query.get(q) for q in self.query_ids]
+        out = {}
+        for metric in self.metrics:
+            for k in self.ks:
+                name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
+                column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)
+                if metric == "mrr":  # the first relevant passage counts only within the top K
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        beyond = np.rint(1.0 / column) > k
+                    column = np.where(beyond, 0.0, column)
+                out[(metric, k)] = column
+        return out
+
+
 def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
                     query_ids: Sequence[str], metrics: Sequence[str], ks: Sequence[int], gold: int) -> dict[tuple[str, int], np.ndarray]:
-    """(metric, k) → per-query values aligned with ``query_ids`` (NaN where trec_eval gave none).
-
-    ``ranking`` maps a query to its ranked doc ids; ``qrels`` holds grades 1–5. The values are those
-    of ir_measures' ``measure_name`` measures, computed by the code ir_measures dispatches them to:
-    pytrec_eval (trec_eval), called once per run for every measure and cut-off at
-    ``relevance_level = gold − 1`` (nDCG's gains do not depend on it). ``RR(rel)@K``, which ir_measures
-    routes to its pure-Python MS MARCO provider, is trec_eval's ``recip_rank`` = 1 / rank of the
-    first relevant passage when that rank is ≤ K, else 0 — the definition of RR@K.
-    """
-    if not metrics:
-        return {}
-    require("ir_measures")  # the eval extra; pytrec_eval (pytrec-eval-terrier) is its dependency
-    import pytrec_eval
-
-    cutoffs = ",".join(str(k) for k in sorted(set(ks)))
-    measures = {f"{TREC_EVAL_FAMILY[m]}.{cutoffs}" for m in metrics if m in TREC_EVAL_FAMILY}
-    if "mrr" in metrics:
-        measures.add("recip_rank")
-    judged = shifted_qrels({q: qrels[q] for q in query_ids})
-    evaluator = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
-    per_query = evaluator.evaluate(rank_scores({q: ranking[q] for q in query_ids}))
-    rows = [per_query.get(q) for q in query_ids]
-    out = {}
-    for metric in metrics:
-        for k in ks:
-            name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
-            column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)
-            if metric == "mrr":  # the first relevant passage counts only within the top K
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    beyond = np.rint(1.0 / column) > k
-                column = np.where(beyond, 0.0, column)
-            out[(metric, k)] = column
-    return out
+    """(metric, k) → per-query values of one run aligned with ``query_ids`` (see :class:`StandardScorer`);
+    ``ranking`` maps a query to its ranked doc ids, ``qrels`` holds grades 1–5."""
+    return StandardScorer(qrels, query_ids, metrics, ks, gold).values(ranking)

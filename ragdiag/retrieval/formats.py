@@ -33,7 +33,7 @@ Run = dict[str, list[tuple[str, float]]]
 RunFormat = Literal["jsonl", "trec"]
 RUN_FORMATS: tuple[str, ...] = ("jsonl", "trec")
 
-__all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "run_depth", "run_ids", "write_run"]
+__all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -139,9 +139,9 @@ def _all_finite(values: list) -> bool:
     return all(_finite(v) for v in values)
 
 
-def _read_jsonl_run(path: PathLike) -> Run:
+def _read_jsonl_run(path: PathLike, with_scores: bool = True) -> Run | dict[str, list[str]]:
     source = str(path)
-    run: Run = {}
+    run: dict = {}
     first_line: dict[str, int] = {}
     for number, line in _open_lines(path):
         try:
@@ -175,7 +175,7 @@ def _read_jsonl_run(path: PathLike) -> Run:
         if len(set(ids)) != len(ids):
             _reject_duplicates(source, number, query_id, ids)
         first_line[query_id] = number
-        run[query_id] = list(zip(ids, map(float, scores)))
+        run[query_id] = list(zip(ids, map(float, scores))) if with_scores else ids
     return run
 
 
@@ -226,13 +226,27 @@ def read_run(path: PathLike) -> Run:
 
     A document ranked twice for one query is an error (it would count twice in recall).
     """
-    first = next(_open_lines(path), None)
-    if first is None:
-        raise DataError(f"{path}: empty (no rankings)")
-    run = _read_jsonl_run(path) if first[1].lstrip().startswith("{") else _read_trec_run(path)
+    run = _read_jsonl_run(path) if _is_jsonl(path) else _read_trec_run(path)
     if not run:
         raise DataError(f"{path}: empty (no rankings)")
     return run
+
+
+def read_run_ids(path: PathLike) -> dict[str, list[str]]:
+    """query id → ranked doc ids, best first: :func:`read_run` without the scores (same checks and
+    errors; a run.jsonl is read without building (id, score) pairs)."""
+    run = _read_jsonl_run(path, with_scores=False) if _is_jsonl(path) else run_ids(_read_trec_run(path))
+    if not run:
+        raise DataError(f"{path}: empty (no rankings)")
+    return run
+
+
+def _is_jsonl(path: PathLike) -> bool:
+    """A run file is run.jsonl when its first non-blank line starts with ``{``; empty files are an error."""
+    first = next(_open_lines(path), None)
+    if first is None:
+        raise DataError(f"{path}: empty (no rankings)")
+    return first[1].lstrip().startswith("{")
 
 
 def run_ids(run: Run) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ import pytest
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.writer import OutputError
 from ragdiag.retrieval.beir import load_qrels, load_run
-from ragdiag.retrieval.formats import read_qrels, read_run, run_depth, write_run
+from ragdiag.retrieval.formats import read_qrels, read_run, read_run_ids, run_depth, write_run
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -68,12 +68,14 @@ def test_jsonl_run(tmp_path):
     path = _write(tmp_path, "run.jsonl", '{"query_id": "q1", "ids": ["b", "a"], "scores": [2.0, 1.5]}\n{"query_id": 7, "ids": [3], "scores": [0.1]}\n')
     assert read_run(path) == {"q1": [("b", 2.0), ("a", 1.5)], "7": [("3", 0.1)]}
     assert load_run(path) == {"q1": ["b", "a"], "7": ["3"]}
+    assert read_run_ids(path) == {"q1": ["b", "a"], "7": ["3"]}
 
 
 def test_trec_run_ordered_by_rank_then_score(tmp_path):
     text = "q1 Q0 c 3 0.5 t\nq1 Q0 a 1 0.9 t\nq2 Q0 x 1 4 t\nq1 Q0 b 2 0.7 t\nq1 Q0 e 4 0.1 t\nq1 Q0 d 4 0.3 t\n"
     run = read_run(_write(tmp_path, "run.trec", text))
     assert [d for d, _ in run["q1"]] == ["a", "b", "c", "d", "e"]
+    assert read_run_ids(tmp_path / "run.trec") == {"q1": ["a", "b", "c", "d", "e"], "q2": ["x"]}
     assert run["q2"] == [("x", 4.0)]
     assert run_depth(run) == 5
 
@@ -85,6 +87,8 @@ def test_duplicate_docs_in_a_run_are_rejected(tmp_path):
     jsonl = _write(tmp_path, "dup.jsonl", '{"query_id": "q1", "ids": ["a", "a"], "scores": [1, 1]}\n')
     with pytest.raises(DataError, match="record 1: query 'q1' ranks document 'a' twice"):
         read_run(jsonl)
+    with pytest.raises(DataError, match="record 1: query 'q1' ranks document 'a' twice"):
+        read_run_ids(jsonl)
     again = _write(tmp_path, "again.jsonl", '{"query_id": "q1", "ids": ["a"], "scores": [1]}\n{"query_id": "q1", "ids": ["b"], "scores": [1]}\n')
     with pytest.raises(DataError, match="record 2: field 'query_id': query 'q1' already ranked on line 1"):
         read_run(again)
@@ -99,6 +103,8 @@ def test_run_errors(tmp_path):
         read_run(_write(tmp_path, "q.trec", "q 0 a 1\n"))
     with pytest.raises(DataError, match="empty"):
         read_run(_write(tmp_path, "empty.jsonl", "\n\n"))
+    with pytest.raises(DataError, match="empty"):
+        read_run_ids(tmp_path / "empty.jsonl")
 
 
 def test_line_numbers_with_crlf_cr_and_blank_lines(tmp_path):
