@@ -1,18 +1,26 @@
 """Credentials out of anything ragdiag writes or prints: URLs and command-line arguments.
 
-``redact_url`` drops the user-info part (``user:pw@``) of a URL and masks every query value
-(``?api-key=***``); ``redact_arg`` does the same to a URL inside a command-line argument
+``redact_url`` drops the user-info part (``user:pw@``) of a URL and masks the value of every
+query parameter whose name looks secret (``?api-key=***``); ``redact_arg`` does the same to a URL inside a command-line argument
 (``--base-url=URL`` too). Used for the run record's argv, manifests, cache keys' readable parts and
 error lines (through :mod:`ragdiag.remote.urls`).
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "sig", "credential", "passfile")
+
+
+def _is_secret(name: str) -> bool:
+    return any(word in name.lower() for word in _SECRET_WORDS)
 
 
 def redact_url(url: str | None) -> str | None:
-    """``url`` without ``user:password@`` and with every query value replaced by ``***``."""
+    """``url`` without ``user:password@`` and with the value of every query parameter whose name
+    looks secret (``api-key``, ``token``, ``password``, ``sig`` …) replaced by ``***``."""
     if url is None:
         return None
     try:
@@ -20,9 +28,12 @@ def redact_url(url: str | None) -> str | None:
         host = parts.netloc.rpartition("@")[2]
     except ValueError:
         return "<unparseable URL>"
-    query = "&".join(f"{item.partition('=')[0]}=***" if "=" in item else item
-                     for item in parts.query.split("&")) if parts.query else ""
-    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+    query = "&".join(
+        f"{name}=***" if eq and _is_secret(name) else f"{name}{eq}{value}"
+        for name, eq, value in (item.partition("=") for item in parts.query.split("&"))
+    ) if parts.query else ""
+    authority = f"//{host}" if parts.netloc or parts.scheme in ("http", "https", "postgresql", "postgres") else ""
+    return f"{parts.scheme}:{authority}{parts.path}" + (f"?{query}" if query else "")
 
 
 def redact_arg(arg: str) -> str:

@@ -1,6 +1,6 @@
 """Base URLs: validation, redaction for anything written or logged, and the form used in cache keys.
 
-``redact_url`` (from :mod:`ragdiag.io.redact`) drops the user-info part (``user:pw@``) and masks query values, so a URL can go into a
+``redact_url`` (from :mod:`ragdiag.io.redact`) drops the user-info part (``user:pw@``) and masks secret-looking query values, so a URL can go into a
 manifest, an error line or a log. ``cache_url`` is what identifies a server in a cache key: scheme,
 host, port (explicit, the scheme's default when absent) and path, lower-cased scheme and host, no
 trailing slash, no credentials and no query — two servers on one host never share answers.

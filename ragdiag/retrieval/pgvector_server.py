@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-import urllib.parse
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,11 @@ from typing import Iterator
 
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require
+from ragdiag.io.redact import redact_url
 
 FAISS = "faiss"
 CONNECT_TIMEOUT_S = 10
 EMBEDDED_MAINTENANCE_WORK_MEM = "512MB"  # the wheel's 64MB default makes HNSW builds spill to disk
-_SECRET_KEYS = {"password", "sslpassword", "passfile"}
 
 
 @dataclass(frozen=True)
@@ -44,22 +43,6 @@ class Backend:
         if self.kind == "embedded":
             return "pgvector:embedded" + (f":{self.data_dir}" if self.data_dir else "")
         return f"pgvector:{redact_url(self.url or '')}"
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password (``user:pw@`` or ``?password=``) replaced by ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostinfo = netloc.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        netloc = f"{user}{':***' if colon else ''}@{hostinfo}"
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    query = [(k, "***" if k.lower() in _SECRET_KEYS else v) for k, v in query]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="*/"), ""))
 
 
 def parse_backend(value: str | None) -> Backend:
