@@ -130,12 +130,12 @@ provider for RR@K, and one Python `Metric` object per query and measure).
 | ir_measures alone (5 metrics × 3 K × 3 runs, no intervals) | {base:.2f} | {fmt_base} |
 | ratio ragdiag / ir_measures | {ours / base:.2f}× | |
 
-Target ≤ 10 s on 2 cores: {"met" if ours <= 10 else "**not met as measured here.**"} Load average (1 min) at the start
+Target ≤ 10 s on 2 cores: {"met." if ours <= 10 else "**not met as measured here.**"} Load average (1 min) at the start
 and end of the run: {load_start:.1f} and {load:.1f} (when other jobs share the cores, all timings are inflated; the ratio
 is from the same run).
 
 Where the time goes (one in-process pass after the timed runs, all 13 metrics): reading and checking
-the 400,000-line qrels {stages["qrels"]:.2f} s; reading the three run.jsonl files and aligning them with
+the {N_QUERIES * POOL:,}-line qrels {stages["qrels"]:.2f} s; reading the three run.jsonl files and aligning them with
 the qrels {stages["runs"]:.2f} s; the 5 standard metrics at 3 K through pytrec_eval (one evaluator, one call per run)
 {stages["standard"]:.2f} s; `evaluate()` itself (graded metrics, the standard metrics again, one
 shared bootstrap over the {3 * 13 * 3 + 3 * 13 * 3} columns, per-query rows) {stages["evaluate"]:.2f} s. The rest of the
