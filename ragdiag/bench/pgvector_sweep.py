@@ -14,9 +14,8 @@ import time
 
 import numpy as np
 
-from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
-from ragdiag.bench.sweep import SweepOptions, check_inputs, run_sweep
-from ragdiag.bench.timing import batch_qps, single_query_latency
+from ragdiag.bench.recall import exact_ground_truth
+from ragdiag.bench.sweep import SweepOptions, check_inputs, measure_point, run_sweep
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
@@ -62,7 +61,7 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
     from rich.progress import Progress
 
     check_inputs(base, queries, opts.k)
-    true_scores, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
+    truth = exact_ground_truth(base, queries, opts.k, opts.metric)
     points, recalls, all_ids = [], [], []
     with server_url(backend) as (url, shown):
         conn = connect(url, shown)
@@ -81,7 +80,7 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
                         sizes = index.sizes()
                         for params in spec.operating_points():
                             bar.update(task, description=f"searching {spec.kind} {params}")
-                            point, recall, ids = _measure(index, base, queries, params, true_scores, true_ids, opts)
+                            point, recall, ids = _measure(index, base, queries, params, truth, opts)
                             point["index_bytes"] = sizes["index_bytes"] if spec.kind != "pg-exact" else sizes["table_bytes"]
                             point["pg"] = {**point["pg"], **sizes, **{k: round(v, 6) for k, v in index.timings.items()}}
                             points.append(point)
@@ -95,28 +94,18 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
     return (points, recalls, all_ids), meta
 
 
-def _measure(index: PgIndex, base, queries, params: dict, true_scores, true_ids, opts: SweepOptions):
+def _measure(index: PgIndex, base, queries, params: dict, truth, opts: SweepOptions):
     index.set_search_params(params)
-    start = time.perf_counter()
-    scores, ids = index.search(queries, opts.k)
-    search_s = time.perf_counter() - start
-    returned = exact_scores(base, queries, ids, opts.metric) if opts.tie_aware else None
-    recall = ann_recall(ids, true_ids, tie_aware=opts.tie_aware, returned_scores=returned,
-                        true_scores=true_scores, metric=opts.metric)
-    spec = index.spec
-    point = {
-        "backend": "pgvector",
-        "index": spec.kind,
-        "spec": spec.text,
-        "params": {**spec.build, **params},
-        **summarise(recall, opts.k, opts.deltas),
-        "recall_kind": "tie-aware" if opts.tie_aware else "plain",
-        "qps_batch": batch_qps(index, queries, opts.k, repeats=opts.repeats),
-        "latency_ms": single_query_latency(index, queries, opts.k, n=opts.latency_queries),
-        "build_s": sum(index.timings.values()),
-        "index_bytes": None,
-        "threads": None,
-        "pg": {"table": index.table, "settings": spec.settings(params), "connections": 1,
-               "short_results": int((ids < 0).any(axis=1).sum()), "first_pass_s": round(search_s, 6)},
-    }
+    first_pass: dict[str, float] = {}
+
+    def timed_search():
+        start = time.perf_counter()
+        found = index.search(queries, opts.k)
+        first_pass["s"] = time.perf_counter() - start
+        return found
+
+    point, recall, ids = measure_point(index, timed_search, base, queries, index.spec, params, truth, opts)
+    point = {"backend": "pgvector", **point, "build_s": sum(index.timings.values()), "index_bytes": None, "threads": None,
+             "pg": {"table": index.table, "settings": index.spec.settings(params), "connections": 1,
+                    "short_results": int((ids < 0).any(axis=1).sum()), "first_pass_s": round(first_pass["s"], 6)}}
     return point, recall, ids

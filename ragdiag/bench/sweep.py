@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -40,6 +41,29 @@ def check_inputs(base: np.ndarray, queries: np.ndarray, k: int) -> None:
         raise RagdiagError(f"k={k} is larger than the base ({base.shape[0]} vectors)")
 
 
+def measure_point(index, search_fn: Callable[[], tuple[np.ndarray, np.ndarray]], base: np.ndarray,
+                  queries: np.ndarray, spec, params: dict, truth: tuple[np.ndarray, np.ndarray],
+                  opts: SweepOptions) -> tuple[dict, np.ndarray, np.ndarray]:
+    """One operating point of any backend: search once (``search_fn`` → (scores, ids)), then the keys
+    every point carries — recall and Robustness-δ@K against the exact ``truth`` (scores, ids), batch
+    QPS and single-query latency (``index`` answers the :mod:`ragdiag.bench.timing` calls)."""
+    true_scores, true_ids = truth
+    _, ids = search_fn()
+    returned = exact_scores(base, queries, ids, opts.metric) if opts.tie_aware else None
+    recall = ann_recall(ids, true_ids, tie_aware=opts.tie_aware, returned_scores=returned,
+                        true_scores=true_scores, metric=opts.metric)
+    point = {
+        "index": spec.kind,
+        "spec": spec.text,
+        "params": {**spec.build, **params},
+        **summarise(recall, opts.k, opts.deltas),
+        "recall_kind": "tie-aware" if opts.tie_aware else "plain",
+        "qps_batch": batch_qps(index, queries, opts.k, repeats=opts.repeats),
+        "latency_ms": single_query_latency(index, queries, opts.k, n=opts.latency_queries),
+    }
+    return point, recall, ids
+
+
 def run_sweep(
     base: np.ndarray, queries: np.ndarray, specs: list[IndexSpec], opts: SweepOptions, progress: bool = False
 ) -> tuple[list[dict], list[np.ndarray], list[np.ndarray]]:
@@ -49,7 +73,7 @@ def run_sweep(
     from rich.progress import Progress
 
     check_inputs(base, queries, opts.k)
-    true_scores, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
+    truth = exact_ground_truth(base, queries, opts.k, opts.metric)
     points, recalls, all_ids = [], [], []
     total = sum(len(s.operating_points()) for s in specs)
     with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
@@ -63,24 +87,9 @@ def run_sweep(
             for params in spec.operating_points():
                 bar.update(task, description=f"searching {spec.kind} {params}")
                 set_search_params(index, params)
-                scores, ids = search(index, queries, opts.k)
-                returned = exact_scores(base, queries, ids, opts.metric) if opts.tie_aware else None
-                recall = ann_recall(
-                    ids, true_ids, tie_aware=opts.tie_aware, returned_scores=returned,
-                    true_scores=true_scores, metric=opts.metric,
-                )
-                point = {
-                    "index": spec.kind,
-                    "spec": spec.text,
-                    "params": {**spec.build, **params},
-                    **summarise(recall, opts.k, opts.deltas),
-                    "recall_kind": "tie-aware" if opts.tie_aware else "plain",
-                    "qps_batch": batch_qps(index, queries, opts.k, repeats=opts.repeats),
-                    "latency_ms": single_query_latency(index, queries, opts.k, n=opts.latency_queries),
-                    "build_s": build_s,
-                    "index_bytes": size,
-                    "threads": faiss.omp_get_max_threads(),
-                }
+                point, recall, ids = measure_point(
+                    index, lambda: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
+                point.update(build_s=build_s, index_bytes=size, threads=faiss.omp_get_max_threads())
                 points.append(point)
                 recalls.append(recall)
                 all_ids.append(ids)

@@ -122,7 +122,8 @@ def _bootstrap(cells: list[SegmentMeasure], table: GradedTable, opts: CorrelateO
         cell.boot = draws
 
 
-def _interval(draws: np.ndarray) -> list[float] | None:
+def percentile_interval(draws: np.ndarray) -> list[float] | None:
+    """The 95% percentile interval (2.5th, 97.5th) of the finite bootstrap draws; None when there are none."""
     finite = draws[np.isfinite(draws)]
     if finite.size == 0:
         return None
@@ -137,7 +138,7 @@ def _result_rows(cells: list[SegmentMeasure], kinds: tuple[str, ...]) -> list[di
         for kind in kinds:
             entry = cell.maxima[kind].to_dict()
             if cell.boot:
-                entry["ci"] = _interval(cell.boot[kind])
+                entry["ci"] = percentile_interval(cell.boot[kind])
             row[kind] = entry
         rows.append(row)
     return rows
@@ -157,7 +158,7 @@ def _comparisons(cells: list[SegmentMeasure], pair: tuple[str, str], kinds: tupl
             entry = {"difference": None if a is None or b is None else a - b}
             if first.boot:
                 diff = first.boot[kind] - second.boot[kind]
-                entry["ci"] = _interval(diff)
+                entry["ci"] = percentile_interval(diff)
                 finite = diff[np.isfinite(diff)]
                 entry["share_positive"] = float(np.mean(finite > 0)) if finite.size else None
             row[kind] = entry

@@ -18,7 +18,7 @@ from scipy import stats
 
 from ragdiag.data.metric_table import MetricTable
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.metrics.analysis import TIE_TOLERANCE, percentile_interval
 from ragdiag.metrics.correlation import KINDS
 
 
@@ -86,14 +86,6 @@ def _resamples(rows: np.ndarray, ids: np.ndarray | None, count: int, rng: np.ran
     return [np.concatenate([members[i] for i in rng.integers(0, len(unique), len(unique))]) for _ in range(count)]
 
 
-def _interval(draws: np.ndarray) -> list[float] | None:
-    finite = draws[np.isfinite(draws)]
-    if finite.size == 0:
-        return None
-    low, high = np.percentile(finite, [2.5, 97.5])
-    return [float(low), float(high)]
-
-
 def correlate_table(table: MetricTable, opts: TableOptions) -> dict:
     """Results per (group, metric), paired comparisons and a verdict per group, JSON-ready."""
     if opts.compare and any(m not in table.measures for m in opts.compare):
@@ -115,7 +107,7 @@ def correlate_table(table: MetricTable, opts: TableOptions) -> dict:
                 entry = {"value": _value(kind, column[rows], table.grade[rows]), "alpha": None}
                 if resampled:
                     boot[measure, kind] = _boot_corr(kind, column, table.grade, resampled)
-                    entry["ci"] = _interval(boot[measure, kind])
+                    entry["ci"] = percentile_interval(boot[measure, kind])
                 row[kind] = entry
             results.append(row)
         group_rows = [r for r in results if r["segment"] == group]
@@ -144,7 +136,7 @@ def _comparison(group: str, rows: list[dict], opts: TableOptions, boot: dict) ->
         entry = {"difference": None if a is None or b is None else a - b}
         if boot:
             diff = boot[first, kind] - boot[second, kind]
-            entry["ci"] = _interval(diff)
+            entry["ci"] = percentile_interval(diff)
             finite = diff[np.isfinite(diff)]
             entry["share_positive"] = float(np.mean(finite > 0)) if finite.size else None
         out[kind] = entry
