@@ -121,7 +121,7 @@ def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], 
         return sample.p if row["kind"] == "ideal" else [_candidate(sample, row["Np"], i) for i in row["rank"]]
 
     def answer(row: dict[str, Any]) -> str:
-        return _ask(client, prompt, row["q"], passages(row), _label(row)).text
+        return answer_from_references(client, prompt, row["q"], passages(row), _label(row)).text
 
     outcome = run_items(client, answer, rows, [_label(r) for r in rows], "generating", progress)
     for row, text, error in zip(rows, outcome.results, outcome.errors):
@@ -129,7 +129,9 @@ def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], 
     return rows, outcome.failures, outcome.seconds
 
 
-def _ask(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str):
+def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str):
+    """One generation call: the query and its references, in ranked order, through the cached client
+    (identical prompts are one cache entry, which is how ``sweep`` reuses answers across points)."""
     messages = prompt.messages(query=query, references=passages)
     return client.chat(client.request(messages, prompt.id), label)
 

@@ -3,7 +3,7 @@
 A context is a query and the ordered ids of the passages shown to the generator. Two operating
 points that return the same ordered top-K for a query build the same prompt, so the second one
 is a cache hit: its calls are *reused*, not sent (paper 000 §5.3, METHODS.md §10). Generation uses
-the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate._ask`), grading its
+the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate.answer_from_references`), grading its
 judge (:func:`ragdiag.pipeline.grade.make_judge`), so the caches of ``generate``/``grade`` and of
 ``sweep`` answer each other.
 
@@ -23,7 +23,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.generate import _ask
+from ragdiag.pipeline.generate import answer_from_references
 from ragdiag.pipeline.grade import make_judge
 from ragdiag.remote.store import request_key
 
@@ -107,7 +107,7 @@ class AnswerJob:
 
 def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
               label: str) -> str:
-    return _ask(client, prompt, job.query_text[query_id], [job.doc_text(d) for d in doc_ids], label).text
+    return answer_from_references(client, prompt, job.query_text[query_id], [job.doc_text(d) for d in doc_ids], label).text
 
 
 def _context_label(context: Context) -> str:
