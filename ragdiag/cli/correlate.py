@@ -56,8 +56,11 @@ def correlate(
         from ragdiag.cli.correlate_table import correlate_metric_table
         from ragdiag.errors import RagdiagError
 
-        clash = [flag for flag, given in (("--dataset", dataset), ("--graded", graded), ("--by", by),
-                                          ("--exact-ties", exact_ties)) if given]
+        clash = [flag for flag, given in (
+            ("--dataset", dataset), ("--graded", graded), ("--by", by), ("--exact-ties", exact_ties),
+            ("--segments", segments is not p.Segmentation.ratio), ("--measures", measures != "F,E,T,nDCG"),
+            ("--alpha-grid", alpha_grid != "l350^0.95"), ("--xk", xk != 2.0), ("--delta", delta != p.DEFAULT_DELTAS),
+            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 

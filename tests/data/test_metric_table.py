@@ -122,3 +122,11 @@ def test_graded_only_options_are_refused_with_a_table(tmp_path):
     path = _write_csv(tmp_path / "t.csv", HAND)
     result = runner.invoke(app, ["correlate", "--table", str(path), "--measure-cols", "good", "--by", "config"])
     assert result.exit_code == 2 and "--by does not apply with --table" in result.output
+
+
+@pytest.mark.parametrize("extra", [["--segments", "nw"], ["--measures", "F,T"], ["--alpha-grid", "l10^0.9"],
+                                   ["--xk", "3"], ["--delta", "0.5"], ["--offline"], ["--hf-repo", "x/y"]])
+def test_options_of_the_graded_path_are_refused_not_ignored_with_a_table(tmp_path, extra):
+    path = _write_csv(tmp_path / "t.csv", HAND)
+    result = runner.invoke(app, ["correlate", "--table", str(path), "--measure-cols", "good", *extra])
+    assert result.exit_code == 2 and f"{extra[0]} does not apply with --table" in result.output
