@@ -120,3 +120,13 @@ def test_hub_loader_reads_a_local_repo_layout(tmp_path, records):
     assert table.subset_names == ["M"]
     everything = load_graded_dataset("all", repo=str(tmp_path))
     assert len(everything) == len(records)
+
+
+def test_the_bundled_sample_given_by_path_is_still_flagged_simulated(tmp_path):
+    import shutil
+
+    from ragdiag.data.loaders import bundled_sample_path, load_graded_file
+
+    copy = tmp_path / "mine.json"
+    shutil.copy(bundled_sample_path(), copy)
+    assert load_graded_file(copy).source.simulated_grades is True
