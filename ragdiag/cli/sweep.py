@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.cli.params import FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
+from ragdiag.cli.params import DEFAULT_DELTAS, FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
     from ragdiag.llm.client import ClientConfig
 
@@ -39,7 +39,7 @@ def sweep(
     embedder: Embedder = "local",
     k: SweepK = 10,
     controls: Controls = "exact,gold,empty",
-    delta: Deltas = "0.1,0.2,0.3,0.5,0.7,0.9",
+    delta: Deltas = DEFAULT_DELTAS,
     bootstrap: SweepBootstrap = 1000,
     max_drop: MaxDrop = None,
     max_calls: MaxCalls = None,
@@ -57,37 +57,18 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
-    from ragdiag.io.run_record import start_run
-    from ragdiag.io.writer import check_output_dir, guard_outputs
-    from ragdiag.llm.prompts import load_prompt
     from ragdiag.options import parse_choices, parse_deltas
-    from ragdiag.report.sweep_report import plot_sweep, print_sweep
-    from ragdiag.sweep.outputs import output_paths, write_sweep
-    from ragdiag.sweep.run import CONTROLS, SweepConfig, check_config, run_answer_sweep
+    from ragdiag.pipeline.run_meta import check_coverage
+    from ragdiag.report.sweep_report import print_sweep
+    from ragdiag.sweep.command import sweep_command
+    from ragdiag.sweep.run import CONTROLS, SweepConfig
 
     cfg = SweepConfig(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
                       controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                       latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url)
-    check_config(cfg)
-    check_output_dir(out_dir, "--out-dir")
-    guard_outputs(output_paths(out_dir).values(), [corpus, queries, qrels])
-    record = start_run("ragdiag sweep", inputs=[corpus, queries, qrels], models={"llm": config.model, "embedder": embedder},
-                       prompts={n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
-                       seeds={"seed": config.seed}, cache=config.cache)
-    outcome = run_answer_sweep(cfg, config, progress)
-    paths = write_sweep(outcome, out_dir, record)
-    if plot:
-        for png in plot_sweep(outcome.result, out_dir):
-            paths[png.stem] = png
-    calls = outcome.result["meta"]["calls"]
-    items = sum(c["n_graded"] for c in outcome.result["controls"]) + sum(p["n_graded"] for p in outcome.result["points"])
-    expected = len(outcome.data.query_ids) * (len(outcome.result["controls"]) + len(outcome.result["points"]))
-    summary = {"items": expected, "covered": items, "coverage": items / expected if expected else 1.0, "seconds": None,
-               **calls}
-    print_sweep(outcome.result, Console(width=max(Console().width, 160)))
-    render_summary("ragdiag sweep", {**summary, "seconds": outcome.result["meta"]["seconds"].get("answers", 0.0)}, paths)
-    from ragdiag.pipeline.run_meta import check_coverage
-
-    check_coverage(summary, min_coverage, paths["answers"])
+    done = sweep_command(cfg, config, out_dir, plot, progress)
+    print_sweep(done.outcome.result, Console(width=max(Console().width, 160)))
+    render_summary("ragdiag sweep", done.summary, done.paths)
+    check_coverage(done.summary, min_coverage, done.paths["answers"])
