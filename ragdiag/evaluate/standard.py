@@ -75,8 +75,7 @@ class StandardScorer:
         self.evaluator = None
         if not self.metrics:
             return
-        require("ir_measures")  # the eval extra; pytrec_eval (pytrec-eval-terrier) is its dependency
-        import pytrec_eval
+        pytrec_eval = require("pytrec_eval")  # the eval extra (pytrec-eval-terrier, ir_measures' trec_eval engine)
 
         cutoffs = ",".join(str(k) for k in sorted(set(ks)))
         measures = {f"{TREC_EVAL_FAMILY[m]}.{cutoffs}" for m in metrics if m in TREC_EVAL_FAMILY}
