@@ -104,23 +104,28 @@ class Embedder:
         return np.stack([cached[k] for k in keys]).astype(np.float32, copy=False)
 
     def _embed_all(self, keys: list[str], hashes: list[str], texts: list[str], progress: bool) -> np.ndarray:
-        """Embed in batches; each batch goes to the cache at once, so an interrupted run resumes."""
+        """Embed in batches of similar length (longest first, as sentence-transformers orders one call,
+        so little padding is computed); each batch goes to the cache at once, so an interrupted run
+        resumes. Vectors come back in the order of ``texts``."""
         from ragdiag.io.progress import progress_reporter
 
-        chunks = []
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((0, 0), dtype=np.float32)
         with progress_reporter(f"embedding with {self.identity}", len(texts), enabled=progress) as bar:
             for start in range(0, len(texts), self.batch_size):
-                batch = texts[start : start + self.batch_size]
-                vectors = _normalise(np.asarray(self._embed_batch(batch), dtype=np.float32))
+                rows = order[start : start + self.batch_size]
+                vectors = _normalise(np.asarray(self._embed_batch([texts[i] for i in rows]), dtype=np.float32))
                 if self._cache is not None:
-                    self._cache.put_many(self._vector_keys(), hashes[start : start + self.batch_size], vectors,
+                    self._cache.put_many(self._vector_keys(), [hashes[i] for i in rows], vectors,
                                          replace=self.cache_mode == "refresh")
-                    self._fresh.update(keys[start : start + self.batch_size])
-                chunks.append(vectors)
+                    self._fresh.update(keys[i] for i in rows)
+                if out.size == 0:
+                    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                out[rows] = vectors
                 self.stats.model_calls += 1
-                self.stats.embedded += len(batch)
-                bar.advance(len(batch))
-        return np.concatenate(chunks)
+                self.stats.embedded += len(rows)
+                bar.advance(len(rows))
+        return out
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
