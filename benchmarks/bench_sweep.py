@@ -77,6 +77,7 @@ def main() -> None:
     os.environ["OPENAI_API_KEY"] = "test"
     os.environ.pop("OPENAI_BASE_URL", None)
     cold, warm = [], []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp, ToyModel(latency=LATENCY) as toy, \
             EmbeddingsServer(dim=DIM) as embed:
         corpus = synthetic_corpus.write_corpus(Path(tmp) / "synthetic", n_docs=3000, n_queries=300, dim=DIM)
@@ -89,6 +90,7 @@ def main() -> None:
             result, wall = one_run(corpus, cache, toy, embed)
             warm.append((result, wall, toy.requests - before))
         baseline_s, baseline_n = sdk_baseline(toy.base_url, Path(tmp) / "cache0")
+    load_after = os.getloadavg()[0]
     rows = []
     for name, runs in (("cold", cold), ("warm", warm)):
         result = runs[0][0]
@@ -100,8 +102,9 @@ def main() -> None:
         rows.append((name, statistics.median(sent), statistics.median(reused), [n for _, _, n in runs],
                      statistics.median(answers), floor, statistics.median(walls), walls, result))
     lines = [
-        f"Machine: {machine()}. Other agents were running tests and benchmarks on the same 2 cores during "
-        "these runs (load average above 10), so wall times are pessimistic.",
+        f"Machine: {machine()}. 1-minute load average {load_before:.1f} at the start and {load_after:.1f} at the end"
+        + (" (other processes were loading the machine: wall times are pessimistic)."
+           if max(load_before, load_after) > 2.5 else "."),
         "",
         f"8 operating points ({INDEX}) × 300 queries × K = {K}, controls exact/gold/empty; synthetic corpus of "
         "3,000 documents with test-server embeddings; toy model test server replying after 50 ms (not an LLM); "
