@@ -58,12 +58,18 @@ def read_json_records(path: Path) -> list[Any]:
         return _parse_records(path)
 
 
+def _existing_file(path: Path) -> Path:
+    """``path`` as a Path, or one line: not found, or found but not a regular file (a folder, ``/dev/null``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    return path
+
+
 def _parse_records(path: Path) -> list[Any]:
     import orjson
 
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
+    path = _existing_file(path)
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (OSError, EOFError, gzip.BadGzipFile) as err:
@@ -91,9 +97,7 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
     """(line number, record) of a JSON-lines file, 1-based, blank lines skipped; errors name the line."""
     import orjson
 
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
+    path = _existing_file(path)
     try:
         data = path.read_bytes()
     except OSError as err:

@@ -130,3 +130,15 @@ def test_the_bundled_sample_given_by_path_is_still_flagged_simulated(tmp_path):
     copy = tmp_path / "mine.json"
     shutil.copy(bundled_sample_path(), copy)
     assert load_graded_file(copy).source.simulated_grades is True
+
+
+def test_a_path_that_is_not_a_regular_file_is_named_as_such(tmp_path):
+    import pytest
+
+    from ragdiag.data.loaders import load_graded_file
+    from ragdiag.errors import DataError
+
+    with pytest.raises(DataError, match="not a regular file"):
+        load_graded_file(tmp_path)
+    with pytest.raises(DataError, match="file not found"):
+        load_graded_file(tmp_path / "absent.json")
