@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from ragdiag.metrics.analysis import percentile_interval
+
 LEVEL = 0.95
 BUCKET_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -79,7 +81,7 @@ def delta_calibration(recalls: np.ndarray, grades: np.ndarray, deltas: tuple[flo
             boot = (pearsonr(rankdata(_boot_means(hit, resamples), axis=1), boot_grade, axis=1).statistic
                     if n_points >= 3 else np.array([]))
             finite = boot[np.isfinite(boot)]
-            ci = [float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))] if len(finite) else None
+            ci = percentile_interval(finite)
             out.append({"delta": float(delta), "spearman": None if not np.isfinite(rho) else float(rho), "ci": ci,
                         "n_points": int(n_points), "replicates_defined": int(len(finite))})
     return out
