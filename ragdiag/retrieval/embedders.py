@@ -107,7 +107,8 @@ class SentenceTransformerEmbedder(Embedder):
             params["prefix"] = self.prefix
         if self.options.get("backend", "torch") != "torch":
             params["backend"] = self.options["backend"]
-            params["quantize"] = self.options.get("quantize")
+            quantize = self.options.get("quantize")
+            params["quantize"] = f"{quantize}-per-channel" if quantize else None  # per-tensor int8 vectors stay apart
         return params
 
     @property

@@ -30,3 +30,13 @@ def test_backends_have_distinct_cache_keys(tmp_path):
     keys = {spec: load_embedder(spec, tmp_path)._vector_keys().key("0" * 64)
             for spec in ("local", "local?backend=onnx", "local?backend=onnx&quantize=int8")}
     assert len(set(keys.values())) == 3
+
+
+@pytest.mark.model
+def test_onnx_int8_quantises_per_channel_and_stays_close_to_torch(tmp_path):
+    torch_vectors = load_embedder("local", use_cache=False).encode(TEXTS)
+    int8 = load_embedder("local?backend=onnx&quantize=int8", cache_dir=tmp_path, use_cache=False)
+    cosines = np.sum(int8.encode(TEXTS) * torch_vectors, axis=1)
+    assert np.all(cosines > 0.95) and np.all(cosines < 1 - 1e-6)  # close, yet really quantised
+    assert [p.name for p in (tmp_path / "onnx").glob("*/model_int8*.onnx")] == ["model_int8_per_channel.onnx"]
+    assert int8.cache_params() == {"backend": "onnx", "quantize": "int8-per-channel"}
