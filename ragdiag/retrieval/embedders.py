@@ -138,10 +138,24 @@ class SentenceTransformerEmbedder(Embedder):
         return int(min(self.tokenizer().model_max_length, 512))
 
     def count_truncated(self, texts: list[str]) -> int:
-        """How many of ``texts`` (with the role's prefix) exceed the model window."""
-        lengths = self.tokenizer()([self.prefix + t for t in texts], add_special_tokens=True, truncation=False,
-                                   verbose=False)["input_ids"]
-        return sum(len(ids) > self.window for ids in lengths)
+        """How many of ``texts`` (with the role's prefix) exceed the model window.
+
+        A local model's ``tokenizer.json`` is read with the ``tokenizers`` library itself (the same
+        Rust tokenizer transformers wraps), so a warm ``index build`` does not import transformers
+        and torch (~8 s) just to count."""
+        texts = [self.prefix + t for t in texts]
+        tokenizer_file = Path(self.path) / "tokenizer.json"
+        if self._model is None and self._tokenizer is None and tokenizer_file.is_file():
+            from tokenizers import Tokenizer
+
+            fast = Tokenizer.from_file(str(tokenizer_file))
+            fast.no_truncation()
+            fast.no_padding()
+            lengths = [len(e.ids) for e in fast.encode_batch(texts, add_special_tokens=True)]
+        else:
+            lengths = [len(ids) for ids in self.tokenizer()(texts, add_special_tokens=True, truncation=False,
+                                                            verbose=False)["input_ids"]]
+        return sum(n > self.window for n in lengths)
 
     def _load(self):
         if self._model is None:

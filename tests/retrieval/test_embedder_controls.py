@@ -62,6 +62,17 @@ def test_truncation_is_counted_with_the_model_tokenizer():
     assert embedder.count_truncated(["word " * 300, "short text", "word " * 250]) == 1  # 250 words + 2 specials fit
 
 
+def test_truncation_count_from_tokenizer_json_equals_the_transformers_tokenizer():
+    """The light path (``tokenizers`` on tokenizer.json) and transformers' tokenizer agree at the window's edge."""
+    texts = ["word " * n for n in (252, 253, 254, 255)] + ["Ünïcödé café naïve " * 60, "short"]
+    light = load_embedder("local?passage=passage: ", use_cache=False)
+    wrapped = load_embedder("local?passage=passage: ", use_cache=False)
+    wrapped.tokenizer()  # loaded: count_truncated goes through transformers
+    for cut in range(1, len(texts) + 1):
+        assert light.count_truncated(texts[:cut]) == wrapped.count_truncated(texts[:cut])
+    assert light.count_truncated(texts) == 3  # 'passage: ' is 2 tokens: 253, 254, 255 words + 2 + 2 specials > 256
+
+
 def test_chunks_cover_the_document_by_character_offsets():
     tokenizer = load_embedder("local", use_cache=False).tokenizer()
     long_text = " ".join(f"token{i % 7} alpha" for i in range(150))
