@@ -121,7 +121,7 @@ class SentenceTransformerEmbedder(Embedder):
 
                 try:
                     self._tokenizer = AutoTokenizer.from_pretrained(self.path)
-                except OSError as err:
+                except Exception as err:  # OSError when absent; tokenizers raises a bare Exception on a corrupt file
                     raise RagdiagError(f"cannot load the tokenizer of '{self.name_or_path}': {err}") from None
         return self._tokenizer
 
@@ -148,7 +148,10 @@ class SentenceTransformerEmbedder(Embedder):
         if self._model is None and self._tokenizer is None and tokenizer_file.is_file():
             from tokenizers import Tokenizer
 
-            fast = Tokenizer.from_file(str(tokenizer_file))
+            try:
+                fast = Tokenizer.from_file(str(tokenizer_file))
+            except Exception as err:  # tokenizers raises a bare Exception on a corrupt file
+                raise RagdiagError(f"cannot load the tokenizer of '{self.name_or_path}' ({tokenizer_file}): {err}") from None
             fast.no_truncation()
             fast.no_padding()
             lengths = [len(e.ids) for e in fast.encode_batch(texts, add_special_tokens=True)]

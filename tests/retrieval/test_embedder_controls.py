@@ -149,3 +149,10 @@ def test_chunked_index_retrieves_documents_by_their_best_passage(tmp_path, monke
                                 "--embedder", "local"])
     assert whole.exit_code == 0 and "1 of 3 documents are longer than the model window of 256 tokens" in whole.stderr
     assert "Loading weights" not in whole.stderr
+
+
+def test_corrupt_tokenizer_json_is_one_clear_error(tmp_path):
+    (tmp_path / "tokenizer.json").write_text('{"version": "1.0", "trunc')
+    embedder = SentenceTransformerEmbedder(str(tmp_path), use_cache=False)
+    with pytest.raises(RagdiagError, match=r"cannot load the tokenizer of '.*' \(.*tokenizer.json\): EOF while parsing"):
+        embedder.count_truncated(["a text"])
