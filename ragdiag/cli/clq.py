@@ -10,13 +10,6 @@ import typer
 from ragdiag.cli import params as p
 
 
-def _suffix_format(out: Path, fmt: p.OutputFormat, given: bool) -> str:
-    """The suffix picks the format (.json, .csv, anything else text); --format overrides."""
-    if given:
-        return fmt.value
-    return {".json": "json", ".csv": "csv"}.get(out.suffix.lower(), "table")
-
-
 def _json(doc: dict) -> str:
     import json
 
@@ -53,7 +46,9 @@ def clq(
     _, doc = run(ClqRequest(configs, names, slo_ms, slo_percentile, budget))
     chosen = fmt or p.OutputFormat.table
     if out is not None:
-        kind = _suffix_format(out, chosen, fmt is not None)
+        from ragdiag.report.out_format import format_for
+
+        kind = format_for(out, fmt.value if fmt else None)
         text = {"json": lambda: _json(doc), "csv": lambda: csv_text(doc)}.get(kind, lambda: table_text(doc))()
         write_text(out, text, inputs=[configs])
     if plot is not None:
