@@ -53,6 +53,9 @@ def _cheapest_match(doc: dict[str, Any], metric: str) -> str:
             found = row
     head = (f"{metric_label(metric)}: fixed K_low {_value(fixed_low['metrics'][metric])}, fixed K_high "
             f"{_value(fixed_high['metrics'][metric])}")
+    low_gap = fixed_low["vs_high"][metric]
+    if (low_gap["ci"][1] >= 0 if low_gap["ci"] else (low_gap["value"] or 0.0) >= 0):
+        return head + f"; fixed K_low already reaches K_high's value ({_difference(low_gap)}): escalating buys nothing"
     if found is None or found["mean_candidates"] >= fixed_high["mean_candidates"]:
         return head + "; no dynamic policy reaches K_high's value at a lower mean K"
     return (head + f"; dynamic {found['label']} reaches it (difference to K_high {_difference(found['vs_high'][metric])}) "
