@@ -98,6 +98,12 @@ def _register() -> None:
     app.command("noise")(noise.noise)
     app.add_typer(import_data.app, name="import")
     app.command("report")(report.report)
+    from ragdiag.cli import clq as clq_cli
+
+    app.command("clq")(clq_cli.clq)
+    from ragdiag.cli import dynamic_k as dynamic_k_cli
+
+    app.command("dynamic-k")(dynamic_k_cli.dynamic_k)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
 

@@ -18,6 +18,11 @@ def _npy_queries(value: Optional[str]) -> Optional[str]:
     return "--query-vectors" if value is not None and value.lower().endswith(".npy") else None
 
 
+def _count_queries(value: Optional[str]) -> Optional[str]:
+    """probe names --queries 30 meant the number of synthetic queries; --queries FILE is your own queries."""
+    return "--n-queries" if value is not None and value.strip().isdigit() else None
+
+
 _RETRIEVE = {"--index": "--index-dir"}
 _GENERATE = {"--k": "--ks", "--rank-with": "--embedder"}
 
@@ -31,5 +36,5 @@ DEPRECATED: dict[str, dict[str, Renamed]] = {
         "--base": "--base-vectors", "--queries": _npy_queries, "--query-texts": "--queries",
         "--index": "--index-spec", "--plot": "--plot-dir", "--repeats": "--qps-repeats",
     },
-    "probe names": {"--queries": "--n-queries"},
+    "probe names": {"--queries": _count_queries},
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,6 +13,11 @@ from ragdiag.cli import params as p
 # kept importable under their old names
 Segmentation = p.Segmentation
 Format = p.OutputFormat
+
+
+class GradeBinning(str, enum.Enum):
+    ratio = "ratio"
+    K = "K"
 
 
 def correlate(
@@ -32,6 +38,9 @@ def correlate(
     fmt: p.FormatOpt = p.OutputFormat.table,
     out: Annotated[Optional[Path], p.path_option("--out", "Write the result here (--format; with table: .json/.csv by suffix, else text).")] = None,
     plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap PNG (.png): segments × measures, cells = max correlation.")] = None,
+    grade_plot: Annotated[Optional[Path], p.path_option("--grade-plot", "Grade-distribution heatmaps PNG (paper 003, Figs 2–4): per embedder and subset, grades 1–5 × bins (--grade-by), each column summing to 1; bins need --min-samples rows. Adds 'grade_distribution' to the JSON.")] = None,
+    grade_by: Annotated[GradeBinning, typer.Option("--grade-by", metavar=p.choices_metavar(GradeBinning), help="Bins of --grade-plot: ratio (K/Np rounded to 0.1, as the paper's segments) or K.")] = GradeBinning.ratio,
+    compare_plot: Annotated[Optional[Path], p.path_option("--compare-plot", "With --compare A,B and ratio segments: heatmap PNG of max corr(A) − max corr(B) per K/Np and embedder, one panel per subset (paper 003, Figs 7–18).")] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use the bundled sample without trying the hub.")] = False,
     no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable.")] = False,
     hf_repo: Annotated[Optional[str], p.text_option("--hf-repo", "Hub dataset (or local folder of the same layout) instead of primer-ai/retrieval-response.")] = None,
@@ -51,7 +60,7 @@ def correlate(
 
     source = metric_table if metric_table is not None else graded
     check_paths(inputs={"--table" if metric_table is not None else "--graded": source},
-                outputs={"--out": out}, plots={"--plot": plot})
+                outputs={"--out": out}, plots={"--plot": plot, "--grade-plot": grade_plot, "--compare-plot": compare_plot})
     if metric_table is not None:
         from ragdiag.cli.correlate_table import correlate_metric_table
         from ragdiag.errors import RagdiagError
@@ -60,6 +69,7 @@ def correlate(
             ("--dataset", dataset), ("--graded", graded), ("--by", by), ("--exact-ties", exact_ties),
             ("--segments", segments is not p.Segmentation.ratio), ("--measures", measures != "F,E,T,nDCG"),
             ("--alpha-grid", alpha_grid != "l350^0.95"), ("--xk", xk != 2.0), ("--delta", delta != p.DEFAULT_DELTAS),
+            ("--grade-plot", grade_plot), ("--grade-by", grade_by is not GradeBinning.ratio), ("--compare-plot", compare_plot),
             ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
@@ -84,6 +94,10 @@ def correlate(
         alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed,
         compare=parse_pair(compare) if compare else None,
     )
+    if compare_plot is not None and not opts.compare:
+        from ragdiag.errors import RagdiagError
+
+        raise RagdiagError("--compare-plot needs --compare A,B (the two measures to difference)")
     stderr = Console(stderr=True)
     table = load_graded(graded, dataset.value if dataset else None, offline=offline, fallback=not no_fallback,
                         hf_repo=hf_repo)
@@ -92,10 +106,23 @@ def correlate(
     report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),
                              progress=progress_over(stderr))
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
+    if grade_plot is not None:
+        from ragdiag.metrics.grade_distribution import grade_distribution
+
+        distribution = grade_distribution(table, grade_by.value, opts.min_samples)
+        report["grade_distribution"] = distribution.to_json()
     if out is not None:
         write_correlation(report, out, fmt.value, inputs=[graded])
     if plot is not None:
         write_heatmap(report, plot)
+    if grade_plot is not None or compare_plot is not None:
+        from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
+
+        note = "SIMULATED GRADES: bundled sample" if report["meta"].get("simulated_grades") else None
+        if grade_plot is not None:
+            write_grade_heatmaps(distribution, grade_plot, note)
+        if compare_plot is not None:
+            write_comparison_heatmap(report, compare_plot, report["meta"]["shown_kinds"][0])
     if fmt is p.OutputFormat.table:
         print_report(report, Console(width=max(Console().width, 120)))
     elif out is None:

@@ -24,6 +24,12 @@ def label(
     pool_depth: Annotated[int, p.int_option("--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     min_per_query: Annotated[Optional[int], typer.Option("--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=p.INTEGER)] = None,
+    refine: Annotated[bool, typer.Option("--refine", help="Refine each query's Top-N graded passages with listwise Plackett–Luce comparisons (paper 001 §3.3.1); orders in OUT.refined.jsonl.")] = False,
+    refine_top: Annotated[int, p.int_option("--refine-top", "With --refine: the Top-N refined per query.", 2, 1000)] = 20,
+    refine_batch: Annotated[int, p.int_option("--refine-batch", "With --refine: passages per listwise judgement (m).", 2, 20)] = 5,
+    refine_patience: Annotated[int, p.int_option("--refine-patience", "With --refine: stop once the Top-N order is unchanged for this many rounds.", 1, 10_000)] = 15,
+    refine_max_rounds: Annotated[int, p.int_option("--refine-max-rounds", "With --refine: at most this many listwise judgements per query.", 1, 100_000)] = 200,
+    refine_seed: Annotated[int, typer.Option("--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=p.SEED_MAX, metavar=p.INTEGER)] = 0,
     human: Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=p.PATH)] = None,
     *,
     config: ClientConfig,
@@ -38,9 +44,18 @@ def label(
 
     check_paths(inputs={"--corpus": corpus, "--queries": queries, "--human": human}, outputs={"--out": out},
                 folders={"--cache-dir": config.cache_dir})  # before the pool is embedded and judged
-    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human)
+    from ragdiag.evaluate.plackett_luce import RefineParams
+
+    refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,
+                                 max_rounds=refine_max_rounds, seed=refine_seed) if refine else None
+    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params)
     result = run_label(opts, config, progress)
-    render_summary("ragdiag label", result.summary, {"graded qrels": out, "manifest": result.manifest})
+    files = {"graded qrels": out, "manifest": result.manifest}
+    if refine:
+        from ragdiag.pipeline.label import refined_output
+
+        files["refined orders"] = refined_output(out)
+    render_summary("ragdiag label", result.summary, files)
     agreement = result.summary.get("human")
     if agreement:
         def show(x):

@@ -27,15 +27,18 @@ def noise(
     rewrite: Annotated[bool, typer.Option("--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
     model: Annotated[Optional[str], p.text_option("--model", f"LLM for --rewrite (default: {p.DEFAULT_MODEL}).")] = None,
     base_url: p.BaseUrl = None,
+    qrels: Annotated[Optional[Path], p.path_option("--qrels", "With --corpus and BEIR queries: graded qrels 1–5; per level the change in N-Recall4+@K, RA-nWG@K and recall@K of the noisy queries against the clean ones, with paired bootstrap intervals and the queries that lose the most.")] = None,
+    bootstrap: p.Bootstrap = 1000,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
     from ragdiag.cli.paths import check_paths
     from ragdiag.report.probe_output import print_probe_output
 
     query_file = None if queries == "bundled" else Path(queries)
-    check_paths(inputs={"--queries": query_file, "--corpus": corpus}, outputs={"--out": out}, plots={"--plot": plot},
+    check_paths(inputs={"--queries": query_file, "--corpus": corpus, "--qrels": qrels}, outputs={"--out": out}, plots={"--plot": plot},
                 folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_noise  # after the checks: it needs the probes extra
 
     print_probe_output(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot,
-                                   cache_dir, rewrite, model, base_url, cache_mode=cache.value))
+                                   cache_dir, rewrite, model, base_url, cache_mode=cache.value, qrels=qrels,
+                                   bootstrap=bootstrap))

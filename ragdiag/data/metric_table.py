@@ -143,3 +143,8 @@ def _is_bundled_sample(path: Path) -> bool:
             path.name == "samples_graded.json"
     except (OSError, orjson.JSONDecodeError, AttributeError):
         return False
+
+
+def table_rows(path: Path):
+    """The rows of a CSV, TSV, JSONL, JSON-list or Parquet table as dicts (no validation)."""
+    return _rows(Path(path))

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ragdiag.evaluate import bootstrap
+from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
 from ragdiag.evaluate.inputs import AlignedRun, GradedQrels, answer_grades
 from ragdiag.evaluate.standard import STANDARD_METRICS, StandardScorer, gain_mapping
 from ragdiag.metrics import graded_utility as gu
@@ -194,7 +195,8 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
 
     params = {"k": list(p.ks), **p.weights.as_dict(), "gold": p.gold, "harm_max": p.harm_max,
               "pool_depth": p.pool_depth, "metrics": list(p.metrics), "bootstrap": p.bootstrap, "seed": p.seed}
-    result = {"params": params, "runs": out_runs, "comparisons": comparisons}
+    result = {"params": params, "runs": out_runs, "comparisons": comparisons,
+              "label_heterogeneity": label_heterogeneity(counts).to_json()}
     rows = _per_query_rows(runs, per_run, stages, query_ids, p)
     return result, rows
 

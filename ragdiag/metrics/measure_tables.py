@@ -1,7 +1,7 @@
 """Reduce a segment's rows to distinct measure tuples, and evaluate a measure on them.
 
 Each measure is a function of a few integers per row (METHODS.md §2): F of (n, K, Np), E of
-(n, K, S), T and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
+(n, K, S), T, T′ and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ragdiag.metrics import measures
 from ragdiag.metrics.correlation import TiedGroups, round_significant
 from ragdiag.options import parse_choices
 
-ALPHA_MEASURES = ("F", "E", "T")
+ALPHA_MEASURES = ("F", "E", "T", "T'")
 PLAIN_MEASURES = ("nDCG", "P", "R")
 MEASURES = (*ALPHA_MEASURES, *PLAIN_MEASURES)
 DEFAULT_MEASURES = ("F", "E", "T", "nDCG")
@@ -40,7 +40,7 @@ def tuple_keys(measure: str, cols: RowColumns) -> np.ndarray:
     if measure == "nDCG":
         return cols.ndcg
     n, k = cols.n.astype(np.int64), cols.k.astype(np.int64)
-    third = {"F": cols.np_, "E": cols.s, "T": np.zeros_like(n), "P": np.zeros_like(n)}.get(measure)
+    third = {"F": cols.np_, "E": cols.s, "T": np.zeros_like(n), "T'": np.zeros_like(n), "P": np.zeros_like(n)}.get(measure)
     if measure == "R":
         return (n << 42) | cols.np_.astype(np.int64)
     return (n << 42) | (k << 21) | third.astype(np.int64)
@@ -56,6 +56,8 @@ def evaluate(measure: str, cols: RowColumns, alphas: np.ndarray) -> np.ndarray:
         return measures.e_measure(n, k, s, a)
     if measure == "T":
         return measures.t_measure(n, k, a)
+    if measure == "T'":
+        return measures.t_prime_measure(n, k, a)
     if measure == "P":
         return measures.precision(n, k)[None, :]
     if measure == "R":

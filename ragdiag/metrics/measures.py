@@ -1,4 +1,4 @@
-"""Per-sample retrieval measures of METHODS.md §2 (paper 003, eqs. 1–3), vectorised.
+"""Per-sample retrieval measures of METHODS.md §2 (paper 003, eqs. 1–4), vectorised.
 
 Arguments are numpy arrays of the small integers that describe a graded sample:
 ``n`` positives in the top K, ``k`` = K, ``np_`` = Np (total positives), ``s`` = positives in the
@@ -38,6 +38,12 @@ def t_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray
     """T(a) = (1−a)·n − a·nn/K with nn = K − n (paper 003, eq. 3; needs no Np)."""
     nn = k - n
     return ((1 - a) * n) - ((a * nn) / k)
+
+
+def t_prime_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+    """T′(a) = (1−a)·n − a·nn with nn = K − n (paper 003, eq. 4): T without the 1/K on the negatives."""
+    nn = k - n
+    return ((1 - a) * n) - (a * nn)
 
 
 def ndcg(in_k: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:

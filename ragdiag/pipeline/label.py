@@ -14,7 +14,7 @@ until at least that many pairs are kept; kept pairs stay in fused order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +22,16 @@ import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
+from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
-from ragdiag.io.writer import write_text
+from ragdiag.io.writer import write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary, ordinal_alpha
 from ragdiag.pipeline.grade_parse import parse_grade
+from ragdiag.pipeline.refine_pools import refine_pools
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 from ragdiag.retrieval.beir import load_corpus, load_queries
 
@@ -44,6 +46,7 @@ class LabelOptions:
     repeats: int = 1
     min_per_query: int | None = None
     human: Path | None = None
+    refine: RefineParams | None = None
 
 
 @dataclass
@@ -88,6 +91,20 @@ def make_labeler(client: LLMClient, query_text: dict[str, str], doc_text: dict[s
     return label
 
 
+def refined_output(out: Path) -> Path:
+    """``graded.tsv`` → ``graded.tsv.refined.jsonl``: the refined Top-N orders beside the qrels."""
+    return out.with_name(f"{out.name}.refined.jsonl")
+
+
+def refine_section(params: RefineParams, rows: list[dict[str, Any]], failures: list[dict], path: Path) -> dict[str, Any]:
+    """The manifest's account of the refinement: parameters, totals and per-query counts."""
+    return {"params": asdict(params), "output": str(path), "queries": len(rows),
+            "judgements": sum(r["judgements"] for r in rows), "failed_batches": sum(r["failed"] for r in rows),
+            "stable": sum(1 for r in rows if r["stable_stop"]), "failures": failures,
+            "per_query": [{k: r[k] for k in ("query_id", "rounds", "judgements", "failed", "locks", "stable_stop")}
+                          for r in rows]}
+
+
 def _lower_median(values: list[int]) -> int:
     ordered = sorted(values)
     return ordered[(len(ordered) - 1) // 2]
@@ -101,12 +118,16 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     run_inputs = [Path(s.arg) for s in sources if s.kind == "run"]
     corpus = _corpus_file(Path(opts.corpus))
     inputs = [corpus, opts.queries, opts.human, *run_inputs]
-    manifest = guard_run_outputs([opts.out], inputs)
+    refined_path = refined_output(opts.out) if opts.refine else None
+    manifest = guard_run_outputs([opts.out, refined_path], inputs)
     human = load_graded_qrels(opts.human) if opts.human is not None else None
     doc_ids, doc_texts = load_corpus(corpus)
     query_ids, query_texts = load_queries(opts.queries)
     prompt, repair = load_prompt("utility-label"), load_prompt("utility-label-repair")
-    record = open_record("label", config, inputs, {"utility-label": prompt.id, "utility-label-repair": repair.id})
+    prompt_ids = {"utility-label": prompt.id, "utility-label-repair": repair.id}
+    if opts.refine:
+        prompt_ids.update({name: load_prompt(name).id for name in ("listwise-rank", "listwise-rank-repair")})
+    record = open_record("label", config, inputs, prompt_ids)
     fused, per_source = build_pools(sources, doc_ids, doc_texts, query_ids, query_texts, opts.pool_depth,
                                     config.cache_dir, progress)
     pairs = [(q, d) for q, pool in zip(query_ids, fused) for d in pool]
@@ -139,12 +160,21 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
             judged = {d: final[(q, d)] for d in pool if (q, d) in final}
             chosen = prune(pool, judged, opts.min_per_query) if opts.min_per_query else [d for d in pool if d in judged]
             kept.extend((q, d) for d in chosen)
+        refined, refine_failures = [], []
+        if opts.refine:
+            kept_by_query: dict[str, list[str]] = {q: [] for q in query_ids}
+            for q, d in kept:
+                kept_by_query[q].append(d)
+            refined, refine_failures = refine_pools(client, query_ids, query_texts, dict(zip(doc_ids, doc_texts)),
+                                                    [kept_by_query[q] for q in query_ids], final, opts.refine, progress)
         result_summary = summary(client, len(pairs), len(final), outcome.seconds, missing_grades=len(pairs) - len(final),
                                  written=len(kept), agreement=agreement_summary(grades, [config.model]))
         meta = run_meta("label", client, prompts=[prompt.id, repair.id], repeats=opts.repeats)
         details = run_details(client)
     finally:
         client.close()
+    if refined_path is not None:
+        write_jsonl(refined_path, refined, inputs=inputs)
     write_text(opts.out, "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{final[(q, d)]}\n" for q, d in kept),
                inputs=inputs)
     pool_info = {
@@ -158,6 +188,9 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     }
     sections: dict[str, Any] = {"meta": meta, "run": details, "pool": pool_info, "summary": result_summary,
                                 "failures": outcome.failures, "unparsed": unparsed}
+    if opts.refine:
+        sections["refine"] = refine_section(opts.refine, refined, refine_failures, refined_path)
+        result_summary["refine"] = {k: sections["refine"][k] for k in ("queries", "judgements", "failed_batches", "stable")}
     if per_pair:
         sections["repeats"] = {"grade": "lower median of the parsed grades", "pairs": per_pair}
     if human is not None:

@@ -109,6 +109,8 @@ def probe_noise(
     model: str | None = None,
     base_url: str | None = None,
     cache_mode: str | None = None,
+    qrels: Path | None = None,
+    bootstrap: int = 1000,
 ) -> ProbeOutput:
     """The conversational-noise probe for each language and embedder (METHODS.md §7).
 
@@ -119,6 +121,8 @@ def probe_noise(
     guard_outputs([out, plot], [None if queries == "bundled" else Path(queries), corpus])
     if (model or base_url) and not rewrite:
         raise RagdiagError("--model and --base-url only apply with --rewrite")
+    if qrels is not None and corpus is None:
+        raise RagdiagError("--qrels needs --corpus (the collection the judged passages belong to)")
     query_sets = {lg: load_queries(bundled_queries_path(lg) if queries == "bundled" else Path(queries)) for lg in langs}
     files = {}
     if queries != "bundled":
@@ -143,15 +147,27 @@ def probe_noise(
             rewrite_meta.append(rewrites.meta)
             return rewrites
 
+    graded = None
+    if qrels is not None:
+        from ragdiag.evaluate.inputs import load_graded_qrels
+
+        graded = load_graded_qrels(qrels)
+        files[str(qrels)] = file_sha256(qrels)
     results = []
     for lg in langs:
+        judged = None
+        if graded is not None:
+            from ragdiag.probes.noise_retrieval import JudgedQueries
+
+            judged = JudgedQueries.of([q.id for q in query_sets[lg]], graded, bootstrap, seed)
         results += run_noise_probe(lg, query_sets[lg], embs, lv, variants, seed, corpus_data, k, rewrite_fn,
-                                   True)
+                                   True, judged)
     for res in results:
         if queries == "bundled":
             res["data_files"][bundled_queries_path(res["lang"]).name] = file_sha256(bundled_queries_path(res["lang"]))
     params = {"langs": langs, "levels": lv, "queries": queries, "variants": variants, "seed": seed,
-              "corpus": str(corpus) if corpus else None, "k": k if corpus else None, "rewrite": rewrite}
+              "corpus": str(corpus) if corpus else None, "k": k if corpus else None, "rewrite": rewrite,
+              **({"qrels": str(qrels), "bootstrap": bootstrap} if qrels else {})}
     meta = make_meta("noise", params, embs, files)
     if rewrite:
         meta["rewrite"] = rewrite_meta

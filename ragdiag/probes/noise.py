@@ -139,6 +139,7 @@ def run_noise_probe(
     k: int = 10,
     rewrite=None,
     progress: bool = False,
+    judged=None,
 ) -> list[dict]:
     """One result per embedder for ``lang``: ``levels`` rows (plus retrieval impact with a corpus).
 
@@ -166,7 +167,7 @@ def run_noise_probe(
         if corpus is not None:
             from ragdiag.probes.noise_retrieval import retrieval_impact
 
-            for row, impact in zip(rows, retrieval_impact(texts, vectors, corpus, emb, k, progress)):
+            for row, impact in zip(rows, retrieval_impact(texts, vectors, corpus, emb, k, progress, judged)):
                 row.update(impact)
             if rewritten:
                 for row, impact in zip(rw_rows, retrieval_impact(rewritten, vectors, corpus, emb, k, progress)):

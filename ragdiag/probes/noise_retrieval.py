@@ -50,8 +50,11 @@ def kendall_tau_topk(clean_order_scores: np.ndarray) -> float:
     return float(tau)
 
 
-def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: int, progress: bool) -> list[dict]:
-    """Per level: ``recall_at_k``, ``overlap_at_k``, ``kendall_tau`` (means over queries) and ``k``."""
+def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: int, progress: bool,
+                     judged: "JudgedQueries | None" = None) -> list[dict]:
+    """Per level: ``recall_at_k``, ``overlap_at_k``, ``kendall_tau`` (means over queries) and ``k``;
+    with ``judged`` (qrels), ``qrels_impact``: N-Recall4+, RA-nWG and recall@K of the noisy queries
+    against the clean ones (:func:`ragdiag.probes.query_impact.variant_impact`)."""
     from ragdiag.retrieval.index_specs import parse_index_spec
     from ragdiag.retrieval.indexes import build_index, prepare_vectors, search
 
@@ -85,4 +88,39 @@ def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: in
                 "kendall_tau": float(np.nanmean(np.nanmean(tau, axis=1))) if k > 1 else None,
             }
         )
+        if judged is not None:
+            rows[-1]["qrels_impact"] = judged.impact(f"level {li}", texts, li, clean_top, noisy_top, corpus.ids, k)
     return rows
+
+
+@dataclass(frozen=True)
+class JudgedQueries:
+    """The probe's queries that the qrels judge (their positions and ids), for ``qrels_impact``."""
+
+    positions: list[int]
+    ids: list[str]
+    qrels: object  # GradedQrels
+    bootstrap: int
+    seed: int
+
+    @classmethod
+    def of(cls, query_ids: list[str], qrels, bootstrap: int, seed: int) -> "JudgedQueries":
+        positions = [i for i, q in enumerate(query_ids) if q in qrels.grades]
+        if not positions:
+            raise RagdiagError(f"--qrels {qrels.source}: none of the probe's query ids is judged "
+                               f"(ids look like '{query_ids[0]}')")
+        return cls(positions, [query_ids[i] for i in positions], qrels, bootstrap, seed)
+
+    def impact(self, name: str, texts, level: int, clean_top: np.ndarray, noisy_top: np.ndarray, doc_ids: list[str],
+               k: int) -> dict:
+        from ragdiag.probes.query_impact import variant_impact
+
+        def ranking(row: np.ndarray) -> list[str]:
+            return [doc_ids[i] for i in row.tolist() if i >= 0]
+
+        originals = [texts.unique[texts.clean[i]] for i in self.positions]
+        variants = [[texts.unique[t] for t in texts.noisy[level, i]] for i in self.positions]
+        result = variant_impact(name, self.ids, originals, variants, [ranking(clean_top[i]) for i in self.positions],
+                                [[ranking(r) for r in noisy_top[level, i]] for i in self.positions], self.qrels, k,
+                                self.bootstrap, self.seed)
+        return result.to_json()

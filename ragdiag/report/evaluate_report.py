@@ -38,6 +38,15 @@ def _diff(entry: dict[str, Any]) -> str:
     return text
 
 
+def heterogeneity_line(h: dict[str, Any]) -> str:
+    """Paper 001 §3.5's summary of how unevenly useful passages spread over queries, in its words."""
+    return (f"label heterogeneity over {h['queries']} queries — median per-query counts: grade 5 "
+            f"{h['grade5']['median']:g} (mean {h['grade5']['mean']:.1f}), grade 4 {h['grade4']['median']:g} "
+            f"(mean {h['grade4']['mean']:.1f}), grade 4+5 {h['grade45']['median']:g} (mean {h['grade45']['mean']:.1f}); "
+            f"median pool prevalence of grade 4+5 {100 * h['prevalence45']['median']:.1f}%; "
+            f"{h['queries_without_grade5']} queries without a grade-5 passage")
+
+
 def header_lines(result: dict[str, Any]) -> list[str]:
     """The parameters and conventions printed above every table."""
     p, meta = result["params"], result["meta"]
@@ -52,6 +61,8 @@ def header_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
     if "qrels" in meta["conventions"]:
         lines.append(meta["conventions"]["qrels"])
+    if result.get("label_heterogeneity"):
+        lines.append(heterogeneity_line(result["label_heterogeneity"]))
     for run in meta["runs"]:
         lines.append(f"run {run['run']}: {run['path']} · depth {run['depth']}"
                      + (f" · {run['skipped_queries']} unjudged queries skipped" if run["skipped_queries"] else "")

@@ -122,7 +122,38 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
                     cells += [_fmt(row["rewritten_recall_at_k"])]
             table.add_row(*cells)
         tables.append(table)
+        if "qrels_impact" in rows[0]:
+            tables += qrels_impact_tables(res)
     return tables
+
+
+def _interval(entry: dict) -> str:
+    if entry["value"] is None:
+        return "–"
+    return f"{entry['value']:+.3f}" + (f" [{entry['ci'][0]:+.3f}, {entry['ci'][1]:+.3f}]" if entry.get("ci") else "")
+
+
+def qrels_impact_tables(res: dict) -> list[Table]:
+    """With --qrels: per level the change against the qrels (noisy − clean, mean over variants then
+    over judged queries, paired bootstrap interval), then the queries the noisiest level hurts most."""
+    rows = res["levels"]
+    first = rows[0]["qrels_impact"]
+    k = first["k"]
+    table = Table(title=f"Against the qrels ({res['lang'].upper()}) · {first['changed_queries']} judged queries · "
+                        f"noisy − clean @{k} [95% paired bootstrap]")
+    for col in ("Level", f"Δ N-Recall4+@{k}", f"Δ RA-nWG@{k}", f"Δ recall@{k}"):
+        table.add_column(col, justify="left" if col == "Level" else "right")
+    for row in rows:
+        d = row["qrels_impact"]["difference"]
+        table.add_row(f"{row['level']} — {row['name']}", _interval(d["nrecall4"]), _interval(d["ra_nwg"]),
+                      _interval(d["recall"]))
+    worst = Table(title=f"Queries that lose the most RA-nWG@{k} at level {rows[-1]['level']} (first noisy variant shown)")
+    for col in ("query", "noisy variant", "RA-nWG before → after", "recall before → after"):
+        worst.add_column(col, overflow="fold")
+    for q in rows[-1]["qrels_impact"]["worst"]:
+        worst.add_row(q["query_id"], q["changed"], f"{_fmt(q['ra_nwg_before'])} → {_fmt(q['ra_nwg_after'])}",
+                      f"{_fmt(q['recall_before'])} → {_fmt(q['recall_after'])}")
+    return [table, worst]
 
 
 def recovery_flags(results: list[dict]) -> list[str]:

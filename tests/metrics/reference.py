@@ -44,6 +44,8 @@ def _value(measure: str, record: dict, a: float, s: int | None) -> float:
         return n / (a * k + (1 - a) * (s + 1e-10))
     if measure == "T":
         return (1 - a) * n - a * nn / k
+    if measure == "T'":
+        return (1 - a) * n - a * nn
     if measure == "P":
         return n / k
     if measure == "R":
@@ -89,7 +91,7 @@ def reference_correlate(records: list[dict], mode: str, min_samples: int, measur
         for key, use in segment_samples(records, mode, measure, xk).items():
             if len(use) < min_samples:
                 continue
-            grid = alphas if measure in ("F", "E", "T") else [None]
+            grid = alphas if measure in ("F", "E", "T", "T'") else [None]
             entry: dict = {"n": len(use)}
             for kind in kinds:
                 best, best_a = None, None

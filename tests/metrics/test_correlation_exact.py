@@ -16,7 +16,7 @@ from ragdiag.metrics.correlation import KINDS, correlation_curves
 from tests.metrics.reference import correlation_at, reference_correlate, segment_samples
 
 GRID = "l12^0.75"
-MEASURES = ("F", "E", "T", "nDCG", "P", "R")
+MEASURES = ("F", "E", "T", "T'", "nDCG", "P", "R")
 
 
 def _compare(records: list[dict], mode: str, min_samples: int) -> int:

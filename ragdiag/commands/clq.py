@@ -1,0 +1,136 @@
+"""``ragdiag clq``: read configurations, check them, analyse cost–latency–quality, write, stamp.
+
+A configurations file (CSV, TSV, JSONL or JSON list) has one row per configuration:
+
+- ``name`` (unique); optional ``family`` and ``k`` (configurations of one family differing in K
+  give the marginal-gain rows);
+- quality: columns named ``METRIC@K`` (e.g. ``ra_nwg@10``, ``nrecall4@10``), and/or ``evaluate``
+  (the JSON written by ``ragdiag evaluate``, a path relative to the file) with ``run`` (the run's
+  name in it), whose every metric at every K is read;
+- latency in ms: ``latency_p50_ms`` (required), ``latency_p95_ms``, ``e2e_p50_ms`` (end to end,
+  for the end-to-end efficiency);
+- cost per 1,000 queries: ``cost_per_1k``, or the cost model's columns ``candidates``,
+  ``tokens_per_candidate``, ``rerank_price``, ``generation_passages``, ``generation_price``,
+  ``query_tokens``, ``embed_price`` (prices per million tokens; missing ones count 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.evaluate.clq import DEFAULT_QUALITY, ClqResult, Config, CostModel, analyse
+from ragdiag.io.run_record import stamp, start_run
+
+COST_COLUMNS = tuple(f.name for f in fields(CostModel))
+LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "e2e_p50_ms")
+
+
+@dataclass
+class ClqRequest:
+    configs: Path
+    quality: tuple[str, ...] = DEFAULT_QUALITY
+    slo_ms: float | None = None
+    slo_percentile: str = "p50"
+    budget: float | None = None
+
+
+def _number(row: dict, column: str, source: str, index: int, required: bool = False) -> float | None:
+    value = row.get(column)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise DataError.at(source, index, column, "missing")
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError.at(source, index, column, f"not a number: {str(value)[:40]!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise DataError.at(source, index, column, f"must be a finite number ≥ 0, got {value!r}")
+    return number
+
+
+def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str, float]:
+    """Every ``metric@k`` of ``run`` in an evaluate result JSON."""
+    try:
+        result = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise DataError.at(source, index, "evaluate", f"{path}: no such file") from None
+    except (OSError, orjson.JSONDecodeError) as err:
+        raise DataError.at(source, index, "evaluate", f"{path}: not a ragdiag evaluate result ({err})") from None
+    runs = result.get("runs") if isinstance(result, dict) else None
+    if not isinstance(runs, list):
+        raise DataError.at(source, index, "evaluate", f"{path}: not a ragdiag evaluate result (no 'runs')")
+    block = next((r for r in runs if isinstance(r, dict) and r.get("run") == run), None)
+    if block is None:
+        names = ", ".join(str(r.get("run")) for r in runs if isinstance(r, dict))
+        raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {names})")
+    return {f"{m['metric']}@{m['k']}": float(m["value"]) for m in block.get("metrics", [])
+            if m.get("value") is not None}
+
+
+def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
+    """Validated configurations; every quality measure named must be present for every one."""
+    from ragdiag.data.metric_table import table_rows
+
+    source = str(path)
+    configs: list[Config] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(table_rows(path), start=1):  # records counted from 1
+        if not isinstance(row, dict):
+            raise DataError.at(source, index, None, "expected an object with named columns")
+        name = str(row.get("name") or "").strip()
+        if not name:
+            raise DataError.at(source, index, "name", "missing")
+        if name in seen:
+            raise DataError.at(source, index, "name", f"'{name}' is also record {seen[name]}'s name")
+        seen[name] = index
+        metrics: dict[str, float] = {}
+        if row.get("evaluate"):
+            target = Path(str(row["evaluate"]))
+            target = target if target.is_absolute() else path.parent / target
+            metrics.update(_evaluate_metrics(target, str(row.get("run") or ""), source, index))
+        for column in row:
+            if "@" in str(column):
+                value = _number(row, column, source, index)
+                if value is not None:
+                    metrics[str(column)] = value
+        missing = [q for q in quality if q not in metrics]
+        if missing:
+            raise DataError.at(source, index, missing[0], f"configuration '{name}' has no {missing[0]} "
+                               f"(give a column {missing[0]}, or 'evaluate' + 'run')")
+        direct = _number(row, "cost_per_1k", source, index)
+        model = CostModel(**{c: _number(row, c, source, index) or 0.0 for c in COST_COLUMNS})
+        k = _number(row, "k", source, index)
+        configs.append(Config(
+            name=name, quality=metrics, cost=direct if direct is not None else model.per_1k_queries(),
+            latency_p50=_number(row, "latency_p50_ms", source, index, required=True),
+            latency_p95=_number(row, "latency_p95_ms", source, index),
+            e2e_p50=_number(row, "e2e_p50_ms", source, index),
+            family=str(row["family"]) if row.get("family") not in (None, "") else None, k=k))
+    if not configs:
+        raise RagdiagError(f"{source}: no configuration in the file")
+    return configs
+
+
+def run(request: ClqRequest) -> tuple[ClqResult, dict[str, Any]]:
+    """The analysis and its JSON document (``meta``, the result, ``run_record``)."""
+    if request.slo_percentile not in ("p50", "p95"):
+        raise RagdiagError(f"--slo-percentile '{request.slo_percentile}': choose p50 or p95")
+    record = start_run("ragdiag clq", inputs=[request.configs])
+    configs = read_configs(request.configs, request.quality)
+    if request.slo_percentile == "p95" and request.slo_ms is not None:
+        lacking = [c.name for c in configs if c.latency_p95 is None]
+        if lacking:
+            raise RagdiagError(f"--slo-percentile p95: configuration '{lacking[0]}' has no latency_p95_ms")
+    result = analyse(configs, request.quality, request.slo_ms, request.budget, request.slo_percentile)
+    document = {"meta": {"command": "ragdiag clq", "configs": str(request.configs), "quality": list(request.quality),
+                         "slo_ms": request.slo_ms, "slo_percentile": request.slo_percentile,
+                         "budget": request.budget},
+                **result.to_json()}
+    return result, stamp(document, record)

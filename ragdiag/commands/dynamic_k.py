@@ -1,0 +1,99 @@
+"""``ragdiag dynamic-k``: read qrels, the K_low and K_high runs and the signal; sweep; stamp."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.evaluate.dynamic_k import (
+    DynamicKParams,
+    DynamicKResult,
+    check_params,
+    dynamic_k,
+    score_margins,
+)
+from ragdiag.evaluate.inputs import align_run, load_graded_qrels
+from ragdiag.io.run_record import stamp, start_run
+
+
+@dataclass
+class DynamicKRequest:
+    qrels: Path
+    run_low: Path
+    run_high: Path
+    params: DynamicKParams
+    signal_run: Path | None = None
+    margin_rank: int = 10
+    signal: Path | None = None
+
+
+def read_signal(path: Path, query_ids: list[str]) -> np.ndarray:
+    """A JSONL file of ``{"query_id": …, "value": …}``; every judged query needs a finite value."""
+    source = str(path)
+    values: dict[str, float] = {}
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as err:
+        raise DataError(f"{source}: cannot read ({err.strerror})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as err:
+            raise DataError(f"{source}: line {number}: not valid JSON ({err})") from None
+        if not isinstance(row, dict) or "query_id" not in row or "value" not in row:
+            raise DataError(f"{source}: line {number}: expected an object with query_id and value")
+        value = row["value"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise DataError(f"{source}: line {number}: field 'value': expected a finite number, got {value!r}")
+        values[str(row["query_id"])] = float(value)
+    missing = [q for q in query_ids if q not in values]
+    if missing:
+        raise DataError(f"{source}: no signal for {len(missing)} judged queries (first: '{missing[0]}')")
+    return np.array([values[q] for q in query_ids])
+
+
+def _margins(path: Path, query_ids: list[str], rank: int) -> np.ndarray:
+    from ragdiag.retrieval.formats import read_run
+
+    run = read_run(path)
+    missing = [q for q in query_ids if q not in run]
+    if missing:
+        raise DataError(f"{path}: {len(missing)} judged queries are not in the signal run (first: '{missing[0]}')")
+    return score_margins([[score for _, score in run[q]] for q in query_ids], rank)
+
+
+def run(request: DynamicKRequest) -> tuple[DynamicKResult, dict[str, Any]]:
+    """The sweep and its JSON document (``meta``, the result, ``run_record``)."""
+    p = request.params
+    check_params(p)
+    if request.signal is not None and request.signal_run is not None:
+        raise RagdiagError("--signal and --signal-run are two sources for the same signal: give one")
+    record = start_run("ragdiag dynamic-k", inputs=[request.qrels, request.run_low, request.run_high,
+                                                    request.signal_run, request.signal],
+                       seeds={"bootstrap": p.seed})
+    qrels = load_graded_qrels(request.qrels)
+    low = align_run(request.run_low, qrels)
+    high = align_run(request.run_high, qrels, [low.name])
+    for run_, k in ((low, p.k_low), (high, p.k_high)):
+        if run_.depth < k:
+            raise DataError(f"{run_.source}: ranks only {run_.depth} passages per query at most, fewer than the K "
+                            f"it stands for ({k}): PROC at that pool depth needs the whole pool")
+    if request.signal is not None:
+        signal, name = read_signal(request.signal, qrels.query_ids), f"values of {request.signal}"
+    else:
+        source = request.signal_run or request.run_low
+        signal = _margins(source, qrels.query_ids, request.margin_rank)
+        name = f"score margin rank 1 − rank {request.margin_rank} of {source}"
+    result = dynamic_k(low.ranked, high.ranked, qrels.pool_counts(), signal, p, name)
+    document = {"meta": {"command": "ragdiag dynamic-k", "qrels": str(request.qrels), "qrels_binary": qrels.binary,
+                         "run_low": str(request.run_low), "run_high": str(request.run_high)},
+                **result.to_json()}
+    return result, stamp(document, record)

@@ -1,0 +1,133 @@
+"""``ragdiag probe names --queries … --corpus … --qrels …``: the name ablations on a user's own
+queries (paper 001 §4.5): detect names, ablate them, search again, compare against the qrels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.probes.query_impact import QueryImpact, query_impact
+from ragdiag.probes.real_names import (
+    ABLATIONS,
+    ablate,
+    find_names,
+    name_lists,
+    replacer,
+)
+
+
+@dataclass
+class NamesRealRequest:
+    queries: Path
+    corpus: Path
+    qrels: Path
+    lang: str = "en"
+    embedder: str = "local"
+    ablations: tuple[str, ...] = ("mask", "replace")
+    k: int = 10
+    names: Path | None = None
+    bootstrap: int = 1000
+    seed: int = 0
+    cache_dir: Path | None = None
+    cache_mode: str | None = None
+    worst: int = 10
+
+
+@dataclass
+class NamesRealResult:
+    detected: list[dict[str, Any]]
+    impacts: list[QueryImpact]
+    judged_queries: int
+    embedder: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"judged_queries": self.judged_queries, "embedder": self.embedder, "detected": self.detected,
+                "impacts": [i.to_json() for i in self.impacts], "notes": self.notes}
+
+
+def parse_real_ablations(spec: str) -> tuple[str, ...]:
+    """``all`` or a comma list of mask, gibberish, replace."""
+    names = ABLATIONS if spec == "all" else tuple(dict.fromkeys(x.strip() for x in spec.split(",") if x.strip()))
+    unknown = [n for n in names if n not in ABLATIONS]
+    if unknown or not names:
+        raise RagdiagError(f"--ablations '{spec}': with --queries the ablations are {', '.join(ABLATIONS)} (or all)")
+    return names
+
+
+def _read_names(path: Path | None) -> list[str]:
+    if path is None:
+        return []
+    try:
+        return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except UnicodeDecodeError as err:
+        raise RagdiagError(f"--names {path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise RagdiagError(f"--names {path}: cannot read ({err.strerror})") from None
+
+
+def _search(embedder, corpus_vectors, index, texts: list[str], doc_ids: list[str], k: int) -> list[list[str]]:
+    from ragdiag.retrieval.indexes import prepare_vectors, search
+
+    if not texts:
+        return []
+    vectors = prepare_vectors(embedder.encode(texts, progress=False), "cosine", "queries")
+    _, top = search(index, vectors, k)
+    return [[doc_ids[i] for i in row if i >= 0] for row in top]
+
+
+def run(request: NamesRealRequest) -> tuple[NamesRealResult, dict[str, Any]]:
+    from ragdiag.evaluate.inputs import load_graded_qrels
+    from ragdiag.probes.embedding import load_embedders
+    from ragdiag.probes.noise_retrieval import load_corpus
+    from ragdiag.retrieval import beir
+    from ragdiag.retrieval.index_specs import parse_index_spec
+    from ragdiag.retrieval.indexes import build_index, prepare_vectors
+
+    record = start_run("ragdiag probe names", inputs=[request.queries, request.corpus, request.qrels, request.names],
+                       seeds={"seed": request.seed, "bootstrap": request.seed})
+    lists = name_lists(request.lang, _read_names(request.names))
+    qrels = load_graded_qrels(request.qrels)
+    query_ids, query_texts = beir.load_queries(request.queries)
+    judged = [(q, t) for q, t in zip(query_ids, query_texts) if q in qrels.grades]
+    if not judged:
+        raise RagdiagError(f"{request.queries}: none of its queries is judged in {request.qrels}")
+    ids, texts = [q for q, _ in judged], [t for _, t in judged]
+    spans = [find_names(t, lists) for t in texts]
+    detected = [{"query_id": q, "text": t, "names": [t[a:b] for a, b in s]} for q, t, s in zip(ids, texts, spans) if s]
+    notes = [f"{len(detected)} of {len(ids)} judged queries hold a detected name; the others are left out of the "
+             "comparison"]
+    corpus = load_corpus(request.corpus)
+    if request.k > len(corpus.ids):
+        raise RagdiagError(f"--k {request.k} is larger than the corpus ({len(corpus.ids)} documents)")
+    embedder = load_embedders([request.embedder], request.cache_dir, cache_mode=request.cache_mode)[0]
+    record.models["embedders"] = [embedder.identity]
+    docs = prepare_vectors(embedder.encode(corpus.texts, progress=True), "cosine", str(corpus.path))
+    index = build_index(parse_index_spec("flat"), docs, "cosine")
+    named = [i for i, s in enumerate(spans) if s]
+    original = _search(embedder, docs, index, [texts[i] for i in named], corpus.ids, request.k)
+    original_rankings: list[list[str]] = [[] for _ in ids]
+    for i, ranking in zip(named, original):
+        original_rankings[i] = ranking
+    impacts = []
+    for ablation in request.ablations:
+        replace = replacer(request.lang, request.seed)
+        changed = [ablate(texts[i], spans[i], ablation, request.lang, replace) if spans[i] else None
+                   for i in range(len(ids))]
+        rankings = _search(embedder, docs, index, [changed[i] for i in named], corpus.ids, request.k)
+        changed_rankings: list[list[str] | None] = [None] * len(ids)
+        for i, ranking in zip(named, rankings):
+            changed_rankings[i] = ranking
+        impacts.append(query_impact(ablation, ids, texts, changed, original_rankings, changed_rankings, qrels,
+                                    request.k, request.bootstrap, request.seed, request.worst))
+    result = NamesRealResult(detected, impacts, len(ids), embedder.identity, notes)
+    document = {"meta": {"command": "ragdiag probe names", "mode": "real queries", "queries": str(request.queries),
+                         "corpus": str(request.corpus), "qrels": str(request.qrels), "lang": request.lang,
+                         "k": request.k, "ablations": list(request.ablations), "bootstrap": request.bootstrap,
+                         "seed": request.seed, "names_file": str(request.names) if request.names else None,
+                         "detector": "faker person-name lists of the language + --names (see docs)"},
+                **result.to_json()}
+    return result, stamp(document, record)

@@ -1,0 +1,50 @@
+"""``label --refine``: Plackett–Luce listwise refinement of each query's Top-N graded passages
+(paper 001 §3.3.1, rag-gs S6; the algorithm in :mod:`ragdiag.evaluate.plackett_luce`).
+
+Per query the graded pool is sorted by grade (ties in fused order), its Top-N is refined with
+listwise judgements of ``batch`` passages, starting from θ = the grades (centred). Queries run in
+parallel on the client's workers; within a query the rounds are sequential. Seeds are per query
+(``seed`` + the query's position), so a rerun asks the same batches and hits the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import Any, Sequence
+
+from ragdiag.evaluate.plackett_luce import RefineOutcome, RefineParams, refine
+from ragdiag.llm.client import LLMClient
+from ragdiag.llm.runner import run_items
+from ragdiag.pipeline.listwise import make_listwise_judge
+
+
+def top_by_grade(pool: Sequence[str], grades: dict[str, int], top_n: int) -> list[str]:
+    """The graded passages of ``pool`` by grade, best first, ties in pool order; the first ``top_n``."""
+    graded = [d for d in pool if d in grades]
+    return sorted(graded, key=lambda d: -grades[d])[:top_n]
+
+
+def refine_pools(client: LLMClient, query_ids: Sequence[str], query_texts: Sequence[str], doc_text: dict[str, str],
+                 pools: Sequence[Sequence[str]], grades: dict[tuple[str, str], int], params: RefineParams,
+                 progress: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per query a row (``query_id``, ``order``, ``theta``, ``se``, ``grades``, counts); and the failures."""
+    texts = dict(zip(query_ids, query_texts))
+    jobs = []
+    for position, (q, pool) in enumerate(zip(query_ids, pools)):
+        own = {d: grades[(q, d)] for d in pool if (q, d) in grades}
+        top = top_by_grade(pool, own, params.top_n)
+        if len(top) > 1:
+            jobs.append((q, top, own, replace(params, seed=params.seed + position)))
+
+    def run_one(job: tuple[str, list[str], dict[str, int], RefineParams]) -> RefineOutcome:
+        q, top, own, own_params = job
+        judge = make_listwise_judge(client, texts[q], doc_text, f"query {q}")
+        return refine(top, judge, own_params, prior=[float(own[d]) for d in top])
+
+    outcome = run_items(client, run_one, jobs, [f"query {q}" for q, *_ in jobs], "refining", progress)
+    rows = []
+    for (q, top, own, _), result in zip(jobs, outcome.results):
+        if result is None:
+            continue
+        rows.append({"query_id": q, "initial": top, "grades": {d: own[d] for d in top}, **asdict(result)})
+    return rows, outcome.failures

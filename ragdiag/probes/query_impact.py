@@ -1,0 +1,104 @@
+"""What a change to real queries costs retrieval against graded qrels (paper 001 §4.5 on a user's
+own data): the changed queries are searched like the originals, and per query the differences in
+N-Recall4+@K, RA-nWG@K (:mod:`ragdiag.metrics.graded_utility`) and recall@K (trec_eval through
+pytrec_eval, relevant = grade ≥ gold) are taken, changed − original. Means over the changed
+queries come with paired bootstrap intervals (one set of draws over queries for every column,
+:mod:`ragdiag.evaluate.bootstrap`); the queries that lose the most are listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ragdiag.evaluate import bootstrap
+from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
+from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
+from ragdiag.evaluate.standard import StandardScorer
+
+METRICS = ("nrecall4", "ra_nwg", "recall")
+LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}
+
+
+@dataclass
+class QueryImpact:
+    """One variant of the queries: mean change per metric with its interval, and the worst queries."""
+
+    name: str
+    k: int
+    changed_queries: int
+    unchanged_queries: int
+    original: dict[str, float]
+    changed: dict[str, float]
+    difference: dict[str, dict[str, Any]]
+    worst: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, query_ids: Sequence[str], k: int,
+                      gold: int = 4) -> dict[str, np.ndarray]:
+    """N-Recall4+@k, RA-nWG@k and recall@k per query for rankings aligned with ``query_ids``."""
+    pools = [qrels.grades[q] for q in query_ids]
+    ranked = grade_matrix(rankings, pools)
+    from ragdiag.evaluate.inputs import pool_counts
+
+    counts = pool_counts(pools)
+    params = EvaluateParams(ks=(k,), pool_depth=max(k, ranked.shape[1]), gold=gold)
+    values = {m: graded_values(ranked, counts, m, k, params) for m in ("nrecall4", "ra_nwg")}
+    scorer = StandardScorer(qrels.grades, query_ids, ["recall"], [k], gold)
+    recall = scorer.values(dict(zip(query_ids, rankings)))[("recall", k)]
+    values["recall"] = np.where(np.isnan(recall), 0.0, recall)
+    return values
+
+
+def query_impact(name: str, query_ids: Sequence[str], originals: Sequence[str], changed: Sequence[str | None],
+                 original_rankings: Sequence[Sequence[str]], changed_rankings: Sequence[Sequence[str] | None],
+                 qrels: GradedQrels, k: int, replicates: int, seed: int, worst: int = 10) -> QueryImpact:
+    """Compare the queries that were changed (``changed[i]`` not None) with their originals."""
+    rows = [i for i, text in enumerate(changed) if text is not None]
+    return variant_impact(name, [query_ids[i] for i in rows], [originals[i] for i in rows],
+                          [[changed[i]] for i in rows], [original_rankings[i] for i in rows],
+                          [[changed_rankings[i]] for i in rows], qrels, k, replicates, seed, worst,
+                          unchanged=len(query_ids) - len(rows))
+
+
+def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str], variants: Sequence[Sequence[str]],
+                   original_rankings: Sequence[Sequence[str]], variant_rankings: Sequence[Sequence[Sequence[str]]],
+                   qrels: GradedQrels, k: int, replicates: int, seed: int, worst: int = 10,
+                   unchanged: int = 0) -> QueryImpact:
+    """Each query against its variants (same count per query): per query the change is the mean over
+    its variants of variant − original; means over queries with paired bootstrap intervals."""
+    ids = list(query_ids)
+    before = per_query_metrics(original_rankings, qrels, ids, k) if ids else {m: np.zeros(0) for m in METRICS}
+    n_variants = len(variants[0]) if ids else 0
+    per_variant = [per_query_metrics([r[v] for r in variant_rankings], qrels, ids, k) for v in range(n_variants)]
+    with np.errstate(invalid="ignore"):
+        after = {m: np.nanmean(np.stack([pv[m] for pv in per_variant]), axis=0) if per_variant else np.zeros(0)
+                 for m in METRICS}
+    diffs = np.stack([after[m] - before[m] for m in METRICS], axis=1) if ids else np.zeros((0, len(METRICS)))
+    summaries = bootstrap.summarise(diffs, replicates, seed) if ids else []
+    difference = {m: {"value": s.value, "ci": list(s.ci) if s.ci else None, "n_defined": s.n_defined}
+                  for m, s in zip(METRICS, summaries)}
+
+    def mean(values: np.ndarray) -> float | None:
+        finite = values[~np.isnan(values)]
+        return float(finite.mean()) if finite.size else None
+
+    order = np.argsort(np.nan_to_num(diffs[:, METRICS.index("ra_nwg")], nan=0.0), kind="stable") if ids else []
+    losers = []
+    for j in list(order)[:worst]:
+        j = int(j)
+        losers.append({"query_id": ids[j], "original": originals[j], "changed": variants[j][0],
+                       **{f"{m}_before": _num(before[m][j]) for m in METRICS},
+                       **{f"{m}_after": _num(after[m][j]) for m in METRICS}})
+    return QueryImpact(name=name, k=k, changed_queries=len(ids), unchanged_queries=unchanged,
+                       original={m: mean(before[m]) for m in METRICS}, changed={m: mean(after[m]) for m in METRICS},
+                       difference=difference, worst=losers)
+
+
+def _num(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)

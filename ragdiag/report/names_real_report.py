@@ -1,0 +1,62 @@
+"""Rendering of ``probe names`` on real queries: one row per ablation (mean changes with paired
+bootstrap intervals), then the queries that lose the most RA-nWG."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ragdiag.probes.query_impact import LABELS, METRICS
+
+
+def _difference(entry: dict[str, Any]) -> str:
+    if entry["value"] is None:
+        return "–"
+    text = f"{entry['value']:+.3f}"
+    if entry.get("ci"):
+        text += f" [{entry['ci'][0]:+.3f}, {entry['ci'][1]:+.3f}]"
+    return text
+
+
+def render(doc: dict[str, Any], console: Console) -> None:
+    meta = doc["meta"]
+    console.print(f"ragdiag probe names on real queries · {meta['queries']} · corpus {meta['corpus']} · qrels "
+                  f"{meta['qrels']} · embedder {doc['embedder']} · K {meta['k']} · bootstrap {meta['bootstrap']} "
+                  f"seed {meta['seed']}", highlight=False)
+    for note in doc["notes"]:
+        console.print(note, highlight=False)
+    if not doc["detected"]:
+        console.print("no names detected: nothing to ablate (add names with --names FILE)", highlight=False)
+        return
+    table = Table(title=f"change after the ablation, @{meta['k']} (ablated − original, mean over the queries with a "
+                        f"name; [95% paired bootstrap interval])")
+    table.add_column("ablation")
+    table.add_column("queries", justify="right")
+    for m in METRICS:
+        table.add_column(f"Δ {LABELS[m]}", justify="right")
+    for impact in doc["impacts"]:
+        table.add_row(impact["name"], str(impact["changed_queries"]),
+                      *(_difference(impact["difference"][m]) for m in METRICS))
+    console.print(table)
+    for impact in doc["impacts"]:
+        worst = Table(title=f"{impact['name']}: queries that lose the most RA-nWG@{meta['k']}")
+        for column in ("query", "original", "ablated", "RA-nWG before → after", "recall before → after"):
+            worst.add_column(column, overflow="fold")
+        for row in impact["worst"]:
+            worst.add_row(row["query_id"], row["original"], row["changed"],
+                          f"{_num(row['ra_nwg_before'])} → {_num(row['ra_nwg_after'])}",
+                          f"{_num(row['recall_before'])} → {_num(row['recall_after'])}")
+        console.print(worst)
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def text(doc: dict[str, Any], width: int = 160) -> str:
+    console = Console(file=io.StringIO(), width=width, record=True)
+    render(doc, console)
+    return console.export_text()

@@ -1,0 +1,142 @@
+"""``ragdiag clq`` (paper 001 §3.3, §5.4–5.5, A.1): the cost model and the efficiency score against
+the paper's published numbers, the frontier and choices against a brute-force search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.commands.clq import read_configs
+from ragdiag.evaluate.clq import Config, CostModel, analyse, efficiency
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "fixtures" / "clq" / "paper001-scenarios.csv"
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, ["clq", *args])
+
+
+def test_cost_model_gives_the_papers_costs_per_1000_queries():
+    assert CostModel(candidates=50, tokens_per_candidate=500, rerank_price=0.05).per_1k_queries() == pytest.approx(1.25)
+    costs = [c.cost for c in read_configs(SCENARIOS, ("ra_nwg@10",))]
+    assert costs == pytest.approx([1.25, 0.50, 2.50, 2.50, 5.00])  # paper 001 §5.5 table
+
+
+def test_efficiency_reproduces_table_a1():
+    quality = {"nrecall4@10": 0.817, "ra_nwg@10": 0.817, "ra_nwg@30": 0.817}
+    assert round(efficiency(quality, 332.9), 3) == 2.454  # Table A.1, rank 1
+    assert round(efficiency({**quality, "ra_nwg@30": 0.818, "nrecall4@10": 0.818, "ra_nwg@10": 0.818}, 337.2), 3) == 2.426
+    assert efficiency({"ra_nwg@10": 0.8}, 300.0) is None
+
+
+def _brute_frontier(configs: list[Config], quality: tuple[str, ...]) -> set[str]:
+    points = np.array([[-c.cost, -c.latency_p50, *(c.quality[q] for q in quality)] for c in configs])
+    keep = set()
+    for i, c in enumerate(configs):
+        beaten = any(np.all(points[j] >= points[i]) and np.any(points[j] > points[i])
+                     for j in range(len(configs)) if j != i)
+        if not beaten:
+            keep.add(c.name)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_frontier_and_choices_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 25))
+    configs = [Config(f"c{i}", {"ra_nwg@10": float(rng.integers(0, 6)) / 5, "nrecall4@10": float(rng.random())},
+                      latency_p50=float(rng.integers(1, 8)) * 50, cost=float(rng.integers(0, 5)))
+               for i in range(n)]
+    quality = ("ra_nwg@10", "nrecall4@10")
+    result = analyse(configs, quality, slo_ms=200, budget=2)
+    assert set(result.frontier) == _brute_frontier(configs, quality)
+    for name, by in result.dominated.items():
+        assert name not in result.frontier and by
+    within = [c for c in configs if c.latency_p50 <= 200]
+    expected = max(within, key=lambda c: (c.quality["ra_nwg@10"], -c.cost, -c.latency_p50), default=None)
+    chosen = result.choices["slo"]["best"]
+    if expected is None:
+        assert chosen is None
+    else:
+        best = next(c for c in configs if c.name == chosen)
+        assert best.latency_p50 <= 200
+        assert (best.quality["ra_nwg@10"], -best.cost, -best.latency_p50) == \
+               (expected.quality["ra_nwg@10"], -expected.cost, -expected.latency_p50)
+
+
+def test_paper_scenarios_end_to_end(tmp_path):
+    out, plot = tmp_path / "clq.json", tmp_path / "clq.png"
+    done = cli("--configs", str(SCENARIOS), "--slo-ms", "400", "--budget", "1", "--out", str(out), "--plot", str(plot))
+    assert done.exit_code == 0, done.output
+    doc = json.loads(out.read_text())
+    assert doc["frontier"] == ["baseline", "cost saver"]
+    assert doc["dominated"]["high-K"] == ["baseline", "small-dim"]
+    assert doc["choices"]["slo"]["best"] == "baseline" and doc["choices"]["budget"]["best"] == "cost saver"
+    assert doc["choices"]["slo_and_budget"]["best"] is None
+    (marginal,) = doc["marginal"]
+    assert (marginal["from_k"], marginal["to_k"]) == (50, 200)
+    assert marginal["per_ms"] == pytest.approx((0.792 - 0.804) / (2931.1 - 332.9))
+    assert doc["run_record"]["command"] == "ragdiag clq"
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert "Pareto frontier" in done.output and "baseline" in done.output
+
+
+def test_quality_read_from_a_real_evaluate_result(tmp_path):
+    fixture = ROOT / "fixtures" / "graded-utility"
+    result = tmp_path / "eval.json"
+    done = CliRunner().invoke(app, ["evaluate", "--run", str(fixture / "bm25.jsonl"), "--run", str(fixture / "dense.trec"),
+                                    "--qrels", str(fixture / "qrels.tsv"), "--k", "2", "--pool-depth", "5",
+                                    "--format", "json", "--out", str(result), "--bootstrap", "0"])
+    assert done.exit_code == 0, done.output
+    evaluated = {r["run"]: {f"{m['metric']}@{m['k']}": m["value"] for m in r["metrics"]}
+                 for r in json.loads(result.read_text())["runs"]}
+    configs = tmp_path / "configs.csv"
+    configs.write_text("name,evaluate,run,latency_p50_ms,cost_per_1k\n"
+                       "lexical,eval.json,bm25,12,0\nneural,eval.json,dense,40,0.3\n")
+    out = tmp_path / "clq.csv"
+    done = cli("--configs", str(configs), "--quality", "ra_nwg@2,nrecall4@2", "--out", str(out))
+    assert done.exit_code == 0, done.output
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("name,pareto,cost_per_1k")
+    lexical = rows[1].split(",")
+    assert float(lexical[6]) == pytest.approx(evaluated["bm25"]["ra_nwg@2"])
+
+
+@pytest.mark.parametrize("content, message", [
+    ("name,ra_nwg@10,nrecall4@10\na,0.5,0.5\n", "record 1: field 'latency_p50_ms': missing"),
+    ("name,latency_p50_ms,ra_nwg@10,nrecall4@10\na,-3,0.5,0.5\n", "must be a finite number ≥ 0"),
+    ("name,latency_p50_ms,ra_nwg@10,nrecall4@10\na,3,nan,0.5\n", "must be a finite number ≥ 0"),
+    ("name,latency_p50_ms,ra_nwg@10,nrecall4@10\na,3,0.5,0.5\na,4,0.5,0.5\n", "'a' is also record 1's name"),
+    ("name,latency_p50_ms,ra_nwg@10\na,3,0.5\n", "has no nrecall4@10"),
+    ("name,latency_p50_ms,evaluate,run,ra_nwg@10,nrecall4@10\na,3,nowhere.json,x,0.5,0.5\n", "no such file"),
+    ("name,latency_p50_ms\n", "no configuration in the file"),
+])
+def test_bad_configurations_are_one_line(tmp_path, content, message):
+    configs = tmp_path / "configs.csv"
+    configs.write_text(content)
+    before = configs.read_bytes()
+    out = tmp_path / "out.json"
+    done = cli("--configs", str(configs), "--out", str(out))
+    assert done.exit_code == 2, done.output
+    assert message in done.output and done.output.count("\n") == 1
+    assert configs.read_bytes() == before and not out.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--slo-ms", "0"], "--slo-ms"), (["--slo-ms", "nan"], "--slo-ms"), (["--budget", "-1"], "--budget"),
+    (["--quality", "ra_nwg"], "expected METRIC@K"), (["--slo-percentile", "p99", "--slo-ms", "5"], "choose p50 or p95"),
+])
+def test_options_are_checked(args, message):
+    done = cli("--configs", str(SCENARIOS), *args)
+    assert done.exit_code == 2 and message in done.output
+
+
+def test_output_equal_to_the_input_is_refused():
+    done = cli("--configs", str(SCENARIOS), "--out", str(SCENARIOS))
+    assert done.exit_code == 2 and "--out" in done.output
