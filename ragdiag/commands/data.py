@@ -184,6 +184,9 @@ def _get(request: GetRequest) -> GetResult:
                     "license": spec.license, "sample": sample, "counts": counts, "notes": fetched.notes,
                     "files": _file_entries(staging)}
         write_json(staging / MANIFEST, stamp(manifest, record))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it 0700; the data folder is as readable as any other
         if final.exists():
             shutil.rmtree(final)
         os.replace(staging, final)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,9 @@ def test_get_writes_the_beir_layout_that_ragdiag_reads_and_a_manifest(tmp_path):
     assert set(manifest["files"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv"}
     assert manifest["run_record"]["command"] == "ragdiag data get"
     assert not [p for p in data.iterdir() if p.name.startswith(".")], "no staging folder left behind"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert folder.stat().st_mode & 0o777 == 0o777 & ~umask, "the folder gets the umask's mode, not mkdtemp's 0700"
 
     listed = runner.invoke(app, ["data", "list", "--dir", str(data), "--json"])
     entry = next(s for s in json.loads(listed.stdout)["sets"] if s["name"] == "scifact")
