@@ -167,11 +167,7 @@ def _get(request: GetRequest) -> GetResult:
         detail = state if state != "ok" else f"fetched with --sample {manifest.get('sample', 0)}"
         raise RagdiagError(f"{final} exists ({detail}); give --force to fetch it again")
     record = start_run("ragdiag data get")
-    from ragdiag.io.progress import progress_reporter
-
-    total = min(sample, spec.corpus_size) if sample else spec.corpus_size
-    with progress_reporter(f"{spec.name} passages", total, enabled=request.show_progress) as bar:
-        fetched = fetch(spec, source, sample, bar)
+    fetched = fetch(spec, source, sample, request.show_progress)
     counts = verify(fetched, spec.name)
     try:
         root.mkdir(parents=True, exist_ok=True)

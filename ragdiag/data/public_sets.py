@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.progress import note, progress_reporter
 
 HUB = "hub"
 
@@ -134,7 +135,7 @@ def _qrels_split(location: str, names: tuple[str, ...]) -> Any:
     raise FetchError(f"{location}: no qrels split named {' or '.join(names)} (found {', '.join(splits) or 'none'})")
 
 
-def fetch_beir(spec: PublicSet, source: str, sample: int, progress: Any) -> FetchedSet:
+def fetch_beir(spec: PublicSet, source: str, sample: int, show_progress: bool = True) -> FetchedSet:
     """Corpus (the first ``sample`` passages in hub order, all when 0), the qrels of the queries whose
     relevant passages are all in it, and those queries."""
     corpus_location = _hub_location(source, spec.repo)
@@ -148,9 +149,11 @@ def fetch_beir(spec: PublicSet, source: str, sample: int, progress: Any) -> Fetc
     if sample:
         rows = itertools.islice(rows, sample)
     corpus = []
-    for row in rows:
-        corpus.append({"_id": _text(row, "_id"), "title": _text(row, "title"), "text": _text(row, "text")})
-        progress.advance(1)
+    total = min(sample, spec.corpus_size) if sample else spec.corpus_size
+    with progress_reporter(f"{spec.name} passages", total, enabled=show_progress) as bar:
+        for row in rows:
+            corpus.append({"_id": _text(row, "_id"), "title": _text(row, "title"), "text": _text(row, "text")})
+            bar.advance(1)
     notes = []
     if sample and len(corpus) == sample:
         kept = {row["_id"] for row in corpus}
@@ -201,16 +204,17 @@ def spf_rows(data: bytes, where: str) -> FetchedSet:
     return FetchedSet(corpus, queries, qrels, f"{where} (sha256 checked)", [])
 
 
-def fetch_spf(source: str, progress: Any) -> FetchedSet:
+def fetch_spf(source: str) -> FetchedSet:
     """SPF-QR-fr from its commit on GitHub (or a local mirror), checked against its known sha256."""
     data, where = _spf_bytes(source)
-    fetched = spf_rows(data, where)
-    progress.advance(len(fetched.corpus))
-    return fetched
+    return spf_rows(data, where)
 
 
-def fetch(spec: PublicSet, source: str, sample: int, progress: Any) -> FetchedSet:
+def fetch(spec: PublicSet, source: str, sample: int, show_progress: bool = True) -> FetchedSet:
     """Rows of ``spec`` from ``source`` (``"hub"`` = the public origin, else a local mirror folder)."""
+    if show_progress:
+        note(f"fetching {spec.name} from {spec.origin if source == HUB else source}"
+             + (f" (first {sample:,} passages)" if sample else ""))
     if spec.name == "spf-qr-fr":
-        return fetch_spf(source, progress)
-    return fetch_beir(spec, source, sample, progress)
+        return fetch_spf(source)
+    return fetch_beir(spec, source, sample, show_progress)
