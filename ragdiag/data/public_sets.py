@@ -140,6 +140,9 @@ def fetch_beir(spec: PublicSet, source: str, sample: int, show_progress: bool = 
     relevant passages are all in it, and those queries."""
     corpus_location = _hub_location(source, spec.repo)
     qrels_location = _hub_location(source, spec.repo + "-qrels")
+    if show_progress:  # after the checks above, so that a failure stays one line
+        note(f"fetching {spec.name} from {spec.origin if source == HUB else source}"
+             + (f" (first {sample:,} passages)" if sample else ""))
     qrels_by_file: dict[str, list[tuple[str, str, int]]] = {}
     for names, file in spec.qrels_splits:
         split = _qrels_split(qrels_location, names)
@@ -212,9 +215,6 @@ def fetch_spf(source: str) -> FetchedSet:
 
 def fetch(spec: PublicSet, source: str, sample: int, show_progress: bool = True) -> FetchedSet:
     """Rows of ``spec`` from ``source`` (``"hub"`` = the public origin, else a local mirror folder)."""
-    if show_progress:
-        note(f"fetching {spec.name} from {spec.origin if source == HUB else source}"
-             + (f" (first {sample:,} passages)" if sample else ""))
     if spec.name == "spf-qr-fr":
         return fetch_spf(source)
     return fetch_beir(spec, source, sample, show_progress)
