@@ -5,13 +5,23 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ragdiag-installed
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install run test bench lint clean
+# torch, installed first (tools/install_torch.sh says which build and why):
+#   TORCH=auto  the CPU build on Linux without an NVIDIA GPU, PyPI's default build elsewhere (default)
+#   TORCH=cpu   always the CPU build;  TORCH=gpu  PyPI's default build (Linux x86_64: CUDA + nvidia-* wheels)
+#   TORCH_INDEX where the CPU build comes from; when it does not answer, a VERSION+cpu wheel that the
+#               configured pip indexes already list is used, else the plain pin (with a warning).
+TORCH         ?= auto
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX   ?= https://download.pytorch.org/whl/cpu
+# BROWSER=0 skips installing Chromium for the report's browser test (that test then skips).
+BROWSER       ?= 1
+
+.PHONY: install run test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# CPU build of torch first: letting pip resolve torch pulls a multi-GB CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
+	tools/install_torch.sh $(PY) $(TORCH) $(TORCH_VERSION) $(TORCH_INDEX)
 	$(PY) -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
@@ -23,12 +33,21 @@ run: install
 test: install browser
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
-# Chromium for the report's browser test (tests/report/test_report_browser.py); skipped quietly
-# where apt is unavailable or we are not root (the test then skips with its reason).
+# The suite without the Chromium install (same as `make test BROWSER=0`).
+test-fast:
+	$(MAKE) test BROWSER=0
+
+# Chromium for the report's browser test (tests/report/test_report_browser.py), announced before
+# apt-get runs; skipped where apt is unavailable or we are not root (the test then skips with its
+# reason), and with BROWSER=0.
 .PHONY: browser
 browser:
-	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
-	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || true; }
+	@if [ "$(BROWSER)" = 0 ]; then echo "browser: BROWSER=0: not installing Chromium (the browser test will skip)"; \
+	elif command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "browser: installing Chromium with apt-get (Debian 12: an 81 MB download, 290 MB installed, plus its libraries) for tests/report/test_report_browser.py; skip with make test BROWSER=0 or make test-fast"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "browser: apt-get install chromium failed; the browser test will skip"; \
+	else echo "browser: no Chromium and no root apt-get: the browser test will skip"; fi
 
 bench: install
 	$(PY) benchmarks/run_all.py

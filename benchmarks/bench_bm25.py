@@ -1,7 +1,7 @@
 """BM25: speed of the bm25s engine against rank-bm25, and retrieval quality on SciFact and spf-qr-fr.
 
-1. Latency, side by side in one run, on 20,000 passages (every passage of scifact, msmarco-passage-
-   sample and spf-qr-fr from ../shared/data, topped up by repeating scifact passages) and 200
+1. Latency, side by side in one run, on 20,000 passages (every passage of scifact, msmarco and
+   spf-qr-fr from the data folder, topped up by repeating scifact passages) and 200
    queries (first 100 of scifact and of msmarco): rank-bm25's ``BM25Okapi.get_scores`` + top-k
    against ragdiag's ``BM25Index.top_k`` (bm25s) with the same tokens — Okapi variant (scores
    checked equal to rank-bm25's on every query) and the Lucene variant.
@@ -14,7 +14,10 @@
 ir_measures is given rank-derived scores (depth − rank), so it evaluates ragdiag's ranking as is
 (trec_eval would otherwise re-break equal scores by document id).
 
-Run: ``.venv/bin/python benchmarks/bench_bm25.py``.
+Run: ``.venv/bin/python benchmarks/bench_bm25.py [--data DIR]`` after ``ragdiag data get scifact``,
+``msmarco`` and ``spf-qr-fr`` (benchmarks/_data.py: ``--data``, else ``$RAGDIAG_DATA`` / the user data
+dir, else ../shared/data; the numbers in BENCHMARKS.md come from ../shared/data, whose MS MARCO
+sample is ``msmarco-passage-sample``).
 """
 
 from __future__ import annotations
@@ -30,20 +33,20 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._data import dataset  # noqa: E402
 from benchmarks._report import write_section  # noqa: E402
 from ragdiag.retrieval.beir import load_corpus, load_queries  # noqa: E402
 from ragdiag.retrieval.bm25 import BM25Index, Tokenizer, parse_bm25_spec, top_k_from_scores  # noqa: E402
 from ragdiag.retrieval.formats import read_qrels  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
 TARGET = 20_000
 ANSERINI_SCIFACT_FLAT = 0.6789
 
 
 def passages() -> tuple[list[str], str]:
     texts = []
-    for name in ("scifact", "msmarco-passage-sample", "spf-qr-fr"):
-        texts += load_corpus(DATA / name / "corpus.jsonl")[1]
+    for name in ("scifact", "msmarco", "spf-qr-fr"):
+        texts += load_corpus(dataset(name) / "corpus.jsonl")[1]
     real = len(texts)
     texts += texts[: TARGET - real]
     return texts, f"{real:,} real passages + {TARGET - real:,} repeated scifact passages"
@@ -62,8 +65,8 @@ def latency() -> str:
 
     texts, origin = passages()
     queries = []
-    for name in ("scifact", "msmarco-passage-sample"):
-        queries += load_queries(DATA / name / "queries.jsonl")[1][:100]
+    for name in ("scifact", "msmarco"):
+        queries += load_queries(dataset(name) / "queries.jsonl")[1][:100]
     tokenizer = Tokenizer("en", stem=True)
     start = time.perf_counter()
     reference = BM25Okapi([tokenizer(t) for t in texts])
@@ -125,7 +128,7 @@ def quality() -> str:
     from ir_measures import R, nDCG
 
     out = []
-    folder = DATA / "scifact"
+    folder = dataset("scifact")
     ids, texts = load_corpus(folder / "corpus.jsonl")
     qrels = read_qrels(folder / "qrels" / "test.tsv")
     queries = [(q, t) for q, t in zip(*load_queries(folder / "queries.jsonl")) if q in qrels]
@@ -142,7 +145,7 @@ nDCG@10 = {ANSERINI_SCIFACT_FLAT}.
 | variant | stemming | nDCG@10 | Δ vs Anserini | R@100 |
 |---|---|---|---|---|
 """ + "\n".join(rows) + "\n")
-    folder = DATA / "spf-qr-fr"
+    folder = dataset("spf-qr-fr")
     ids, texts = load_corpus(folder / "corpus.jsonl")
     qrels = read_qrels(folder / "qrels" / "test.tsv")
     queries = [(q, t) for q, t in zip(*load_queries(folder / "queries.jsonl")) if q in qrels]

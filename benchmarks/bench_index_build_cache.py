@@ -1,12 +1,13 @@
 """Re-running ``ragdiag index build`` on the same corpus: zero embedding calls, ≥ 20× faster.
 
-Corpus: /work/shared/data/scifact/corpus.jsonl (5,183 abstracts), embedder ``local`` (bundled
+Corpus: scifact/corpus.jsonl of the data folder (5,183 abstracts; ``ragdiag data get scifact``), embedder ``local`` (bundled
 all-MiniLM-L6-v2), index ``hnsw:M=16,efConstruction=100,efSearch=64``, a fresh cache directory.
 Each run is a separate ``ragdiag index build`` process timed end to end (interpreter start,
 imports, model load when needed, embedding, faiss and BM25 builds, saving). One cold run
 (empty cache; cold runs cost minutes, so one), then 3 warm runs (median).
 
-Run: ``.venv/bin/python benchmarks/bench_index_build_cache.py``.
+Run: ``.venv/bin/python benchmarks/bench_index_build_cache.py [--data DIR]`` (benchmarks/_data.py:
+``--data``, else ``$RAGDIAG_DATA`` / the user data dir, else ../shared/data).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._data import dataset  # noqa: E402
 from benchmarks._report import write_section  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
+CORPUS = dataset("scifact") / "corpus.jsonl"
 SPEC = "hnsw:M=16,efConstruction=100,efSearch=64"
 
 

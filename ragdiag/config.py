@@ -30,3 +30,17 @@ def resolve_cache_dir(cache_dir: Path | None) -> Path:
     except OSError as err:
         raise RagdiagError(f"cannot create the cache folder {path} ({err.strerror})") from None
     return path
+
+
+DATA_DIR_ENV = "RAGDIAG_DATA"
+
+
+def default_data_dir() -> Path:
+    """Where ``ragdiag data get`` puts public datasets: ``$RAGDIAG_DATA`` if set, else the user data
+    dir (e.g. ``~/.local/share/ragdiag/data`` on Linux)."""
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ragdiag")) / "data"

@@ -1,8 +1,9 @@
 """Optional capabilities (extras) and the one-line hint when one is missing.
 
-``pip install ragdiag`` is a light core (correlate on your own graded file); embedders, faiss,
-LLM calls, the hub, plots and probes are extras. :func:`require` imports a module of an extra
+``pip install -e .`` (from a clone) is a light core (correlate on your own graded file); embedders,
+faiss, LLM calls, the hub, plots and probes are extras. :func:`require` imports a module of an extra
 or raises :class:`MissingExtraError` naming the install command, as ``datasets`` does for torch.
+ragdiag is not on PyPI yet, so the command installs from the clone (:func:`install_command`).
 """
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ class MissingExtraError(RagdiagError):
     """A command needs an optional dependency that is not installed."""
 
 
+def install_command(extra: str) -> str:
+    """The command that installs ``extra`` where ragdiag comes from today: a clone (no release on PyPI yet)."""
+    return f"pip install -e '.[{extra}]' in the ragdiag clone"
+
+
 def install_hint(module: str) -> str:
-    """``pip install 'ragdiag[faiss]'`` for the extra that provides ``module``."""
-    extra = EXTRA_OF_MODULE.get(module.split(".")[0], ("all", ""))[0]
-    return f"pip install 'ragdiag[{extra}]'"
+    """:func:`install_command` for the extra that provides ``module``."""
+    return install_command(EXTRA_OF_MODULE.get(module.split(".")[0], ("all", ""))[0])
 
 
 def require(module: str) -> ModuleType:
@@ -59,5 +64,5 @@ def require(module: str) -> ModuleType:
             raise
         extra, purpose = EXTRA_OF_MODULE.get(module.split(".")[0], ("all", module))
         raise MissingExtraError(
-            f"{purpose} need the '{module.split('.')[0]}' package, which is not installed: pip install 'ragdiag[{extra}]'"
+            f"{purpose} need the '{module.split('.')[0]}' package, which is not installed: {install_command(extra)}"
         ) from None

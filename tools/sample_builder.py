@@ -24,7 +24,7 @@ from ragdiag.pipeline.rank import COSINE_DECIMALS
 from tools.sample_passages import load_topics, topics_path, write_texts_samples
 
 EMBEDDER_SPEC = "local"
-EMBEDDER_CODE = "L6"  # all-MiniLM-L6-v2; the paper's codes are AM, EM, ES, QM (METHODS.md §1)
+EMBEDDER_CODE = "L6"  # all-MiniLM-L6-v2; the paper's codes are AM, EM, ES, QM (docs/methods.md#1-the-retrieval-response-dataset)
 NC_VALUES = (30, 50)
 NP_VALUES = (2, 3, 4, 5)
 K_VALUES = tuple(range(2, 16))

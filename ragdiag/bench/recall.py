@@ -1,4 +1,4 @@
-"""Per-query recall and Robustness-δ@K (Wang et al., arXiv 2507.00379, §3; METHODS.md §4).
+"""Per-query recall and Robustness-δ@K (Wang et al., arXiv 2507.00379, §3; docs/methods.md#4-robustness).
 
 R_i = |retrieved top-K ∩ true top-K| / K for ANN (true = exact k-NN), or n_i / Np_i for
 labelled data (true = relevant set). Robustness-δ@K = (1/|Q|) Σ_i 1[R_i ≥ δ].

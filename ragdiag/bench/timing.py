@@ -1,4 +1,4 @@
-"""Search timing as careful ANN benchmarks do it (METHODS.md §5, note 002 with its fixes).
+"""Search timing as careful ANN benchmarks do it (docs/methods.md#5-index-benchmark-methodology, note 002 with its fixes).
 
 Warm-up queries are not timed; batch QPS (all queries in one call, median of repeats) is
 measured separately from single-query latency (one query per call, p50/p95/p99);

@@ -106,6 +106,9 @@ def _register() -> None:
     app.command("dynamic-k")(dynamic_k_cli.dynamic_k)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
+    from ragdiag.cli import data as data_cli
+
+    app.add_typer(data_cli.app, name="data")
 
 
 _register()

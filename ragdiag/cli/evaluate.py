@@ -67,7 +67,7 @@ def evaluate(
     per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG: RA-nWG@K beside PROC@K per run, with intervals.", metavar=PATH)] = None,
 ) -> None:
-    """Graded utility metrics and ceilings (METHODS §8) next to ir_measures' standard metrics, per run."""
+    """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.evaluate.evaluation import EvaluateParams
     from ragdiag.evaluate.job import check_params, evaluate_files
     from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl, write_text

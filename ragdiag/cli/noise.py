@@ -1,4 +1,4 @@
-"""``ragdiag noise`` (also ``ragdiag probe noise``): conversational-noise sensitivity of embedders (METHODS.md §7)."""
+"""``ragdiag noise`` (also ``ragdiag probe noise``): conversational-noise sensitivity of embedders (docs/methods.md#7-noise-probe)."""
 
 from __future__ import annotations
 

@@ -161,7 +161,8 @@ class TableFormat(str, Enum):
 
 
 class Segmentation(str, Enum):
-    """How correlate splits rows into segments (METHODS.md §3); pooled keeps one segment per embedder and subset."""
+    """How correlate splits rows into segments (docs/methods.md#3-correlation-analysis); pooled keeps one
+    segment per embedder and subset."""
 
     ratio = "ratio"
     nw = "nw"
@@ -240,7 +241,7 @@ class Language(str, Enum):
 DEFAULT_K = 10
 DEFAULT_KS = "2,3,5"
 DEFAULT_METRIC = Metric.cosine
-DEFAULT_DELTAS = "0.1,0.3,0.5,0.7,0.9"  # METHODS.md §4
+DEFAULT_DELTAS = "0.1,0.3,0.5,0.7,0.9"  # docs/methods.md#4-robustness
 DEFAULT_EMBEDDER = "local"
 DEFAULT_SEED = 0
 DEFAULT_MIN_SAMPLES = 300

@@ -1,4 +1,4 @@
-"""``ragdiag probe names|noise``: the Δ-margin proper-name probe (METHODS.md §6); noise is ``ragdiag noise``."""
+"""``ragdiag probe names|noise``: the Δ-margin proper-name probe (docs/methods.md#6-name-probe); noise is ``ragdiag noise``."""
 
 from __future__ import annotations
 

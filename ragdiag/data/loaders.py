@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import install_command
 from ragdiag.resources import resource_path
 
 HF_REPO = "primer-ai/retrieval-response"
@@ -218,8 +219,8 @@ def load_graded_dataset(dataset: str, offline: bool = False, fallback: bool = Tr
     if importlib.util.find_spec("datasets") is None:
         if not fallback:
             raise RagdiagError("loading from the hub needs the 'datasets' package, which is not installed: "
-                               "pip install 'ragdiag[hub]'")
-        return load_bundled(dataset, notice="the 'datasets' package is not installed (pip install 'ragdiag[hub]'): "
+                               f"{install_command('hub')}")
+        return load_bundled(dataset, notice=f"the 'datasets' package is not installed ({install_command('hub')}): "
                                             "using the bundled sample (simulated grades)")
     if not local_repo and not hub_reachable():
         if not fallback:

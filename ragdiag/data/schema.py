@@ -1,4 +1,4 @@
-"""Typed records of the retrieval-response dataset (paper 003, appendix A.1; METHODS.md §1).
+"""Typed records of the retrieval-response dataset (paper 003, appendix A.1; docs/methods.md#1-the-retrieval-response-dataset).
 
 Validation errors name the file, the record number (1-based, as editors count) and the field.
 """

@@ -1,4 +1,4 @@
-"""Loaders for texts and ranked samples (METHODS.md §1): local JSON/JSONL or the Hugging Face hub.
+"""Loaders for texts and ranked samples (docs/methods.md#1-the-retrieval-response-dataset): local JSON/JSONL or the Hugging Face hub.
 
 A source is a local ``.json``/``.jsonl`` file, a local directory laid out like the hub dataset
 (``samples_texts.json`` / ``samples_ranked.json``), or ``hf:`` / ``hf:OWNER/NAME`` for the hub

@@ -1,7 +1,7 @@
 """``ragdiag evaluate``: graded utility metrics, ceilings and standard metrics for one or more runs,
 with bootstrap intervals over queries, paired comparisons, the PROC decision and stage attribution.
 
-Formulas: METHODS.md §8 (paper 001 §2 and appendix A), in :mod:`ragdiag.metrics.graded_utility`;
+Formulas: docs/methods.md#8-graded-utility-metrics (paper 001 §2 and appendix A), in :mod:`ragdiag.metrics.graded_utility`;
 standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); intervals in
 :mod:`ragdiag.evaluate.bootstrap`.
 """
@@ -222,7 +222,8 @@ def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
     """The notes printed with every result: weights' origin, label mappings, bootstrap, direction."""
     notes = {
         "weights": "rarity-aware weights w5=1, w4/w3=min(cap, (n5/n_g)^alpha) if n5>0 else fallback, w2=w1=0 "
-                   "(METHODS §8); the caps and fallbacks are ragdiag defaults (seed 001's numbers were lost)",
+                   "(docs/methods.md#8-graded-utility-metrics); the caps and fallbacks are ragdiag defaults "
+                   "(paper 001's numbers were lost)",
         "standard_metrics": gain_mapping(p.gold),
         "bootstrap": f"{p.bootstrap} replicates over queries, seed {p.seed}, 95% percentile intervals; "
                      "comparisons share the draws (paired)",

@@ -1,4 +1,4 @@
-"""α grids for the measures' parameter (METHODS.md §3), built exactly as the paper's released analysis.
+"""α grids for the measures' parameter (docs/methods.md#3-correlation-analysis), built exactly as the paper's released analysis.
 
 - ``lN^B``: 0, 1 and, for i = 1..N, both B^i and 1 − B^i, sorted ascending; the powers are
   ``numpy.logspace(1, N, num=N, base=B)`` (numpy's vectorised power: on some CPUs it differs in

@@ -1,5 +1,5 @@
 """``ragdiag correlate``: max-over-α correlations of measures with grades, per segment
-(paper 003 §3, METHODS.md §3), with bootstrap intervals, paired differences and a verdict.
+(paper 003 §3, docs/methods.md#3-correlation-analysis), with bootstrap intervals, paired differences and a verdict.
 """
 
 from __future__ import annotations

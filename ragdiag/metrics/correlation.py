@@ -1,4 +1,4 @@
-"""Correlation curves over an α grid, computed on distinct measure values (METHODS.md §3).
+"""Correlation curves over an α grid, computed on distinct measure values (docs/methods.md#3-correlation-analysis).
 
 A measure depends on a few small integers per sample, so a segment has only d distinct tuples.
 The data reduce to a count table C (d tuples × m grade classes); for each α the d values are

@@ -1,5 +1,5 @@
 """Graded utility metrics and their operational ceilings (paper 001, section 2 and appendix A;
-METHODS.md §8).
+docs/methods.md#8-graded-utility-metrics).
 
 Inputs are numpy arrays, one row per query:
 
@@ -10,7 +10,7 @@ Inputs are numpy arrays, one row per query:
   grade g in P_q (column 0 unused).
 
 The top-K of a ranking is consumed as a *set*. Every function returns one float per query, with
-``NaN`` where METHODS §8 says the metric is undefined (NA).
+``NaN`` where docs/methods.md#8-graded-utility-metrics says the metric is undefined (NA).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ N_GRADE_COLUMNS = 6  # column g holds grade g; column 0 is "unjudged"
 UNJUDGED = 0
 PADDING = -1
 
-# Stage attribution codes (METHODS §8, "beyond the paper").
+# Stage attribution codes (docs/methods.md#8-graded-utility-metrics, "beyond the paper").
 STAGES = ("ok", "retrieval_miss", "ordering_miss", "generation_miss")
 
 
@@ -45,7 +45,7 @@ DEFAULT_WEIGHTS = RarityWeights()
 
 
 def rarity_weights(pool_counts: np.ndarray, params: RarityWeights = DEFAULT_WEIGHTS) -> np.ndarray:
-    """Per-query weight of each grade, shape ``(Q, 6)`` (METHODS §8, paper 001 §2).
+    """Per-query weight of each grade, shape ``(Q, 6)`` (docs/methods.md#8-graded-utility-metrics, paper 001 §2).
 
     w_5 = 1; w_2 = w_1 = 0 (and 0 for unjudged); if n_5 > 0, w_g = min(c_g, (n_5 / n_g)^α) for
     g ∈ {4, 3} (a grade with n_g = 0 gets its cap; it never contributes); if n_5 = 0, w_4 = f_4 and
@@ -99,7 +99,7 @@ def ideal_gain(pool_counts: np.ndarray, k: int, params: RarityWeights = DEFAULT_
 
 
 def ra_nwg(ranked: np.ndarray, pool_counts: np.ndarray, k: int, params: RarityWeights = DEFAULT_WEIGHTS) -> np.ndarray:
-    """RA-nWG@K = G_obs / G_ideal (paper 001 §2; METHODS §8).
+    """RA-nWG@K = G_obs / G_ideal (paper 001 §2; docs/methods.md#8-graded-utility-metrics).
 
     G_obs = Σ w_g(d) over the top-K as a set; G_ideal = the K largest weights in P_q; NA when
     G_ideal = 0 (no passage of grade ≥ 3 in the pool).
@@ -110,7 +110,7 @@ def ra_nwg(ranked: np.ndarray, pool_counts: np.ndarray, k: int, params: RarityWe
 
 def proc(ranked: np.ndarray, pool_counts: np.ndarray, k: int, pool_depth: int,
          params: RarityWeights = DEFAULT_WEIGHTS) -> np.ndarray:
-    """PROC@K for the candidate pool C = the run's top ``pool_depth`` (paper 001 §2; METHODS §8).
+    """PROC@K for the candidate pool C = the run's top ``pool_depth`` (paper 001 §2; docs/methods.md#8-graded-utility-metrics).
 
     PROC = (the K largest weights among C ∩ P_q, summed) / G_ideal(q, K): the best RA-nWG@K any
     reordering of C could reach. NA when G_ideal = 0.
@@ -132,7 +132,7 @@ def pct_proc(ranked: np.ndarray, pool_counts: np.ndarray, k: int, pool_depth: in
 
 def n_recall(ranked: np.ndarray, pool_counts: np.ndarray, k: int, min_grade: int = 4) -> np.ndarray:
     """N-Recall{min_grade}+@K = |{d ∈ top-K : g ≥ min_grade}| / min(K, Σ_{g ≥ min_grade} n_g);
-    NA when the pool holds no such passage (METHODS §8: N-Recall4+ with min_grade 4, N-Recall5 with 5)."""
+    NA when the pool holds no such passage (docs/methods.md#8-graded-utility-metrics: N-Recall4+ with min_grade 4, N-Recall5 with 5)."""
     top = np.asarray(ranked)[:, :k]
     found = (top >= min_grade).sum(axis=1).astype(np.float64)
     available = np.asarray(pool_counts)[:, min_grade:].sum(axis=1)
@@ -159,7 +159,7 @@ def stage_attribution(ranked: np.ndarray, k: int, pool_depth: int, answer_grades
                       gold: int = 4) -> np.ndarray:
     """Stage code per query (index into :data:`STAGES`), ``-1`` where the answer grade is missing.
 
-    METHODS §8, in this order: *ok* = answer grade ≥ gold; otherwise *retrieval miss* = no passage of
+    docs/methods.md#8-graded-utility-metrics, in this order: *ok* = answer grade ≥ gold; otherwise *retrieval miss* = no passage of
     grade ≥ gold in C (the top ``pool_depth``); *ordering miss* = one in C but none in the top-K;
     *generation miss* = one in the top-K but the answer grade < gold.
     """

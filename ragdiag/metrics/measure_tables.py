@@ -1,7 +1,7 @@
 """Reduce a segment's rows to distinct measure tuples, and evaluate a measure on them.
 
-Each measure is a function of a few integers per row (METHODS.md §2): F of (n, K, Np), E of
-(n, K, S), T, T′ and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
+Each measure is a function of a few integers per row (docs/methods.md#2-per-sample-measures): F of (n, K, Np),
+E of (n, K, S), T, T′ and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
 """
 
 from __future__ import annotations

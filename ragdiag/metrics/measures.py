@@ -1,4 +1,4 @@
-"""Per-sample retrieval measures of METHODS.md §2 (paper 003, eqs. 1–4), vectorised.
+"""Per-sample retrieval measures of docs/methods.md#2-per-sample-measures (paper 003, eqs. 1–4), vectorised.
 
 Arguments are numpy arrays of the small integers that describe a graded sample:
 ``n`` positives in the top K, ``k`` = K, ``np_`` = Np (total positives), ``s`` = positives in the
@@ -51,7 +51,7 @@ def ndcg(in_k: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
 
     DCG(v) = Σ_i v_i / log2(i + 2) (i from 0), summed left to right (the order the paper's per-sample
     loop uses, so the floats carry the same bits). The ideal uses the n retrieved positives, not
-    min(Np, K) (METHODS §2). ``k`` = K per row, ``n`` = positives in the top K (Σ inK).
+    min(Np, K) (docs/methods.md#2-per-sample-measures). ``k`` = K per row, ``n`` = positives in the top K (Σ inK).
     """
     in_k = np.asarray(in_k, dtype=np.float64)
     k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)

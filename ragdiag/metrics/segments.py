@@ -1,4 +1,4 @@
-"""Segments of graded rows (METHODS.md §3) and the x·K sibling used by the E measure.
+"""Segments of graded rows (docs/methods.md#3-correlation-analysis) and the x·K sibling used by the E measure.
 
 - ``ratio``: key ``E^subset^KtoN^r`` with r = round(K/Np, 1) (Python's round);
 - ``nw``: key ``E^subset^1`` when Np ≤ K ("wide"), else ``E^subset^0`` ("narrow");

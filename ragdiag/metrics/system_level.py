@@ -1,4 +1,4 @@
-"""System-level view (METHODS.md §3, beyond the paper): one point per configuration
+"""System-level view (docs/methods.md#3-correlation-analysis, beyond the paper): one point per configuration
 (E, subset, K) — Robustness-δ@K, mean recall, mean of each measure at its best α and the mean
 grade — then correlations of each statistic with the mean grade across configurations.
 

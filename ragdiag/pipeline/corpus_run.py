@@ -2,7 +2,7 @@
 generate → grade → correlate (→ evaluate when the qrels are graded), all into one folder.
 
 For each query and retriever the top ``depth`` (default max K; recorded as ``depth``) becomes a
-ranked sample of the retrieval-response schema (METHODS.md §1): id ``<dataset>-<qid>``, E = the
+ranked sample of the retrieval-response schema (docs/methods.md#1-the-retrieval-response-dataset): id ``<dataset>-<qid>``, E = the
 retriever spec, Np = relevant passages in the qrels (score > 0), candidate i < Np = relevant
 passage i, else a retrieved non-relevant passage (see :func:`build_samples` for Nc); inK,
 P = n/K and R = n/Np follow from the qrels. The texts

@@ -1,6 +1,6 @@
 """``ragdiag generate``: ideal answers (all positives) and top-K answers (first K ranked candidates).
 
-Paper 003 appendix A.2 / METHODS.md §9: the model answers only from the numbered references, given
+Paper 003 appendix A.2 / docs/methods.md#9-generation-and-grading: the model answers only from the numbered references, given
 in ranked order, each fenced as data (:func:`ragdiag.llm.prompts.fence_passages`). Output JSON
 lines: one ``meta`` line, one ``ideal`` row per query, one ``topK`` row per (ranked sample, K) with
 ``rank`` (first K), ``inK``, ``P`` = n/K and ``R`` = n/Np. Ranked samples without texts and K > Nc

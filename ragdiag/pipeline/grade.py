@@ -1,6 +1,6 @@
 """``ragdiag grade``: an LLM judge scores each top-K answer against the ideal answer (1–5).
 
-Paper 003 appendix A.3 / METHODS.md §9. Each answer is judged ``repeats`` times by each judge model
+Paper 003 appendix A.3 / docs/methods.md#9-generation-and-grading. Each answer is judged ``repeats`` times by each judge model
 (the repeat index is in the cache key, so repeats are distinct calls). A reply without a grade
 gets one repair request; if that holds no grade either, the grade is missing (null) and the reply
 is kept — never a default. ``grade`` is the mean of the first judge's parsed grades.

@@ -5,8 +5,9 @@ i, else negative i − Np; paper 003 appendix A.1). Each candidate set goes into
 under the cosine metric (:mod:`ragdiag.retrieval.indexes`: vectors L2-normalised, inner product);
 the scores are rounded to :data:`COSINE_DECIMALS` decimals and ties broken by the lower candidate
 index, so a ranking does not depend on float noise in the last bits. P and R at each cut-off K ≤ Nc
-are n/K and n/Np (METHODS.md §1–2). The bundled sample's builder (``tools/sample_builder.py``)
-ranks through this same function, so ``--rank-with local`` reproduces its rankings.
+are n/K and n/Np (docs/methods.md#1-the-retrieval-response-dataset and #2-per-sample-measures).
+The bundled sample's builder (``tools/sample_builder.py``) ranks through this same function, so
+``--rank-with local`` reproduces its rankings.
 """
 
 from __future__ import annotations

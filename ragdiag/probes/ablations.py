@@ -1,4 +1,4 @@
-"""The ten Δ-margin ablations of METHODS.md §6 (paper 001, §4.2) as pure string functions.
+"""The ten Δ-margin ablations of docs/methods.md#6-name-probe (paper 001, §4.2) as pure string functions.
 
 A bundle is one query and five candidates (C1 true author/true topic, C2a and C2b impostors on
 the true topic, C3 true author on another topic, C4 a third impostor on another topic).

@@ -75,7 +75,7 @@ def probe_names(
     cache_dir: Path | None,
     cache_mode: str | None = None,
 ) -> ProbeOutput:
-    """The Δ-margin name probe for each language and embedder (METHODS.md §6)."""
+    """The Δ-margin name probe for each language and embedder (docs/methods.md#6-name-probe)."""
     langs, abl = parse_langs(lang), parse_ablations(ablations)
     _check_format(fmt)
     if epsilon < 0:
@@ -112,7 +112,7 @@ def probe_noise(
     qrels: Path | None = None,
     bootstrap: int = 1000,
 ) -> ProbeOutput:
-    """The conversational-noise probe for each language and embedder (METHODS.md §7).
+    """The conversational-noise probe for each language and embedder (docs/methods.md#7-noise-probe).
 
     With ``rewrite``, queries are first rewritten through the LLM layer (prompt ``query-rewrite``).
     """

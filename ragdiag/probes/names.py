@@ -1,4 +1,4 @@
-"""Δ-margin proper-name probe (METHODS.md §6; paper 001, §4.2–4.3).
+"""Δ-margin proper-name probe (docs/methods.md#6-name-probe; paper 001, §4.2–4.3).
 
 Per query: Δ_name = cos(q, C1) − mean(cos(q, C2a), cos(q, C2b)); Δ_topic = cos(q, C1) − cos(q, C3).
 Per run the means over queries; reported: mean and between-run SD (ddof=1) of those run means,

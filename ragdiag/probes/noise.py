@@ -1,4 +1,4 @@
-"""Conversational-noise probe (METHODS.md §7; paper 001, §4.4).
+"""Conversational-noise probe (docs/methods.md#7-noise-probe; paper 001, §4.4).
 
 For each clean query, level L and variant v, a noisy query is composed from the phrase bank
 (greetings, personal context, fillers before the query; digressions, emoji after it; casing over

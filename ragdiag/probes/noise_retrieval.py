@@ -1,4 +1,4 @@
-"""Retrieval impact of conversational noise on a corpus (METHODS.md §7, paper 001 §4.1 statistics).
+"""Retrieval impact of conversational noise on a corpus (docs/methods.md#7-noise-probe, paper 001 §4.1 statistics).
 
 Exact cosine search (the retrieval core's ``flat`` faiss index) over the corpus embeddings. For a
 noisy query N and its clean query C, with top-K sets T_N and T_C:

@@ -1,4 +1,4 @@
-"""Query rewriting for the noise probe through the LLM layer (METHODS.md §7, paper 001 §4.4.1).
+"""Query rewriting for the noise probe through the LLM layer (docs/methods.md#7-noise-probe, paper 001 §4.4.1).
 
 Every distinct noisy query (level 0 included) is sent once with the ``query-rewrite`` prompt;
 replies are cached by the LLM layer, so a rerun makes no call. Recovery per level L:

@@ -45,7 +45,7 @@ class CandidateTemplate:
 
 @dataclass(frozen=True)
 class NameTemplates:
-    """Templates of one language for the Δ-margin name probe (METHODS.md §6)."""
+    """Templates of one language for the Δ-margin name probe (docs/methods.md#6-name-probe)."""
 
     lang: str
     query_templates: tuple[str, ...]
@@ -98,7 +98,7 @@ class NoiseLevel:
 
 @dataclass(frozen=True)
 class NoiseBank:
-    """Phrase bank of one language plus the level definitions (METHODS.md §7)."""
+    """Phrase bank of one language plus the level definitions (docs/methods.md#7-noise-probe)."""
 
     lang: str
     phrases: dict[str, tuple[str, ...]]

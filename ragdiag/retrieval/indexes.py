@@ -105,7 +105,7 @@ def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def index_bytes(index) -> int:
-    """Size of ``faiss.serialize_index(index)`` in bytes (the index's memory, METHODS §5)."""
+    """Size of ``faiss.serialize_index(index)`` in bytes (the index's memory, docs/methods.md#5-index-benchmark-methodology)."""
     import faiss
 
     return int(faiss.serialize_index(index).nbytes)

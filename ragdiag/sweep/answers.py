@@ -2,7 +2,7 @@
 
 A context is a query and the ordered ids of the passages shown to the generator. Two operating
 points that return the same ordered top-K for a query build the same prompt, so the second one
-is a cache hit: its calls are *reused*, not sent (paper 000 §5.3, METHODS.md §10). Generation uses
+is a cache hit: its calls are *reused*, not sent (paper 000 §5.3, docs/methods.md#10-answer-sweep). Generation uses
 the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate.answer_from_references`), grading its
 judge (:func:`ragdiag.pipeline.grade.make_judge`), so the caches of ``generate``/``grade`` and of
 ``sweep`` answer each other.

@@ -1,4 +1,4 @@
-"""``ragdiag sweep``: what each ANN operating point costs the answers (paper 000 §5.3, METHODS.md §10).
+"""``ragdiag sweep``: what each ANN operating point costs the answers (paper 000 §5.3, docs/methods.md#10-answer-sweep).
 
 Same queries, corpus, generator and judge; only the index's search parameter changes. Steps:
 embed corpus and queries (embedding cache), exact top-K by brute force, every operating point of

@@ -1,4 +1,4 @@
-"""Statistics of an answer sweep (paper 000 §5.3, METHODS.md §10).
+"""Statistics of an answer sweep (paper 000 §5.3, docs/methods.md#10-answer-sweep).
 
 - Mean grade with a percentile bootstrap interval over queries (``scipy.stats.bootstrap``).
 - Paired difference from exact k-NN: d_i = g_point,i − g_exact,i over queries graded at both;

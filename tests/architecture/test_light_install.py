@@ -78,4 +78,4 @@ def test_a_command_needing_an_extra_names_the_install(core_venv, tmp_path):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert "pip install 'ragdiag[" in lines[0]
+    assert "pip install -e '.[" in lines[0] and "' in the ragdiag clone" in lines[0]

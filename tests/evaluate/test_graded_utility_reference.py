@@ -1,4 +1,4 @@
-"""Every graded utility metric against a per-query implementation written here from METHODS.md §8,
+"""Every graded utility metric against a per-query implementation written here from docs/methods.md#8-graded-utility-metrics,
 on thousands of random pools: every grade mix (no grade 5, no 4 or 5, only 1–2), empty pools,
 K larger than the pool, unjudged and short rankings, α = 0 and odd caps."""
 

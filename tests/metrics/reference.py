@@ -1,5 +1,5 @@
-"""The straightforward per-sample implementation of METHODS.md §2–3: a Python loop over α and
-samples, scipy correlations, max with the first α reaching it.
+"""The straightforward per-sample implementation of docs/methods.md#2-per-sample-measures and
+#3-correlation-analysis: a Python loop over α and samples, scipy correlations, max with the first α reaching it.
 
 Kept as the oracle for the fast path (tests compare every value within 1e-9) and as the
 baseline the benchmark times it against. Not used by the CLI.

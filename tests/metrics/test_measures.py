@@ -1,4 +1,4 @@
-"""Hand-checked values of the per-sample measures (METHODS.md §2) and the α grid (§3)."""
+"""Hand-checked values of the per-sample measures (docs/methods.md#2-per-sample-measures) and the α grid (#3-correlation-analysis)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tiny texts and ranked samples (METHODS.md §1 layout) for LLM-layer tests: 4 queries, Nc=6, Np=2."""
+"""Tiny texts and ranked samples (docs/methods.md#1-the-retrieval-response-dataset layout) for LLM-layer tests: 4 queries, Nc=6, Np=2."""
 
 from __future__ import annotations
 

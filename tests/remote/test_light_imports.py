@@ -49,6 +49,6 @@ def test_remote_stack_imports_without_its_libraries_and_names_the_extra(tmp_path
     assert lines[-1] == "loaded []"
     messages = dict(line.split(" | ", 1) for line in lines[:-1])
     assert set(messages) == {"chat", "openai", "voyage"}
-    openai = "LLM and OpenAI embedding calls need the 'openai' package, which is not installed: pip install 'ragdiag[llm]'"
+    openai = "LLM and OpenAI embedding calls need the 'openai' package, which is not installed: pip install -e '.[llm]' in the ragdiag clone"
     assert messages["chat"] == messages["openai"] == openai
-    assert messages["voyage"] == "Voyage embeddings need the 'voyageai' package, which is not installed: pip install 'ragdiag[embed]'"
+    assert messages["voyage"] == "Voyage embeddings need the 'voyageai' package, which is not installed: pip install -e '.[embed]' in the ragdiag clone"

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from ragdiag.extras import install_command
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
 
@@ -52,7 +53,7 @@ def _manifest_says_test_server(graded: Path) -> bool:
 def _images(pngs: list[bytes], alt: str) -> str:
     """The images, or a note that plots need matplotlib (the page is still written without them)."""
     if not pngs:
-        return f'<p class="note">{esc(alt)}: not drawn — plots need matplotlib: pip install \'ragdiag[plot]\'</p>'
+        return f'<p class="note">{esc(alt)}: not drawn — plots need matplotlib: {esc(install_command("plot"))}</p>'
     return "".join(image(png, alt) for png in pngs)
 
 

@@ -1,0 +1,75 @@
+"""``ragdiag data get NAME`` and ``ragdiag data list``: public BEIR-style sets in a data folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragdiag.cli.params import INTEGER, PATH
+
+app = typer.Typer(help="Fetch public retrieval sets (SciFact, MS MARCO, …) in the BEIR layout, verify them, "
+                       "list what is in the data folder.", no_args_is_help=True)
+
+DataDir = Annotated[Path | None, typer.Option(
+    "--dir", help="Data folder (default: $RAGDIAG_DATA, else the user data dir, e.g. ~/.local/share/ragdiag/data).",
+    metavar=PATH)]
+
+
+@app.command("get")
+def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fiqa, msmarco or spf-qr-fr "
+                                                 "(ragdiag data list describes each).", metavar="NAME")],
+        data_dir: DataDir = None,
+        source: Annotated[Path | None, typer.Option(
+            "--source", help="Read from a local mirror instead of the public origin: a folder laid out like the hub "
+                             "(DIR/BeIR/scifact, DIR/BeIR/scifact-qrels; default $RAGDIAG_DATA_SOURCE, else the "
+                             "hub / GitHub).", metavar=PATH)] = None,
+        sample: Annotated[int | None, typer.Option(
+            "--sample", help="Keep the first N passages in the origin's order, and the queries whose relevant passages "
+                             "are all among them; 0 = the whole corpus. Default: 100000 for msmarco (8.8M passages), "
+                             "all for the others. Range [0, 100000000].", metavar=INTEGER, min=0, max=100_000_000)] = None,
+        force: Annotated[bool, typer.Option("--force", help="Fetch again over an existing folder.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False) -> None:
+    """Fetch NAME into DIR/NAME (corpus.jsonl, queries.jsonl, qrels/test.tsv, manifest.json with sha256s)."""
+    from ragdiag.commands.data import GetRequest, run
+
+    result = run(GetRequest(name, data_dir, source, sample, force))
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
+        return
+    counts = result.manifest["counts"]
+    said = "fetched" if result.fetched else "already there, verified"
+    typer.echo(f"{result.name}: {said}: {result.path}")
+    typer.echo("  " + ", ".join(f"{what} {count:,}" for what, count in counts.items()))
+    for note in result.manifest.get("notes", []):
+        typer.echo(f"  {note}")
+    typer.echo(f"  use: --corpus {result.path}")
+
+
+@app.command("list")
+def list_(data_dir: DataDir = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
+    """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
+    their manifest (sha256)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragdiag.commands.data import ListRequest, run
+
+    result = run(ListRequest(data_dir))
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
+        return
+    table = Table(title=f"data folder {result.data_dir}")
+    for column in ("name", "state", "passages", "queries", "qrels", "origin"):
+        table.add_column(column, overflow="fold")
+    for entry in result.sets:
+        qrels = sum(v for k, v in entry.counts.items() if k.startswith("qrels/"))
+        table.add_row(entry.name, entry.state, f"{entry.counts['corpus']:,}" if entry.counts else "",
+                      f"{entry.counts['queries']:,}" if entry.counts else "", f"{qrels:,}" if entry.counts else "",
+                      entry.origin)
+    console = Console()
+    console.print(table)
+    console.print("Licences and descriptions: ragdiag data list --json. Fetch one: ragdiag data get NAME.")
