@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
@@ -49,6 +50,7 @@ class RobustnessOptions:
     batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
     cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw)
+    bootstrap: int = DEFAULT_BOOTSTRAP  # resamples of queries for the 95% intervals
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -154,6 +156,8 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"the number of QPS repeats must be positive, got {opts.repeats}")
     if opts.threads is not None and opts.threads <= 0:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
+    if opts.bootstrap < 100:
+        raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
     kinds = [name for name, given in (("vectors (.npy)", opts.base or opts.queries),
                                       ("texts to embed (corpus, queries)", opts.corpus or opts.query_texts),
                                       ("runs with qrels", opts.run or opts.qrels)) if given]
@@ -166,7 +170,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
     """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``; the result carries
     the run record."""
     _check_options(opts)
-    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed},
+    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
     if opts.run or opts.qrels:
         if not (opts.run and opts.qrels):
@@ -195,6 +199,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
                               "dim": int(base.shape[1]), "faiss_version": faiss.__version__,
                               "backend": backend.describe(), **({"pgvector": pg_meta} if pg_meta else {})}
+    for i, recalls in enumerate(point_recalls(rows, len(points))):
+        points[i].update(recall_intervals(recalls, opts.deltas, opts.bootstrap, opts.seed))
     meta = {
         "command": "ragdiag robustness",
         "ragdiag_version": __version__,
@@ -205,11 +211,21 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         "metric": opts.metric,
         "deltas": list(opts.deltas),
         "seed": opts.seed,
+        "bootstrap": {"resamples": opts.bootstrap, "confidence_level": 0.95, "method": "percentile, queries resampled",
+                      "seed": opts.seed},
         "index_specs": opts.index if mode == "ann" else [],
         **shape,
         **files,
     }
     return stamp({"meta": meta, "points": points}, record), rows
+
+
+def point_recalls(rows: list[dict], n_points: int) -> list[np.ndarray]:
+    """Per operating point, its per-query recalls in query order (from the per-query rows)."""
+    out: list[list[float]] = [[] for _ in range(n_points)]
+    for row in rows:
+        out[row["point"]].append(row["recall"])
+    return [np.asarray(r, dtype=np.float64) for r in out]
 
 
 def write_outputs(result: dict, rows: list[dict], out: Path | None, per_query: Path | None,

@@ -38,6 +38,7 @@ def robustness(
     base_url: p.BaseUrl = None,
     device: p.DeviceOpt = p.Device.cpu,
     batch_size: p.BatchSize = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
@@ -53,7 +54,7 @@ def robustness(
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
-    opts.device, opts.batch_size = device.value, batch_size
+    opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:

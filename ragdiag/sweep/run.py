@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
 from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
@@ -178,6 +179,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         out_points.append({
             "label": label, "index": point["index"], "spec": point["spec"], "params": point["params"],
             "recall_mean": point["recall_mean"], "robustness": point["robustness"],
+            **recall_intervals(recalls[i], cfg.deltas, cfg.bootstrap, seed),
             "zero_recall_queries": point["zero_recall_queries"], "recall_histogram": point["recall_histogram"],
             "qps_batch": point["qps_batch"]["median"], "qps_batch_runs": point["qps_batch"],
             "latency_ms": point["latency_ms"], "build_s": point["build_s"], "index_bytes": point["index_bytes"],
