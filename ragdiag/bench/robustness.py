@@ -51,6 +51,7 @@ class RobustnessOptions:
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
     cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw)
     bootstrap: int = DEFAULT_BOOTSTRAP  # resamples of queries for the 95% intervals
+    match_recall: float | None = None  # target average recall for metrics at matched recall
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -158,6 +159,12 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
     if opts.bootstrap < 100:
         raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
+    if opts.match_recall is not None:
+        if not 0 < opts.match_recall <= 1:
+            raise RagdiagError(f"--match-recall must be in (0, 1], got {opts.match_recall}")
+        if opts.run or opts.qrels:
+            raise RagdiagError("--match-recall compares index families against exact search: give vectors or texts "
+                               "and --index-spec, not runs with qrels")
     kinds = [name for name, given in (("vectors (.npy)", opts.base or opts.queries),
                                       ("texts to embed (corpus, queries)", opts.corpus or opts.query_texts),
                                       ("runs with qrels", opts.run or opts.qrels)) if given]
@@ -176,7 +183,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         if not (opts.run and opts.qrels):
             raise RagdiagError("--run and --qrels go together")
         points, rows, files = _labelled(opts)
-        mode, shape = "labelled", {}
+        mode, shape, analyses = "labelled", {}, {}
     else:
         from ragdiag.retrieval.pgvector_server import parse_backend
         from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
@@ -192,6 +199,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         base, queries, files = _vectors(opts, progress)
         sweep = SweepOptions(opts.k, opts.metric, opts.deltas, opts.tie_aware, opts.latency_queries, opts.repeats, opts.seed)
         points, recalls, ids, pg_meta = run_backend_sweep(base, queries, opts.index, backend, sweep, progress)
+        analyses = _ann_analyses(opts, base, queries, points, recalls, ids)
         rows = [{"point": i, "query": j, "recall": float(r), "ids": [int(x) for x in ids[i][j]]}
                 for i in range(len(points)) for j, r in enumerate(recalls[i])]
         import faiss
@@ -217,7 +225,24 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         **shape,
         **files,
     }
-    return stamp({"meta": meta, "points": points}, record), rows
+    return stamp({"meta": meta, "points": points, **analyses}, record), rows
+
+
+def _ann_analyses(opts: RobustnessOptions, base: np.ndarray, queries: np.ndarray, points: list[dict],
+                  recalls: list[np.ndarray], ids: list[np.ndarray]) -> dict:
+    """The optional analyses over every measured point (before any --min-recall filter)."""
+    out: dict = {}
+    if opts.match_recall is None:
+        return out
+    from ragdiag.bench.recall import exact_ground_truth
+
+    _, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
+    if opts.match_recall is not None:
+        from ragdiag.bench.matched_recall import matched_recall
+
+        out["matched_recall"] = matched_recall(points, recalls, ids, true_ids, opts.deltas, opts.match_recall,
+                                               opts.bootstrap, opts.seed)
+    return out
 
 
 def point_recalls(rows: list[dict], n_points: int) -> list[np.ndarray]:

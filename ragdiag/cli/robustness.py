@@ -38,6 +38,7 @@ def robustness(
     base_url: p.BaseUrl = None,
     device: p.DeviceOpt = p.Device.cpu,
     batch_size: p.BatchSize = None,
+    match_recall: Annotated[Optional[float], typer.Option("--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families.", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
@@ -55,12 +56,17 @@ def robustness(
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
     opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
+    opts.match_recall = match_recall
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
         write_plots(result, plot_dir)
+        if "matched_recall" in result:
+            from ragdiag.report.matched_recall_plots import write_matched_plots
+
+            write_matched_plots(result["matched_recall"], result["meta"]["k"], plot_dir)
     if fmt is p.TableFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -68,4 +74,10 @@ def robustness(
 
         from ragdiag.report.robustness_table import robustness_table
 
-        Console(width=200).print(robustness_table(result))
+        console = Console(width=200)
+        console.print(robustness_table(result))
+        if "matched_recall" in result:
+            from ragdiag.report.matched_recall_table import matched_recall_tables
+
+            for table in matched_recall_tables(result["matched_recall"], result["meta"]["k"]):
+                console.print(table)
