@@ -9,12 +9,13 @@ fraction, and PNG plots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.constraints import parse_constraint, required_deltas, select
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
@@ -52,6 +53,8 @@ class RobustnessOptions:
     cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw)
     bootstrap: int = DEFAULT_BOOTSTRAP  # resamples of queries for the 95% intervals
     match_recall: float | None = None  # target average recall for metrics at matched recall
+    require: list[str] = field(default_factory=list)  # constraints such as 'recall>=0.9' (constrained selection)
+    min_recall: float | None = None  # keep only points whose average recall reaches this floor
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -159,6 +162,8 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
     if opts.bootstrap < 100:
         raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
+    if opts.min_recall is not None and not 0 <= opts.min_recall <= 1:
+        raise RagdiagError(f"--min-recall must be in [0, 1], got {opts.min_recall}")
     if opts.match_recall is not None:
         if not 0 < opts.match_recall <= 1:
             raise RagdiagError(f"--match-recall must be in (0, 1], got {opts.match_recall}")
@@ -177,6 +182,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
     """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``; the result carries
     the run record."""
     _check_options(opts)
+    constraints = [parse_constraint(text) for text in opts.require]
+    opts = replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))))
     record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
     if opts.run or opts.qrels:
@@ -225,7 +232,23 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         **shape,
         **files,
     }
+    if opts.min_recall is not None:
+        points, rows, meta["min_recall"] = _above_floor(points, rows, opts.min_recall)
+    if constraints:
+        labels = [p.get("label") or f"{p['index']} {','.join(f'{a}={b}' for a, b in p['params'].items())}".strip()
+                  for p in points]
+        analyses["selection"] = select(points, constraints, labels)
     return stamp({"meta": meta, "points": points, **analyses}, record), rows
+
+
+def _above_floor(points: list[dict], rows: list[dict], floor: float) -> tuple[list[dict], list[dict], dict]:
+    """The points whose average recall reaches ``floor`` (per-query rows renumbered), and what was dropped."""
+    kept = [i for i, p in enumerate(points) if p["recall_mean"] >= floor - 1e-12]
+    new = {old: j for j, old in enumerate(kept)}
+    rows = [{**r, "point": new[r["point"]]} for r in rows if r["point"] in new]
+    dropped = [{"index": p["index"], "params": p["params"], "recall_mean": p["recall_mean"]}
+               for i, p in enumerate(points) if i not in new]
+    return [points[i] for i in kept], rows, {"floor": floor, "dropped_points": dropped}
 
 
 def _ann_analyses(opts: RobustnessOptions, base: np.ndarray, queries: np.ndarray, points: list[dict],

@@ -39,6 +39,8 @@ def robustness(
     device: p.DeviceOpt = p.Device.cpu,
     batch_size: p.BatchSize = None,
     match_recall: Annotated[Optional[float], typer.Option("--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families.", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
+    require: Annotated[Optional[list[str]], typer.Option("--require", help="Constraint on the operating points, repeatable, NAME OP NUMBER with OP >=, <=, >, <; names: recall, R<δ> (e.g. R0.3; its δ is added to --delta), qps, p50, p95, p99 (ms), zero, build_s, mib. Shows the points meeting all of them with their unconstrained metrics, or names the binding constraint.", metavar=p.TEXT)] = None,
+    min_recall: Annotated[Optional[float], typer.Option("--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, optional=True))] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
@@ -56,7 +58,7 @@ def robustness(
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
     opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
-    opts.match_recall = match_recall
+    opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
@@ -81,3 +83,8 @@ def robustness(
 
             for table in matched_recall_tables(result["matched_recall"], result["meta"]["k"]):
                 console.print(table)
+        if "selection" in result:
+            from ragdiag.report.selection_table import selection_table
+
+            for item in selection_table(result["selection"]):
+                console.print(item)
