@@ -1,6 +1,7 @@
 """Metrics at matched average recall (paper 000 §4, Figs 3 and 9; note 002 item 5).
 
-Each index family (one ``--index-spec``: one built index, its swept search parameter) gives a
+Each index family (one ``--index-spec``: one built index, its swept search parameter; a spec
+sweeping several search parameters gives one family per value of all but the last) gives a
 curve of operating points. At a target average recall r*, the family's operating point is found
 by linear interpolation between the two *measured* neighbouring points r_a ≤ r* ≤ r_b (sorted by
 average recall): t = (r* − r_a)/(r_b − r_a) and every metric m(r*) = (1 − t)·m_a + t·m_b. A target
@@ -89,13 +90,27 @@ def _label(point: dict, family: list[dict]) -> str:
     return ",".join(f"{k}={point['params'][k]}" for k in varying) or point["spec"]
 
 
+def curves(points: list[dict]) -> dict[str, list[int]]:
+    """Point indices per one-dimensional family: one per index spec, and, when a spec sweeps several
+    search parameters (e.g. nprobe × refine), one per value of all but the last varying one."""
+    by_spec: dict[str, list[int]] = {}
+    for i, point in enumerate(points):
+        by_spec.setdefault(point["spec"], []).append(i)
+    out: dict[str, list[int]] = {}
+    for spec, members in by_spec.items():
+        group = [points[i] for i in members]
+        varying = [k for k in group[0]["params"] if len({str(p["params"].get(k)) for p in group}) > 1]
+        for i in members:
+            fixed = ",".join(f"{k}={points[i]['params'][k]}" for k in varying[:-1])
+            out.setdefault(f"{spec} [{fixed}]" if fixed else spec, []).append(i)
+    return out
+
+
 def matched_recall(points: list[dict], recalls: list[np.ndarray], ids: list[np.ndarray], true_ids: np.ndarray,
                    deltas: tuple[float, ...], target: float, n_boot: int, seed: int) -> dict:
     """Per family (index spec): the interpolated operating point at average recall ``target`` and its
     metrics, their deviation from the mean over families in range, and Robustness-δ@K against δ."""
-    families: dict[str, list[int]] = {}
-    for i, point in enumerate(points):
-        families.setdefault(point["spec"], []).append(i)
+    families = curves(points)
     resamples = resample_indices(true_ids.shape[0], n_boot, seed)
     rows = []
     for spec, members in families.items():

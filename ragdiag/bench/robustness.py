@@ -24,6 +24,7 @@ from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
 from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries
 from ragdiag.retrieval.formats import read_run, run_depth, run_ids
+from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import check_metric, prepare_vectors
 
 
@@ -183,7 +184,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
     the run record."""
     _check_options(opts)
     constraints = [parse_constraint(text) for text in opts.require]
-    opts = replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))))
+    opts = replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))),
+                   index=expand_specs(opts.index))
     record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
     if opts.run or opts.qrels:
