@@ -16,6 +16,7 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.bench.constraints import parse_constraint, required_deltas, select
+from ragdiag.bench.hardness import DEFAULT_LID_K
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
@@ -56,6 +57,8 @@ class RobustnessOptions:
     match_recall: float | None = None  # target average recall for metrics at matched recall
     require: list[str] = field(default_factory=list)  # constraints such as 'recall>=0.9' (constrained selection)
     min_recall: float | None = None  # keep only points whose average recall reaches this floor
+    hardness: bool = False  # per-query relative contrast and LID, and their rank correlation with recall
+    lid_k: int = DEFAULT_LID_K  # neighbours of the LID estimate
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -163,6 +166,10 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
     if opts.bootstrap < 100:
         raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
+    if not 2 <= opts.lid_k <= 1000:
+        raise RagdiagError(f"--lid-k must be in [2, 1000], got {opts.lid_k}")
+    if opts.hardness and (opts.run or opts.qrels):
+        raise RagdiagError("--hardness measures queries against the base vectors: give vectors or texts, not runs")
     if opts.min_recall is not None and not 0 <= opts.min_recall <= 1:
         raise RagdiagError(f"--min-recall must be in [0, 1], got {opts.min_recall}")
     if opts.match_recall is not None:
@@ -237,9 +244,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
     if opts.min_recall is not None:
         points, rows, meta["min_recall"] = _above_floor(points, rows, opts.min_recall)
     if constraints:
-        labels = [p.get("label") or f"{p['index']} {','.join(f'{a}={b}' for a, b in p['params'].items())}".strip()
-                  for p in points]
-        analyses["selection"] = select(points, constraints, labels)
+        analyses["selection"] = select(points, constraints, [point_label(p) for p in points])
     return stamp({"meta": meta, "points": points, **analyses}, record), rows
 
 
@@ -257,17 +262,23 @@ def _ann_analyses(opts: RobustnessOptions, base: np.ndarray, queries: np.ndarray
                   recalls: list[np.ndarray], ids: list[np.ndarray]) -> dict:
     """The optional analyses over every measured point (before any --min-recall filter)."""
     out: dict = {}
-    if opts.match_recall is None:
-        return out
-    from ragdiag.bench.recall import exact_ground_truth
-
-    _, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
     if opts.match_recall is not None:
         from ragdiag.bench.matched_recall import matched_recall
+        from ragdiag.bench.recall import exact_ground_truth
 
+        _, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
         out["matched_recall"] = matched_recall(points, recalls, ids, true_ids, opts.deltas, opts.match_recall,
                                                opts.bootstrap, opts.seed)
+    if opts.hardness:
+        from ragdiag.bench.hardness import hardness_report
+
+        out["hardness"] = hardness_report(base, queries, recalls, [point_label(p) for p in points], opts.lid_k)
     return out
+
+
+def point_label(point: dict) -> str:
+    """``hnsw M=16,efConstruction=100,efSearch=32``, or a run's label."""
+    return point.get("label") or f"{point['index']} {','.join(f'{a}={b}' for a, b in point['params'].items())}".strip()
 
 
 def point_recalls(rows: list[dict], n_points: int) -> list[np.ndarray]:

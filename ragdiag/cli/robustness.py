@@ -41,6 +41,8 @@ def robustness(
     match_recall: Annotated[Optional[float], typer.Option("--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families.", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
     require: Annotated[Optional[list[str]], typer.Option("--require", help="Constraint on the operating points, repeatable, NAME OP NUMBER with OP >=, <=, >, <; names: recall, R<δ> (e.g. R0.3; its δ is added to --delta), qps, p50, p95, p99 (ms), zero, build_s, mib. Shows the points meeting all of them with their unconstrained metrics, or names the binding constraint.", metavar=p.TEXT)] = None,
     min_recall: Annotated[Optional[float], typer.Option("--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, optional=True))] = None,
+    hardness: Annotated[bool, typer.Option("--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
+    lid_k: Annotated[int, typer.Option("--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=p.INTEGER)] = 20,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
@@ -59,6 +61,7 @@ def robustness(
     )
     opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
     opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
+    opts.hardness, opts.lid_k = hardness, lid_k
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
@@ -82,6 +85,11 @@ def robustness(
             from ragdiag.report.matched_recall_table import matched_recall_tables
 
             for table in matched_recall_tables(result["matched_recall"], result["meta"]["k"]):
+                console.print(table)
+        if "hardness" in result:
+            from ragdiag.report.hardness_table import hardness_tables
+
+            for table in hardness_tables(result["hardness"]):
                 console.print(table)
         if "selection" in result:
             from ragdiag.report.selection_table import selection_table
