@@ -59,6 +59,7 @@ class RobustnessOptions:
     min_recall: float | None = None  # keep only points whose average recall reaches this floor
     hardness: bool = False  # per-query relative contrast and LID, and their rank correlation with recall
     lid_k: int = DEFAULT_LID_K  # neighbours of the LID estimate
+    adaptive: str | None = None  # 'FIRST:SECOND' efSearch/nprobe of adaptive search (paper 000 §6)
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -168,6 +169,12 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
     if not 2 <= opts.lid_k <= 1000:
         raise RagdiagError(f"--lid-k must be in [2, 1000], got {opts.lid_k}")
+    if opts.adaptive is not None:
+        from ragdiag.bench.adaptive import parse_adaptive
+
+        parse_adaptive(opts.adaptive)
+        if opts.run or opts.qrels:
+            raise RagdiagError("--adaptive searches an index again: give vectors or texts and --index-spec, not runs")
     if opts.hardness and (opts.run or opts.qrels):
         raise RagdiagError("--hardness measures queries against the base vectors: give vectors or texts, not runs")
     if opts.min_recall is not None and not 0 <= opts.min_recall <= 1:
@@ -269,6 +276,13 @@ def _ann_analyses(opts: RobustnessOptions, base: np.ndarray, queries: np.ndarray
         _, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
         out["matched_recall"] = matched_recall(points, recalls, ids, true_ids, opts.deltas, opts.match_recall,
                                                opts.bootstrap, opts.seed)
+    if opts.adaptive is not None:
+        from ragdiag.bench.adaptive import parse_adaptive, run_adaptive
+        from ragdiag.retrieval.index_specs import parse_index_spec
+
+        specs = [parse_index_spec(s) for s in opts.index if not s.startswith("pg-")]
+        out["adaptive"] = run_adaptive(base, queries, specs, opts.k, opts.metric, *parse_adaptive(opts.adaptive),
+                                       opts.deltas, opts.seed, opts.repeats)
     if opts.hardness:
         from ragdiag.bench.hardness import hardness_report
 

@@ -43,6 +43,7 @@ def robustness(
     min_recall: Annotated[Optional[float], typer.Option("--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, optional=True))] = None,
     hardness: Annotated[bool, typer.Option("--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
     lid_k: Annotated[int, typer.Option("--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=p.INTEGER)] = 20,
+    adaptive: Annotated[Optional[str], typer.Option("--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=p.TEXT)] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
@@ -61,13 +62,17 @@ def robustness(
     )
     opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
     opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
-    opts.hardness, opts.lid_k = hardness, lid_k
+    opts.hardness, opts.lid_k, opts.adaptive = hardness, lid_k, adaptive
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
         write_plots(result, plot_dir)
+        if result.get("adaptive"):
+            from ragdiag.report.adaptive_report import plot_adaptive
+
+            plot_adaptive(result["adaptive"], result["meta"]["deltas"], plot_dir)
         if "matched_recall" in result:
             from ragdiag.report.matched_recall_plots import write_matched_plots
 
@@ -91,6 +96,11 @@ def robustness(
 
             for table in hardness_tables(result["hardness"]):
                 console.print(table)
+        if "adaptive" in result:
+            from ragdiag.report.adaptive_report import adaptive_tables
+
+            for item in adaptive_tables(result["adaptive"], result["meta"]["deltas"]):
+                console.print(item)
         if "selection" in result:
             from ragdiag.report.selection_table import selection_table
 
