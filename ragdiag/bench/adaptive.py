@@ -88,7 +88,7 @@ def _at_cost(fixed: list[dict], cost: float, deltas: tuple[float, ...]) -> dict 
     def at(values: list[float]) -> float:
         return float(np.interp(cost, xs, np.asarray(values)[order]))
 
-    return {"recall_mean": at([f["recall_mean"] for f in fixed]),
+    return {"us_per_query": at([f["us_per_query"] for f in fixed]), "recall_mean": at([f["recall_mean"] for f in fixed]),
             "robustness": {f"{d:g}": at([f["robustness"][f"{d:g}"] for f in fixed]) for d in deltas}}
 
 
