@@ -118,3 +118,16 @@ def test_robustness_cli_expands_an_m_by_efsearch_grid(tmp_path, data):
     families = curves(points)  # one 1-D curve per M, and per nprobe for the nprobe × refine grid
     assert sorted(len(v) for v in families.values()) == [2, 2, 2, 2]
     assert any(name.endswith("[nprobe=1]") for name in families)
+
+
+def test_index_build_refuses_refine_before_embedding(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "d1", "title": "", "text": "a"}\n')
+    done = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--index-spec", "ivfpq:nlist=4,refine=40",
+                                    "--out-dir", str(tmp_path / "idx")])
+    assert done.exit_code == 2 and "an index folder does not know k" in done.output
+    assert not (tmp_path / "idx").exists()
