@@ -9,12 +9,15 @@ fraction, and PNG plots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.constraints import parse_constraint, required_deltas, select
+from ragdiag.bench.hardness import DEFAULT_LID_K
+from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
@@ -22,6 +25,7 @@ from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
 from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries
 from ragdiag.retrieval.formats import read_run, run_depth, run_ids
+from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import check_metric, prepare_vectors
 
 
@@ -49,6 +53,13 @@ class RobustnessOptions:
     batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded[:DIR] (pg-* specs)
     cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw)
+    bootstrap: int = DEFAULT_BOOTSTRAP  # resamples of queries for the 95% intervals
+    match_recall: float | None = None  # target average recall for metrics at matched recall
+    require: list[str] = field(default_factory=list)  # constraints such as 'recall>=0.9' (constrained selection)
+    min_recall: float | None = None  # keep only points whose average recall reaches this floor
+    hardness: bool = False  # per-query relative contrast and LID, and their rank correlation with recall
+    lid_k: int = DEFAULT_LID_K  # neighbours of the LID estimate
+    adaptive: str | None = None  # 'FIRST:SECOND' efSearch/nprobe of adaptive search (paper 000 §6)
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
@@ -154,6 +165,26 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"the number of QPS repeats must be positive, got {opts.repeats}")
     if opts.threads is not None and opts.threads <= 0:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
+    if opts.bootstrap < 100:
+        raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
+    if not 2 <= opts.lid_k <= 1000:
+        raise RagdiagError(f"--lid-k must be in [2, 1000], got {opts.lid_k}")
+    if opts.adaptive is not None:
+        from ragdiag.bench.adaptive import parse_adaptive
+
+        parse_adaptive(opts.adaptive)
+        if opts.run or opts.qrels:
+            raise RagdiagError("--adaptive searches an index again: give vectors or texts and --index-spec, not runs")
+    if opts.hardness and (opts.run or opts.qrels):
+        raise RagdiagError("--hardness measures queries against the base vectors: give vectors or texts, not runs")
+    if opts.min_recall is not None and not 0 <= opts.min_recall <= 1:
+        raise RagdiagError(f"--min-recall must be in [0, 1], got {opts.min_recall}")
+    if opts.match_recall is not None:
+        if not 0 < opts.match_recall <= 1:
+            raise RagdiagError(f"--match-recall must be in (0, 1], got {opts.match_recall}")
+        if opts.run or opts.qrels:
+            raise RagdiagError("--match-recall compares index families against exact search: give vectors or texts "
+                               "and --index-spec, not runs with qrels")
     kinds = [name for name, given in (("vectors (.npy)", opts.base or opts.queries),
                                       ("texts to embed (corpus, queries)", opts.corpus or opts.query_texts),
                                       ("runs with qrels", opts.run or opts.qrels)) if given]
@@ -166,13 +197,16 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
     """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``; the result carries
     the run record."""
     _check_options(opts)
-    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed},
+    constraints = [parse_constraint(text) for text in opts.require]
+    opts = replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))),
+                   index=expand_specs(opts.index))
+    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
     if opts.run or opts.qrels:
         if not (opts.run and opts.qrels):
             raise RagdiagError("--run and --qrels go together")
         points, rows, files = _labelled(opts)
-        mode, shape = "labelled", {}
+        mode, shape, analyses = "labelled", {}, {}
     else:
         from ragdiag.retrieval.pgvector_server import parse_backend
         from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
@@ -188,6 +222,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         base, queries, files = _vectors(opts, progress)
         sweep = SweepOptions(opts.k, opts.metric, opts.deltas, opts.tie_aware, opts.latency_queries, opts.repeats, opts.seed)
         points, recalls, ids, pg_meta = run_backend_sweep(base, queries, opts.index, backend, sweep, progress)
+        analyses = _ann_analyses(opts, base, queries, points, recalls, ids)
         rows = [{"point": i, "query": j, "recall": float(r), "ids": [int(x) for x in ids[i][j]]}
                 for i in range(len(points)) for j, r in enumerate(recalls[i])]
         import faiss
@@ -195,6 +230,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
                               "dim": int(base.shape[1]), "faiss_version": faiss.__version__,
                               "backend": backend.describe(), **({"pgvector": pg_meta} if pg_meta else {})}
+    for i, recalls in enumerate(point_recalls(rows, len(points))):
+        points[i].update(recall_intervals(recalls, opts.deltas, opts.bootstrap, opts.seed))
     meta = {
         "command": "ragdiag robustness",
         "ragdiag_version": __version__,
@@ -205,11 +242,65 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         "metric": opts.metric,
         "deltas": list(opts.deltas),
         "seed": opts.seed,
+        "bootstrap": {"resamples": opts.bootstrap, "confidence_level": 0.95, "method": "percentile, queries resampled",
+                      "seed": opts.seed},
         "index_specs": opts.index if mode == "ann" else [],
         **shape,
         **files,
     }
-    return stamp({"meta": meta, "points": points}, record), rows
+    if opts.min_recall is not None:
+        points, rows, meta["min_recall"] = _above_floor(points, rows, opts.min_recall)
+    if constraints:
+        analyses["selection"] = select(points, constraints, [point_label(p) for p in points])
+    return stamp({"meta": meta, "points": points, **analyses}, record), rows
+
+
+def _above_floor(points: list[dict], rows: list[dict], floor: float) -> tuple[list[dict], list[dict], dict]:
+    """The points whose average recall reaches ``floor`` (per-query rows renumbered), and what was dropped."""
+    kept = [i for i, p in enumerate(points) if p["recall_mean"] >= floor - 1e-12]
+    new = {old: j for j, old in enumerate(kept)}
+    rows = [{**r, "point": new[r["point"]]} for r in rows if r["point"] in new]
+    dropped = [{"index": p["index"], "params": p["params"], "recall_mean": p["recall_mean"]}
+               for i, p in enumerate(points) if i not in new]
+    return [points[i] for i in kept], rows, {"floor": floor, "dropped_points": dropped}
+
+
+def _ann_analyses(opts: RobustnessOptions, base: np.ndarray, queries: np.ndarray, points: list[dict],
+                  recalls: list[np.ndarray], ids: list[np.ndarray]) -> dict:
+    """The optional analyses over every measured point (before any --min-recall filter)."""
+    out: dict = {}
+    if opts.match_recall is not None:
+        from ragdiag.bench.matched_recall import matched_recall
+        from ragdiag.bench.recall import exact_ground_truth
+
+        _, true_ids = exact_ground_truth(base, queries, opts.k, opts.metric)
+        out["matched_recall"] = matched_recall(points, recalls, ids, true_ids, opts.deltas, opts.match_recall,
+                                               opts.bootstrap, opts.seed)
+    if opts.adaptive is not None:
+        from ragdiag.bench.adaptive import parse_adaptive, run_adaptive
+        from ragdiag.retrieval.index_specs import parse_index_spec
+
+        specs = [parse_index_spec(s) for s in opts.index if not s.startswith("pg-")]
+        out["adaptive"] = run_adaptive(base, queries, specs, opts.k, opts.metric, *parse_adaptive(opts.adaptive),
+                                       opts.deltas, opts.seed, opts.repeats)
+    if opts.hardness:
+        from ragdiag.bench.hardness import hardness_report
+
+        out["hardness"] = hardness_report(base, queries, recalls, [point_label(p) for p in points], opts.lid_k)
+    return out
+
+
+def point_label(point: dict) -> str:
+    """``hnsw M=16,efConstruction=100,efSearch=32``, or a run's label."""
+    return point.get("label") or f"{point['index']} {','.join(f'{a}={b}' for a, b in point['params'].items())}".strip()
+
+
+def point_recalls(rows: list[dict], n_points: int) -> list[np.ndarray]:
+    """Per operating point, its per-query recalls in query order (from the per-query rows)."""
+    out: list[list[float]] = [[] for _ in range(n_points)]
+    for row in rows:
+        out[row["point"]].append(row["recall"])
+    return [np.asarray(r, dtype=np.float64) for r in out]
 
 
 def write_outputs(result: dict, rows: list[dict], out: Path | None, per_query: Path | None,

@@ -16,7 +16,7 @@ import numpy as np
 from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
-from ragdiag.retrieval.index_specs import IndexSpec
+from ragdiag.retrieval.index_specs import IndexSpec, check_index_params, check_refine
 from ragdiag.retrieval.indexes import build_index, index_bytes, search, set_search_params
 
 
@@ -73,6 +73,9 @@ def run_sweep(
     from rich.progress import Progress
 
     check_inputs(base, queries, opts.k)
+    for spec in specs:
+        check_refine(spec, opts.k)
+        check_index_params(spec, *base.shape)
     truth = exact_ground_truth(base, queries, opts.k, opts.metric)
     points, recalls, all_ids = [], [], []
     total = sum(len(s.operating_points()) for s in specs)
@@ -86,7 +89,7 @@ def run_sweep(
             size = index_bytes(index)
             for params in spec.operating_points():
                 bar.update(task, description=f"searching {spec.kind} {params}")
-                set_search_params(index, params)
+                set_search_params(index, params, k=opts.k)
                 point, recall, ids = measure_point(
                     index, lambda: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
                 point.update(build_s=build_s, index_bytes=size, threads=faiss.omp_get_max_threads())

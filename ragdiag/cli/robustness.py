@@ -38,6 +38,13 @@ def robustness(
     base_url: p.BaseUrl = None,
     device: p.DeviceOpt = p.Device.cpu,
     batch_size: p.BatchSize = None,
+    match_recall: Annotated[Optional[float], typer.Option("--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families. Range (0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
+    require: Annotated[Optional[list[str]], typer.Option("--require", help="Constraint on the operating points, repeatable, NAME OP NUMBER with OP >=, <=, >, <; names: recall, R<δ> (e.g. R0.3; its δ is added to --delta), qps, p50, p95, p99 (ms), zero, build_s, mib. Shows the points meeting all of them with their unconstrained metrics, or names the binding constraint.", metavar=p.TEXT)] = None,
+    min_recall: Annotated[Optional[float], typer.Option("--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, optional=True))] = None,
+    hardness: Annotated[bool, typer.Option("--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
+    lid_k: Annotated[int, typer.Option("--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=p.INTEGER)] = 20,
+    adaptive: Annotated[Optional[str], typer.Option("--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=p.TEXT)] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
@@ -53,13 +60,23 @@ def robustness(
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
-    opts.device, opts.batch_size = device.value, batch_size
+    opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
+    opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
+    opts.hardness, opts.lid_k, opts.adaptive = hardness, lid_k, adaptive
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
         write_plots(result, plot_dir)
+        if result.get("adaptive"):
+            from ragdiag.report.adaptive_report import plot_adaptive
+
+            plot_adaptive(result["adaptive"], result["meta"]["deltas"], plot_dir)
+        if "matched_recall" in result:
+            from ragdiag.report.matched_recall_plots import write_matched_plots
+
+            write_matched_plots(result["matched_recall"], result["meta"]["k"], plot_dir)
     if fmt is p.TableFormat.json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -67,4 +84,25 @@ def robustness(
 
         from ragdiag.report.robustness_table import robustness_table
 
-        Console(width=200).print(robustness_table(result))
+        console = Console(width=200)
+        console.print(robustness_table(result))
+        if "matched_recall" in result:
+            from ragdiag.report.matched_recall_table import matched_recall_tables
+
+            for table in matched_recall_tables(result["matched_recall"], result["meta"]["k"]):
+                console.print(table)
+        if "hardness" in result:
+            from ragdiag.report.hardness_table import hardness_tables
+
+            for table in hardness_tables(result["hardness"]):
+                console.print(table)
+        if "adaptive" in result:
+            from ragdiag.report.adaptive_report import adaptive_tables
+
+            for item in adaptive_tables(result["adaptive"], result["meta"]["deltas"]):
+                console.print(item)
+        if "selection" in result:
+            from ragdiag.report.selection_table import selection_table
+
+            for item in selection_table(result["selection"]):
+                console.print(item)

@@ -110,7 +110,7 @@ class CorpusRetrieval:
 
             docs, queries = self._dense_vectors(spec.embedder)
             index = build_index(spec.index, docs, "ip", seed=self.seed)
-            set_search_params(index, spec.index.operating_points()[0])
+            set_search_params(index, spec.index.operating_points()[0], k=depth)
             scores, rows = search(index, queries, depth)
             return [[(int(r), float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
         if spec.kind == "bm25":

@@ -23,6 +23,11 @@ def _ci(ci: list[float] | None, digits: int = 2) -> str:
     return "–" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
+def _with_ci(value: float | None, ci: list[float] | None, digits: int = 2) -> str:
+    """A value and its 95% bootstrap interval over queries, e.g. ``0.91 [0.88, 0.94]``."""
+    return _fmt(value, digits) + (f" {_ci(ci, digits)}" if ci else "")
+
+
 def print_sweep(result: dict, console) -> None:
     """One row per control and operating point, then the δ calibration and the recommendation."""
     from rich.table import Table
@@ -43,7 +48,8 @@ def print_sweep(result: dict, console) -> None:
                       str(control["calls_sent"]), str(control["calls_reused"]))
     for point in result["points"]:
         diff = point["grade_diff_vs_exact"]
-        table.add_row(point["label"], _fmt(point["recall_mean"], 3), *[_fmt(point["robustness"][d]) for d in deltas],
+        table.add_row(point["label"], _with_ci(point["recall_mean"], point.get("recall_mean_ci"), 3),
+                      *[_with_ci(point["robustness"][d], point.get("robustness_ci", {}).get(d)) for d in deltas],
                       _fmt(point["qps_batch"], 0), _fmt(point["latency_ms"]["p50"], 3), _fmt(point["latency_ms"]["p99"], 3),
                       _fmt(point["grade_mean"]), _ci(point["grade_ci"]), _fmt(diff["value"], 3), _ci(diff["ci"], 3),
                       _fmt(point["worse_share"]), str(point["calls_sent"]), str(point["calls_reused"]))

@@ -6,6 +6,14 @@ Kinds and parameters (build-time / search-time):
 - ``hnsw`` — ``M`` (16), ``efConstruction`` (100) / ``efSearch`` (16).
 - ``ivf`` — IVF-Flat: ``nlist`` (1024, trained k-means) / ``nprobe`` (8).
 - ``hnsw_sq8`` — HNSW over 8-bit scalar-quantised vectors: ``M``, ``efConstruction`` / ``efSearch``.
+- ``ivfpq`` — IVF with product quantisation (faiss ``IndexIVFPQ``): ``nlist`` (1024), ``m`` (8
+  sub-quantisers; must divide the dimension), ``nbits`` (8 bits per code) / ``nprobe`` (8) and, when
+  given, ``refine`` = K' ≥ K: the index is wrapped in ``IndexRefineFlat``, which takes the
+  IVF-PQ's top K' candidates (``k_factor`` = K'/K) and re-ranks them by exact distance.
+
+Grids (paper 000 §5.4, e.g. M × efSearch): :func:`expand_build_grid` turns ``a|b`` in build
+parameters into one spec per combination (one build each); ``robustness`` and ``sweep`` expand
+their specs with it, while a single index (``index build``) takes one value.
 
 Only search-time parameters may take several values; each combination is one operating
 point of the same built index (no rebuild).
@@ -28,11 +36,15 @@ _BUILD = {
     "hnsw": {"M": 16, "efConstruction": 100},
     "hnsw_sq8": {"M": 16, "efConstruction": 100},
     "ivf": {"nlist": 1024},
+    "ivfpq": {"nlist": 1024, "m": 8, "nbits": 8},
 }
-_SEARCH = {"flat": {}, "hnsw": {"efSearch": 16}, "hnsw_sq8": {"efSearch": 16}, "ivf": {"nprobe": 8}}
+_SEARCH = {"flat": {}, "hnsw": {"efSearch": 16}, "hnsw_sq8": {"efSearch": 16}, "ivf": {"nprobe": 8},
+           "ivfpq": {"nprobe": 8}}
+_OPTIONAL_SEARCH = {"ivfpq": ("refine",)}  # search parameters with no default: absent means not used
 _C_INT_MAX = 2**31 - 1
 _RANGES = {"M": (2, 512), "efConstruction": (1, _C_INT_MAX), "efSearch": (1, _C_INT_MAX),
-           "nlist": (1, _C_INT_MAX), "nprobe": (1, _C_INT_MAX)}
+           "nlist": (1, _C_INT_MAX), "nprobe": (1, _C_INT_MAX), "m": (1, 4096), "nbits": (1, 16),
+           "refine": (1, _C_INT_MAX)}
 
 
 @dataclass(frozen=True)
@@ -84,20 +96,58 @@ def parse_index_spec(spec: str) -> IndexSpec:
             if len(values) > 1:
                 raise RagdiagError(f"index spec '{spec}': '{name}' is a build parameter and cannot be swept")
             build[name] = values[0]
-        elif name in search:
+        elif name in search or name in _OPTIONAL_SEARCH.get(kind, ()):
             search[name] = list(dict.fromkeys(values))
         else:
-            allowed = ", ".join([*build, *search]) or "none"
+            allowed = ", ".join([*build, *search, *_OPTIONAL_SEARCH.get(kind, ())]) or "none"
             raise RagdiagError(f"index spec '{spec}': unknown parameter '{name}' for {kind} (allowed: {allowed})")
-    if kind == "ivf":
+    if kind in ("ivf", "ivfpq"):
         if "nprobe" in seen and max(search["nprobe"]) > build["nlist"]:
             raise RagdiagError(f"index spec '{spec}': nprobe={max(search['nprobe'])} exceeds nlist={build['nlist']} (at most nlist lists can be probed)")
         search["nprobe"] = [min(v, build["nlist"]) for v in search["nprobe"]]
     return IndexSpec(kind, build, search, spec.strip())
 
 
-def check_index_params(spec: IndexSpec, n_vectors: int) -> None:
-    """Checks that need the data: IVF cannot train more lists than there are vectors."""
+def check_index_params(spec: IndexSpec, n_vectors: int, dim: int | None = None) -> None:
+    """Checks that need the data: IVF cannot train more lists than there are vectors; PQ needs at
+    least 2^nbits training vectors per codebook and ``m`` dividing the dimension."""
     nlist = spec.build.get("nlist")
     if nlist is not None and nlist > n_vectors:
         raise RagdiagError(f"index spec '{spec.text}': nlist={nlist} exceeds the {n_vectors} vectors to index")
+    if spec.kind == "ivfpq":
+        codes = 2 ** spec.build["nbits"]
+        if codes > n_vectors:
+            raise RagdiagError(f"index spec '{spec.text}': nbits={spec.build['nbits']} needs at least {codes} vectors "
+                               f"to train each PQ codebook, got {n_vectors}")
+        if dim is not None and dim % spec.build["m"]:
+            raise RagdiagError(f"index spec '{spec.text}': m={spec.build['m']} does not divide the dimension {dim}")
+
+
+def expand_build_grid(spec: str) -> list[str]:
+    """``hnsw:M=8|16,efSearch=16|64`` → one spec text per build-parameter combination
+    (``hnsw:M=8,efSearch=16|64``, ``hnsw:M=16,efSearch=16|64``); other specs are returned as they are."""
+    kind, _, rest = spec.strip().partition(":")
+    items = [part.strip() for part in rest.split(",") if part.strip()]
+    build = _BUILD.get(kind, {})
+    choices = []
+    for item in items:
+        name, eq, raw = item.partition("=")
+        if eq and name.strip() in build and "|" in raw:
+            choices.append([f"{name.strip()}={v.strip()}" for v in raw.split("|")])
+        else:
+            choices.append([item])
+    if all(len(c) == 1 for c in choices):
+        return [spec.strip()]
+    return [f"{kind}:{','.join(combo)}" for combo in itertools.product(*choices)]
+
+
+def expand_specs(specs: list[str]) -> list[str]:
+    """Every spec with its build grid expanded (:func:`expand_build_grid`); ``pg-*`` specs unchanged."""
+    return [text for spec in specs for text in ([spec] if spec.strip().startswith("pg-") else expand_build_grid(spec))]
+
+
+def check_refine(spec: IndexSpec, k: int) -> None:
+    """``refine`` = K' candidates re-ranked for k results: K' ≥ k (checked before any index is built)."""
+    low = min(spec.search.get("refine", [k]))
+    if low < k:
+        raise RagdiagError(f"index spec '{spec.text}': refine={low} must be at least k={k} (the candidates re-ranked exactly)")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag.errors import RagdiagError
-from ragdiag.retrieval.index_specs import IndexSpec
+from ragdiag.retrieval.index_specs import IndexSpec, check_index_params
 
 METRICS = ("ip", "cosine", "l2")
 
@@ -69,6 +69,8 @@ def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0
     elif spec.kind == "hnsw_sq8":
         index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, spec.build["M"], fmetric)
         index.hnsw.efConstruction = spec.build["efConstruction"]
+    elif spec.kind == "ivfpq":
+        return _ivfpq(spec, vectors, fmetric, seed)
     else:  # ivf
         nlist = spec.build["nlist"]
         if nlist > n:
@@ -84,8 +86,33 @@ def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0
     return index
 
 
-def set_search_params(index, params: dict[str, int]) -> None:
-    """Apply one operating point's search parameters (efSearch, nprobe) to a built index."""
+def _ivfpq(spec: IndexSpec, vectors: np.ndarray, fmetric: int, seed: int):
+    """IVF-PQ (``IndexIVFPQ``), wrapped in ``IndexRefineFlat`` (exact re-ranking) when the spec has refine."""
+    import faiss
+
+    n, dim = vectors.shape
+    check_index_params(spec, n, dim)
+    quantizer = faiss.IndexFlat(dim, fmetric)
+    index = faiss.IndexIVFPQ(quantizer, dim, spec.build["nlist"], spec.build["m"], spec.build["nbits"], fmetric)
+    index.cp.seed = seed
+    index.pq.cp.seed = seed
+    index.own_fields = True
+    quantizer.this.disown()
+    if "refine" in spec.search:
+        base, index = index, faiss.IndexRefineFlat(index)
+        index.own_fields = True
+        base.this.disown()
+    index.train(vectors)
+    index.add(vectors)
+    return index
+
+
+def set_search_params(index, params: dict[str, int], k: int | None = None) -> None:
+    """Apply one operating point's search parameters (efSearch, nprobe, refine) to a built index.
+
+    ``refine`` = K' candidates re-ranked exactly, so the refine index's ``k_factor`` = K'/k needs the
+    number of results ``k`` the searches will ask for (K' ≥ k).
+    """
     import faiss
 
     for name, value in params.items():
@@ -93,6 +120,13 @@ def set_search_params(index, params: dict[str, int]) -> None:
             faiss.downcast_index(index).hnsw.efSearch = value
         elif name == "nprobe":
             faiss.extract_index_ivf(index).nprobe = value
+        elif name == "refine":
+            if k is None:
+                raise RagdiagError(f"refine={value} re-ranks K' candidates for k results: it needs k, which only "
+                                   "robustness and sweep know; build this index without refine")
+            if value < k:
+                raise RagdiagError(f"refine={value} must be at least k={k} (the candidates re-ranked exactly)")
+            faiss.downcast_index(index).k_factor = value / k
         else:
             raise RagdiagError(f"unknown search parameter '{name}'")
 

@@ -74,6 +74,9 @@ def _check_options(opts: BuildOptions):
 
     pg = check_build(opts.backend, opts.index)
     spec = pg[1] if pg else parse_index_spec(opts.index)
+    if not pg and "refine" in spec.search:
+        raise RagdiagError(f"index spec '{opts.index}': refine re-ranks K' candidates for k results, and an index folder "
+                           "does not know k; build it without refine (robustness and sweep take refine)")
     check_metric(opts.metric)
     opts.bm25_config()
     if opts.chunk is not None:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
 from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
@@ -26,11 +27,12 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
-from ragdiag.retrieval.index_specs import parse_index_spec
+from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
 from ragdiag.sweep.answers import AnswerJob, Context, answer_all, check_budget, count_needed
 
 CONTROLS = ("exact", "gold", "empty")
+SWEPT = ("efSearch", "nprobe", "refine")  # search-time parameters: the label of a point within its index
 
 
 @dataclass
@@ -66,7 +68,7 @@ def check_config(cfg: SweepConfig) -> None:
     """Ranges and choices, before any work."""
     if not cfg.index:
         raise RagdiagError("give at least one --index spec to sweep")
-    for spec in cfg.index:
+    for spec in expand_specs(cfg.index):
         parse_index_spec(spec)
     for name, value, low in (("--k", cfg.k, 1), ("--bootstrap", cfg.bootstrap, 100), ("--ideal-cap", cfg.ideal_cap, 1),
                              ("--repeats", cfg.repeats, 1)):
@@ -88,9 +90,9 @@ def _labels(points: list[dict]) -> list[str]:
     specs = {(p["index"], p["spec"]) for p in points}
     labels = []
     for point in points:
-        swept = " ".join(f"{k}={v}" for k, v in point["params"].items() if k in ("efSearch", "nprobe"))
+        swept = " ".join(f"{k}={v}" for k, v in point["params"].items() if k in SWEPT)
         shared = sum(1 for kind, _ in specs if kind == point["index"]) > 1
-        build = ",".join(f"{k}={v}" for k, v in point["params"].items() if k not in ("efSearch", "nprobe"))
+        build = ",".join(f"{k}={v}" for k, v in point["params"].items() if k not in SWEPT)
         labels.append(f"{point['index']}({build}) {swept}".strip() if shared else f"{point['index']} {swept}".strip())
     repeated = [label for label in labels if labels.count(label) > 1]
     if repeated:
@@ -123,7 +125,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
     if cfg.k > len(data.doc_ids):
         raise RagdiagError(f"--k {cfg.k} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
-    specs = [parse_index_spec(s) for s in cfg.index]
+    specs = [parse_index_spec(s) for s in expand_specs(cfg.index)]
     clock = time.perf_counter()
     base, qvecs, embedder_id = _embed(cfg, data, llm.cache_dir, progress)
     seconds = {"embed": time.perf_counter() - clock}
@@ -178,6 +180,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         out_points.append({
             "label": label, "index": point["index"], "spec": point["spec"], "params": point["params"],
             "recall_mean": point["recall_mean"], "robustness": point["robustness"],
+            **recall_intervals(recalls[i], cfg.deltas, cfg.bootstrap, seed),
             "zero_recall_queries": point["zero_recall_queries"], "recall_histogram": point["recall_histogram"],
             "qps_batch": point["qps_batch"]["median"], "qps_batch_runs": point["qps_batch"],
             "latency_ms": point["latency_ms"], "build_s": point["build_s"], "index_bytes": point["index_bytes"],
