@@ -56,8 +56,17 @@ def _images(pngs: list[bytes], alt: str) -> str:
     return "".join(image(png, alt) for png in pngs)
 
 
+def trust_panel(sentences: list[str]) -> str:
+    """The 'How far to trust this' panel: plain sentences first (empty string when none)."""
+    if not sentences:
+        return ""
+    return ('<div class="verdict"><strong>How far to trust this</strong><ul>'
+            + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
+
+
 def correlate_section(item: Input) -> Section:
     from ragdiag.report import correlate_report as cr
+    from ragdiag.report import trust
 
     doc = item.doc
     meta = doc["meta"]
@@ -70,6 +79,7 @@ def correlate_section(item: Input) -> Section:
                     + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
     else:
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
+    body.append(trust_panel(trust.correlate_trust(doc)))
     body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
@@ -85,6 +95,8 @@ def correlate_section(item: Input) -> Section:
                     text += f" (α {entry['alpha']:.3g})"
                 if entry.get("ci"):
                     text += f" {interval(entry['ci'])}"
+                if trust.corrected_text(entry, " "):
+                    text += f"; {trust.corrected_text(entry, ' ')}"
                 cells.append(Raw(esc(text)))
             rows.append(cells)
         body.append(f"<h3>{esc(kind)} correlation with the grade</h3>" + table(["segment", "n", *measures], rows))

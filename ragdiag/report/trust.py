@@ -1,0 +1,89 @@
+"""'How far to trust this': plain sentences on the judge behind a correlate or calibrate result.
+
+Read from the JSON keys the commands write: ``judge_reliability``, each result's ``corrected`` and
+each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``degenerate`` (correlate,
+reference-quality gate, when present) and ``agreement`` / ``estimates`` (calibrate).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def survival_clause(verdict: dict) -> str | None:
+    """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
+    a joint bootstrap."""
+    holds = verdict.get("lead_holds_joint")
+    if holds is None:
+        return None
+    if verdict.get("survives_judge_noise"):
+        return f"lead holds in {100 * holds:.0f}% of joint resamples"
+    return f"lead does not survive judge noise (holds in {100 * holds:.0f}% of joint resamples)"
+
+
+def corrected_text(entry: dict, sep: str = "\n") -> str | None:
+    """'corrected 0.420 (rel 0.71)' and its interval for a result entry; None when not computed."""
+    block = entry.get("corrected")
+    if not block:
+        return None
+    rel = block.get("reliability")
+    if block.get("value") is None:
+        return "corrected – (rel " + ("undefined)" if rel is None else f"{rel:.2f} ≤ 0)")
+    text = f"corrected {block['value']:.3f} (rel {rel:.2f})"
+    if block.get("ci"):
+        text += f"{sep}[{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+    return text
+
+
+def reliability_sentence(reliability: dict) -> str:
+    """One sentence: where the reliability comes from and its values."""
+    used = reliability.get("reliability")
+    source = ("the mean of its repeated grades" if reliability["source"] == "repeats"
+              else "one judge's grade, compared with the other judge's")
+    parts = [f"judge reliability ({source}, {reliability['ratings_per_row']:g} ratings per row): "
+             + ("undefined (no spread between or within rows)" if used is None
+                else f"{reliability['used'].replace('icc_1_k', 'ICC(1,k)').replace('icc_1_1', 'ICC(1,1)')} = {used:.2f}")]
+    if reliability.get("icc_1_1") is not None and reliability["source"] == "repeats":
+        parts.append(f"one grade alone ICC(1,1) = {reliability['icc_1_1']:.2f}")
+    if reliability.get("alpha_ordinal") is not None:
+        parts.append(f"Krippendorff's α (ordinal) = {reliability['alpha_ordinal']:.2f}")
+    text = "; ".join(parts)
+    if used is not None:
+        text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
+                 "capped at 1")
+    return text
+
+
+def degenerate_sentence(degenerate: Any) -> str | None:
+    """The reference-quality gate's counts, as correlate records them (shape kept generic)."""
+    if not degenerate:
+        return None
+    if isinstance(degenerate, dict):
+        excluded = degenerate.get("excluded_rows", degenerate.get("excluded"))
+        kinds = degenerate.get("by_kind") or degenerate.get("kinds") or {
+            k: v for k, v in degenerate.items() if isinstance(v, int) and k not in ("excluded_rows", "excluded")}
+        detail = ", ".join(f"{k} {v}" for k, v in kinds.items() if v) if isinstance(kinds, dict) else ""
+        head = f"{excluded} rows excluded for a degenerate ideal answer" if excluded is not None else \
+            "degenerate ideal answers found"
+        return head + (f" ({detail})" if detail else "")
+    return f"degenerate ideal answers: {degenerate}"
+
+
+def correlate_trust(report: dict) -> list[str]:
+    """Plain sentences for a correlate result (empty when it carries nothing about the judge)."""
+    lines = []
+    degenerate = degenerate_sentence(report.get("degenerate"))
+    if degenerate:
+        lines.append(degenerate)
+    reliability = report.get("judge_reliability")
+    if reliability:
+        lines.append(reliability_sentence(reliability))
+        for verdict in report.get("verdicts", []):
+            clause = survival_clause(verdict)
+            where = verdict["subset"] if verdict["side"] in ("pooled", "all") else f"{verdict['subset']}, {verdict['side']}"
+            if clause and verdict.get("runner_up"):
+                pair = f"lead of {verdict['best']} over {verdict['runner_up']}"
+                lines.append(f"{where}: the {clause.replace('lead', pair, 1)}")
+            elif verdict.get("runner_up") and not reliability.get("joint_bootstrap"):
+                lines.append(f"{where}: survival of the lead under judge noise needs --bootstrap N")
+    return lines
