@@ -98,6 +98,9 @@ def _register() -> None:
     app.command("noise")(noise.noise)
     app.add_typer(import_data.app, name="import")
     app.command("report")(report.report)
+    from ragdiag.cli import calibrate as calibrate_cli
+
+    app.command("calibrate")(calibrate_cli.calibrate)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
 

@@ -148,7 +148,7 @@ def correct_for_judge_noise(output: dict, cells: list[Cell], table: Any, kinds: 
                                    "survival_share": SURVIVAL_SHARE}
     draws = joint_bootstrap(cells, table.query, len(table.query_names), ratings, table.grade, source, kinds,
                             replicates, seed, progress) if replicates else {}
-    for index, (cell, row) in enumerate(zip(cells, output["results"])):
+    for index, (cell, row) in enumerate(zip(cells, output["results"], strict=True)):
         reliability = float(grade_reliability(ratings[cell.rows], source))
         for kind in kinds:
             value = cell.maxima[kind].value

@@ -87,3 +87,39 @@ def correlate_trust(report: dict) -> list[str]:
             elif verdict.get("runner_up") and not reliability.get("joint_bootstrap"):
                 lines.append(f"{where}: survival of the lead under judge noise needs --bootstrap N")
     return lines
+
+
+def _interval_text(block: dict | None) -> str:
+    if not block:
+        return "–"
+    return f"{block['estimate']:.3f} [{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+
+
+def calibrate_trust(result: dict) -> list[str]:
+    """Plain sentences for a calibrate result: agreement first, then what the human labels changed."""
+    lines = []
+    agreement = result.get("agreement")
+    if agreement:
+        text = (f"the judge agrees with humans within one grade on {100 * agreement['within_one']:.0f}% of "
+                f"{agreement['items']} items (exactly on {100 * agreement['exact']:.0f}%)")
+        bias = agreement["mean_bias"]
+        text += f"; it grades {abs(bias):.2f} {'higher' if bias >= 0 else 'lower'} than humans on average"
+        if agreement.get("kappa_quadratic") is not None:
+            text += f"; weighted κ (quadratic) = {agreement['kappa_quadratic']:.2f}"
+        lines.append(text)
+    estimates = result.get("estimates") or {}
+    level = 100 * (1 - estimates.get("alpha", 0.1))
+    overall = next((m for m in estimates.get("mean_grade", []) if m["group"] == "all"), None)
+    if overall and overall.get("ppi") and overall.get("judge_only"):
+        ppi, judge = overall["ppi"], overall["judge_only"]
+        inside = judge["ci"][0] <= ppi["estimate"] <= judge["ci"][1]
+        lines.append(f"mean grade with the human labels (PPI, {level:.0f}% interval): {_interval_text(ppi)}; "
+                     f"the judge alone says {_interval_text(judge)}"
+                     + ("" if inside else ", an interval that misses the human-anchored estimate"))
+    for slope in estimates.get("slopes", []):
+        if slope.get("ppi"):
+            ci = slope["ppi"]["ci"]
+            sign = "rises" if ci[0] > 0 else "falls" if ci[1] < 0 else "may not change"
+            lines.append(f"grade {sign} with {slope['measure']} once anchored on humans: slope "
+                         f"{_interval_text(slope['ppi'])} (judge alone {_interval_text(slope.get('judge_only'))})")
+    return lines
