@@ -151,3 +151,17 @@ def test_ppi_covers_the_true_mean_where_a_biased_judge_does_not():
           f"judge-only in {judge_hits / runs:.1%}")
     assert ppi_hits / runs >= 0.88
     assert judge_hits / runs < 0.2
+
+
+def test_report_shows_the_trust_panels(files, tmp_path):
+    calib, corr, page = tmp_path / "calib.json", tmp_path / "corr.json", tmp_path / "report.html"
+    assert _run("--graded", files["graded"], "--human", files["human"], "--out", calib).exit_code == 0
+    result = runner.invoke(app, ["correlate", "--graded", str(files["graded"]), "--segments", "pooled", "--min-samples",
+                                 "20", "--alpha-grid", "l30^0.8", "--bootstrap", "20", "--format", "json",
+                                 "--out", str(corr)])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["report", str(calib), str(corr), "--out", str(page)]).exit_code == 0
+    text = page.read_text()
+    assert text.count("How far to trust this") == 2
+    assert "within one grade" in text and "PPI (judge + humans)" in text and "ICC(1,k)" in text
+    assert "joint resamples" in text

@@ -258,13 +258,47 @@ def graded_section(item: Input) -> Section:
     return Section("graded", "Graded answers", str(item.path), "".join(body))
 
 
+def calibrate_section(item: Input) -> Section:
+    """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
+    from ragdiag.report import trust
+
+    doc = item.doc
+    meta = doc.get("meta") or {}
+    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(meta.get("graded", ""))))),
+            trust_panel(trust.calibrate_trust(doc))]
+    agreement = doc.get("agreement")
+    if agreement:
+        body.append(table(["items", "weighted κ (quadratic)", "Spearman", "exact", "within ±1", "judge − human"],
+                          [[agreement["items"], agreement["kappa_quadratic"], agreement["spearman"],
+                            f"{100 * agreement['exact']:.0f}%", f"{100 * agreement['within_one']:.0f}%",
+                            num(agreement["mean_bias"], signed=True)]], caption="judge–human agreement"))
+        body.append(table(["judge \\ human", "1", "2", "3", "4", "5"],
+                          [[g, *row] for g, row in enumerate(agreement["confusion"]["counts"], start=1)],
+                          caption="confusion: judge grade (rounded, rows) × human grade (columns)"))
+    estimates = doc.get("estimates") or {}
+
+    def cell(block: dict | None) -> Raw:
+        return Raw(esc("–" if not block else f"{num(block['estimate'])} {interval(block['ci'])}"))
+
+    level = f"{100 * (1 - estimates.get('alpha', 0.1)):.0f}%"
+    body.append(table(["group", "items", "labelled", "PPI (judge + humans)", "judge only", "humans only"],
+                      [[m["group"], m["items"], m["labelled"], cell(m["ppi"]), cell(m["judge_only"]),
+                        cell(m["human_only"])] for m in estimates.get("mean_grade", [])],
+                      caption=f"mean grade per {estimates.get('by', 'group')} ({level} intervals)"))
+    body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
+                      [[s["measure"], cell(s["ppi"]), cell(s["judge_only"]), cell(s["human_only"])]
+                       for s in estimates.get("slopes", [])],
+                      caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
+    return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
+
+
 def plot_section(item: Input) -> Section:
     return Section("plot", f"Plot: {item.path.name}", str(item.path), image(item.doc, item.path.name))
 
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
-             "llm-run": llm_section, "graded": graded_section, "plot": plot_section}
+             "llm-run": llm_section, "graded": graded_section, "plot": plot_section, "calibrate": calibrate_section}
 
 
 def render(item: Input) -> Section:
