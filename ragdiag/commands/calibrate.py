@@ -206,6 +206,8 @@ def run(request: CalibrateRequest) -> CalibrateResult:
         picked = [items[i] for i in order]
         suggested = {"sheet": str(request.sheet), "items": len(picked), "signal": signal,
                      "uncertainty": [float(scores[i]) for i in order]}
+        if picked and scores[order[0]] == 0:
+            suggested["note"] = "the judge is equally sure of every unlabelled item (uncertainty 0): picked in file order"
     meta = {"command": "calibrate", "graded": str(request.graded),
             "human": None if request.human is None else str(request.human), "by": request.by, "alpha": request.alpha,
             "items": len(items), "labelled": len(human),

@@ -95,9 +95,9 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
                     progress: Callable = lambda items, _label: items) -> dict[int, dict[str, dict[str, np.ndarray]]]:
     """Per cell index and kind, the (B,) corrected replicate maxima; repeats are resampled inside rows
     when ``source`` is "repeats", judges' grades travel with their row otherwise."""
-    rng = np.random.default_rng([seed, 20])
-    multiplicity = np.stack([np.bincount(rng.integers(0, n_queries, n_queries), minlength=n_queries)
-                             for _ in range(replicates)]).astype(np.float64)
+    query_rng, rng = np.random.default_rng(seed), np.random.default_rng([seed, 20])
+    multiplicity = np.stack([np.bincount(query_rng.integers(0, n_queries, n_queries), minlength=n_queries)
+                             for _ in range(replicates)]).astype(np.float64)  # the same draws as --bootstrap
     draws = {i: {kind: np.full(replicates, np.nan) for kind in kinds} for i in range(len(cells))}
     chunk = max(1, _RATINGS_PER_CHUNK // max(1, ratings.size))
     for start in progress(range(0, replicates, chunk), "joint bootstrap"):

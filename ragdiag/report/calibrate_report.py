@@ -64,3 +64,5 @@ def print_calibration(result: dict, console: Console) -> None:
     if suggested:
         console.print(f"wrote {suggested['sheet']}: {suggested['items']} items to label (highest "
                       f"{suggested['signal']}); fill in the grade column and pass it to --human")
+        if suggested.get("note"):
+            console.print(f"note: {suggested['note']}", style="yellow")
