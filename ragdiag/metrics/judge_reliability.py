@@ -79,9 +79,16 @@ def _finite(value: float) -> float | None:
 
 def reliability_summary(ratings: np.ndarray, source: str) -> dict:
     """The judge's reliability over all rows: ICC(1,1), ICC(1,k), Krippendorff's α and the one used."""
+    import importlib.util
+
     icc1, icck = icc_oneway(ratings)
     count = (~np.isnan(ratings)).sum(axis=1)
-    return {"source": source, "ratings_per_row": float(count[count > 0].mean()) if np.any(count > 0) else 0.0,
-            "icc_1_1": _finite(icc1), "icc_1_k": _finite(icck), "alpha_ordinal": ordinal_alpha(ratings.T),
-            "used": "icc_1_k" if source == "repeats" else "icc_1_1",
-            "reliability": _finite(icck if source == "repeats" else icc1)}
+    has_alpha = importlib.util.find_spec("krippendorff") is not None  # core installs correct without it
+    summary = {"source": source, "ratings_per_row": float(count[count > 0].mean()) if np.any(count > 0) else 0.0,
+               "icc_1_1": _finite(icc1), "icc_1_k": _finite(icck),
+               "alpha_ordinal": ordinal_alpha(ratings.T) if has_alpha else None,
+               "used": "icc_1_k" if source == "repeats" else "icc_1_1",
+               "reliability": _finite(icck if source == "repeats" else icc1)}
+    if not has_alpha:
+        summary["alpha_note"] = "Krippendorff's α needs the krippendorff package: pip install 'ragdiag[calibrate]'"
+    return summary
