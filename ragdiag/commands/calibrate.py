@@ -68,8 +68,8 @@ def _key(record: dict[str, Any]) -> ItemKey:
     return (record["id"], record["E"], record["Nc"], record["Np"], record["K"])
 
 
-def _items(path: Path) -> list[Item]:
-    """Graded rows with a judge grade, validated as ``correlate`` validates them."""
+def _items(path: Path) -> tuple[list[Item], list[ItemKey]]:
+    """Graded rows with a judge grade, validated as ``correlate`` validates them, and every row's key."""
     records = read_json_records(path)
     if not isinstance(records, list):
         raise RagdiagError(f"{path}: expected a JSON list of graded samples")
@@ -83,7 +83,7 @@ def _items(path: Path) -> list[Item]:
         items.append(Item(_key(record), record, float(record["grade"]), measures))
     if not items:
         raise RagdiagError(f"{path}: no graded rows with a grade")
-    return items
+    return items, [_key(record) for record in records]
 
 
 def group_of(item: Item, by: str) -> str:
@@ -179,11 +179,12 @@ def run(request: CalibrateRequest) -> CalibrateResult:
     """Check, compute, write ``--out`` and the sheet; the result (stamped with the run record)."""
     _check(request)
     record = start_run("ragdiag calibrate", inputs=[request.graded, request.human, request.answers])
-    items = _items(request.graded)
+    items, all_keys = _items(request.graded)
     human: dict[ItemKey, int] = {}
     if request.human is not None:
         rows = read_human_grades(request.human)
-        human = match_items(rows, [it.key for it in items], request.human)
+        judged = {it.key for it in items}
+        human = {k: g for k, g in match_items(rows, all_keys, request.human).items() if k in judged}
         if not human:
             raise RagdiagError(f"{request.human}: no overlap — none of its {len(rows)} rows gives a grade for an "
                                f"item graded in {request.graded}")

@@ -75,3 +75,21 @@ def test_without_repeats_nothing_changes(graded):
     report = json.loads(result.stdout)
     assert "judge_reliability" not in report and "corrected" not in report["results"][0]["spearman"]
     assert "lead_holds_joint" not in report["verdicts"][0]
+
+
+def test_a_second_judge_gives_icc_1_1_across_judges(tmp_path):
+    rng = np.random.default_rng(8)
+    records = [r for r in synthetic_graded(n_queries=25, seed=9, keep=0.9) if r["grade"] is not None]
+    for record in records:
+        first, second = (int(np.clip(round(record["grade"] + rng.normal(0, 0.8)), 1, 5)) for _ in range(2))
+        record.update(grade=float(first), grades=[first], judges={"judge-a": [first], "judge-b": [second]})
+    path = tmp_path / "two_judges.json"
+    path.write_text(json.dumps(records))
+    result = runner.invoke(app, ["correlate", "--graded", str(path), *ARGS, "--bootstrap", "20", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    reliability = report["judge_reliability"]
+    assert reliability["source"] == "judges" and reliability["used"] == "icc_1_1"
+    assert reliability["reliability"] == reliability["icc_1_1"] and 0 < reliability["icc_1_1"] < 1
+    entry = report["results"][0]["spearman"]["corrected"]
+    assert entry["ci"] is not None and entry["reliability"] > 0
