@@ -81,7 +81,7 @@ def read_human_grades(path: Path) -> list[HumanGrade]:
     path = Path(path)
     if path.suffix.lower() == ".csv":
         try:
-            with path.open(newline="", encoding="utf-8") as handle:
+            with path.open(newline="", encoding="utf-8-sig") as handle:
                 reader = csv.DictReader(handle)
                 rows = [(number, dict(row)) for number, row in enumerate(reader, start=2)]
         except FileNotFoundError:

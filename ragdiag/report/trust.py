@@ -1,8 +1,8 @@
 """'How far to trust this': plain sentences on the judge behind a correlate or calibrate result.
 
 Read from the JSON keys the commands write: ``judge_reliability``, each result's ``corrected`` and
-each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``degenerate`` (correlate,
-reference-quality gate, when present) and ``agreement`` / ``estimates`` (calibrate).
+each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.reference_gate``
+(correlate, reference-quality gate, when present) and ``agreement`` / ``estimates`` (calibrate).
 """
 
 from __future__ import annotations
@@ -54,25 +54,22 @@ def reliability_sentence(reliability: dict) -> str:
     return text
 
 
-def degenerate_sentence(degenerate: Any) -> str | None:
-    """The reference-quality gate's counts, as correlate records them (shape kept generic)."""
-    if not degenerate:
+def degenerate_sentence(gate: dict | None) -> str | None:
+    """The reference-quality gate's counts as correlate records them in ``meta.reference_gate``
+    (``applied``, ``excluded_rows``, ``rows_checked``, ``by_kind``); None when the gate did not apply."""
+    if not gate or not gate.get("applied"):
         return None
-    if isinstance(degenerate, dict):
-        excluded = degenerate.get("excluded_rows", degenerate.get("excluded"))
-        kinds = degenerate.get("by_kind") or degenerate.get("kinds") or {
-            k: v for k, v in degenerate.items() if isinstance(v, int) and k not in ("excluded_rows", "excluded")}
-        detail = ", ".join(f"{k} {v}" for k, v in kinds.items() if v) if isinstance(kinds, dict) else ""
-        head = f"{excluded} rows excluded for a degenerate ideal answer" if excluded is not None else \
-            "degenerate ideal answers found"
-        return head + (f" ({detail})" if detail else "")
-    return f"degenerate ideal answers: {degenerate}"
+    kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.get("by_kind") or {}).items() if count)
+    excluded = gate.get("excluded_rows", 0)
+    text = (f"{excluded} of {gate.get('rows_checked', '?')} rows left out: graded against a degenerate ideal answer"
+            if excluded else "no row was graded against a degenerate ideal answer")
+    return text + (f" ({kinds})" if kinds else "")
 
 
 def correlate_trust(report: dict) -> list[str]:
     """Plain sentences for a correlate result (empty when it carries nothing about the judge)."""
     lines = []
-    degenerate = degenerate_sentence(report.get("degenerate"))
+    degenerate = degenerate_sentence((report.get("meta") or {}).get("reference_gate"))
     if degenerate:
         lines.append(degenerate)
     reliability = report.get("judge_reliability")
