@@ -165,3 +165,20 @@ def test_report_shows_the_trust_panels(files, tmp_path):
     assert text.count("How far to trust this") == 2
     assert "within one grade" in text and "PPI (judge + humans)" in text and "ICC(1,k)" in text
     assert "joint resamples" in text
+
+
+def test_suggest_ranks_by_the_entropy_of_grade_probs_when_present(files, tmp_path):
+    from ragdiag.commands.calibrate import CalibrateRequest, run
+
+    records = json.loads(files["graded"].read_text())
+    peaked, flat = [0.0, 0.0, 0.05, 0.9, 0.05], [0.2, 0.2, 0.2, 0.2, 0.2]
+    for number, record in enumerate(records):
+        record["grade_probs"] = flat if number % 10 == 0 else peaked
+    graded = tmp_path / "probs.json"
+    graded.write_text(json.dumps(records))
+    result = run(CalibrateRequest(graded, suggest=3, sheet=tmp_path / "s.csv"))
+    assert result.suggested["signal"] == "entropy of grade_probs"
+    assert result.suggested["uncertainty"] == pytest.approx([np.log(5)] * 3)
+    picked = [row["id"] for row in csv.DictReader((tmp_path / "s.csv").open())]
+    flat_ids = {r["id"] for n, r in enumerate(records) if n % 10 == 0}
+    assert set(picked) <= flat_ids
