@@ -144,6 +144,10 @@ def correct_for_judge_noise(output: dict, cells: list[Cell], table: Any, kinds: 
     ``survives_judge_noise`` to every verdict, and the overall ``judge_reliability``; in place.
     ``table`` is the GradedTable (``ratings`` not None)."""
     ratings, source = table.ratings, table.ratings_source
+    empty = np.all(np.isnan(ratings), axis=1)
+    if source == "repeats" and empty.any():  # a graded row without its repeats list: its grade is its one rating
+        ratings = ratings.copy()
+        ratings[empty, 0] = table.grade[empty]
     output["judge_reliability"] = {**reliability_summary(ratings, source), "joint_bootstrap": replicates,
                                    "survival_share": SURVIVAL_SHARE}
     draws = joint_bootstrap(cells, table.query, len(table.query_names), ratings, table.grade, source, kinds,
