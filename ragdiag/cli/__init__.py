@@ -104,6 +104,9 @@ def _register() -> None:
     from ragdiag.cli import dynamic_k as dynamic_k_cli
 
     app.command("dynamic-k")(dynamic_k_cli.dynamic_k)
+    from ragdiag.cli import calibrate as calibrate_cli
+
+    app.command("calibrate")(calibrate_cli.calibrate)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
     from ragdiag.cli import data as data_cli

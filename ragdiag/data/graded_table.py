@@ -51,6 +51,8 @@ class GradedTable:
     grade: np.ndarray
     source: GradedSource
     skipped_missing_grade: int = 0
+    ratings: np.ndarray | None = None  # (rows, R) repeated grades (or judges' grades), NaN where missing
+    ratings_source: str | None = None  # "repeats" (grade = their mean) or "judges" (grade = first judge's)
 
     def __len__(self) -> int:
         return int(self.K.shape[0])
@@ -65,7 +67,8 @@ class GradedTable:
         cols = {name: getattr(self, name)[mask] for name in _ARRAY_COLUMNS}
         return GradedTable(
             query_names=self.query_names, embedder_names=self.embedder_names, subset_names=self.subset_names,
-            source=self.source, skipped_missing_grade=self.skipped_missing_grade, **cols,
+            source=self.source, skipped_missing_grade=self.skipped_missing_grade,
+            ratings=None if self.ratings is None else self.ratings[mask], ratings_source=self.ratings_source, **cols,
         )
 
 
@@ -149,6 +152,48 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
             "grade": grade, "flat": flat.astype(np.uint8), "n": n}
 
 
+def _grade_list(value: Any) -> list[float] | None:
+    """A list of grades 1–5 (None for a missing one) as floats with NaN, or None if it is not one."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for g in value:
+        if g is None:
+            out.append(np.nan)
+        elif type(g) in (int, float) and 1 <= g <= 5:
+            out.append(float(g))
+        else:
+            return None
+    return out
+
+
+def rating_matrix(records: list, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
+    """The repeated grades of the kept records as a (rows, R) matrix with NaN padding, and where they
+    come from: ``grades`` lists of ``grade --repeats N`` (N ≥ 2: "repeats"), else the per-judge lists of
+    ``grade --second-judge`` (each judge's mean: "judges"); (None, None) when there is neither."""
+    if not records or not isinstance(records[0], dict) or not {"grades", "judges"} & records[0].keys():
+        return None, None
+    kept = [r for r, k in zip(records, keep) if k]
+    lists = [_grade_list(r.get("grades")) for r in kept]
+    if kept and all(g is not None for g in lists) and max(map(len, lists)) >= 2:
+        width = max(map(len, lists))
+        return np.array([g + [np.nan] * (width - len(g)) for g in lists]), "repeats"
+    judges = [r.get("judges") for r in kept]
+    if kept and all(isinstance(j, dict) and len(j) >= 2 for j in judges):
+        rows = []
+        for per_judge in judges:
+            means = []
+            for grades in per_judge.values():
+                parsed = _grade_list(grades)
+                if parsed is None:
+                    return None, None
+                means.append(float(np.nanmean(parsed)) if not np.all(np.isnan(parsed)) else np.nan)
+            rows.append(means)
+        width = max(map(len, rows))
+        return np.array([m + [np.nan] * (width - len(m)) for m in rows]), "judges"
+    return None, None
+
+
 def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
     """Validate every record (naming file, 1-based record number and field), refuse duplicate
     sample keys, and build the columns.
@@ -172,7 +217,9 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     query, query_names = _codes(ids)
     embedder, embedder_names = _codes(embedders)
     subset, subset_names = _codes([subset_of(q) for q in query_names])
+    ratings, ratings_source = rating_matrix(records, keep)
     return GradedTable(
+        ratings=ratings, ratings_source=ratings_source,
         query=query, query_names=query_names,
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,

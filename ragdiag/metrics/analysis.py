@@ -14,6 +14,7 @@ from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
 from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
 from ragdiag.metrics.measure_tables import ALPHA_MEASURES, DEFAULT_MEASURES, DistinctTable, RowColumns, distinct_table
 from ragdiag.metrics.measures import ndcg
+from ragdiag.metrics.noise_correction import correct_for_judge_noise
 from ragdiag.metrics.segments import segment_rows, sibling_positives
 from ragdiag.options import parse_choices
 
@@ -225,4 +226,6 @@ def run_correlate(table: GradedTable, opts: CorrelateOptions, progress=_no_progr
     }
     if opts.compare:
         output["comparisons"] = _comparisons(cells, opts.compare, opts.kinds)
+    if table.ratings is not None:  # repeated grades or a second judge: correct for judge noise
+        correct_for_judge_noise(output, cells, table, opts.kinds, opts.bootstrap, opts.seed, progress)
     return output

@@ -13,17 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.metrics.judge_reliability import ordinal_alpha
 
-def ordinal_alpha(matrix: np.ndarray) -> float | None:
-    """Krippendorff's α, ordinal level, for a (raters × items) matrix with NaN for missing."""
-    import krippendorff
-
-    if matrix.shape[0] < 2 or np.unique(matrix[~np.isnan(matrix)]).size < 2:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
-    return None if np.isnan(value) else float(value)
+__all__ = ["agreement_summary", "ordinal_alpha"]
 
 
 def agreement_summary(grades: np.ndarray, judges: list[str]) -> dict[str, Any]:

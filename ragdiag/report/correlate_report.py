@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 
 
 def _cell(entry: dict | None) -> str:
@@ -22,6 +23,8 @@ def _cell(entry: dict | None) -> str:
         text += f" (α {entry['alpha']:.3g})"
     if entry.get("ci"):
         text += f"\n[{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
+    if corrected_text(entry):
+        text += f"\n{corrected_text(entry)}"
     return text
 
 
@@ -191,6 +194,8 @@ def verdict_sentences(report: dict) -> list[str]:
                     f"{v['lead']:+.3f} ahead of {v['runner_up']}")
         if v["lead_holds"] is not None and not is_tie(v):
             text += f"; the lead holds in {100 * v['lead_holds']:.0f}% of {boot} resamples"
+        if survival_clause(v) and not is_tie(v):
+            text += f"; {survival_clause(v)}"
         lines.append(text)
     return lines
 
@@ -216,6 +221,11 @@ def print_report(report: dict, console: Console) -> None:
             console.print(f"  {line}")
     elif report["results"]:
         console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
+    trust = correlate_trust(report)
+    if trust:
+        console.print("How far to trust this", style="bold")
+        for line in trust:
+            console.print(f"  {line}")
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):
         console.print(table)
@@ -245,13 +255,20 @@ def to_csv(report: dict) -> str:
     """One line per (segment, measure, kind): value, α and interval."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["segment", "measure", "n", "side", "kind", "value", "alpha", "ci_low", "ci_high"])
+    corrected = "judge_reliability" in report  # judge-noise correction: four more columns
+    writer.writerow(["segment", "measure", "n", "side", "kind", "value", "alpha", "ci_low", "ci_high"]
+                    + (["corrected", "reliability", "corrected_ci_low", "corrected_ci_high"] if corrected else []))
     for row in report["results"]:
         for kind in report["meta"]["kinds"]:
             entry = row[kind]
             ci = entry.get("ci") or [None, None]
+            extra = []
+            if corrected:
+                block = entry.get("corrected") or {}
+                cci = block.get("ci") or [None, None]
+                extra = [_blank(block.get("value")), _blank(block.get("reliability")), _blank(cci[0]), _blank(cci[1])]
             writer.writerow([row["segment"], row["measure"], row["n"], row["side"], kind,
-                             _blank(entry["value"]), _blank(entry["alpha"]), _blank(ci[0]), _blank(ci[1])])
+                             _blank(entry["value"]), _blank(entry["alpha"]), _blank(ci[0]), _blank(ci[1]), *extra])
     return buffer.getvalue()
 
 

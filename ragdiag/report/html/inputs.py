@@ -1,6 +1,6 @@
 """Which result files the report is given, and what kind each is (recognised by its JSON keys).
 
-Kinds: ``correlate`` (results + verdicts), ``robustness`` / ``sweep`` (points), ``evaluate`` (runs +
+Kinds: ``correlate`` (results + verdicts), ``calibrate`` (agreement + estimates), ``robustness`` / ``sweep`` (points), ``evaluate`` (runs +
 params), ``probe-names`` (base + ablations), ``probe-noise`` (levels), ``llm-run`` (a generate /
 grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
 and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
@@ -17,7 +17,8 @@ import orjson
 
 from ragdiag.errors import RagdiagError
 
-KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded", "plot")
+KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded", "plot",
+         "calibrate")
 
 
 @dataclass
@@ -46,6 +47,8 @@ def kind_of(doc: Any) -> str | None:
         return None
     if "results" in doc and "verdicts" in doc:
         return "correlate"
+    if "agreement" in doc and "estimates" in doc:
+        return "calibrate"
     if "points" in doc and isinstance(doc["points"], list):
         command = str((doc.get("meta") or {}).get("command", "")) + str((doc.get("run_record") or {}).get("command", ""))
         return "sweep" if "sweep" in command or "controls" in doc else "robustness"

@@ -57,8 +57,17 @@ def _images(pngs: list[bytes], alt: str) -> str:
     return "".join(image(png, alt) for png in pngs)
 
 
+def trust_panel(sentences: list[str]) -> str:
+    """The 'How far to trust this' panel: plain sentences first (empty string when none)."""
+    if not sentences:
+        return ""
+    return ('<div class="verdict"><strong>How far to trust this</strong><ul>'
+            + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
+
+
 def correlate_section(item: Input) -> Section:
     from ragdiag.report import correlate_report as cr
+    from ragdiag.report import trust
 
     doc = item.doc
     meta = doc["meta"]
@@ -71,6 +80,7 @@ def correlate_section(item: Input) -> Section:
                     + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
     else:
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
+    body.append(trust_panel(trust.correlate_trust(doc)))
     body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
@@ -86,6 +96,8 @@ def correlate_section(item: Input) -> Section:
                     text += f" (α {entry['alpha']:.3g})"
                 if entry.get("ci"):
                     text += f" {interval(entry['ci'])}"
+                if trust.corrected_text(entry, " "):
+                    text += f"; {trust.corrected_text(entry, ' ')}"
                 cells.append(Raw(esc(text)))
             rows.append(cells)
         body.append(f"<h3>{esc(kind)} correlation with the grade</h3>" + table(["segment", "n", *measures], rows))
@@ -247,13 +259,47 @@ def graded_section(item: Input) -> Section:
     return Section("graded", "Graded answers", str(item.path), "".join(body))
 
 
+def calibrate_section(item: Input) -> Section:
+    """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
+    from ragdiag.report import trust
+
+    doc = item.doc
+    meta = doc.get("meta") or {}
+    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(meta.get("graded", ""))))),
+            trust_panel(trust.calibrate_trust(doc))]
+    agreement = doc.get("agreement")
+    if agreement:
+        body.append(table(["items", "weighted κ (quadratic)", "Spearman", "exact", "within ±1", "judge − human"],
+                          [[agreement["items"], agreement["kappa_quadratic"], agreement["spearman"],
+                            f"{100 * agreement['exact']:.0f}%", f"{100 * agreement['within_one']:.0f}%",
+                            num(agreement["mean_bias"], signed=True)]], caption="judge–human agreement"))
+        body.append(table(["judge \\ human", "1", "2", "3", "4", "5"],
+                          [[g, *row] for g, row in enumerate(agreement["confusion"]["counts"], start=1)],
+                          caption="confusion: judge grade (rounded, rows) × human grade (columns)"))
+    estimates = doc.get("estimates") or {}
+
+    def cell(block: dict | None) -> Raw:
+        return Raw(esc("–" if not block else f"{num(block['estimate'])} {interval(block['ci'])}"))
+
+    level = f"{100 * (1 - estimates.get('alpha', 0.1)):.0f}%"
+    body.append(table(["group", "items", "labelled", "PPI (judge + humans)", "judge only", "humans only"],
+                      [[m["group"], m["items"], m["labelled"], cell(m["ppi"]), cell(m["judge_only"]),
+                        cell(m["human_only"])] for m in estimates.get("mean_grade", [])],
+                      caption=f"mean grade per {estimates.get('by', 'group')} ({level} intervals)"))
+    body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
+                      [[s["measure"], cell(s["ppi"]), cell(s["judge_only"]), cell(s["human_only"])]
+                       for s in estimates.get("slopes", [])],
+                      caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
+    return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
+
+
 def plot_section(item: Input) -> Section:
     return Section("plot", f"Plot: {item.path.name}", str(item.path), image(item.doc, item.path.name))
 
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
-             "llm-run": llm_section, "graded": graded_section, "plot": plot_section}
+             "llm-run": llm_section, "graded": graded_section, "plot": plot_section, "calibrate": calibrate_section}
 
 
 def render(item: Input) -> Section:

@@ -1,0 +1,43 @@
+"""``ragdiag calibrate``: how far the judge agrees with humans, and human-anchored (PPI) estimates."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ragdiag.cli import params as p
+
+
+class Grouping(str, Enum):
+    """Groups of the mean-grade estimates."""
+
+    config = "config"
+    K = "K"
+    system = "system"
+
+
+def calibrate(
+    graded: Annotated[Path, p.path_option("--graded", "The graded file (samples_graded JSON list or JSONL) whose judge grades are checked.")],
+    human: Annotated[Optional[Path], p.path_option("--human", "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.")] = None,
+    by: Annotated[Grouping, typer.Option("--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=p.choices_metavar(Grouping))] = Grouping.config,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result as JSON (with its run record).")] = None,
+    alpha: Annotated[float, p.float_option("--alpha", "Error level of the intervals: (1 − α) coverage.", 0.0, 0.5, lo_open=True)] = 0.1,
+    suggest: Annotated[int, p.int_option("--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,
+    sheet: Annotated[Path, p.path_option("--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
+    answers: Annotated[Optional[Path], p.path_option("--answers", "The answers file of 'ragdiag generate', to fill the sheet's question column.")] = None,
+) -> None:
+    """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and
+    prediction-powered estimates of the mean grade and of the slope of grade on P, R and nDCG, next to
+    judge-only and human-only ones; --suggest N writes the items worth labelling next."""
+    from rich.console import Console
+
+    from ragdiag.cli.paths import check_paths
+    from ragdiag.commands.calibrate import CalibrateRequest, run
+    from ragdiag.report.calibrate_report import print_calibration
+
+    check_paths(inputs={"--graded": graded, "--human": human, "--answers": answers}, outputs={"--out": out, "--sheet": sheet if suggest else None})
+    result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers))
+    print_calibration(result.to_json(), Console(width=max(Console().width, 120)))

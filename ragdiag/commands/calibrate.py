@@ -1,0 +1,224 @@
+"""``ragdiag calibrate``: judge–human agreement and human-anchored (PPI) estimates on a graded file.
+
+Checks every input before computing anything (graded file, human grades, overlap, the 10 labels PPI
+needs, the labelling sheet not already there), then computes agreement, mean grade per group and the
+slope of grade on P, R and nDCG (PPI, judge-only, human-only), picks the items to label next, and
+writes the result and the sheet. Math: :mod:`ragdiag.metrics.ppi_estimates`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.data.graded_table import build_graded_table, GradedSource
+from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
+from ragdiag.data.loaders import read_json_records
+from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.writer import guard_outputs, write_json, write_text
+from ragdiag.metrics.measures import ndcg_from_in_k
+from ragdiag.metrics.ppi_estimates import (MIN_LABELLED, agreement, grade_entropy, mean_estimates,
+                                           slope_estimates)
+
+GROUPINGS = ("config", "K", "system")
+SLOPE_MEASURES = ("P", "R", "nDCG")
+SHEET_COLUMNS = ("question", "ideal_answer", "candidate_answer", "id", "E", "K", "Nc", "Np", "grade")
+
+
+@dataclass
+class CalibrateRequest:
+    graded: Path
+    human: Path | None = None
+    by: str = "config"
+    out: Path | None = None
+    alpha: float = 0.1
+    suggest: int = 0
+    sheet: Path = Path("to_label.csv")
+    answers: Path | None = None
+
+
+@dataclass
+class CalibrateResult:
+    meta: dict[str, Any]
+    agreement: dict[str, Any] | None
+    estimates: dict[str, Any]
+    suggested: dict[str, Any] | None
+    run_record: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"meta": self.meta, "agreement": self.agreement, "estimates": self.estimates,
+                "suggested": self.suggested, "run_record": self.run_record}
+
+
+@dataclass
+class Item:
+    key: ItemKey
+    record: dict[str, Any]
+    judge: float
+    measures: dict[str, float]
+
+
+def _key(record: dict[str, Any]) -> ItemKey:
+    return (record["id"], record["E"], record["Nc"], record["Np"], record["K"])
+
+
+def _items(path: Path) -> tuple[list[Item], list[ItemKey]]:
+    """Graded rows with a judge grade, validated as ``correlate`` validates them, and every row's key."""
+    records = read_json_records(path)
+    if not isinstance(records, list):
+        raise RagdiagError(f"{path}: expected a JSON list of graded samples")
+    build_graded_table(records, str(path), GradedSource(name=str(path)))  # validates, refuses duplicate keys
+    items = []
+    for record in records:
+        if record.get("grade") is None:
+            continue
+        n = sum(record["inK"])
+        measures = {"P": n / record["K"], "R": n / record["Np"], "nDCG": ndcg_from_in_k(record["inK"])}
+        items.append(Item(_key(record), record, float(record["grade"]), measures))
+    if not items:
+        raise RagdiagError(f"{path}: no graded rows with a grade")
+    return items, [_key(record) for record in records]
+
+
+def group_of(item: Item, by: str) -> str:
+    """The group an item belongs to: config = (E, K), K, or system = E."""
+    _, embedder, _, _, k = item.key
+    return {"config": f"{embedder} K={k}", "K": f"K={k}", "system": embedder}[by]
+
+
+def uncertainty(items: list[Item]) -> tuple[np.ndarray | None, str | None]:
+    """Judge uncertainty per item: entropy of ``grade_probs`` when every item has them, else the SD of
+    its repeated grades; (None, None) when the file holds neither."""
+    probs = [it.record.get("grade_probs") for it in items]
+    if all(isinstance(p, list) and len(p) == 5 and all(isinstance(x, (int, float)) and x >= 0 for x in p)
+           and sum(p) > 0 for p in probs):
+        return grade_entropy(np.array(probs, dtype=np.float64)), "entropy of grade_probs"
+    repeats = [[g for g in (it.record.get("grades") or []) if isinstance(g, (int, float))] for it in items]
+    if any(len(r) >= 2 for r in repeats):
+        return np.array([np.std(r, ddof=1) if len(r) >= 2 else 0.0 for r in repeats]), "SD of repeated grades"
+    return None, None
+
+
+def _questions(answers: Path | None) -> dict[str, str]:
+    if answers is None:
+        return {}
+    from ragdiag.pipeline.grade import read_answers
+
+    _, _, rows = read_answers(answers)
+    return {row["id"]: row["q"] for row in rows}
+
+
+def sheet_text(items: list[Item], questions: dict[str, str]) -> str:
+    """The labelling sheet: one CSV row per item, its grade column empty."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(SHEET_COLUMNS)
+    for it in items:
+        record = it.record
+        writer.writerow([record.get("q") or questions.get(record["id"], ""), record.get("answer_ideal") or "",
+                         record.get("answer_topK") or "", *it.key[:2], it.key[4], it.key[2], it.key[3], ""])
+    return buffer.getvalue()
+
+
+def _check(request: CalibrateRequest) -> None:
+    if request.by not in GROUPINGS:
+        raise RagdiagError(f"--by must be one of {', '.join(GROUPINGS)}, got {request.by!r}")
+    if not 0 < request.alpha < 1:
+        raise RagdiagError(f"--alpha must be in (0, 1), got {request.alpha}")
+    if request.suggest < 0:
+        raise RagdiagError(f"--suggest must be at least 0, got {request.suggest}")
+    if request.human is None and not request.suggest:
+        raise RagdiagError("give --human FILE (human grades) or --suggest N (a labelling sheet to start with)")
+    inputs = [request.graded, request.human, request.answers]
+    guard_outputs([request.out, request.sheet if request.suggest else None], inputs)
+    if request.suggest and request.sheet.exists():
+        raise RagdiagError(f"--sheet {request.sheet} already exists; a labelling sheet is never overwritten "
+                           "(fill it in and pass it to --human, or choose another --sheet)")
+
+
+def _estimates(items: list[Item], human: dict[ItemKey, int], by: str, alpha: float) -> dict[str, Any]:
+    labelled = [it for it in items if it.key in human]
+    unlabelled = [it for it in items if it.key not in human]
+    order = {group_of(it, by): (it.key[1] if by != "K" else "", it.key[4] if by != "system" else 0) for it in items}
+    groups = ["all", *sorted(order, key=order.__getitem__)]
+    means = []
+    for group in groups:
+        inside = (lambda it: True) if group == "all" else (lambda it, g=group: group_of(it, by) == g)
+        lab = [it for it in labelled if inside(it)]
+        unl = [it for it in unlabelled if inside(it)]
+        means.append({"group": group, **mean_estimates(np.array([human[it.key] for it in lab]),
+                                                       np.array([it.judge for it in lab]),
+                                                       np.array([it.judge for it in unl]), alpha)})
+    slopes = []
+    for measure in SLOPE_MEASURES:
+        slopes.append({"measure": measure, **slope_estimates(
+            np.array([it.measures[measure] for it in labelled]), np.array([human[it.key] for it in labelled]),
+            np.array([it.judge for it in labelled]), np.array([it.measures[measure] for it in unlabelled]),
+            np.array([it.judge for it in unlabelled]), alpha)})
+    return {"by": by, "alpha": alpha, "mean_grade": means, "slopes": slopes}
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (NaN is never written into JSON)."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def run(request: CalibrateRequest) -> CalibrateResult:
+    """Check, compute, write ``--out`` and the sheet; the result (stamped with the run record)."""
+    _check(request)
+    record = start_run("ragdiag calibrate", inputs=[request.graded, request.human, request.answers])
+    items, all_keys = _items(request.graded)
+    human: dict[ItemKey, int] = {}
+    if request.human is not None:
+        rows = read_human_grades(request.human)
+        judged = {it.key for it in items}
+        human = {k: g for k, g in match_items(rows, all_keys, request.human).items() if k in judged}
+        if not human:
+            raise RagdiagError(f"{request.human}: no overlap — none of its {len(rows)} rows gives a grade for an "
+                               f"item graded in {request.graded}")
+        if len(human) < MIN_LABELLED:
+            raise RagdiagError(f"{request.human}: {len(human)} labelled items overlap the graded file; prediction-"
+                               f"powered inference needs at least {MIN_LABELLED} (label more: --suggest N)")
+    scores, signal = uncertainty(items) if request.suggest else (None, None)
+    if request.suggest and scores is None:
+        raise RagdiagError(f"--suggest: {request.graded} has no judge uncertainty signal (no grade_probs, no "
+                           "repeated grades); grade with --repeats 3 (or --grade-mode logprobs) first")
+    questions = _questions(request.answers) if request.suggest else {}
+    overlap = [it for it in items if it.key in human]
+    judged_human = agreement(np.array([it.judge for it in overlap]),
+                             np.array([human[it.key] for it in overlap])) if overlap else None
+    estimates = _estimates(items, human, request.by, request.alpha)
+    suggested = None
+    if request.suggest:
+        candidates = [i for i, it in enumerate(items) if it.key not in human]
+        order = sorted(candidates, key=lambda i: (-scores[i], items[i].key))[: request.suggest]
+        picked = [items[i] for i in order]
+        suggested = {"sheet": str(request.sheet), "items": len(picked), "signal": signal,
+                     "uncertainty": [float(scores[i]) for i in order]}
+        if picked and scores[order[0]] == 0:
+            suggested["note"] = "the judge is equally sure of every unlabelled item (uncertainty 0): picked in file order"
+    meta = {"command": "calibrate", "graded": str(request.graded),
+            "human": None if request.human is None else str(request.human), "by": request.by, "alpha": request.alpha,
+            "items": len(items), "labelled": len(human),
+            "judge_grade": "expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
+            else "grade (mean of the first judge's repeats)"}
+    result = CalibrateResult(meta, finite(judged_human), finite(estimates), suggested)
+    result.run_record = stamp({}, record)["run_record"]
+    if suggested is not None:
+        write_text(request.sheet, sheet_text(picked, questions),
+                   inputs=[request.graded, request.human, request.answers])
+    if request.out is not None:
+        write_json(request.out, result.to_json(), inputs=[request.graded, request.human, request.answers])
+    return result

@@ -1,0 +1,118 @@
+"""Human grades for graded items (``ragdiag calibrate --human``): JSON lines or CSV.
+
+Each row names a graded item by ``id``, ``E`` and ``K`` (plus ``Nc`` and ``Np`` when the graded file has
+several rows with the same id, E and K) and gives ``grade``, an integer 1–5. An empty or null grade
+means "not labelled yet" (the ``--suggest`` sheet comes back with some left empty); other columns are
+ignored. Errors name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdiag.data.loaders import read_jsonl_lines
+from ragdiag.errors import DataError
+
+ItemKey = tuple[str, str, int, int, int]  # id, E, Nc, Np, K: the samples_graded key
+
+
+@dataclass(frozen=True)
+class HumanGrade:
+    line: int
+    id: str
+    E: str
+    K: int
+    Nc: int | None
+    Np: int | None
+    grade: int | None
+
+
+def _int_field(value: Any, path: Path, line: int, name: str, required: bool) -> int | None:
+    if value is None or value == "":
+        if required:
+            raise DataError(f"{path}: line {line}: field '{name}': missing")
+        return None
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise DataError(f"{path}: line {line}: field '{name}': expected an integer, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DataError(f"{path}: line {line}: field '{name}': expected an integer, got {value!r}")
+    return value
+
+
+def _grade(value: Any, path: Path, line: int) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise DataError(f"{path}: line {line}: field 'grade': expected an integer 1–5, got {value!r}") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataError(f"{path}: line {line}: field 'grade': expected an integer 1–5, got {value!r}")
+    else:
+        number = float(value)
+    if not number.is_integer() or not 1 <= number <= 5:
+        raise DataError(f"{path}: line {line}: field 'grade': {value!r} is outside the integer grades 1–5")
+    return int(number)
+
+
+def _row(record: Any, path: Path, line: int) -> HumanGrade:
+    if not isinstance(record, dict):
+        raise DataError(f"{path}: line {line}: expected an object with id, E, K and grade")
+    for name in ("id", "E"):
+        if not isinstance(record.get(name), str) or not record[name]:
+            raise DataError(f"{path}: line {line}: field '{name}': missing or not a non-empty string")
+    k = _int_field(record.get("K"), path, line, "K", True)
+    nc = _int_field(record.get("Nc"), path, line, "Nc", False)
+    np_ = _int_field(record.get("Np"), path, line, "Np", False)
+    if "grade" not in record:
+        raise DataError(f"{path}: line {line}: field 'grade': missing (leave it empty for an unlabelled item)")
+    return HumanGrade(line, record["id"], record["E"], k, nc, np_, _grade(record["grade"], path, line))
+
+
+def read_human_grades(path: Path) -> list[HumanGrade]:
+    """The rows of a human-grade file (.csv by suffix, else JSON lines), validated."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        try:
+            with path.open(newline="", encoding="utf-8-sig") as handle:
+                reader = csv.DictReader(handle)
+                rows = [(number, dict(row)) for number, row in enumerate(reader, start=2)]
+        except FileNotFoundError:
+            raise DataError(f"{path}: file not found") from None
+        except (OSError, UnicodeDecodeError, csv.Error) as err:
+            raise DataError(f"{path}: cannot read as CSV: {err}") from None
+    else:
+        rows = read_jsonl_lines(path)
+    return [_row(record, path, line) for line, record in rows]
+
+
+def match_items(rows: list[HumanGrade], keys: list[ItemKey], path: Path) -> dict[ItemKey, int]:
+    """Human grade per graded item key; an unknown, ambiguous or repeated item is an error naming the line."""
+    by_short: dict[tuple[str, str, int], list[ItemKey]] = {}
+    for key in keys:
+        by_short.setdefault((key[0], key[1], key[4]), []).append(key)
+    out: dict[ItemKey, int] = {}
+    seen: dict[ItemKey, int] = {}
+    for row in rows:
+        candidates = [k for k in by_short.get((row.id, row.E, row.K), [])
+                      if (row.Nc is None or k[2] == row.Nc) and (row.Np is None or k[3] == row.Np)]
+        if not candidates:
+            raise DataError(f"{path}: line {row.line}: item id '{row.id}', E '{row.E}', K {row.K} is not in the "
+                            "graded file")
+        if len(candidates) > 1:
+            raise DataError(f"{path}: line {row.line}: item id '{row.id}', E '{row.E}', K {row.K} matches "
+                            f"{len(candidates)} graded rows; add Nc and Np to say which")
+        key = candidates[0]
+        if key in seen:
+            raise DataError(f"{path}: line {row.line}: the same item as line {seen[key]} (id '{row.id}')")
+        seen[key] = row.line
+        if row.grade is not None:
+            out[key] = row.grade
+    return out

@@ -1,0 +1,105 @@
+"""Judge–human agreement and human-anchored estimates (prediction-powered inference).
+
+* Agreement on the items both graded: weighted Cohen's κ with quadratic weights (Cohen 1968) from the
+  5 × 5 confusion matrix (judge grade rounded to the nearest integer), Spearman's ρ, the share of
+  exact and within-one agreement, and the judge's mean bias mean(judge − human).
+* Prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, *Science*
+  382:669): with n human grades Y and judge grades Ŷ on the same items and N judge grades Ŷᵘ on the
+  rest, the mean is θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y) (the rectifier removes the judge's bias) and the
+  OLS coefficients are rectified the same way; ``ppi_py``'s ``ppi_mean_ci`` / ``ppi_ols_ci`` give the
+  (1 − α) intervals (power-tuned λ, its default). Next to them: judge-only (the judge's grades taken
+  as truth on all items) and human-only (the labelled items alone), both ``ppi_py``'s classical
+  intervals, so one sees what the human labels bought.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ragdiag.evaluate.agreement import confusion, quadratic_weighted_kappa
+
+MIN_LABELLED = 10  # human grades needed for a PPI interval
+
+
+def rounded_grade(grade: np.ndarray) -> np.ndarray:
+    """Nearest integer grade 1–5, halves rounded up (a mean of repeats 3.5 → 4)."""
+    return np.clip(np.floor(np.asarray(grade, dtype=np.float64) + 0.5), 1, 5)
+
+
+def agreement(judge: np.ndarray, human: np.ndarray) -> dict:
+    """Judge–human agreement on paired grades (judge may be a mean or expected grade)."""
+    from scipy import stats
+
+    judge, human = np.asarray(judge, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    whole = rounded_grade(judge)
+    matrix = confusion(whole, human)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho = stats.spearmanr(judge, human)[0] if len(judge) > 2 else np.nan
+    return {"items": int(len(judge)), "kappa_quadratic": quadratic_weighted_kappa(matrix),
+            "spearman": float(rho) if np.isfinite(rho) else None,
+            "exact": float(np.mean(whole == human)), "within_one": float(np.mean(np.abs(whole - human) <= 1)),
+            "mean_bias": float(np.mean(judge - human)),
+            "confusion": {"rows": "judge grade 1-5 (rounded)", "columns": "human grade 1-5", "counts": matrix.tolist()}}
+
+
+def _interval(low, high, index: int = 0) -> list[float]:
+    return [float(np.ravel(low)[index]), float(np.ravel(high)[index])]
+
+
+def mean_estimates(human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray,
+                   alpha: float) -> dict:
+    """Mean grade: PPI (needs ≥ MIN_LABELLED human grades), judge-only and human-only, each with its
+    (1 − α) interval; ``None`` for an estimate that cannot be made."""
+    import ppi_py
+
+    human, judge_labelled, judge_unlabelled = (np.asarray(a, dtype=np.float64)
+                                               for a in (human, judge_labelled, judge_unlabelled))
+    judge_all = np.concatenate([judge_labelled, judge_unlabelled])
+    out: dict = {"items": int(len(judge_all)), "labelled": int(len(human)), "ppi": None, "human_only": None,
+                 "judge_only": None}
+    if len(judge_all) >= 2:
+        out["judge_only"] = {"estimate": float(judge_all.mean()),
+                             "ci": _interval(*ppi_py.classical_mean_ci(judge_all, alpha=alpha))}
+    if len(human) >= 2:
+        out["human_only"] = {"estimate": float(human.mean()), "ci": _interval(*ppi_py.classical_mean_ci(human, alpha=alpha))}
+    if len(human) >= MIN_LABELLED and len(judge_unlabelled) >= 1:
+        out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled))[0]),
+                      "ci": _interval(*ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=alpha))}
+    return out
+
+
+def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: np.ndarray, x_unlabelled: np.ndarray,
+                    judge_unlabelled: np.ndarray, alpha: float) -> dict:
+    """Slope of grade on one measure x (OLS with an intercept): PPI, judge-only and human-only, with
+    (1 − α) intervals; ``None`` where x is constant or there are too few items."""
+    import ppi_py
+
+    def design(x: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.ones(len(x)), np.asarray(x, dtype=np.float64)])
+
+    x_all = np.concatenate([x_labelled, x_unlabelled])
+    judge_all = np.concatenate([judge_labelled, judge_unlabelled])
+    out: dict = {"ppi": None, "human_only": None, "judge_only": None}
+    if len(x_all) >= 3 and np.ptp(x_all) > 0:
+        out["judge_only"] = {"estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
+                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
+    if len(x_labelled) >= 3 and np.ptp(x_labelled) > 0:
+        out["human_only"] = {"estimate": float(np.polyfit(x_labelled, human, 1)[0]),
+                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
+        if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
+            args = (design(x_labelled), np.asarray(human, dtype=np.float64), np.asarray(judge_labelled, dtype=np.float64),
+                    design(x_unlabelled), np.asarray(judge_unlabelled, dtype=np.float64))
+            out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_ols_pointestimate(*args))[1]),
+                          "ci": _interval(*ppi_py.ppi_ols_ci(*args, alpha=alpha), 1)}
+    return out
+
+
+def grade_entropy(probs: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each row of grade probabilities over 1..5 (renormalised)."""
+    p = np.asarray(probs, dtype=np.float64)
+    p = p / p.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.nansum(np.where(p > 0, p * np.log(p), 0.0), axis=1)

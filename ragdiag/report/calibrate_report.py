@@ -1,0 +1,68 @@
+"""Rendering of ``ragdiag calibrate`` results: plain sentences first, then rich tables."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ragdiag.report.trust import calibrate_trust
+
+
+def _cell(block: dict | None) -> str:
+    if not block:
+        return "–"
+    return f"{block['estimate']:.3f}\n[{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+
+
+def confusion_table(agreement: dict) -> Table:
+    table = Table(title="confusion: judge grade (rounded, rows) × human grade (columns)")
+    table.add_column("judge \\ human")
+    for grade in range(1, 6):
+        table.add_column(str(grade), justify="right")
+    for grade, row in enumerate(agreement["confusion"]["counts"], start=1):
+        table.add_row(str(grade), *(str(v) for v in row))
+    return table
+
+
+def estimate_tables(result: dict) -> list[Table]:
+    estimates = result["estimates"]
+    level = f"{100 * (1 - estimates['alpha']):.0f}%"
+    means = Table(title=f"mean grade per {estimates['by']} ({level} intervals)", show_lines=True)
+    for name in ("group", "items", "labelled", "PPI (judge + humans)", "judge only", "humans only"):
+        means.add_column(name, justify="left" if name == "group" else "right")
+    for row in estimates["mean_grade"]:
+        means.add_row(row["group"], str(row["items"]), str(row["labelled"]), _cell(row["ppi"]), _cell(row["judge_only"]),
+                      _cell(row["human_only"]))
+    slopes = Table(title=f"slope of grade on each retrieval measure (OLS, {level} intervals)", show_lines=True)
+    for name in ("measure", "PPI (judge + humans)", "judge only", "humans only"):
+        slopes.add_column(name, justify="left" if name == "measure" else "right")
+    for row in estimates["slopes"]:
+        slopes.add_row(row["measure"], _cell(row["ppi"]), _cell(row["judge_only"]), _cell(row["human_only"]))
+    return [means, slopes]
+
+
+def print_calibration(result: dict, console: Console) -> None:
+    meta = result["meta"]
+    console.print(f"ragdiag calibrate · {meta['graded']} · {meta['items']} graded items, {meta['labelled']} with a "
+                  f"human grade · judge grade: {meta['judge_grade']}", style="bold")
+    sentences = calibrate_trust(result)
+    if sentences:
+        console.print("How far to trust this", style="bold")
+        for line in sentences:
+            console.print(f"  {line}")
+    agreement = result.get("agreement")
+    if agreement:
+        rho = "–" if agreement["spearman"] is None else f"{agreement['spearman']:.3f}"
+        kappa = "–" if agreement["kappa_quadratic"] is None else f"{agreement['kappa_quadratic']:.3f}"
+        console.print(f"agreement on {agreement['items']} items: weighted κ (quadratic) {kappa} · Spearman {rho} · "
+                      f"exact {100 * agreement['exact']:.0f}% · within ±1 {100 * agreement['within_one']:.0f}% · "
+                      f"judge − human {agreement['mean_bias']:+.3f}")
+        console.print(confusion_table(agreement))
+    for table in estimate_tables(result):
+        console.print(table)
+    suggested = result.get("suggested")
+    if suggested:
+        console.print(f"wrote {suggested['sheet']}: {suggested['items']} items to label (highest "
+                      f"{suggested['signal']}); fill in the grade column and pass it to --human")
+        if suggested.get("note"):
+            console.print(f"note: {suggested['note']}", style="yellow")

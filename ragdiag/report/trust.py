@@ -1,0 +1,122 @@
+"""'How far to trust this': plain sentences on the judge behind a correlate or calibrate result.
+
+Read from the JSON keys the commands write: ``judge_reliability``, each result's ``corrected`` and
+each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.reference_gate``
+(correlate, reference-quality gate, when present) and ``agreement`` / ``estimates`` (calibrate).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def survival_clause(verdict: dict) -> str | None:
+    """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
+    a joint bootstrap."""
+    holds = verdict.get("lead_holds_joint")
+    if holds is None:
+        return None
+    if verdict.get("survives_judge_noise"):
+        return f"lead holds in {100 * holds:.0f}% of joint resamples"
+    return f"lead does not survive judge noise (holds in {100 * holds:.0f}% of joint resamples)"
+
+
+def corrected_text(entry: dict, sep: str = "\n") -> str | None:
+    """'corrected 0.420 (rel 0.71)' and its interval for a result entry; None when not computed."""
+    block = entry.get("corrected")
+    if not block:
+        return None
+    rel = block.get("reliability")
+    if block.get("value") is None:
+        return "corrected – (rel " + ("undefined)" if rel is None else f"{rel:.2f} ≤ 0)")
+    text = f"corrected {block['value']:.3f} (rel {rel:.2f})"
+    if block.get("ci"):
+        text += f"{sep}[{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+    return text
+
+
+def reliability_sentence(reliability: dict) -> str:
+    """One sentence: where the reliability comes from and its values."""
+    used = reliability.get("reliability")
+    source = ("the mean of its repeated grades" if reliability["source"] == "repeats"
+              else "one judge's grade, compared with the other judge's")
+    parts = [f"judge reliability ({source}, {reliability['ratings_per_row']:g} ratings per row): "
+             + ("undefined (no spread between or within rows)" if used is None
+                else f"{reliability['used'].replace('icc_1_k', 'ICC(1,k)').replace('icc_1_1', 'ICC(1,1)')} = {used:.2f}")]
+    if reliability.get("icc_1_1") is not None and reliability["source"] == "repeats":
+        parts.append(f"one grade alone ICC(1,1) = {reliability['icc_1_1']:.2f}")
+    if reliability.get("alpha_ordinal") is not None:
+        parts.append(f"Krippendorff's α (ordinal) = {reliability['alpha_ordinal']:.2f}")
+    text = "; ".join(parts)
+    if used is not None:
+        text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
+                 "capped at 1")
+    return text
+
+
+def degenerate_sentence(gate: dict | None) -> str | None:
+    """The reference-quality gate's counts as correlate records them in ``meta.reference_gate``
+    (``applied``, ``excluded_rows``, ``rows_checked``, ``by_kind``); None when the gate did not apply."""
+    if not gate or not gate.get("applied"):
+        return None
+    kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.get("by_kind") or {}).items() if count)
+    excluded = gate.get("excluded_rows", 0)
+    text = (f"{excluded} of {gate.get('rows_checked', '?')} rows left out: graded against a degenerate ideal answer"
+            if excluded else "no row was graded against a degenerate ideal answer")
+    return text + (f" ({kinds})" if kinds else "")
+
+
+def correlate_trust(report: dict) -> list[str]:
+    """Plain sentences for a correlate result (empty when it carries nothing about the judge)."""
+    lines = []
+    degenerate = degenerate_sentence((report.get("meta") or {}).get("reference_gate"))
+    if degenerate:
+        lines.append(degenerate)
+    reliability = report.get("judge_reliability")
+    if reliability:
+        lines.append(reliability_sentence(reliability))
+        for verdict in report.get("verdicts", []):
+            clause = survival_clause(verdict)
+            where = verdict["subset"] if verdict["side"] in ("pooled", "all") else f"{verdict['subset']}, {verdict['side']}"
+            if clause and verdict.get("runner_up"):
+                pair = f"lead of {verdict['best']} over {verdict['runner_up']}"
+                lines.append(f"{where}: the {clause.replace('lead', pair, 1)}")
+            elif verdict.get("runner_up") and not reliability.get("joint_bootstrap"):
+                lines.append(f"{where}: survival of the lead under judge noise needs --bootstrap N")
+    return lines
+
+
+def _interval_text(block: dict | None) -> str:
+    if not block:
+        return "–"
+    return f"{block['estimate']:.3f} [{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+
+
+def calibrate_trust(result: dict) -> list[str]:
+    """Plain sentences for a calibrate result: agreement first, then what the human labels changed."""
+    lines = []
+    agreement = result.get("agreement")
+    if agreement:
+        text = (f"the judge agrees with humans within one grade on {100 * agreement['within_one']:.0f}% of "
+                f"{agreement['items']} items (exactly on {100 * agreement['exact']:.0f}%)")
+        bias = agreement["mean_bias"]
+        text += f"; it grades {abs(bias):.2f} {'higher' if bias >= 0 else 'lower'} than humans on average"
+        if agreement.get("kappa_quadratic") is not None:
+            text += f"; weighted κ (quadratic) = {agreement['kappa_quadratic']:.2f}"
+        lines.append(text)
+    estimates = result.get("estimates") or {}
+    level = 100 * (1 - estimates.get("alpha", 0.1))
+    overall = next((m for m in estimates.get("mean_grade", []) if m["group"] == "all"), None)
+    if overall and overall.get("ppi") and overall.get("judge_only"):
+        ppi, judge = overall["ppi"], overall["judge_only"]
+        inside = judge["ci"][0] <= ppi["estimate"] <= judge["ci"][1]
+        lines.append(f"mean grade with the human labels (PPI, {level:.0f}% interval): {_interval_text(ppi)}; "
+                     f"the judge alone says {_interval_text(judge)}"
+                     + ("" if inside else ", an interval that misses the human-anchored estimate"))
+    for slope in estimates.get("slopes", []):
+        if slope.get("ppi"):
+            ci = slope["ppi"]["ci"]
+            sign = "rises" if ci[0] > 0 else "falls" if ci[1] < 0 else "may not change"
+            lines.append(f"grade {sign} with {slope['measure']} once anchored on humans: slope "
+                         f"{_interval_text(slope['ppi'])} (judge alone {_interval_text(slope.get('judge_only'))})")
+    return lines
