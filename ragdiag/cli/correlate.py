@@ -40,6 +40,9 @@ def correlate(
     measure_cols: Annotated[Optional[str], p.text_option("--measure-cols", "With --table: comma list of metric columns, e.g. ndcg@10,recall@10.")] = None,
     group_col: Annotated[Optional[str], p.text_option("--group-col", "With --table: correlate within each value of this column.")] = None,
     id_col: Annotated[Optional[str], p.text_option("--id-col", "With --table: bootstrap resamples these ids (all their rows together) instead of rows.")] = None,
+    keep_degenerate: p.KeepDegenerate = False,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -50,7 +53,8 @@ def correlate(
     from ragdiag.cli.paths import check_paths
 
     source = metric_table if metric_table is not None else graded
-    check_paths(inputs={"--table" if metric_table is not None else "--graded": source},
+    check_paths(inputs={"--table" if metric_table is not None else "--graded": source,
+                        "--degenerate-patterns": degenerate_patterns},
                 outputs={"--out": out}, plots={"--plot": plot})
     if metric_table is not None:
         from ragdiag.cli.correlate_table import correlate_metric_table
@@ -60,7 +64,9 @@ def correlate(
             ("--dataset", dataset), ("--graded", graded), ("--by", by), ("--exact-ties", exact_ties),
             ("--segments", segments is not p.Segmentation.ratio), ("--measures", measures != "F,E,T,nDCG"),
             ("--alpha-grid", alpha_grid != "l350^0.95"), ("--xk", xk != 2.0), ("--delta", delta != p.DEFAULT_DELTAS),
-            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo)) if given]
+            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo),
+            ("--keep-degenerate", keep_degenerate), ("--degenerate-patterns", degenerate_patterns),
+            ("--long-answer-ratio", long_answer_ratio != p.DEFAULT_LONG_ANSWER_RATIO)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
@@ -70,6 +76,7 @@ def correlate(
     from rich.console import Console
 
     from ragdiag.data.loaders import load_graded
+    from ragdiag.data.reference_gate import make_gate
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.measure_tables import parse_measures
@@ -82,11 +89,11 @@ def correlate(
         segments=segments.value, min_samples=p.DEFAULT_MIN_SAMPLES if min_samples is None else min_samples,
         measures=parse_measures(measures), kinds=parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c"),
         alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed,
-        compare=parse_pair(compare) if compare else None,
+        compare=parse_pair(compare) if compare else None, keep_degenerate=keep_degenerate,
     )
     stderr = Console(stderr=True)
     table = load_graded(graded, dataset.value if dataset else None, offline=offline, fallback=not no_fallback,
-                        hf_repo=hf_repo)
+                        hf_repo=hf_repo, gate=make_gate(degenerate_patterns, long_answer_ratio))
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
     report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),

@@ -51,6 +51,9 @@ class GradedTable:
     grade: np.ndarray
     source: GradedSource
     skipped_missing_grade: int = 0
+    degenerate: np.ndarray | None = None  # bool per row: its ideal answer is degenerate (reference gate)
+    degenerate_kinds: list[str | None] | None = None  # the kind per row (None: usable)
+    reference_gate: dict[str, Any] | None = None  # how the gate was applied (patterns, whether the file had texts)
 
     def __len__(self) -> int:
         return int(self.K.shape[0])
@@ -63,9 +66,12 @@ class GradedTable:
     def take(self, mask: np.ndarray) -> "GradedTable":
         """The rows where ``mask`` is true (codes and names kept)."""
         cols = {name: getattr(self, name)[mask] for name in _ARRAY_COLUMNS}
+        kinds = None if self.degenerate_kinds is None else [k for k, m in zip(self.degenerate_kinds, mask) if m]
         return GradedTable(
             query_names=self.query_names, embedder_names=self.embedder_names, subset_names=self.subset_names,
             source=self.source, skipped_missing_grade=self.skipped_missing_grade, **cols,
+            degenerate=None if self.degenerate is None else self.degenerate[mask], degenerate_kinds=kinds,
+            reference_gate=self.reference_gate,
         )
 
 
@@ -149,11 +155,29 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
             "grade": grade, "flat": flat.astype(np.uint8), "n": n}
 
 
-def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
+def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
+    """The degenerate kind of each record's ideal answer (``ideal_degenerate`` as ``grade`` recorded it,
+    else the gate on ``answer_ideal``, judged once per distinct id); None when no record carries an
+    ideal-answer text (e.g. the bundled sample, whose texts are blank): the gate cannot apply."""
+    if not any(isinstance(r.get("answer_ideal"), str) and r["answer_ideal"].strip() for r in records):
+        return None
+    by_id: dict[str, str | None] = {}
+    for r in records:
+        text = r.get("answer_ideal")
+        by_id.setdefault(r["id"], text if isinstance(text, str) else None)
+    ids = list(by_id)
+    judged = dict(zip(ids, gate.classify([by_id[i] for i in ids], [None] * len(ids))))
+    return [r["ideal_degenerate"] if isinstance(r.get("ideal_degenerate"), str) else judged[r["id"]] for r in records]
+
+
+def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource, gate: Any = None) -> GradedTable:
     """Validate every record (naming file, 1-based record number and field), refuse duplicate
     sample keys, and build the columns.
 
-    Rows whose grade is null are skipped and counted in ``skipped_missing_grade``.
+    Rows whose grade is null are skipped and counted in ``skipped_missing_grade``. With ``gate`` (a
+    :class:`ragdiag.data.reference_gate.ReferenceGate`) each row is marked in ``degenerate`` when its
+    ideal answer is degenerate, and such rows are kept even with a null grade (grade skipped them), so
+    that ``correlate`` can count them per segment before leaving them out.
     """
     records = records if isinstance(records, list) else list(records)
     cols = _columns_fast(records)
@@ -161,7 +185,9 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         _validate_slowly(records, source_label)
         raise DataError(f"{source_label}: records do not follow the samples_graded schema")
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
-    keep = ~np.isnan(cols["grade"])
+    kinds = ideal_answer_kinds(records, gate) if gate is not None else None
+    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(records), bool)
+    keep = ~np.isnan(cols["grade"]) | flagged
     k_all = cols["K"]
     width = int(k_all.max()) if len(k_all) else 0
     in_k = np.zeros((len(k_all), width), dtype=np.uint8)
@@ -179,4 +205,7 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
         in_k=in_k[keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((~keep).sum()),
+        degenerate=flagged[keep] if gate is not None else None,
+        degenerate_kinds=[k for k, kept in zip(kinds, keep) if kept] if kinds is not None else None,
+        reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
     )

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 
 
 def _cell(entry: dict | None) -> str:
@@ -210,11 +211,13 @@ def print_report(report: dict, console: Console) -> None:
     if meta.get("ties"):
         info += f" · ties: {meta['ties']}"
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
+    for line in filter(None, [gate_line(report), *withheld_lines(report)]):
+        console.print(line, style="yellow")
     if report["verdicts"]:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):
             console.print(f"  {line}")
-    elif report["results"]:
+    elif report["results"] and not report.get("verdicts_withheld"):
         console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):
