@@ -212,7 +212,7 @@ def print_report(report: dict, console: Console) -> None:
         info += f" · ties: {meta['ties']}"
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
     for line in filter(None, [gate_line(report), *withheld_lines(report)]):
-        console.print(line, style="yellow")
+        console.print(line, style="yellow", soft_wrap=True)
     if report["verdicts"]:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):
