@@ -47,7 +47,7 @@ class CorpusRunConfig:
     segments: str = "ratio"
     min_samples: int = 300
     bootstrap: int = 1000
-    grading: Any = None  # ragdiag.pipeline.end_to_end.GradingOptions (grade mode, reference gate)
+    grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
 
 
 @dataclass

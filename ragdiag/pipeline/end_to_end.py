@@ -14,26 +14,10 @@ from typing import Any
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.generate import GenerateResult, run_generate
-from ragdiag.pipeline.grade import GradeResult, run_grade
+from ragdiag.pipeline.grade import GradeResult, GradingOptions, run_grade
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.pipeline.run_meta import manifest_path
-
-
-@dataclass(frozen=True)
-class GradingOptions:
-    """How answers are gated and graded (issue 20): grade mode, top logprobs, gate patterns and ratio."""
-
-    grade_mode: str = "digit"
-    top_logprobs: int = 10
-    degenerate_patterns: Path | None = None
-    long_answer_ratio: float = 5.0
-    keep_degenerate: bool = False
-
-    def gate(self):
-        from ragdiag.data.reference_gate import make_gate
-
-        return make_gate(self.degenerate_patterns, self.long_answer_ratio)
 
 
 @dataclass

@@ -173,6 +173,24 @@ def grading_prompts(grade_mode: str) -> dict[str, str]:
     return {name: load_prompt(name).id for name in names}
 
 
+@dataclass(frozen=True)
+class GradingOptions:
+    """How answers are gated and graded (issue 20): grade mode, top logprobs, gate patterns and ratio."""
+
+    grade_mode: str = "digit"
+    top_logprobs: int = 10
+    degenerate_patterns: Path | None = None
+    long_answer_ratio: float = 5.0
+    keep_degenerate: bool = False
+
+    def gate(self) -> ReferenceGate:
+        return make_gate(self.degenerate_patterns, self.long_answer_ratio)
+
+    def judge(self, client: LLMClient):
+        """The judge function of this grade mode (see :func:`make_judge`, :func:`make_logprob_judge`)."""
+        return make_logprob_judge(client, self.top_logprobs) if self.grade_mode == "logprobs" else make_judge(client)
+
+
 @dataclass
 class Judged:
     """Graded records in row order, unparsed replies, failed calls and the grade array."""
