@@ -134,3 +134,14 @@ def test_long_ratio_range(ratio):
 def test_count_kinds_lists_every_kind():
     counts = count_kinds(["refusal", None, "refusal", "empty"])
     assert counts == {**dict.fromkeys(KINDS, 0), "refusal": 2, "empty": 1, "total": 3, "answers": 4}
+
+
+def test_cli_defaults_match_the_library():
+    from ragdiag.cli import params
+    from ragdiag.data.reference_gate import DEFAULT_LONG_RATIO, LONG_RATIO_RANGE
+    from ragdiag.pipeline.grade import GradingOptions
+
+    assert params.DEFAULT_LONG_ANSWER_RATIO == DEFAULT_LONG_RATIO == GradingOptions.long_answer_ratio
+    assert params.DEFAULT_TOP_LOGPROBS == GradingOptions.top_logprobs
+    assert "Range [1.5, 1000]" in params.LongAnswerRatio.__metadata__[0].help
+    assert LONG_RATIO_RANGE == (1.5, 1000.0)

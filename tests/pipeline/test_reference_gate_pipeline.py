@@ -7,12 +7,15 @@ or EN/FR strings written the way small instruct models answer.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from typer.testing import CliRunner
 
+from ragdiag.cli import app
 from tests.servers.chat_server import ChatServer
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-llm-answers"
@@ -84,7 +87,9 @@ def test_generate_counts_degenerate_answers_per_kind(tiny, refusing, run_cli, tm
 def test_grade_skips_the_real_scifact_refusals_and_correlate_withholds_the_verdict(server, run_cli, tmp_path):
     answers = tmp_path / "scifact.answers.jsonl"
     shutil.copy(_real("scifact.answers.jsonl"), answers)
-    graded = tmp_path / "graded.json"
+    results = tmp_path / "results"
+    results.mkdir()
+    graded = results / "graded.json"
     res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url)
     assert res.exit_code == 0, res.output
     assert server.requests == 2  # only scifact-49 (K=1, K=3) has a usable ideal answer
@@ -98,6 +103,20 @@ def test_grade_skips_the_real_scifact_refusals_and_correlate_withholds_the_verdi
     assert "reference gate: 14 of 16 rows left out, their ideal answer is degenerate (refusal 14)" in res.output
     withheld = [line for line in res.output.splitlines() if "no verdict" in line]
     assert len(withheld) == 1 and "88% of segment bm25^scifact" in withheld[0] and "--keep-degenerate" in withheld[0]
+
+    # the HTML report shows the counts per kind, the rows not graded and the withheld verdict
+    res = run_cli("correlate", "--graded", graded, "--segments", "pooled", "--min-samples", "2",
+                  "--out", results / "correlation.json", "--format", "json")
+    assert res.exit_code == 0, res.output
+    page = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["report", str(results), "--out", str(page)])
+    assert res.exit_code == 0, res.output
+    html = page.read_text()
+    assert "reference gate (degenerate-patterns@v1, long answer &gt; 5.0× median): 14 rows not sent to the judge" in html
+    assert '<td class="txt">refusal</td><td data-v="7">7</td><td data-v="15">15</td>' in html
+    assert re.search(r"not graded: degenerate ideal answer</td><td[^>]*>14<", html)
+    assert "scifact: no verdict — 88% of segment bm25^scifact (14 of 16 rows)" in html
+    assert "No verdict: no subset has a segment" not in html
 
 
 def test_correlate_excludes_real_refusal_references_by_default(run_cli, tmp_path):
