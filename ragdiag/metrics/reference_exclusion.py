@@ -37,7 +37,7 @@ def exclude_degenerate(table: GradedTable, segments: str, keep: bool) -> tuple[G
         return table.take(graded) if table.degenerate is not None else table, info
     flagged = table.degenerate
     excluded = flagged & ~graded if keep else flagged
-    kinds = Counter(k for k, f in zip(table.degenerate_kinds or [], excluded) if f)
+    kinds = Counter(k for k, f in zip(table.degenerate_kinds or [], flagged) if f)  # every degenerate row
     seg_of_row, keys, sides = segment_rows(table, segments)
     per_segment = []
     for code, key in enumerate(keys):

@@ -140,6 +140,7 @@ def test_correlate_excludes_real_refusal_references_by_default(run_cli, tmp_path
     assert res.exit_code == 0, res.output
     report = json.loads(kept.read_text())
     assert report["meta"]["rows"] == 16 and report["meta"]["reference_gate"]["kept_degenerate_rows"] == 14
+    assert report["meta"]["reference_gate"]["by_kind"]["refusal"] == 14
     assert report["verdicts_withheld"] == [] and report["verdicts"]
 
 
