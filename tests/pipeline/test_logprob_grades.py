@@ -106,3 +106,20 @@ def test_pipeline_takes_the_grade_mode(tiny, server, run_cli, tmp_path):
     correlation = json.loads((tmp_path / "out" / "correlation.json").read_text())
     assert correlation["run_record"]["prompts"]["grading-logprobs"] == "grading-logprobs@v1"
     assert correlation["meta"]["reference_gate"]["applied"] is True
+
+
+def test_the_graded_loader_reads_grade_probs_and_names_a_bad_one(tmp_path):
+    from ragdiag.errors import RagdiagError
+
+    base = {"id": "M-1", "E": "e", "Nc": 3, "Np": 1, "K": 1, "inK": [1]}
+    rows = [{**base, "grade": 4.3, "grade_probs": [0.0, 0.0, 0.1, 0.5, 0.4]},
+            {**base, "K": 2, "inK": [1, 0], "grade": 2.0}]
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps(rows))
+    table = load_graded_file(path)
+    assert table.grade.tolist() == [4.3, 2.0]
+    assert table.grade_probs[0].tolist() == [0.0, 0.0, 0.1, 0.5, 0.4] and all(math.isnan(x) for x in table.grade_probs[1])
+    rows[0]["grade_probs"] = [0.5, 0.5, 0.5, 0.0, 0.0]
+    path.write_text(json.dumps(rows))
+    with pytest.raises(RagdiagError, match=r"record 1: field 'grade_probs': .* is not 5 probabilities"):
+        load_graded_file(path)
