@@ -179,3 +179,10 @@ def test_bad_gate_options_are_one_line_before_any_call(tiny, server, run_cli, tm
     assert res.exit_code == 2 and "--long-answer-ratio" in res.output and "1.5" in res.output
     res = run_cli("correlate", "--graded", tmp_path / "none.json", "--degenerate-patterns", tmp_path / "missing.json")
     assert res.exit_code == 2 and "missing.json" in res.output
+
+
+def test_gate_flags_do_not_apply_to_your_own_metric_table(run_cli, tmp_path):
+    table = tmp_path / "metrics.csv"
+    table.write_text("grade,ndcg@10\n" + "".join(f"{1 + i % 5},{i / 20}\n" for i in range(20)))
+    res = run_cli("correlate", "--table", table, "--measure-cols", "ndcg@10", "--keep-degenerate")
+    assert res.exit_code == 2 and "--keep-degenerate does not apply with --table" in res.output
