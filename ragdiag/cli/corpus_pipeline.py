@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -42,7 +42,7 @@ def check_corpus_flags(corpus: Path | None, retriever: list[str] | None, texts: 
 def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retriever: list[str], ks: list[int],
                     out_dir: Path, depth: int | None, ideal_cap: int, max_queries: int | None,
                     embed_base_url: str | None, repeats: int, judges: list[str], segments: str, min_samples: int,
-                    config: "ClientConfig", min_coverage: float, progress: bool) -> None:
+                    config: "ClientConfig", min_coverage: float, progress: bool, grading: Any = None) -> None:
     """Run :func:`ragdiag.pipeline.corpus_run.run_corpus_pipeline` and print its summaries."""
     from rich.console import Console
 
@@ -53,7 +53,7 @@ def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retr
 
     cfg = CorpusRunConfig(corpus=corpus, retrievers=retriever, ks=ks, out_dir=out_dir, queries=queries, qrels=qrels,
                           depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url,
-                          repeats=repeats, judges=judges, segments=segments, min_samples=min_samples)
+                          repeats=repeats, judges=judges, segments=segments, min_samples=min_samples, grading=grading)
     result = run_corpus_pipeline(cfg, config, progress)
     meta = result.summary
     queries_used = meta["queries"]

@@ -49,6 +49,9 @@ def correlate(
     measure_cols: Annotated[Optional[str], p.text_option("--measure-cols", "With --table: comma list of metric columns, e.g. ndcg@10,recall@10.")] = None,
     group_col: Annotated[Optional[str], p.text_option("--group-col", "With --table: correlate within each value of this column.")] = None,
     id_col: Annotated[Optional[str], p.text_option("--id-col", "With --table: bootstrap resamples these ids (all their rows together) instead of rows.")] = None,
+    keep_degenerate: p.KeepDegenerate = False,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -59,7 +62,8 @@ def correlate(
     from ragdiag.cli.paths import check_paths
 
     source = metric_table if metric_table is not None else graded
-    check_paths(inputs={"--table" if metric_table is not None else "--graded": source},
+    check_paths(inputs={"--table" if metric_table is not None else "--graded": source,
+                        "--degenerate-patterns": degenerate_patterns},
                 outputs={"--out": out}, plots={"--plot": plot, "--grade-plot": grade_plot, "--compare-plot": compare_plot})
     if metric_table is not None:
         from ragdiag.cli.correlate_table import correlate_metric_table
@@ -70,7 +74,9 @@ def correlate(
             ("--segments", segments is not p.Segmentation.ratio), ("--measures", measures != "F,E,T,nDCG"),
             ("--alpha-grid", alpha_grid != "l350^0.95"), ("--xk", xk != 2.0), ("--delta", delta != p.DEFAULT_DELTAS),
             ("--grade-plot", grade_plot), ("--grade-by", grade_by is not GradeBinning.ratio), ("--compare-plot", compare_plot),
-            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo)) if given]
+            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo),
+            ("--keep-degenerate", keep_degenerate), ("--degenerate-patterns", degenerate_patterns),
+            ("--long-answer-ratio", long_answer_ratio != p.DEFAULT_LONG_ANSWER_RATIO)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
@@ -80,6 +86,7 @@ def correlate(
     from rich.console import Console
 
     from ragdiag.data.loaders import load_graded
+    from ragdiag.data.reference_gate import make_gate
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.measure_tables import parse_measures
@@ -92,7 +99,7 @@ def correlate(
         segments=segments.value, min_samples=p.DEFAULT_MIN_SAMPLES if min_samples is None else min_samples,
         measures=parse_measures(measures), kinds=parse_kinds(corr or "spearman,pearson,kendall_b,kendall_c"),
         alpha_grid=alpha_grid, xk=xk, exact_ties=exact_ties, bootstrap=bootstrap, seed=seed,
-        compare=parse_pair(compare) if compare else None,
+        compare=parse_pair(compare) if compare else None, keep_degenerate=keep_degenerate,
     )
     if compare_plot is not None and not opts.compare:
         from ragdiag.errors import RagdiagError
@@ -100,7 +107,7 @@ def correlate(
         raise RagdiagError("--compare-plot needs --compare A,B (the two measures to difference)")
     stderr = Console(stderr=True)
     table = load_graded(graded, dataset.value if dataset else None, offline=offline, fallback=not no_fallback,
-                        hf_repo=hf_repo)
+                        hf_repo=hf_repo, gate=make_gate(degenerate_patterns, long_answer_ratio))
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
     report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),

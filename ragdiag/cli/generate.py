@@ -28,20 +28,26 @@ def generate(
     dataset: p.DatasetOpt = p.Dataset.all,
     embedder: p.RankEmbedder = None,
     ranked_out: Annotated[Optional[Path], p.path_option("--ranked-out", "Where --embedder writes the ranked samples (default OUT-stem.ranked.json).")] = None,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
-    """Write one ideal answer per query and one top-K answer per (ranked sample, K)."""
+    """Write one ideal answer per query and one top-K answer per (ranked sample, K); count degenerate answers
+    (empty, refusal, prompt echo, question copy, too long) per kind."""
     from ragdiag.cli.paths import check_paths
+    from ragdiag.data.reference_gate import make_gate
     from ragdiag.pipeline.generate import parse_ks, run_generate
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_ranking_source(ranked, embedder)
-    local = {"--texts": texts, "--ranked": ranked}
+    local = {"--texts": texts, "--ranked": ranked, "--degenerate-patterns": degenerate_patterns}
     check_paths(inputs={flag: Path(v) for flag, v in local.items() if v and Path(v).exists()},
                 outputs={"--out": out, "--ranked-out": ranked_out}, folders={"--cache-dir": config.cache_dir})
-    result = run_generate(texts, ranked, parse_ks(ks), dataset.value, out, config, embedder, ranked_out, progress)
+    gate = make_gate(degenerate_patterns, long_answer_ratio)
+    result = run_generate(texts, ranked, parse_ks(ks), dataset.value, out, config, embedder, ranked_out, progress,
+                          gate=gate)
     render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

@@ -18,17 +18,29 @@ def grade(
     out: Annotated[Path, p.path_option("--out", "Graded samples (JSON list, samples_graded schema); its manifest is OUT.manifest.json.")],
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
+    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
+    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
+    keep_degenerate: p.KeepDegenerate = False,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
-    """Grade each top-K answer 1-5 against the ideal answer; missing grades are null, never defaulted."""
+    """Grade each top-K answer 1-5 against the ideal answer; missing grades are null, never defaulted.
+
+    Rows whose ideal answer is degenerate (empty, a refusal, an echo of the prompt, a copy of the
+    question, far longer than the median) are not sent to the judge unless --keep-degenerate.
+    """
     from ragdiag.cli.paths import check_paths
+    from ragdiag.data.reference_gate import make_gate
     from ragdiag.pipeline.grade import judge_models, run_grade
     from ragdiag.pipeline.run_meta import check_coverage
 
-    check_paths(inputs={"--answers": answers}, outputs={"--out": out}, folders={"--cache-dir": config.cache_dir})
-    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress)
+    check_paths(inputs={"--answers": answers, "--degenerate-patterns": degenerate_patterns}, outputs={"--out": out},
+                folders={"--cache-dir": config.cache_dir})
+    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, grade_mode.value,
+                       top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate)
     render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

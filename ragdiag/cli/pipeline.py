@@ -36,6 +36,11 @@ def pipeline(
     ideal_cap: cp.IdealCapOpt = 10,
     max_queries: cp.MaxQueriesOpt = None,
     embed_base_url: cp.EmbedBaseUrlOpt = None,
+    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
+    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
+    keep_degenerate: p.KeepDegenerate = False,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -46,23 +51,26 @@ def pipeline(
     from rich.console import Console
 
     from ragdiag.cli.paths import check_paths
-    from ragdiag.pipeline.end_to_end import run_pipeline
+    from ragdiag.pipeline.end_to_end import GradingOptions, run_pipeline
     from ragdiag.pipeline.generate import parse_ks
     from ragdiag.pipeline.grade import judge_models
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.correlate_report import print_report
 
     cp.check_corpus_flags(corpus, retriever, texts, ranked, embedder)
+    check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
+    grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
+    grading.gate()  # a bad patterns file or ratio stops here, before any call
     if corpus is not None:
         check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
         cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
                            embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
-                           config, min_coverage, progress)
+                           config, min_coverage, progress, grading)
         return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
-                          judge_models(config, second_judge), segments.value, min_samples, progress)
+                          judge_models(config, second_judge), segments.value, min_samples, progress, grading)
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

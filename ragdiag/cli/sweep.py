@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.cli.params import DEFAULT_DELTAS, FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
@@ -49,6 +50,11 @@ def sweep(
     latency_queries: SweepLatency = 1000,
     qps_repeats: SweepRepeats = 3,
     embed_base_url: EmbedBaseUrl = None,
+    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
+    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
+    keep_degenerate: p.KeepDegenerate = False,
+    degenerate_patterns: p.DegeneratePatterns = None,
+    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -61,13 +67,20 @@ def sweep(
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.sweep_report import print_sweep
     from ragdiag.sweep.command import sweep_command
+    from ragdiag.cli.paths import check_paths
+    from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.sweep.run import CONTROLS, SweepConfig
+
+    check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
+    grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
+    grading.gate()  # a bad patterns file or ratio stops here, before any work
 
     cfg = SweepConfig(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
                       controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
-                      latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url)
+                      latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
+                      grading=grading)
     done = sweep_command(cfg, config, out_dir, plot, progress)
     print_sweep(done.outcome.result, Console(width=max(Console().width, 160)))
     render_summary("ragdiag sweep", done.summary, done.paths)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import itertools
+import math
 
 import numpy as np
 
@@ -53,6 +54,10 @@ class GradedTable:
     skipped_missing_grade: int = 0
     ratings: np.ndarray | None = None  # (rows, R) repeated grades (or judges' grades), NaN where missing
     ratings_source: str | None = None  # "repeats" (grade = their mean) or "judges" (grade = first judge's)
+    degenerate: np.ndarray | None = None  # bool per row: its ideal answer is degenerate (reference gate)
+    degenerate_kinds: list[str | None] | None = None  # the kind per row (None: usable)
+    reference_gate: dict[str, Any] | None = None  # how the gate was applied (patterns, whether the file had texts)
+    grade_probs: np.ndarray | None = None  # (rows, 5) digit probabilities p1..p5 (--grade-mode logprobs), NaN rows where absent
 
     def __len__(self) -> int:
         return int(self.K.shape[0])
@@ -65,10 +70,13 @@ class GradedTable:
     def take(self, mask: np.ndarray) -> "GradedTable":
         """The rows where ``mask`` is true (codes and names kept)."""
         cols = {name: getattr(self, name)[mask] for name in _ARRAY_COLUMNS}
+        kinds = None if self.degenerate_kinds is None else [k for k, m in zip(self.degenerate_kinds, mask) if m]
         return GradedTable(
             query_names=self.query_names, embedder_names=self.embedder_names, subset_names=self.subset_names,
             source=self.source, skipped_missing_grade=self.skipped_missing_grade,
             ratings=None if self.ratings is None else self.ratings[mask], ratings_source=self.ratings_source, **cols,
+            degenerate=None if self.degenerate is None else self.degenerate[mask], degenerate_kinds=kinds,
+            reference_gate=self.reference_gate, grade_probs=None if self.grade_probs is None else self.grade_probs[mask],
         )
 
 
@@ -194,11 +202,49 @@ def rating_matrix(records: list, keep: np.ndarray) -> tuple[np.ndarray | None, s
     return None, None
 
 
-def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource) -> GradedTable:
+def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
+    """The degenerate kind of each record's ideal answer (``ideal_degenerate`` as ``grade`` recorded it,
+    else the gate on ``answer_ideal``, judged once per distinct id); None when no record carries an
+    ideal-answer text (e.g. the bundled sample, whose texts are blank): the gate cannot apply."""
+    if not any(isinstance(r.get("answer_ideal"), str) and r["answer_ideal"].strip() for r in records):
+        return None
+    by_id: dict[str, str | None] = {}
+    for r in records:
+        text = r.get("answer_ideal")
+        by_id.setdefault(r["id"], text if isinstance(text, str) else None)
+    ids = list(by_id)
+    judged = dict(zip(ids, gate.classify([by_id[i] for i in ids], [None] * len(ids))))
+    return [r["ideal_degenerate"] if isinstance(r.get("ideal_degenerate"), str) else judged[r["id"]] for r in records]
+
+
+def read_grade_probs(records: list[dict], source_label: str) -> np.ndarray | None:
+    """The ``grade_probs`` of each record as a (rows, 5) array (NaN rows where absent), None when no record
+    has them. Each must be 5 finite probabilities ≥ 0 summing to 1 (±1e-6); else the record is named."""
+    if not any(r.get("grade_probs") is not None for r in records):
+        return None
+    out = np.full((len(records), 5), np.nan)
+    for number, record in enumerate(records, start=1):
+        probs = record.get("grade_probs")
+        if probs is None:
+            continue
+        ok = (isinstance(probs, list) and len(probs) == 5
+              and all(type(p) in (int, float) and math.isfinite(p) and p >= 0 for p in probs)
+              and abs(sum(probs) - 1.0) <= 1e-6)
+        if not ok:
+            raise DataError.at(source_label, number, "grade_probs",
+                               f"{probs!r} is not 5 probabilities (grades 1..5, each ≥ 0, summing to 1)")
+        out[number - 1] = probs
+    return out
+
+
+def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource, gate: Any = None) -> GradedTable:
     """Validate every record (naming file, 1-based record number and field), refuse duplicate
     sample keys, and build the columns.
 
-    Rows whose grade is null are skipped and counted in ``skipped_missing_grade``.
+    Rows whose grade is null are skipped and counted in ``skipped_missing_grade``. With ``gate`` (a
+    :class:`ragdiag.data.reference_gate.ReferenceGate`) each row is marked in ``degenerate`` when its
+    ideal answer is degenerate, and such rows are kept even with a null grade (grade skipped them), so
+    that ``correlate`` can count them per segment before leaving them out.
     """
     records = records if isinstance(records, list) else list(records)
     cols = _columns_fast(records)
@@ -206,7 +252,10 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         _validate_slowly(records, source_label)
         raise DataError(f"{source_label}: records do not follow the samples_graded schema")
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
-    keep = ~np.isnan(cols["grade"])
+    probs = read_grade_probs(records, source_label)
+    kinds = ideal_answer_kinds(records, gate) if gate is not None else None
+    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(records), bool)
+    keep = ~np.isnan(cols["grade"]) | flagged
     k_all = cols["K"]
     width = int(k_all.max()) if len(k_all) else 0
     in_k = np.zeros((len(k_all), width), dtype=np.uint8)
@@ -226,4 +275,8 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
         in_k=in_k[keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((~keep).sum()),
+        degenerate=flagged[keep] if gate is not None else None,
+        degenerate_kinds=[k for k, kept in zip(kinds, keep) if kept] if kinds is not None else None,
+        reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
+        grade_probs=None if probs is None else probs[keep],
     )

@@ -125,8 +125,9 @@ def bundled_sample_path(filename: str = GRADED_FILE) -> Path:
     return resource_path("fixtures", BUNDLED_SAMPLE, filename)
 
 
-def load_graded_file(path: Path, simulated_grades: bool = False, name: str | None = None) -> GradedTable:
-    """Graded samples from a local JSON/JSONL file, validated."""
+def load_graded_file(path: Path, simulated_grades: bool = False, name: str | None = None, gate=None) -> GradedTable:
+    """Graded samples from a local JSON/JSONL file, validated (``gate``: mark degenerate ideal answers,
+    see :func:`ragdiag.data.graded_table.build_graded_table`)."""
     path = Path(path)
     with _no_cyclic_gc():
         records = _parse_records(path)
@@ -137,7 +138,7 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
         simulated_grades = True  # the bundled sample given by path: its grades are simulated all the same
     source = GradedSource(name=name or str(path), sha256=sha256, simulated_grades=simulated_grades)
     with _no_cyclic_gc():
-        return build_graded_table(records, str(path), source)
+        return build_graded_table(records, str(path), source, gate)
 
 
 def _filter_dataset(table: GradedTable, dataset: str) -> GradedTable:
@@ -199,12 +200,13 @@ def load_graded_hub(dataset: str, repo: str | None = None) -> GradedTable:
 
 
 def load_graded(graded: Path | None, dataset: str | None, offline: bool = False, fallback: bool = True,
-                hf_repo: str | None = None) -> GradedTable:
-    """A graded file (``graded``) or a named dataset (``dataset``): exactly one of the two."""
+                hf_repo: str | None = None, gate=None) -> GradedTable:
+    """A graded file (``graded``) or a named dataset (``dataset``): exactly one of the two (``gate``
+    applies to a graded file)."""
     if (graded is None) == (dataset is None):
         raise RagdiagError("give exactly one of --dataset NAME or --graded PATH")
     if graded is not None:
-        return load_graded_file(graded)
+        return load_graded_file(graded, gate=gate)
     return load_graded_dataset(dataset, offline=offline, fallback=fallback, repo=hf_repo)
 
 

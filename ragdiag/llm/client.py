@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
+from ragdiag.llm.logprobs import logprob_params, pack_reply
 from ragdiag.llm.prices import call_cost, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.endpoint import check_endpoint
@@ -159,11 +160,14 @@ class LLMClient:
         self._unusable: RagdiagError | None = None
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
-                json_reply: bool = False, repeat: int | None = None) -> dict[str, Any]:
-        """The full request whose sorted JSON is hashed for the cache key."""
+                json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
+        """The full request whose sorted JSON is hashed for the cache key (``top_logprobs``: a one-token
+        call with logprobs, :mod:`ragdiag.llm.logprobs`; its parameters are part of the key)."""
         params: dict[str, Any] = {"temperature": self.config.temperature, "seed": self.config.seed}
         if json_reply:
             params["response_format"] = {"type": "json_object"}
+        if top_logprobs is not None:
+            params.update(logprob_params(top_logprobs))
         req = {"provider": self.config.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
@@ -243,6 +247,9 @@ class LLMClient:
         def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
             body = reply_json(sdk.chat.completions.with_raw_response.create(**kwargs).http_response)
+            if kwargs.get("logprobs"):
+                return pack_reply(body, f"the server {self.config.shown_base_url or OPENAI_URL} (model "
+                                        f"{request['model']})"), body
             return reply_text(body), body
 
         def on_retry(err: BaseException, wait: float) -> None:

@@ -31,6 +31,7 @@ class CorrelateOptions:
     bootstrap: int = 0
     seed: int = 0
     compare: tuple[str, str] | None = None
+    keep_degenerate: bool = False  # reference gate: keep rows graded against a degenerate ideal answer
 
 
 @dataclass

@@ -14,6 +14,7 @@ from ragdiag.data.graded_table import GradedTable
 from ragdiag.io.run_record import RunRecord, package_versions, stamp, start_run
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
+from ragdiag.metrics.reference_exclusion import exclude_degenerate, withhold_verdicts
 from ragdiag.metrics.system_level import system_level
 
 
@@ -36,7 +37,11 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
                     record: RunRecord | None = None) -> dict:
     """Results, comparisons, system view and verdicts, with ``meta`` and ``run_record``."""
     record = record or correlate_run_record(table, opts)
+    table, gate_info = exclude_degenerate(table, opts.segments, opts.keep_degenerate)
+    if gate_info.get("applied"):
+        record.prompts[gate_info["patterns"].split("@")[0]] = gate_info["patterns"]
     analysis = run_correlate(table, opts, progress) if progress else run_correlate(table, opts)
+    withhold_verdicts(analysis, gate_info)
     source = table.source
     options = asdict(opts)
     meta = legacy_meta(
@@ -49,6 +54,7 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
         notice=source.notice,
         rows=len(table),
         skipped_missing_grade=table.skipped_missing_grade,
+        reference_gate=gate_info,
         segments=opts.segments,
         min_samples=opts.min_samples,
         measures=list(opts.measures),

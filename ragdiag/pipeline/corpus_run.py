@@ -47,6 +47,7 @@ class CorpusRunConfig:
     segments: str = "ratio"
     min_samples: int = 300
     bootstrap: int = 1000
+    grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
 
 
 @dataclass
@@ -155,7 +156,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         write_run(run_paths[spec.text], run, inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, cfg.segments, cfg.min_samples, progress)
+                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading)
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams

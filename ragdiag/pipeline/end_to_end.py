@@ -14,7 +14,7 @@ from typing import Any
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.generate import GenerateResult, run_generate
-from ragdiag.pipeline.grade import GradeResult, run_grade
+from ragdiag.pipeline.grade import GradeResult, GradingOptions, run_grade
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.pipeline.run_meta import manifest_path
@@ -28,14 +28,20 @@ class PipelineResult:
     paths: dict[str, Path]
 
 
-def correlate_command(graded: Path, segments: str, min_samples: int) -> str:
-    """The ``ragdiag correlate`` command line that redoes the last stage."""
-    return f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
+def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None) -> str:
+    """The ``ragdiag correlate`` command line that redoes the last stage (gate options included when set)."""
+    command = f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
+    if grading is not None:
+        command += "".join([" --keep-degenerate" if grading.keep_degenerate else "",
+                            f" --degenerate-patterns {grading.degenerate_patterns}" if grading.degenerate_patterns else "",
+                            f" --long-answer-ratio {grading.long_answer_ratio:g}"
+                            if grading.long_answer_ratio != GradingOptions.long_answer_ratio else ""])
+    return command
 
 
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
-                 min_samples: int = 300, progress: bool = True) -> PipelineResult:
+                 min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted)."""
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
@@ -55,14 +61,20 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
                        seeds={"llm": config.seed}, cache=config.cache)
     out_dir.mkdir(parents=True, exist_ok=True)
-    generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress)
-    graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress)
-    table = load_graded_file(paths["graded"])
-    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples), record=record)
+    grading = grading or GradingOptions()
+    gate = grading.gate()
+    generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress,
+                             gate=gate)
+    graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress, grading.grade_mode,
+                       grading.top_logprobs, gate, grading.keep_degenerate)
+    table = load_graded_file(paths["graded"], gate=gate)
+    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
+                                                          keep_degenerate=grading.keep_degenerate), record=record)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
-                                       correlate_command(paths["graded"], segments, min_samples),
+                                       correlate_command(paths["graded"], segments, min_samples, grading),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}
-    record.prompts.update({"generation": generated.meta["prompts"][0], "grading": graded.meta["prompts"][0],
-                           "grading-repair": graded.meta["prompts"][1]})
+    record.prompts.update({"generation": generated.meta["prompts"][0],
+                           **{prompt.split("@")[0]: prompt for prompt in graded.meta["prompts"]},
+                           gate.patterns.source.split("@")[0]: gate.patterns.source})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
     return PipelineResult(generated, graded, correlation, paths)

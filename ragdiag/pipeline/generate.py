@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ragdiag.data.reference_gate import KINDS, ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
 from ragdiag.errors import DataError, RagdiagError
@@ -144,11 +145,13 @@ def _label(row: dict[str, Any]) -> str:
 
 def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], dataset: str, out: Path,
                  config: ClientConfig, rank_with: str | None = None, ranked_out: Path | None = None,
-                 progress: bool = True, notice: Callable[[str], None] | None = None) -> GenerateResult:
+                 progress: bool = True, notice: Callable[[str], None] | None = None,
+                 gate: ReferenceGate | None = None) -> GenerateResult:
     """Load, optionally rank, generate, write ``out`` and its manifest (meta, summary, failures, skipped).
 
     Every output is checked against every input before any work; skipped items go to ``notice``
-    (default: a line on stderr) and to the manifest.
+    (default: a line on stderr) and to the manifest. The reference-quality gate counts degenerate
+    ideal and top-K answers per kind (``summary.reference_gate``, one notice line when any).
     """
     if (ranked_source is None) == (rank_with is None):
         raise RagdiagError("give exactly one source of rankings: ranked samples, or an embedder to rank the texts' candidates")
@@ -157,8 +160,10 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
     input_paths = [texts_source, ranked_source]
     manifest = guard_run_outputs([out, ranked_out if rank_with else None], input_paths)
     notice = notice or _stderr_line
+    gate = gate or make_gate()
     prompt = load_prompt("generation")
     record = open_record("generate", config, input_paths, {"generation": prompt.id})
+    record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
     texts = load_texts(texts_source, dataset)
     by_id = {s.id: s for s in texts.samples}
     inputs: dict[str, Any] = {"texts": {"source": texts.source, "sha256": texts.sha256}}
@@ -185,15 +190,42 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
     try:
         rows, failures, seconds = generate_answers(by_id, rows, client, progress)
         done = sum(1 for r in rows if r["answer"] is not None)
-        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict())
+        gate_counts = gate_counts_of(gate, rows)
+        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(), reference_gate=gate_counts)
         meta = run_meta("generate", client, prompts=[prompt.id], k=ks, dataset=dataset, **inputs)
         details = run_details(client)
     finally:
         client.close()
+    line = gate_notice(gate_counts)
+    if line:
+        notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,
                    failures=failures, skipped=skipped.as_dict())
     return GenerateResult(rows, meta, result_summary, failures, manifest)
+
+
+def gate_counts_of(gate: ReferenceGate, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Degenerate answers per kind, ideal and top-K rows apart (answered rows only), with the gate's settings."""
+    counts: dict[str, Any] = gate.describe()
+    for kind in ("ideal", "topK"):
+        answered = [r for r in rows if r["kind"] == kind and r.get("answer") is not None]
+        counts[kind] = count_kinds(gate.classify([r["answer"] for r in answered], [r["q"] for r in answered]))
+    return counts
+
+
+def gate_notice(counts: dict[str, Any]) -> str | None:
+    """One line naming how many ideal and top-K answers are degenerate and of which kinds (None when none are)."""
+    parts = []
+    for kind, name in (("ideal", "ideal"), ("topK", "top-K")):
+        c = counts[kind]
+        if c["total"]:
+            kinds = ", ".join(f"{k} {c[k]}" for k in KINDS if c[k])
+            parts.append(f"{c['total']} of {c['answers']} {name} answers ({kinds})")
+    if not parts:
+        return None
+    return ("reference gate: degenerate " + "; ".join(parts) +
+            " — grade skips rows whose ideal answer is degenerate (--keep-degenerate grades them)")
 
 
 def _stderr_line(text: str) -> None:

@@ -4,6 +4,16 @@ Paper 003 appendix A.3 / docs/methods.md#9-generation-and-grading. Each answer i
 (the repeat index is in the cache key, so repeats are distinct calls). A reply without a grade
 gets one repair request; if that holds no grade either, the grade is missing (null) and the reply
 is kept — never a default. ``grade`` is the mean of the first judge's parsed grades.
+
+``grade_mode="logprobs"`` asks for one token with its top logprobs instead (prompt
+``grading-logprobs``, no repair): each repeat's grade is the expected value over the digits 1–5
+(:mod:`ragdiag.llm.logprobs`), and the record keeps ``grade_probs`` (the first judge's digit
+probabilities [p1..p5], averaged over its repeats) and, with repeats, ``grade_probs_repeats``.
+
+The reference-quality gate (:mod:`ragdiag.data.reference_gate`) runs before any call: a row whose
+ideal answer is degenerate is not sent to the judge (grade null, ``ideal_degenerate`` = the kind,
+``skipped`` = why) unless ``keep_degenerate``; a degenerate top-K answer is graded and flagged
+(``topK_degenerate``).
 """
 
 from __future__ import annotations
@@ -16,9 +26,11 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.loaders import file_sha256, read_jsonl_lines
+from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
@@ -27,14 +39,17 @@ from ragdiag.io.writer import write_json
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
+GRADE_MODES = ("digit", "logprobs")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One judge call (plus its repair, if needed): the parsed grade or None, and the replies."""
+    """One judge call (plus its repair, if needed): the parsed grade or None, and the replies;
+    ``probs`` = [p1..p5] in logprobs mode."""
 
-    grade: int | None
+    grade: float | None
     replies: list[str] = field(default_factory=list)
+    probs: list[float] | None = None
 
 
 @dataclass
@@ -137,6 +152,45 @@ def make_judge(client: LLMClient):
     return judge
 
 
+def make_logprob_judge(client: LLMClient, top_logprobs: int):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: one one-token call; grade = E[digit] (G-Eval)."""
+    prompt = load_prompt("grading-logprobs")
+
+    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
+        row, ideal, model, repeat = item
+        messages = prompt.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
+        reply = client.chat(client.request(messages, prompt.id, model, repeat=repeat, top_logprobs=top_logprobs),
+                            _label(row, model, repeat))
+        probs = digit_probabilities(unpack_reply(reply.text))
+        return Verdict(None if probs is None else expected_grade(probs), [reply.text], probs)
+
+    return judge
+
+
+def grading_prompts(grade_mode: str) -> dict[str, str]:
+    """Prompt name → version id used by a grade mode (for the run record and ``meta``)."""
+    names = ("grading-logprobs",) if grade_mode == "logprobs" else ("grading", "grading-repair")
+    return {name: load_prompt(name).id for name in names}
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    """How answers are gated and graded (issue 20): grade mode, top logprobs, gate patterns and ratio."""
+
+    grade_mode: str = "digit"
+    top_logprobs: int = 10
+    degenerate_patterns: Path | None = None
+    long_answer_ratio: float = 5.0
+    keep_degenerate: bool = False
+
+    def gate(self) -> ReferenceGate:
+        return make_gate(self.degenerate_patterns, self.long_answer_ratio)
+
+    def judge(self, client: LLMClient):
+        """The judge function of this grade mode (see :func:`make_judge`, :func:`make_logprob_judge`)."""
+        return make_logprob_judge(client, self.top_logprobs) if self.grade_mode == "logprobs" else make_judge(client)
+
+
 @dataclass
 class Judged:
     """Graded records in row order, unparsed replies, failed calls and the grade array."""
@@ -153,28 +207,41 @@ def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict
     return {k: values.get(k) for k in GRADED_KEYS}
 
 
+def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
+    probs = [v.probs for v in verdicts if v is not None and v.probs is not None]
+    return [float(x) for x in np.mean(probs, axis=0)] if probs else None
+
+
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
-               repeats: int, progress: bool = True) -> Judged:
-    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error."""
+               repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None) -> Judged:
+    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error;
+    rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged."""
+    skip = skip or {}
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
-             if row.get("answer") is not None and ideal.get(row["id"]) is not None
+             if row.get("answer") is not None and ideal.get(row["id"]) is not None and row["id"] not in skip
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
-    outcome = run_items(client, make_judge(client), items, labels, "grading", progress)
+    outcome = run_items(client, judge or make_judge(client), items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
     graded, unparsed = [], []
     for index, row in enumerate(rows):
+        if row["id"] in skip and row.get("answer") is not None:
+            graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "ideal_degenerate": skip[row["id"]],
+                           "skipped": f"degenerate ideal answer ({skip[row['id']]}): not sent to the judge"})
+            continue
         if (id(row), judges[0], 0) not in verdicts:
             reason = "no ideal answer" if ideal.get(row["id"]) is None else "no top-K answer"
             graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "error": reason})
             continue
-        per_judge: dict[str, list[int | None]] = {}
-        replies, call_errors = [], []
+        per_judge: dict[str, list[float | None]] = {}
+        replies, call_errors, first_verdicts = [], [], []
         for j, model in enumerate(judges):
             per_judge[model] = []
             for repeat in range(repeats):
                 verdict, error = verdicts[(id(row), model, repeat)]
+                if j == 0:
+                    first_verdicts.append(verdict)
                 grade = verdict.grade if verdict is not None else None
                 per_judge[model].append(grade)
                 if grade is not None:
@@ -188,6 +255,10 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
                   "grades": per_judge[judges[0]]}
         if repeats > 1:
             record["grade_sd"] = float(np.std(parsed, ddof=1)) if len(parsed) > 1 else None
+        if any(v is not None and v.probs is not None for v in first_verdicts):
+            record["grade_probs"] = _mean_probs(first_verdicts)
+            if repeats > 1:
+                record["grade_probs_repeats"] = [None if v is None else v.probs for v in first_verdicts]
         if len(judges) > 1:
             record["judges"] = per_judge
         if replies:
@@ -204,26 +275,69 @@ def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[
     return [config.model] + ([second_judge] if second_judge else [])
 
 
+def gate_answers(gate: ReferenceGate, ideal: dict[str, str | None], rows: list[dict[str, Any]]
+                 ) -> tuple[dict[str, str], list[str | None]]:
+    """Degenerate kinds: ideal answer per id (only the degenerate ones), and each top-K row's answer."""
+    question = {row["id"]: row["q"] for row in rows}
+    ids = list(ideal)
+    ideal_kinds = gate.classify([ideal[i] for i in ids], [question.get(i) for i in ids])
+    topk_kinds = gate.classify([row.get("answer") for row in rows], [row["q"] for row in rows])
+    return {i: k for i, k in zip(ids, ideal_kinds) if k is not None}, topk_kinds
+
+
+def gate_summary(gate: ReferenceGate, ideal: dict[str, str | None], ideal_kinds: dict[str, str],
+                 topk: list[dict[str, Any]], topk_kinds: list[str | None], **extra: Any) -> dict[str, Any]:
+    """Counts per kind for ideal and top-K answers (answers present only), with the gate's settings."""
+    ideal_counts = count_kinds(ideal_kinds.get(i) for i, text in ideal.items() if text is not None)
+    topk_counts = count_kinds(k for row, k in zip(topk, topk_kinds) if row.get("answer") is not None)
+    return {**gate.describe(), "ideal": ideal_counts, "topK": topk_counts, **extra}
+
+
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
-              progress: bool = True) -> GradeResult:
-    """Check outputs against inputs, validate the whole answers file, judge, write ``out`` (a JSON
-    list) and its manifest (meta, run, summary, failures, unparsed, run record)."""
+              progress: bool = True, grade_mode: str = "digit", top_logprobs: int = 10,
+              gate: ReferenceGate | None = None, keep_degenerate: bool = False) -> GradeResult:
+    """Check outputs against inputs, validate the whole answers file, gate the ideal answers, judge, write
+    ``out`` (a JSON list) and its manifest (meta, run, summary, failures, unparsed, run record).
+
+    Rows skipped by the gate are not items of the coverage (no call was due); they are counted in
+    ``summary.reference_gate``.
+    """
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
+    if grade_mode not in GRADE_MODES:
+        raise RagdiagError(f"--grade-mode must be one of {', '.join(GRADE_MODES)}, got '{grade_mode}'")
+    if not 1 <= top_logprobs <= 20:
+        raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {top_logprobs}")
+    gate = gate or make_gate()
     manifest = guard_run_outputs([out], [answers])
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
-    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
-    record = open_record("grade", config, [answers], {"grading": grading.id, "grading-repair": repair.id}, judges)
+    prompts = grading_prompts(grade_mode)
+    ideal_kinds, topk_kinds = gate_answers(gate, ideal, rows)
+    skip = {} if keep_degenerate else ideal_kinds
+    record = open_record("grade", config, [answers], prompts, judges)
+    record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
     client = LLMClient(config)
     try:
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress)
+        judge = make_logprob_judge(client, top_logprobs) if grade_mode == "logprobs" else make_judge(client)
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip)
+        for graded_row, kind in zip(judged.graded, topk_kinds):
+            if kind is not None:
+                graded_row["topK_degenerate"] = kind
+            if keep_degenerate and graded_row["id"] in ideal_kinds:
+                graded_row["ideal_degenerate"] = ideal_kinds[graded_row["id"]]
+        skipped = sum(1 for r in judged.graded if "skipped" in r)
         covered = sum(1 for r in judged.graded if r["grade"] is not None)
-        result_summary = summary(client, len(judged.graded), covered, judged.seconds,
-                                 missing_grades=sum(1 for r in judged.graded if r["grade"] is None and "error" not in r),
+        gate_counts = gate_summary(gate, ideal, ideal_kinds, rows, topk_kinds, skipped_rows=skipped,
+                                   keep_degenerate=keep_degenerate)
+        result_summary = summary(client, len(judged.graded) - skipped, covered, judged.seconds,
+                                 missing_grades=sum(1 for r in judged.graded if r["grade"] is None
+                                                    and "error" not in r and "skipped" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
-                                 agreement=agreement_summary(judged.grades, judges))
-        meta = run_meta("grade", client, prompts=[grading.id, repair.id], judges=judges, repeats=repeats,
+                                 agreement=agreement_summary(judged.grades, judges), reference_gate=gate_counts)
+        mode = {"grade_mode": grade_mode, **({"top_logprobs": top_logprobs} if grade_mode == "logprobs" else {})}
+        meta = run_meta("grade", client, prompts=list(prompts.values()), judges=judges, repeats=repeats, **mode,
+                        reference_gate=gate.describe(),
                         answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
         details = run_details(client)
     finally:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
+from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 
 
 def _cell(entry: dict | None) -> str:
@@ -215,11 +216,13 @@ def print_report(report: dict, console: Console) -> None:
     if meta.get("ties"):
         info += f" · ties: {meta['ties']}"
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
+    for line in filter(None, [gate_line(report), *withheld_lines(report)]):
+        console.print(line, style="yellow", soft_wrap=True)
     if report["verdicts"]:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):
             console.print(f"  {line}")
-    elif report["results"]:
+    elif report["results"] and not report.get("verdicts_withheld"):
         console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
     trust = correlate_trust(report)
     if trust:

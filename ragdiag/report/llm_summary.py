@@ -20,10 +20,26 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     for key in ("missing_grades", "no_answer"):
         if key in summary:
             rows.append((key.replace("_", " "), summary[key]))
+    rows += gate_rows(summary.get("reference_gate"))
     for key, value in summary.get("agreement", {}).items():
         if key not in ("judges", "repeats"):
             rows.append((key.replace("_", " "), "n/a" if value is None else f"{value:.3f}"))
     return [(name, str(value)) for name, value in rows]
+
+
+def gate_rows(gate: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Reference-gate rows: degenerate ideal and top-K answers per kind, and rows not sent to the judge."""
+    if not isinstance(gate, dict):
+        return []
+    rows = []
+    for side, name in (("ideal", "degenerate ideal answers"), ("topK", "degenerate top-K answers")):
+        counts = gate.get(side)
+        if isinstance(counts, dict):
+            kinds = ", ".join(f"{k} {v}" for k, v in counts.items() if k not in ("total", "answers") and v)
+            rows.append((name, f"{counts['total']} of {counts['answers']}" + (f" ({kinds})" if kinds else "")))
+    if "skipped_rows" in gate:
+        rows.append(("not graded (degenerate ideal)", str(gate["skipped_rows"])))
+    return rows
 
 
 def render_summary(title: str, summary: dict[str, Any], outputs: dict[str, Path]) -> None:

@@ -24,7 +24,7 @@ from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.generate import answer_from_references
-from ragdiag.pipeline.grade import make_judge
+from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.remote.store import request_key
 
 
@@ -103,6 +103,19 @@ class AnswerJob:
     contexts: list[Context]
     ideal: dict[str, Answered] = field(default_factory=dict)
     answered: dict[Context, Answered] = field(default_factory=dict)
+    grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
+    ideal_kinds: dict[str, str] = field(default_factory=dict)  # query id → degenerate kind of its ideal answer
+
+    def gate_ideal(self) -> None:
+        """Classify the ideal answers (:mod:`ragdiag.data.reference_gate`); degenerate ones go to ``ideal_kinds``."""
+        ids = [q for q, a in self.ideal.items() if a.answer is not None]
+        kinds = self.grading.gate().classify([self.ideal[q].answer for q in ids], [self.query_text[q] for q in ids])
+        self.ideal_kinds = {q: k for q, k in zip(ids, kinds) if k is not None}
+
+    def skipped_for(self, query_id: str) -> str | None:
+        """Why a context of this query is neither answered nor graded (its ideal answer is degenerate), or None."""
+        kind = self.ideal_kinds.get(query_id)
+        return None if kind is None or self.grading.keep_degenerate else f"degenerate ideal answer ({kind})"
 
 
 def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
@@ -125,7 +138,7 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
         return {**upper, "total": sum(upper.values()), "exact": False}
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = make_judge(dry)
+    judge = job.grading.judge(dry)
     ideal: dict[str, str] = {}
     need = {"ideal": 0, "answers": 0, "grades": 0}
     for query_id, docs in job.ideal_docs.items():
@@ -133,7 +146,13 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
             ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
         except _WouldSend:
             need["ideal"] += 1
+    gate = job.grading.gate()
+    known = list(ideal)
+    degenerate = {q for q, k in zip(known, gate.classify([ideal[q] for q in known], [job.query_text[q] for q in known]))
+                  if k is not None and not job.grading.keep_degenerate}
     for context in job.contexts:
+        if context.query_id in degenerate:  # neither answered nor graded
+            continue
         try:
             answer = _generate(dry, generation, job, context.query_id, context.doc_ids, _context_label(context))
         except _WouldSend:
@@ -168,7 +187,7 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = make_judge(counting)
+    judge = job.grading.judge(counting)
     model = client.config.model
 
     def ask_ideal(query_id: str) -> Answered:
@@ -180,9 +199,13 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
     outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
     for query_id, result, error in zip(ideal_ids, outcome.results, outcome.errors):
         job.ideal[query_id] = result if result is not None else Answered(error=error)
+    job.gate_ideal()
 
     def ask_context(context: Context) -> Answered:
         counting.reset()
+        skipped = job.skipped_for(context.query_id)
+        if skipped is not None:
+            return Answered(None, None, *counting.counts(), error=skipped)
         answer = _generate(counting, generation, job, context.query_id, context.doc_ids, _context_label(context))
         ideal = job.ideal[context.query_id].answer
         if ideal is None:

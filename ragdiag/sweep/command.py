@@ -13,6 +13,7 @@ from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs
 from ragdiag.llm.client import ClientConfig
 from ragdiag.llm.prompts import load_prompt
+from ragdiag.pipeline.grade import grading_prompts
 from ragdiag.sweep.outputs import output_paths, write_sweep
 from ragdiag.sweep.run import SweepConfig, SweepOutcome, check_config, run_answer_sweep
 
@@ -31,7 +32,8 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     inputs = [cfg.corpus, cfg.queries, cfg.qrels]
     guard_outputs(output_paths(out_dir).values(), inputs)
     record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
-                       prompts={n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
+                       prompts={"generation": load_prompt("generation").id, **grading_prompts(cfg.grading.grade_mode),
+                                cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source},
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, progress)
     paths = write_sweep(outcome, out_dir, record)
@@ -42,7 +44,9 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
             paths[png.stem] = png
     result = outcome.result
     graded = sum(c["n_graded"] for c in result["controls"]) + sum(p["n_graded"] for p in result["points"])
-    expected = len(outcome.data.query_ids) * (len(result["controls"]) + len(result["points"]))
+    gate = result["meta"]["reference_gate"]
+    gated_queries = 0 if gate["keep_degenerate"] else gate["ideal"]["total"]  # not graded on purpose: not items
+    expected = (len(outcome.data.query_ids) - gated_queries) * (len(result["controls"]) + len(result["points"]))
     summary = {"items": expected, "covered": graded, "coverage": graded / expected if expected else 1.0,
                "seconds": result["meta"]["seconds"].get("answers", 0.0), **result["meta"]["calls"]}
     return SweepCommandResult(outcome, paths, summary)

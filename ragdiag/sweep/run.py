@@ -26,7 +26,9 @@ from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
+from ragdiag.data.reference_gate import count_kinds
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
+from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
 from ragdiag.sweep.answers import AnswerJob, Context, answer_all, check_budget, count_needed
@@ -54,6 +56,7 @@ class SweepConfig:
     latency_queries: int | None = 1000
     repeats: int = 3
     embed_base_url: str | None = None
+    grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
 
 
 @dataclass
@@ -153,7 +156,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         for q, top in zip(qids, tops):
             owner.setdefault(Context(q, top), name)
     job = AnswerJob(dict(zip(qids, data.query_texts)), lambda d: data.doc_texts[data.row_of[d]],
-                    {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner))
+                    {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner), grading=cfg.grading)
     client = LLMClient(llm)
     try:
         needed = None
@@ -203,7 +206,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     grade_matrix = np.vstack([exact_g, *(grades[label] for label in labels)])
     result = {
         "meta": {**_meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
-                 "seconds": {k: round(v, 3) for k, v in seconds.items()}},
+                 "seconds": {k: round(v, 3) for k, v in seconds.items()}, "reference_gate": _gate_counts(job)},
         "points": out_points,
         "controls": controls,
         "delta_calibration": stats.delta_calibration(recall_matrix, grade_matrix, cfg.deltas, cfg.bootstrap, seed),
@@ -223,6 +226,15 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                   "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error}
                  for c, a in job.answered.items()]
     return SweepOutcome(result, per_query, contexts, data)
+
+
+def _gate_counts(job: AnswerJob) -> dict:
+    """Degenerate ideal answers per kind and the contexts left unanswered because of them."""
+    gate = job.grading.gate()
+    answered = [q for q, a in job.ideal.items() if a.answer is not None]
+    return {**gate.describe(), "ideal": count_kinds(job.ideal_kinds.get(q) for q in answered),
+            "keep_degenerate": job.grading.keep_degenerate,
+            "skipped_contexts": sum(1 for a in job.answered.values() if (a.error or "").startswith("degenerate ideal"))}
 
 
 def _finite(value: float) -> float | None:
@@ -261,7 +273,8 @@ def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: st
         "recall": "plain recall of the top-K against exact k-NN (faiss flat, inner product of unit vectors)",
         "calibration_points": "exact k-NN and every ANN operating point",
         "llm": {"provider": llm.provider, "model": llm.model, "temperature": llm.temperature, "seed": llm.seed},
-        "prompts": [load_prompt(n).id for n in ("generation", "grading", "grading-repair")],
+        "prompts": [load_prompt("generation").id, *grading_prompts(cfg.grading.grade_mode).values()],
+        "grade_mode": cfg.grading.grade_mode,
         "distinct_contexts": n_contexts, "calls_needed_before_run": needed, "calls": client_stats,
         "max_calls": cfg.max_calls, "max_drop": cfg.max_drop,
     }

@@ -310,7 +310,7 @@ def test_generate_reports_ranked_samples_without_texts_and_k_above_nc(tmp_path, 
     assert manifest["skipped"]["k_above_nc"]["count"] == 4
     assert manifest["run_record"]["command"] == "ragdiag generate"
     assert {i["path"] for i in manifest["run_record"]["inputs"]} == {str(texts), str(ranked)}
-    assert manifest["run_record"]["prompts"] == {"generation": "generation@v2"}
+    assert manifest["run_record"]["prompts"] == {"generation": "generation@v2", "degenerate-patterns": "degenerate-patterns@v1"}
 
 
 @pytest.mark.parametrize("name", ["answers.jsonl", "graded.json", "correlation.json", "graded.json.manifest.json",

@@ -10,6 +10,12 @@ Its replies are deterministic text computed by this test server — never an LLM
   g = 1 + round(4 · |ideal words ∩ candidate words| / |ideal words|);
 - anything else gets ``"test server reply"``.
 
+A request with ``logprobs: true`` (``--grade-mode logprobs``) also gets ``choices[0].logprobs.content[0]
+.top_logprobs``, deterministic: for a judge reply holding ``overlap o`` the score is s = 1 + 4·o (else
+its grade), each digit d in 1..5 gets logprob −(d − s)² / 0.5 − log Z, the token ``"The"`` gets −8,
+the list is sorted and cut to ``top_logprobs``, and the content is the most likely digit. Set
+``omit_logprobs = True`` to answer such requests without logprobs, as servers without support do.
+
 Knobs and counters come from :class:`tests.servers.base.LocalServer` (``latency``,
 ``fail_next(status, times=1, retry_after=None)``, ``fail_always``, ``fail_after``, ``malformed_next``,
 ``api_key``; ``requests``, ``completed``, ``bodies``, ``statuses``); ``script_judge(*replies)`` sets the
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import re
 from typing import Any
 
@@ -59,6 +66,35 @@ def judge_reply(user: str) -> str | None:
     return json.dumps({"grade": grade, "reason": f"test server word overlap {overlap:.2f} (not an LLM judgement)"})
 
 
+_OVERLAP = re.compile(r"overlap (\d+(?:\.\d+)?)")
+
+
+def top_logprobs(text: str, n: int) -> list[dict[str, Any]]:
+    """The deterministic first-token top_logprobs for a reply ``text`` (see the module docstring)."""
+    try:
+        verdict = json.loads(text)
+    except ValueError:
+        verdict = None
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("grade"), (int, float)):
+        return [{"token": text.split()[0] if text.split() else "test", "logprob": 0.0, "bytes": None}][:n]
+    overlap = _OVERLAP.search(str(verdict.get("reason", "")))
+    score = 1 + 4 * float(overlap.group(1)) if overlap else float(verdict["grade"])
+    raw = {str(d): -((d - score) ** 2) / 0.5 for d in range(1, 6)}
+    log_z = math.log(sum(math.exp(v) for v in raw.values()) + math.exp(-8.0))
+    entries = [{"token": t, "logprob": v - log_z, "bytes": None} for t, v in raw.items()]
+    entries.append({"token": "The", "logprob": -8.0 - log_z, "bytes": None})
+    return sorted(entries, key=lambda e: -e["logprob"])[:n]
+
+
+def logprob_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """A chat.completion whose content is the most likely first token, with its top_logprobs."""
+    top = top_logprobs(text, int(body.get("top_logprobs") or 1))
+    reply = ChatServer.completion(body, top[0]["token"])
+    reply["choices"][0]["logprobs"] = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"],
+                                                    "bytes": None, "top_logprobs": top}]}
+    return reply
+
+
 class ChatServer(LocalServer):
     """``POST /v1/chat/completions`` on 127.0.0.1 with deterministic replies and failure modes."""
 
@@ -70,6 +106,7 @@ class ChatServer(LocalServer):
         super().__init__(latency, api_key)
         self.words_per_reference = words_per_reference
         self.judge_script: collections.deque[str] = collections.deque()
+        self.omit_logprobs = False
 
     def script_judge(self, *replies: str) -> None:
         """Use these replies, in order, for the next judge requests."""
@@ -98,6 +135,8 @@ class ChatServer(LocalServer):
         }
 
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if body.get("logprobs") and not self.omit_logprobs:
+            return 200, logprob_completion(body, self._text(body))
         return 200, self.completion(body, self._text(body))
 
     def malformed_payload(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:

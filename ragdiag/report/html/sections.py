@@ -11,6 +11,7 @@ from typing import Any, Callable
 from ragdiag.extras import install_command
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
+from ragdiag.report.html.reference_gate import correlate_gate_html, counts_html, graded_notes
 
 TEST_SERVER_MODELS = ("ragdiag-test-server",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -78,9 +79,10 @@ def correlate_section(item: Input) -> Section:
     if sentences:
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
                     + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
-    else:
+    elif not doc.get("verdicts_withheld"):
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
     body.append(trust_panel(trust.correlate_trust(doc)))
+    body.append(correlate_gate_html(doc))
     body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
@@ -232,7 +234,7 @@ def llm_section(item: Input) -> Section:
     keys = [k for k in SUMMARY_KEYS if k in summary] + [k for k in summary if k not in SUMMARY_KEYS
                                                           and isinstance(summary[k], (int, float, str))]
     body = [labels(test_server=is_test_server(doc)),
-            table(["quantity", "value"], [[k, summary[k]] for k in keys])]
+            table(["quantity", "value"], [[k, summary[k]] for k in keys]), counts_html(summary)]
     run = doc.get("run") or {}
     if run:
         body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in run.items()]))
@@ -253,7 +255,8 @@ def graded_section(item: Input) -> Section:
     body = [labels(test_server=is_test_server(rows[:20]) or _manifest_says_test_server(item.path)),
             table(["quantity", "value"], [["rows", len(rows)], ["graded", len(grades)],
                                           ["missing grade", len(rows) - len(grades)],
-                                          ["mean grade", sum(grades) / len(grades) if grades else None]]),
+                                          ["mean grade", sum(grades) / len(grades) if grades else None],
+                                          *graded_notes(rows)]),
             table(["K", "rows graded", "mean grade"], [[k, len(v), sum(v) / len(v)] for k, v in sorted(
                 per_k.items(), key=lambda kv: (str(type(kv[0])), kv[0]))])]
     return Section("graded", "Graded answers", str(item.path), "".join(body))
