@@ -32,6 +32,7 @@ from ragdiag.pipeline.agreement import agreement_summary, ordinal_alpha
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 from ragdiag.retrieval.beir import load_corpus, load_queries
+from ragdiag.retrieval.formats import check_ids_fit
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     human = load_graded_qrels(opts.human) if opts.human is not None else None
     doc_ids, doc_texts = load_corpus(corpus)
     query_ids, query_texts = load_queries(opts.queries)
+    check_ids_fit("tsv", [(f"document id in {corpus}", doc_ids), (f"query id in {opts.queries}", query_ids)],
+                  "the graded qrels are a BEIR TSV; rename the id in the input")
     prompt, repair = load_prompt("utility-label"), load_prompt("utility-label-repair")
     record = open_record("label", config, inputs, {"utility-label": prompt.id, "utility-label-repair": repair.id})
     fused, per_source = build_pools(sources, doc_ids, doc_texts, query_ids, query_texts, opts.pool_depth,
@@ -145,6 +148,7 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
         details = run_details(client)
     finally:
         client.close()
+    check_ids_fit("tsv", [("query id", (q for q, _ in kept)), ("document id", (d for _, d in kept))])
     write_text(opts.out, "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{final[(q, d)]}\n" for q, d in kept),
                inputs=inputs)
     pool_info = {

@@ -33,7 +33,7 @@ Run = dict[str, list[tuple[str, float]]]
 RunFormat = Literal["jsonl", "trec"]
 RUN_FORMATS: tuple[str, ...] = ("jsonl", "trec")
 
-__all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
+__all__ = ["Qrels", "Run", "RUN_FORMATS", "check_ids_fit", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -265,6 +265,27 @@ def _trec_lines(run: Run, tag: str) -> Iterator[str]:
             yield f"{query_id} Q0 {doc_id} {rank} {float(score)!r} {tag}\n"
 
 
+# What splits a row or a column of each written layout: any whitespace in a TREC run (space-separated
+# columns); a tab or any line break str.splitlines() honours in a tab-separated file (BEIR qrels TSV).
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LAYOUTS = {
+    "trec": ("a TREC run file", "empty or contains whitespace", lambda v: any(ch.isspace() for ch in v)),
+    "tsv": ("a tab-separated file", "empty or contains a tab or a line break",
+            lambda v: any(ch == "\t" or ch in _LINE_BREAKS for ch in v)),
+}
+
+
+def check_ids_fit(layout: Literal["trec", "tsv"], named: Iterable[tuple[str, Iterable[str]]], fix: str = "") -> None:
+    """Refuse an id that would split a row or a column of ``layout`` (the one check of every TREC and
+    TSV writer, run before any paid call); ``named`` pairs a description (``"document id in
+    corpus.jsonl"``) with its ids; ``fix`` is the way out added to the message."""
+    target, problem, splits = _LAYOUTS[layout]
+    for what, values in named:
+        for value in values:
+            if not value or splits(value):
+                raise RagdiagError(f"{what} {value!r} cannot be written to {target} ({problem}){'; ' + fix if fix else ''}")
+
+
 def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ragdiag", *, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Write ``run`` atomically as ``run.jsonl`` (query_id, ids, scores) or a TREC run file
     (``qid Q0 docid rank score tag``, rank from 1). TREC ids and the tag must not contain whitespace."""
@@ -273,7 +294,6 @@ def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ra
         return write_jsonl(path, rows, inputs=inputs)
     if fmt != "trec":
         raise RagdiagError(f"unknown run format '{fmt}': expected jsonl or trec")
-    for name, value in [("tag", tag)] + [("query id", q) for q in run] + [("document id", d) for p in run.values() for d, _ in p]:
-        if not value or any(ch.isspace() for ch in value):
-            raise RagdiagError(f"{name} {value!r} cannot be written to a TREC run file (empty or contains whitespace); use the jsonl format")
+    check_ids_fit("trec", [("tag", [tag]), ("query id", run), ("document id", (d for p in run.values() for d, _ in p))],
+                  "use the jsonl format")
     return write_text(path, "".join(_trec_lines(run, tag)), inputs=inputs)

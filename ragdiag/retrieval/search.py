@@ -18,7 +18,7 @@ from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_queries
 from ragdiag.retrieval.chunking import pool_max
-from ragdiag.retrieval.formats import RUN_FORMATS, write_run
+from ragdiag.retrieval.formats import RUN_FORMATS, check_ids_fit, write_run
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
 from ragdiag.retrieval.store import open_index_dir
@@ -117,6 +117,9 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
     record = start_run("ragdiag retrieve", inputs=[opts.queries, opts.index / "manifest.json"],
                        models={"embedder": store.manifest["meta"].get("embedder")})
     query_ids, texts = load_queries(opts.queries)
+    if opts.fmt == "trec":  # before any embedding call, not when the run is written
+        check_ids_fit("trec", [(f"query id in {opts.queries}", query_ids),
+                               (f"document id in {opts.index}", store.doc_ids)], "use the jsonl format")
     start = time.perf_counter()
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
     dense = _dense(store, texts, depth, opts, progress) if opts.mode != "bm25" else None

@@ -162,3 +162,15 @@ def test_local_model_corpus_texts_robustness(env):
 
     vectors = load_embedder("local").encode([x for _, _, x in DOCS[:2]])
     assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+
+
+def test_trec_output_refuses_whitespace_ids_before_any_embedding_call(env, server):
+    tmp, corpus, _, _ = env
+    assert _build(tmp, corpus, server).exit_code == 0
+    spaced = _jsonl(tmp / "spaced.jsonl", [{"_id": "q 1", "text": "why do dogs bark"}])
+    before = server.requests
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(spaced), "--k", "2",
+                                 "--format", "trec", "--out", str(tmp / "r.trec")])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert f"query id in {spaced} 'q 1' cannot be written to a TREC run file" in result.stderr
+    assert server.requests == before and not (tmp / "r.trec").exists()
