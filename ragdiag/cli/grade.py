@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import typer
+
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
@@ -18,6 +20,10 @@ def grade(
     out: Annotated[Path, p.path_option("--out", "Graded samples (JSON list, samples_graded schema); its manifest is OUT.manifest.json.")],
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
+    retry_unparsed: Annotated[bool, typer.Option(
+        "--retry-unparsed/--no-retry-unparsed",
+        help="Ask again, bypassing the cache, the items whose cached judge replies held no grade (prose, "
+             "{\"grade\": NaN}); replies that parsed are never paid for twice. The summary counts them.")] = True,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -29,6 +35,9 @@ def grade(
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_paths(inputs={"--answers": answers}, outputs={"--out": out}, folders={"--cache-dir": config.cache_dir})
-    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress)
+    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, retry_unparsed)
+    if result.summary.get("retried_unparsed"):
+        typer.echo(f"retried {result.summary['retried_unparsed']} item(s) whose cached judge reply held no grade "
+                   "(--no-retry-unparsed keeps them)", err=True)
     render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

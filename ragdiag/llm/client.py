@@ -181,12 +181,14 @@ class LLMClient:
             self.stats.cache_hits += 1
         return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
 
-    def chat(self, request: dict[str, Any], label: str = "") -> ChatResult:
-        """The reply to ``request``: from the cache when allowed, else from the server (then cached)."""
+    def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
+        """The reply to ``request``: from the cache when allowed, else from the server (then cached).
+        ``fresh`` skips the cache lookup: the request is sent and its reply replaces the cached one
+        (a cached reply that did not parse, asked again)."""
         key = request_key(request)
         with self._lock:
             self.stats.requests += 1
-        hit = self._lookup(key)
+        hit = None if fresh else self._lookup(key)
         if hit is not None:
             return hit
         if self.config.cache == "replay":
@@ -204,7 +206,7 @@ class LLMClient:
         if not owner:
             return future.result()
         try:
-            result = self._lookup(key) or self._send(request, key)  # another worker may have just finished it
+            result = (None if fresh else self._lookup(key)) or self._send(request, key)  # another worker may have just finished it
             future.set_result(result)
             return result
         except BaseException as err:

@@ -9,6 +9,7 @@ is kept — never a default. ``grade`` is the mean of the first judge's parsed g
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,22 +118,37 @@ def _label(row: dict[str, Any], model: str, repeat: int) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
 
 
-def make_judge(client: LLMClient):
-    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed."""
+def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed.
+
+    With ``retry_unparsed``, a verdict without a grade whose replies all came from the cache (an
+    earlier run's prose or ``{"grade": NaN}``) is asked again, bypassing the cache, and its label is
+    appended to ``retried``; a reply that parsed is never paid for twice."""
     grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+    retried = retried if retried is not None else []
+    lock = threading.Lock()
+
+    def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+        messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
+        label = _label(row, model, repeat)
+        again = {"fresh": True} if fresh else {}  # a plain call stays plain (the sweep's counting client)
+        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label, **again)
+        grade = parse_grade(first.text)
+        if grade is not None:
+            return Verdict(grade, [first.text]), first.cached
+        follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
+        second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
+                                            repeat=repeat), label, **again)
+        return Verdict(parse_grade(second.text), [first.text, second.text]), first.cached and second.cached
 
     def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
         row, ideal, model, repeat = item
-        messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
-        label = _label(row, model, repeat)
-        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label)
-        grade = parse_grade(first.text)
-        if grade is not None:
-            return Verdict(grade, [first.text])
-        follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
-        second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
-                                            repeat=repeat), label)
-        return Verdict(parse_grade(second.text), [first.text, second.text])
+        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
+        if verdict.grade is None and cached and retry_unparsed:
+            with lock:
+                retried.append(_label(row, model, repeat))
+            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
+        return verdict
 
     return judge
 
@@ -146,6 +162,7 @@ class Judged:
     failures: list[dict[str, Any]]
     grades: np.ndarray  # (judges, repeats, rows), NaN where no grade
     seconds: float
+    retried_unparsed: int = 0
 
 
 def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict[str, Any]:
@@ -154,13 +171,17 @@ def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict
 
 
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
-               repeats: int, progress: bool = True) -> Judged:
-    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error."""
+               repeats: int, progress: bool = True, retry_unparsed: bool = False) -> Judged:
+    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error.
+    ``retry_unparsed``: see :func:`make_judge` (only in the ``rw`` cache mode: ``replay`` cannot send,
+    ``refresh`` and ``off`` ask everything anyway)."""
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
              if row.get("answer") is not None and ideal.get(row["id"]) is not None
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
-    outcome = run_items(client, make_judge(client), items, labels, "grading", progress)
+    retried: list[str] = []
+    judge = make_judge(client, retry_unparsed and client.config.cache == "rw", retried)
+    outcome = run_items(client, judge, items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
     graded, unparsed = [], []
@@ -196,7 +217,7 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
         if call_errors:
             record["judge_error"] = call_errors
         graded.append(record)
-    return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds)
+    return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds, len(retried))
 
 
 def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[str]:
@@ -205,9 +226,10 @@ def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[
 
 
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
-              progress: bool = True) -> GradeResult:
+              progress: bool = True, retry_unparsed: bool = True) -> GradeResult:
     """Check outputs against inputs, validate the whole answers file, judge, write ``out`` (a JSON
-    list) and its manifest (meta, run, summary, failures, unparsed, run record)."""
+    list) and its manifest (meta, run, summary, failures, unparsed, run record). ``retry_unparsed``:
+    items whose cached replies held no grade are asked again (``summary.retried_unparsed`` counts them)."""
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
     manifest = guard_run_outputs([out], [answers])
@@ -217,11 +239,12 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     record = open_record("grade", config, [answers], {"grading": grading.id, "grading-repair": repair.id}, judges)
     client = LLMClient(config)
     try:
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress)
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, retry_unparsed)
         covered = sum(1 for r in judged.graded if r["grade"] is not None)
         result_summary = summary(client, len(judged.graded), covered, judged.seconds,
                                  missing_grades=sum(1 for r in judged.graded if r["grade"] is None and "error" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
+                                 retried_unparsed=judged.retried_unparsed,
                                  agreement=agreement_summary(judged.grades, judges))
         meta = run_meta("grade", client, prompts=[grading.id, repair.id], judges=judges, repeats=repeats,
                         answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)

@@ -17,7 +17,7 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("tokens in / out", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
         ("cost", format_cost(summary["cost"])), ("seconds", summary["seconds"]),
     ]
-    for key in ("missing_grades", "no_answer"):
+    for key in ("missing_grades", "no_answer", "retried_unparsed"):
         if key in summary:
             rows.append((key.replace("_", " "), summary[key]))
     for key, value in summary.get("agreement", {}).items():
