@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -193,3 +194,35 @@ def test_prompts_are_versioned_and_filled():
     with pytest.raises(RagdiagError, match="no version 9"):
         load_prompt("generation", 9)
     assert [m["role"] for m in load_prompt("grading-repair").messages()] == ["user"]
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ('{"m": {"input": NaN, "output": 1}}', "model 'm': field 'input': nan is not a finite price >= 0"),
+    ('{"m": {"input": 1, "output": -0.5}}', "model 'm': field 'output': -0.5 is not a finite price >= 0"),
+    ('{"m": {"input": Infinity, "output": 1}}', "field 'input': inf is not a finite price"),
+    ('{"m": {"input": true, "output": 1}}', "model 'm': expected"),
+])
+def test_prices_must_be_finite_and_non_negative(tmp_path, entry, needle):
+    table = tmp_path / "prices.json"
+    table.write_text(entry)
+    with pytest.raises(RagdiagError, match=re.escape(needle)):
+        load_prices(table)
+
+
+def test_nan_price_is_one_line_before_any_call(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+    from tests.pipeline.tiny_data import write_tiny
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    texts, ranked = write_tiny(tmp_path / "data")
+    table = tmp_path / "prices.json"
+    table.write_text('{"gpt-4o-mini": {"input": NaN, "output": 0.6}}')
+    before = server.requests
+    result = CliRunner().invoke(app, ["generate", "--texts", str(texts), "--ranked", str(ranked), "--ks", "2", "--out",
+                                      str(tmp_path / "a.jsonl"), "--base-url", server.base_url, "--prices", str(table),
+                                      "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "field 'input': nan is not a finite price >= 0" in result.stderr
+    assert server.requests == before and not (tmp_path / "a.jsonl").exists()
