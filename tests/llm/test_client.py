@@ -141,7 +141,9 @@ def test_bad_cache_mode_and_provider(monkeypatch):
     with pytest.raises(RagdiagError, match="--cache must be one of"):
         ClientConfig(cache="sometimes")
     assert ClientConfig(base_url="http://127.0.0.1:8000/v1/").provider == "http://127.0.0.1:8000/v1"
-    assert ClientConfig(base_url="HTTP://u:pw@Host/v1").provider == "http://host:80/v1"
+    assert ClientConfig(base_url="HTTP://Host/v1").provider == "http://host:80/v1"
+    with pytest.raises(RagdiagError, match=r"holds a user name or password: .* put the API key in \$OPENAI_API_KEY"):
+        ClientConfig(base_url="HTTP://u:pw@Host/v1")
 
 
 def test_rate_limiter_spaces_requests_per_minute():
