@@ -56,7 +56,7 @@ def _command(tool: str):
         system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
-        score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="0-1|1-5", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
+        score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
     ) -> None:
         _run(tool, path, out, system, subset, score_col, score_scale)
 

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.text_input import check_utf8
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,17 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
         return [_decode_lists(row) for row in _rows(path)]
     raw = path.read_bytes()
+    check_utf8(path, raw)
+    if suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            if line.strip():
+                try:
+                    records.append(orjson.loads(line))
+                except orjson.JSONDecodeError as err:
+                    raise DataError(f"{path}: line {number}: not valid JSON ({err})") from None
+        return records
     try:
-        if suffix == ".jsonl":
-            return [orjson.loads(line) for line in raw.splitlines() if line.strip()]
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
         raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None

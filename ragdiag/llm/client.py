@@ -79,6 +79,8 @@ class ClientConfig:
     prices: Path | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise RagdiagError(f"--model must name a chat model (e.g. {DEFAULT_MODEL}), got an empty name")
         if self.cache not in CACHE_MODES:
             raise RagdiagError(f"--cache must be one of {', '.join(CACHE_MODES)}, got '{self.cache}'")
         if self.workers < 1:

@@ -221,7 +221,9 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
 
 
 def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[str]:
-    """The judges: the configured model, then a second judge model if given."""
+    """The judges: the configured model, then a second judge model if given (not an empty name)."""
+    if second_judge is not None and not second_judge.strip():
+        raise RagdiagError("--second-judge must name a chat model, got an empty name")
     return [config.model] + ([second_judge] if second_judge else [])
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.text_input import too_deep, utf8_error
 from ragdiag.io.writer import PathLike, write_jsonl, write_text
 
 Qrels = dict[str, dict[str, int]]
@@ -42,10 +43,11 @@ def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise utf8_error(path, data, err) from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     for number, line in enumerate(text.split("\n"), start=1):
@@ -151,6 +153,8 @@ def _read_jsonl_run(path: PathLike, with_scores: bool = True) -> Run | dict[str,
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
+            except RecursionError:
+                raise too_deep(source, number) from None
         if not isinstance(record, dict):
             raise DataError.at(source, number, None, "expected a JSON object")
         query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")

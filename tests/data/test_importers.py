@@ -159,3 +159,15 @@ def test_cli_score_scale_option_and_what_it_says(tmp_path):
     assert not (tmp_path / "o2").exists()
     wrong = runner.invoke(app, ["import", "ragas", str(src), "--out", str(tmp_path / "o3"), "--score-scale", "0-10"])
     assert wrong.exit_code == 2 and "--score-scale must be one of 0-1, 1-5, got '0-10'" in wrong.stderr
+
+
+def test_a_ragas_csv_with_an_answer_over_128_kib_imports(tmp_path):
+    """Python's csv module stops at 131072 characters a cell; a long answer is realistic (issue 18)."""
+    answer = "long answer " * 20_000  # 240 kB
+    src = tmp_path / "ragas.csv"
+    src.write_text('user_input,retrieved_contexts,response,reference,reference_contexts\n'
+                   f'"q?","[\'a\', \'b\']","{answer}","r","[\'b\']"\n')
+    result = runner.invoke(app, ["import", "ragas", str(src), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "out" / "answers.jsonl").read_text().splitlines()]
+    assert rows[-1]["answer"] == answer

@@ -154,3 +154,52 @@ def test_latency_queries_must_be_positive(files, value):
     np.save(base, np.eye(4, dtype=np.float32))
     _refused(["robustness", "--base-vectors", str(base), "--query-vectors", str(base), "--k", "1",
               "--latency-queries", value], "--latency-queries")
+
+
+# ---------------------------------------------------------------- issue 18: bad bytes and deep JSON in every reader
+
+
+def _break_line_2(path: Path, bad: bytes) -> int:
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1][:12] + bad + lines[1][12:]
+    data = b"\n".join(lines)
+    path.write_bytes(data)
+    return data.index(bad)
+
+
+@pytest.mark.parametrize("target", ["corpus", "queries", "qrels"])
+def test_invalid_utf8_is_one_line_naming_file_line_and_byte(files, target):
+    tmp, corpus, queries, qrels = files
+    queries.write_text(queries.read_text() + json.dumps({"_id": "q2", "text": "green tea"}) + "\n")
+    qrels.write_text("q1\t0\td0\t1\nq2\t0\td1\t1\n")
+    path = {"corpus": corpus, "queries": queries, "qrels": qrels}[target]
+    offset = _break_line_2(path, b"\xc3\x28")
+    data = path.read_bytes()
+    needle = f"{path}: line 2: not UTF-8 text (byte offset {offset}: invalid continuation byte)"
+    if target == "corpus":
+        _refused(["index", "build", "--corpus", str(corpus), "--embedder", "none", "--out-dir", str(tmp / "idx")], needle)
+        assert not (tmp / "idx").exists()
+    else:
+        clean = tmp / "clean"
+        clean.mkdir()
+        (clean / "corpus.jsonl").write_bytes(corpus.read_bytes())
+        index = _bm25_index(clean, clean / "corpus.jsonl")
+        if target == "queries":
+            _refused(["retrieve", "--index-dir", str(index), "--queries", str(queries), "--mode", "bm25", "--k", "2",
+                      "--out", str(tmp / "run.jsonl")], needle)
+            assert not (tmp / "run.jsonl").exists()
+    _refused(["pipeline", "--corpus", str(corpus), "--queries", str(queries), "--qrels", str(qrels), "--retriever", "bm25",
+              "--out-dir", str(tmp / "out"), "--cache", "replay", "--base-url", "http://127.0.0.1:9/v1", "--no-progress"],
+             needle)
+    assert path.read_bytes() == data and not (tmp / "out").exists()
+
+
+def test_json_nested_past_the_recursion_limit_is_one_line(files):
+    tmp, corpus, _, _ = files
+    deep = "[" * 100_000 + "]" * 100_000
+    corpus.write_text(corpus.read_text() + deep + "\n")
+    _refused(["index", "build", "--corpus", str(corpus), "--embedder", "none", "--out-dir", str(tmp / "idx")],
+             f"{corpus}: line 5: JSON nested too deeply")
+    run = tmp / "run.jsonl"
+    run.write_text('{"query_id": "q1", "ids": ["d0"], "scores": [1.0]}\n{"query_id": "q2", "ids": ' + deep + "}\n")
+    _refused(["evaluate", "--run", str(run), "--qrels", str(tmp / "qrels.tsv")], f"{run}: line 2: JSON nested too deeply")
