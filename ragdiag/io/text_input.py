@@ -13,8 +13,8 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError
