@@ -112,8 +112,12 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
     n_docs = len(store.doc_ids)
     if opts.k > n_docs:
         raise RagdiagError(f"k={opts.k} is larger than the {n_docs} passages in {opts.index}")
-    if opts.mode != "bm25" and not store.has_dense:
-        store.dense()  # one line: no dense index in this folder
+    # every index file read and checked before any embedding call (one line for a missing, corrupt
+    # or tampered index: no dense index, garbage in index.faiss, fewer ids than vectors)
+    if opts.mode != "bm25" and (not store.has_dense or store.manifest["meta"].get("backend", "faiss") == "faiss"):
+        store.dense()
+    if opts.mode != "dense":
+        store.bm25()
     record = start_run("ragdiag retrieve", inputs=[opts.queries, opts.index / "manifest.json"],
                        models={"embedder": store.manifest["meta"].get("embedder")})
     query_ids, texts = load_queries(opts.queries)
