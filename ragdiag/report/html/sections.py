@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from ragdiag.errors import DataError
 from ragdiag.report.html.inputs import Input
-from ragdiag.report.html.shapes import check_shape
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
+from ragdiag.report.html.shapes import check_shape
 
 TEST_SERVER_MODELS = ("ragdiag-test-server",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
