@@ -20,7 +20,7 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
 
     if score_scale is not None and score_scale not in SCORE_SCALES:
         raise RagdiagError(f"--score-scale must be one of {', '.join(SCORE_SCALES)}, got '{score_scale}'")
-    out = check_output_dir(out)
+    out = check_output_dir(out, "--out-dir")
     files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", "graded.json")}
     guard_outputs(files.values(), [path])
     record = start_run(f"ragdiag import {tool}", inputs=[path])
