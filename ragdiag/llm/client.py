@@ -12,6 +12,7 @@ in flight at the same time are sent once.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import threading
@@ -51,6 +52,21 @@ def reply_text(body: dict[str, Any]) -> str:
     if not content.strip():
         raise BadReply("the reply's message content is empty")
     return content
+
+
+MAX_REPLY_CHARS = 100_000  # a judge grade or an answer is far shorter; a 10 MB reply is kept as its head
+
+
+def cap_reply(text: str) -> tuple[str, bool]:
+    """(the reply as stored and used, whether it was cut): a reply over :data:`MAX_REPLY_CHARS` keeps
+    its head plus a line with its full length and the sha256 of the whole reply, so the cache, the
+    manifest and ``judge_reply`` never hold megabytes, and live and replayed runs see the same text."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, False
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    note = (f"\n[ragdiag: reply cut at {MAX_REPLY_CHARS:,} of {len(text):,} characters; "
+            f"sha256 of the whole reply: {digest}]")
+    return text[:MAX_REPLY_CHARS] + note, True
 
 
 def _tokens(body: dict[str, Any], name: str) -> int:
@@ -122,6 +138,7 @@ class CallStats:
     shared: int = 0
     retries: int = 0
     failures: int = 0
+    capped_replies: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
@@ -260,6 +277,10 @@ class LLMClient:
                 self.stats.failures += 1
             raise
         p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
+        text, capped = cap_reply(text)
+        if capped:
+            with self._lock:
+                self.stats.capped_replies += 1
         if self.cache is not None:
             self.cache.put(key, request, text, p_tok, c_tok)
         cost = call_cost(self.prices, request["model"], p_tok, c_tok)

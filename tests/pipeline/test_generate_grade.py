@@ -223,3 +223,33 @@ def test_replay_miss_names_the_request(tiny, run_cli, tmp_path, monkeypatch):
                   "--cache", "replay", "--workers", "1")
     assert res.exit_code == 2
     assert "--cache replay: no cached reply for request" in res.output and "ideal M-1" in res.output
+
+
+def test_a_huge_judge_reply_is_stored_capped_with_its_length_and_hash(tiny, server, run_cli, tmp_path):
+    """Issue 18: a 3 MB judge reply is neither copied whole into judge_reply nor into the cache."""
+    import hashlib
+
+    from ragdiag.llm.client import MAX_REPLY_CHARS
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+
+    texts, ranked = tiny
+    answers, graded = tmp_path / "answers.jsonl", tmp_path / "graded.json"
+    assert run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", answers,
+                   "--base-url", server.base_url).exit_code == 0
+    huge = "no grade, just words " * 150_000  # 3.15 MB
+    server.script_judge(huge, "still no grade")
+    res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url, "--workers", "1",
+                  "--min-coverage", "0")
+    assert res.exit_code == 0, res.output
+    assert "capped replies" in res.stdout and "1 (over 100,000 characters" in res.stdout
+    record = next(r for r in json.loads(graded.read_text()) if "judge_reply" in r)
+    stored = record["judge_reply"][0]["replies"][0]
+    note = (f"\n[ragdiag: reply cut at {MAX_REPLY_CHARS:,} of {len(huge):,} characters; "
+            f"sha256 of the whole reply: {hashlib.sha256(huge.encode()).hexdigest()}]")
+    assert stored == huge[:MAX_REPLY_CHARS] + note
+    manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())
+    assert manifest["summary"]["capped_replies"] == 1
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    assert max(len(entry["reply"]) for entry in cache.export()) == len(stored)
+    cache.close()
+    assert graded.stat().st_size < 1_000_000 and (tmp_path / "graded.json.manifest.json").stat().st_size < 1_000_000
