@@ -7,7 +7,8 @@ the cache cannot answer). Temperature 0 and a fixed seed by default. Requests go
 replies, ``Retry-After`` honoured), one transport seam, one endpoint check before the first request
 that must be sent (so ``--cache replay`` and fully cached runs never touch the network). The cache
 key holds the server's full base URL (scheme, host, port, path; no credentials). Identical requests
-in flight at the same time are sent once.
+in flight at the same time are sent once: between threads by a shared future, between processes
+sharing one cache by a lease row in the cache (the second process waits for the first's reply).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 import os
 import threading
 import time
+import uuid
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +38,7 @@ from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 __all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
+LEASE_POLL_S = 0.05  # how often a process waiting for another's reply looks at the cache
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
 
@@ -136,6 +139,7 @@ class CallStats:
     calls: int = 0
     cache_hits: int = 0
     shared: int = 0
+    from_other_process: int = 0
     retries: int = 0
     failures: int = 0
     capped_replies: int = 0
@@ -176,6 +180,7 @@ class LLMClient:
         self._sent: set[str] = set()
         self._sdk = None
         self._unusable: RagdiagError | None = None
+        self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None) -> dict[str, Any]:
@@ -225,7 +230,7 @@ class LLMClient:
         if not owner:
             return future.result()
         try:
-            result = (None if fresh else self._lookup(key)) or self._send(request, key)  # another worker may have just finished it
+            result = (None if fresh else self._lookup(key)) or self._send_once(request, key, fresh)  # another worker may have just finished it
             future.set_result(result)
             return result
         except BaseException as err:
@@ -234,6 +239,34 @@ class LLMClient:
         finally:
             with self._lock:
                 del self._inflight[key]
+
+    def _lease_seconds(self) -> float:
+        """How long a lease may stand before others stop waiting: every attempt timing out plus the
+        longest back-off between them (a crashed owner on this host is noticed at once)."""
+        cfg = self.config
+        return cfg.timeout * (cfg.max_retries + 1) + cfg.backoff_max * cfg.max_retries + 30.0
+
+    def _send_once(self, request: dict[str, Any], key: str, fresh: bool) -> ChatResult:
+        """Send ``request`` unless another process is already asking it: the lease row in the cache
+        decides; a process that does not get it polls the cache for the other's reply, and asks
+        itself when the lease goes away without a reply (the other failed or was killed)."""
+        if self.cache is None:
+            return self._send(request, key)
+        since = time.time()
+        while True:
+            if self.cache.take_lease(key, self._owner, self._lease_seconds()):
+                try:
+                    return (None if fresh else self._lookup(key)) or self._send(request, key)
+                finally:
+                    self.cache.drop_lease(key, self._owner)
+            while self.cache.lease_held(key):
+                time.sleep(LEASE_POLL_S)
+            hit = self.cache.get(key)
+            if hit is not None and (hit["created"] >= since or not fresh and self.config.cache == "rw"):
+                with self._lock:
+                    self.stats.from_other_process += 1
+                    self._sent.add(key)
+                return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
 
     def _client(self):
         """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""

@@ -17,6 +17,8 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("tokens in / out", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
         ("cost", format_cost(summary["cost"])), ("seconds", summary["seconds"]),
     ]
+    if summary.get("from_other_process"):
+        rows.append(("waited for another process", summary["from_other_process"]))
     if summary.get("capped_replies"):
         from ragdiag.llm.client import MAX_REPLY_CHARS
 
