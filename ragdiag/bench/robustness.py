@@ -21,6 +21,7 @@ from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
+from ragdiag.io.npy_input import read_npy
 from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
 from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries
@@ -63,12 +64,7 @@ class RobustnessOptions:
 
 
 def _load_npy(path: Path, flag: str) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise RagdiagError(f"{flag} {path}: file not found") from None
-    except (ValueError, OSError) as err:
-        raise RagdiagError(f"{flag} {path}: not a readable .npy array ({err})") from None
+    return read_npy(path, flag)
 
 
 def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.ndarray, dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import typer
+
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
@@ -23,6 +25,10 @@ def grade(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    retry_unparsed: Annotated[bool, typer.Option(
+        "--retry-unparsed/--no-retry-unparsed",
+        help="Ask again, bypassing the cache, the items whose cached judge replies held no grade (prose, "
+             "{\"grade\": NaN}); replies that parsed are never paid for twice. The summary counts them.")] = True,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -41,6 +47,10 @@ def grade(
     check_paths(inputs={"--answers": answers, "--degenerate-patterns": degenerate_patterns}, outputs={"--out": out},
                 folders={"--cache-dir": config.cache_dir})
     result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, grade_mode.value,
-                       top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate)
+                       top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate,
+                       retry_unparsed=retry_unparsed)
+    if result.summary.get("retried_unparsed"):
+        typer.echo(f"retried {result.summary['retried_unparsed']} item(s) whose cached judge reply held no grade "
+                   "(--no-retry-unparsed keeps them)", err=True)
     render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

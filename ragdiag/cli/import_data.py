@@ -11,21 +11,26 @@ app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, r
                   no_args_is_help=True)
 
 
-def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str]) -> None:
-    from ragdiag.data.importers import convert, read_records
+def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str],
+         score_scale: Optional[str] = None) -> None:
+    from ragdiag.data.importers import SCORE_SCALES, convert, read_records
+    from ragdiag.errors import RagdiagError
     from ragdiag.io.run_record import stamp, start_run
     from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
 
-    out = check_output_dir(out)
+    if score_scale is not None and score_scale not in SCORE_SCALES:
+        raise RagdiagError(f"--score-scale must be one of {', '.join(SCORE_SCALES)}, got '{score_scale}'")
+    out = check_output_dir(out, "--out-dir")
     files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", "graded.json")}
     guard_outputs(files.values(), [path])
     record = start_run(f"ragdiag import {tool}", inputs=[path])
     records = read_records(path)
     if score_col is None and records and isinstance(records[0], dict) and "score" in records[0]:
         score_col = "score"
-    data = convert(records, tool, str(path), system=system, subset=subset, score_col=score_col)
+    data = convert(records, tool, str(path), system=system, subset=subset, score_col=score_col,
+                   scale=score_scale)
     meta = {"command": f"import {tool}", "source": str(path), "system": system, "subset": subset,
-            "score_col": score_col, "records": len(data["texts"])}
+            "score_col": score_col, "score_scale": data["score_scale"], "records": len(data["texts"])}
     write_json(files["texts.json"], data["texts"], inputs=[path])
     write_json(files["ranked.json"], data["ranked"], inputs=[path])
     write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": meta}, *data["answers"]], inputs=[path])
@@ -35,6 +40,10 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
         written.append("graded.json")
     write_json(sidecar_path(out / "import", "manifest"), stamp({"meta": meta, "written": written}, record))
     typer.echo(f"imported {len(data['texts'])} records from {path} into {out}/: {', '.join(written)}", err=True)
+    if data["score_scale"]:
+        how = "given" if score_scale else "every score in [0, 1]" if data["score_scale"] == "0-1" else "a score above 1"
+        rule = "grade = 1 + 4·score" if data["score_scale"] == "0-1" else "grades kept"
+        typer.echo(f"score column '{score_col}' read as {data['score_scale']} ({how}): {rule}", err=True)
     if not data["graded"]:
         typer.echo("no score column: grade the answers with `ragdiag grade --answers "
                    f"{out}/answers.jsonl --out {out}/graded.json`, or give --score-col", err=True)
@@ -47,8 +56,9 @@ def _command(tool: str):
         system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
+        score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
     ) -> None:
-        _run(tool, path, out, system, subset, score_col)
+        _run(tool, path, out, system, subset, score_col, score_scale)
 
     command.__doc__ = (f"{tool.capitalize()} records (question, contexts, answer, reference answer, reference contexts, "
                        "optional score) → texts, ranked, answers and graded files.")

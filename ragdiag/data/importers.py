@@ -9,13 +9,15 @@ answer, the reference answer and the reference (relevant) contexts; optionally a
            reference contexts; K = [number retrieved]; E names the system (``--system``);
 - answers: the ``ragdiag generate`` layout (meta line, ``ideal`` row = reference answer, ``topK`` row
            = the system's answer on its K retrieved contexts), ready for ``ragdiag grade``;
-- graded:  with a score, the ``samples_graded`` schema for ``correlate``: a score in [0, 1] becomes
-           grade = 1 + 4·score, a score in [1, 5] is kept.
+- graded:  with a score, the ``samples_graded`` schema for ``correlate``. The scale is decided once
+           per file: every score in [0, 1] → 0–1 scores, grade = 1 + 4·score; any score above 1 →
+           1–5 grades, kept as they are (``--score-scale`` forces either).
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.text_input import check_utf8
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,17 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
         return [_decode_lists(row) for row in _rows(path)]
     raw = path.read_bytes()
+    check_utf8(path, raw)
+    if suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            if line.strip():
+                try:
+                    records.append(orjson.loads(line))
+                except orjson.JSONDecodeError as err:
+                    raise DataError(f"{path}: line {number}: not valid JSON ({err})") from None
+        return records
     try:
-        if suffix == ".jsonl":
-            return [orjson.loads(line) for line in raw.splitlines() if line.strip()]
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
         raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None
@@ -126,30 +137,69 @@ def _texts(record: dict, names: tuple[str, ...], source: str, index: int, tool: 
     return value
 
 
-def grade_of(score: Any, source: str, index: int, column: str) -> float | None:
-    """1 + 4·score for a score in [0, 1]; a score in [1, 5] as is; None for a missing score."""
+SCORE_SCALES = ("0-1", "1-5")
+
+
+def _score_value(score: Any, source: str, index: int, column: str) -> float | None:
+    """A score as a float; None for a missing one (absent, empty, NaN); an error for anything else."""
     if score is None or score == "":
         return None
+    if isinstance(score, bool):
+        raise DataError.at(source, index, column, f"not a number: {score!r}")
     try:
         value = float(score)
     except (TypeError, ValueError):
         raise DataError.at(source, index, column, f"not a number: {str(score)[:40]!r}") from None
-    if value != value:
+    if math.isnan(value):
         return None
-    if 0 <= value <= 1:
-        return 1 + 4 * value
-    if 1 <= value <= 5:
-        return value
-    raise DataError.at(source, index, column, f"{value} is neither a 0–1 score nor a 1–5 grade")
+    if math.isinf(value):
+        raise DataError.at(source, index, column, f"{value} is not a finite score")
+    return value
+
+
+def score_scale(scores: list[float | None], source: str, column: str, forced: str | None = None) -> str:
+    """The scale of a whole score column, decided once per file: every value in [0, 1] → ``0-1``,
+    any value above 1 → ``1-5`` (``forced`` overrides the guess); a value outside the scale is an
+    error naming its record. Deciding per value would read a 1–5 grade of 1 as a 0–1 score of 1.0."""
+    if forced is not None and forced not in SCORE_SCALES:
+        raise RagdiagError(f"--score-scale must be one of {', '.join(SCORE_SCALES)}, got '{forced}'")
+    present = [(i, v) for i, v in enumerate(scores, start=1) if v is not None]
+    scale = forced or ("1-5" if any(v > 1 for _, v in present) else "0-1")
+    low, high = (0.0, 1.0) if scale == "0-1" else (1.0, 5.0)
+    for index, value in present:
+        if not low <= value <= high:
+            how = "given with --score-scale" if forced else "guessed from the column: a value above 1 means 1-5"
+            raise DataError.at(source, index, column, f"{value:g} does not fit the {scale} scale ({how}); the whole "
+                               "column must be 0-1 scores or 1-5 grades (force one with --score-scale 0-1|1-5)")
+    return scale
+
+
+def grade_of(value: float | None, scale: str) -> float | None:
+    """Grade 1–5 of a checked score: 1 + 4·score on the 0–1 scale, the value itself on 1–5."""
+    if value is None:
+        return None
+    return 1 + 4 * value if scale == "0-1" else value
 
 
 def convert(records: list[dict], tool: str, source: str, system: str = "imported", subset: str = "U",
-            score_col: str | None = None) -> dict[str, list[dict]]:
+            score_col: str | None = None, scale: str | None = None) -> dict[str, list[dict]]:
     """texts, ranked, answers (without the meta line) and graded (empty without a score) records.
 
-    Ids become ``SUBSET-ID`` (``U-q1``) since ragdiag reads the subset from the id's prefix."""
+    Ids become ``SUBSET-ID`` (``U-q1``) since ragdiag reads the subset from the id's prefix. The
+    score column's scale is decided once for the file (:func:`score_scale`; ``scale`` forces it)."""
     if tool not in FORMATS:
         raise RagdiagError(f"unknown format '{tool}': expected {' or '.join(FORMATS)}")
+    if not records:
+        raise DataError(f"{source}: no records (an empty {tool} dataset): nothing to import")
+    scores: list[float | None] = []
+    if score_col:
+        for index, record in enumerate(records, start=1):
+            if not isinstance(record, dict):
+                raise DataError.at(source, index, None, f"expected an object; {tool} records need: {required_fields(tool)}")
+            if score_col not in record:
+                raise DataError.at(source, index, score_col, "missing (the score column)")
+            scores.append(_score_value(record[score_col], source, index, score_col))
+        scale = score_scale(scores, source, score_col, scale)
     fields = FORMATS[tool]
     texts, ranked, ideal, topk, graded = [], [], [], [], []
     seen: set[str] = set()
@@ -187,10 +237,9 @@ def convert(records: list[dict], tool: str, source: str, system: str = "imported
                "P": hits / k, "R": hits / np_, "q": question, "answer": answer}
         topk.append(row)
         if score_col:
-            if score_col not in record:
-                raise DataError.at(source, index, score_col, "missing (the score column)")
-            grade = grade_of(record[score_col], source, index, score_col)
+            grade = grade_of(scores[index - 1], scale)
             graded.append({"id": qid, "E": system, "Nc": nc, "Np": np_, "K": k, "rank": order, "inK": in_k,
                            "answer_ideal": reference, "answer_topK": answer, "grade": grade, "P": hits / k,
                            "R": hits / np_, "score": record[score_col]})
-    return {"texts": texts, "ranked": ranked, "answers": ideal + topk, "graded": graded}
+    return {"texts": texts, "ranked": ranked, "answers": ideal + topk, "graded": graded,
+            "score_scale": scale if score_col else None}

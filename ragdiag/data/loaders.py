@@ -24,6 +24,7 @@ from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_ta
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.extras import install_command
+from ragdiag.io.text_input import check_utf8
 from ragdiag.resources import resource_path
 
 HF_REPO = "primer-ai/retrieval-response"
@@ -75,6 +76,7 @@ def _parse_records(path: Path) -> list[Any]:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (OSError, EOFError, gzip.BadGzipFile) as err:
         raise DataError(f"{path}: cannot read: {err}") from None
+    check_utf8(path, data)
     stripped = data.lstrip()
     if stripped.startswith(b"["):
         try:
@@ -103,6 +105,7 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
         data = path.read_bytes()
     except OSError as err:
         raise DataError(f"{path}: cannot read: {err}") from None
+    check_utf8(path, data)
     out = []
     with _no_cyclic_gc():
         for line_no, line in enumerate(data.splitlines(), start=1):

@@ -8,7 +8,6 @@ naming the file, row and column.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,9 @@ import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.parquet_input import parquet_rows
 from ragdiag.io.run_record import file_sha256
+from ragdiag.io.text_input import check_utf8, csv_rows
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
 
@@ -43,31 +44,29 @@ class MetricTable:
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+        for _, row in csv_rows(path, delimiter="\t" if suffix == ".tsv" else ","):
+            yield row
     elif suffix == ".jsonl":
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle):
-                if line.strip():
-                    try:
-                        yield orjson.loads(line)
-                    except orjson.JSONDecodeError as err:
-                        raise DataError.at(str(path), number, None, f"not valid JSON ({err})") from None
+        data = path.read_bytes()
+        check_utf8(path, data)
+        for number, line in enumerate(data.split(b"\n")):
+            if line.strip():
+                try:
+                    yield orjson.loads(line)
+                except orjson.JSONDecodeError as err:
+                    raise DataError.at(str(path), number, None, f"not valid JSON ({err})") from None
     elif suffix == ".json":
+        data = path.read_bytes()
         try:
-            data = orjson.loads(path.read_bytes())
+            parsed = orjson.loads(data)
         except orjson.JSONDecodeError as err:
+            check_utf8(path, data)
             raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None
-        if not isinstance(data, list):
+        if not isinstance(parsed, list):
             raise DataError.at(str(path), None, None, "expected a JSON list of row objects")
-        yield from data
+        yield from parsed
     elif suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install pyarrow "
-                               "(or export the table as CSV/JSONL)") from None
-        yield from pq.read_table(path).to_pylist()
+        yield from parquet_rows(path)
     else:
         raise RagdiagError(f"{path}: unknown table format '{suffix}': expected {', '.join(SUFFIXES)}")
 

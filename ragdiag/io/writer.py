@@ -43,6 +43,19 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def probe_writable(folder: Path, what: str, target: Path) -> None:
+    """Create and remove a probe file in ``folder``: ``os.access`` reads permission bits only (always
+    true for root) and knows nothing of read-only or virtual filesystems (``/proc``, ``/sys``), whose
+    refusal would otherwise come at the first write, after the paid calls."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".ragdiag-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as err:
+        raise OutputError(f"{what} {target}: folder {folder} is not writable (creating a probe file there failed: "
+                          f"{err.strerror or err})") from None
+
+
 def check_output_path(path: PathLike, what: str = "output") -> Path:
     """Refuse a path that is a directory or an existing non-regular file; its parent must not be a file."""
     path = Path(path)
@@ -56,15 +69,23 @@ def check_output_path(path: PathLike, what: str = "output") -> Path:
                 raise OutputError(f"{what} {path}: {parent} is a file, not a folder")
             if not os.access(parent, os.W_OK):
                 raise OutputError(f"{what} {path}: folder {parent} is not writable")
+            probe_writable(parent, what, path)
             break
     return path
 
 
 def check_output_dir(path: PathLike, what: str = "output folder") -> Path:
-    """Refuse an existing path that is not a folder (``--out-dir``, ``--cache-dir``, an index folder)."""
+    """Refuse an existing path that is not a folder (``--out-dir``, ``--cache-dir``, an index folder),
+    and a folder where no file can be created (:func:`probe_writable` on it, or on its nearest
+    existing parent when it is still to be made)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise OutputError(f"{what} {path} exists and is not a folder")
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None:
+        if not existing.is_dir():
+            raise OutputError(f"{what} {path}: {existing} is a file, not a folder")
+        probe_writable(existing, what, path)
     return path
 
 

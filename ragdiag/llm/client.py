@@ -7,15 +7,18 @@ the cache cannot answer). Temperature 0 and a fixed seed by default. Requests go
 replies, ``Retry-After`` honoured), one transport seam, one endpoint check before the first request
 that must be sent (so ``--cache replay`` and fully cached runs never touch the network). The cache
 key holds the server's full base URL (scheme, host, port, path; no credentials). Identical requests
-in flight at the same time are sent once.
+in flight at the same time are sent once: between threads by a shared future, between processes
+sharing one cache by a lease row in the cache (the second process waits for the first's reply).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import threading
 import time
+import uuid
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +39,7 @@ from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 __all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
+LEASE_POLL_S = 0.05  # how often a process waiting for another's reply looks at the cache
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
 
@@ -52,6 +56,21 @@ def reply_text(body: dict[str, Any]) -> str:
     if not content.strip():
         raise BadReply("the reply's message content is empty")
     return content
+
+
+MAX_REPLY_CHARS = 100_000  # a judge grade or an answer is far shorter; a 10 MB reply is kept as its head
+
+
+def cap_reply(text: str) -> tuple[str, bool]:
+    """(the reply as stored and used, whether it was cut): a reply over :data:`MAX_REPLY_CHARS` keeps
+    its head plus a line with its full length and the sha256 of the whole reply, so the cache, the
+    manifest and ``judge_reply`` never hold megabytes, and live and replayed runs see the same text."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, False
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    note = (f"\n[ragdiag: reply cut at {MAX_REPLY_CHARS:,} of {len(text):,} characters; "
+            f"sha256 of the whole reply: {digest}]")
+    return text[:MAX_REPLY_CHARS] + note, True
 
 
 def _tokens(body: dict[str, Any], name: str) -> int:
@@ -80,6 +99,8 @@ class ClientConfig:
     prices: Path | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise RagdiagError(f"--model must name a chat model (e.g. {DEFAULT_MODEL}), got an empty name")
         if self.cache not in CACHE_MODES:
             raise RagdiagError(f"--cache must be one of {', '.join(CACHE_MODES)}, got '{self.cache}'")
         if self.workers < 1:
@@ -119,8 +140,10 @@ class CallStats:
     calls: int = 0
     cache_hits: int = 0
     shared: int = 0
+    from_other_process: int = 0
     retries: int = 0
     failures: int = 0
+    capped_replies: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
@@ -158,6 +181,7 @@ class LLMClient:
         self._sent: set[str] = set()
         self._sdk = None
         self._unusable: RagdiagError | None = None
+        self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
@@ -185,12 +209,14 @@ class LLMClient:
             self.stats.cache_hits += 1
         return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
 
-    def chat(self, request: dict[str, Any], label: str = "") -> ChatResult:
-        """The reply to ``request``: from the cache when allowed, else from the server (then cached)."""
+    def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
+        """The reply to ``request``: from the cache when allowed, else from the server (then cached).
+        ``fresh`` skips the cache lookup: the request is sent and its reply replaces the cached one
+        (a cached reply that did not parse, asked again)."""
         key = request_key(request)
         with self._lock:
             self.stats.requests += 1
-        hit = self._lookup(key)
+        hit = None if fresh else self._lookup(key)
         if hit is not None:
             return hit
         if self.config.cache == "replay":
@@ -208,7 +234,7 @@ class LLMClient:
         if not owner:
             return future.result()
         try:
-            result = self._lookup(key) or self._send(request, key)  # another worker may have just finished it
+            result = (None if fresh else self._lookup(key)) or self._send_once(request, key, fresh)  # another worker may have just finished it
             future.set_result(result)
             return result
         except BaseException as err:
@@ -217,6 +243,34 @@ class LLMClient:
         finally:
             with self._lock:
                 del self._inflight[key]
+
+    def _lease_seconds(self) -> float:
+        """How long a lease may stand before others stop waiting: every attempt timing out plus the
+        longest back-off between them (a crashed owner on this host is noticed at once)."""
+        cfg = self.config
+        return cfg.timeout * (cfg.max_retries + 1) + cfg.backoff_max * cfg.max_retries + 30.0
+
+    def _send_once(self, request: dict[str, Any], key: str, fresh: bool) -> ChatResult:
+        """Send ``request`` unless another process is already asking it: the lease row in the cache
+        decides; a process that does not get it polls the cache for the other's reply, and asks
+        itself when the lease goes away without a reply (the other failed or was killed)."""
+        if self.cache is None:
+            return self._send(request, key)
+        since = time.time()
+        while True:
+            if self.cache.take_lease(key, self._owner, self._lease_seconds()):
+                try:
+                    return (None if fresh else self._lookup(key)) or self._send(request, key)
+                finally:
+                    self.cache.drop_lease(key, self._owner)
+            while self.cache.lease_held(key):
+                time.sleep(LEASE_POLL_S)
+            hit = self.cache.get(key)
+            if hit is not None and (hit["created"] >= since or not fresh and self.config.cache == "rw"):
+                with self._lock:
+                    self.stats.from_other_process += 1
+                    self._sent.add(key)
+                return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
 
     def _client(self):
         """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""
@@ -263,6 +317,10 @@ class LLMClient:
                 self.stats.failures += 1
             raise
         p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
+        text, capped = cap_reply(text)
+        if capped:
+            with self._lock:
+                self.stats.capped_replies += 1
         if self.cache is not None:
             self.cache.put(key, request, text, p_tok, c_tok)
         cost = call_cost(self.prices, request["model"], p_tok, c_tok)

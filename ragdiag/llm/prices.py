@@ -8,6 +8,7 @@ adds or replaces entries. A model without a price gets cost ``None`` (shown as "
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -36,10 +37,18 @@ def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
     if not isinstance(data, dict):
         raise RagdiagError(f"{path}: the price table must be a JSON object of model -> {{input, output}}")
     for model, entry in data.items():
-        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), (int, float)) for k in ("input", "output"))):
+        if not (isinstance(entry, dict) and all(_is_number(entry.get(k)) for k in ("input", "output"))):
             raise RagdiagError(f"{path}: model '{model}': expected {{\"input\": <USD/1M>, \"output\": <USD/1M>}}")
+        for side in ("input", "output"):
+            if not (math.isfinite(entry[side]) and entry[side] >= 0):
+                raise RagdiagError(f"{path}: model '{model}': field '{side}': {entry[side]} is not a finite price >= 0 "
+                                   "(USD per million tokens)")
         prices[model] = {"input": float(entry["input"]), "output": float(entry["output"])}
     return prices
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def call_cost(prices: dict[str, dict[str, float]], model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

@@ -19,6 +19,7 @@ ideal answer is degenerate is not sent to the judge (grade null, ``ideal_degener
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,22 +133,37 @@ def _label(row: dict[str, Any], model: str, repeat: int) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
 
 
-def make_judge(client: LLMClient):
-    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed."""
+def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed.
+
+    With ``retry_unparsed``, a verdict without a grade whose replies all came from the cache (an
+    earlier run's prose or ``{"grade": NaN}``) is asked again, bypassing the cache, and its label is
+    appended to ``retried``; a reply that parsed is never paid for twice."""
     grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+    retried = retried if retried is not None else []
+    lock = threading.Lock()
+
+    def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+        messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
+        label = _label(row, model, repeat)
+        again = {"fresh": True} if fresh else {}  # a plain call stays plain (the sweep's counting client)
+        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label, **again)
+        grade = parse_grade(first.text)
+        if grade is not None:
+            return Verdict(grade, [first.text]), first.cached
+        follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
+        second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
+                                            repeat=repeat), label, **again)
+        return Verdict(parse_grade(second.text), [first.text, second.text]), first.cached and second.cached
 
     def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
         row, ideal, model, repeat = item
-        messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
-        label = _label(row, model, repeat)
-        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label)
-        grade = parse_grade(first.text)
-        if grade is not None:
-            return Verdict(grade, [first.text])
-        follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
-        second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
-                                            repeat=repeat), label)
-        return Verdict(parse_grade(second.text), [first.text, second.text])
+        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
+        if verdict.grade is None and cached and retry_unparsed:
+            with lock:
+                retried.append(_label(row, model, repeat))
+            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
+        return verdict
 
     return judge
 
@@ -200,6 +216,7 @@ class Judged:
     failures: list[dict[str, Any]]
     grades: np.ndarray  # (judges, repeats, rows), NaN where no grade
     seconds: float
+    retried_unparsed: int = 0
 
 
 def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict[str, Any]:
@@ -213,15 +230,21 @@ def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
 
 
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
-               repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None) -> Judged:
+               repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None,
+               retry_unparsed: bool = False) -> Judged:
     """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error;
-    rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged."""
+    rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged.
+    ``judge``: the judge function (default :func:`make_judge`); ``retry_unparsed``: see :func:`make_judge`
+    (only for the default judge, in the ``rw`` cache mode: ``replay`` cannot send, ``refresh`` and
+    ``off`` ask everything anyway)."""
     skip = skip or {}
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
              if row.get("answer") is not None and ideal.get(row["id"]) is not None and row["id"] not in skip
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
-    outcome = run_items(client, judge or make_judge(client), items, labels, "grading", progress)
+    retried: list[str] = []
+    judge = judge or make_judge(client, retry_unparsed and client.config.cache == "rw", retried)
+    outcome = run_items(client, judge, items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
     graded, unparsed = [], []
@@ -267,11 +290,13 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
         if call_errors:
             record["judge_error"] = call_errors
         graded.append(record)
-    return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds)
+    return Judged(graded, unparsed, outcome.failures, grades, outcome.seconds, len(retried))
 
 
 def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[str]:
-    """The judges: the configured model, then a second judge model if given."""
+    """The judges: the configured model, then a second judge model if given (not an empty name)."""
+    if second_judge is not None and not second_judge.strip():
+        raise RagdiagError("--second-judge must name a chat model, got an empty name")
     return [config.model] + ([second_judge] if second_judge else [])
 
 
@@ -295,12 +320,14 @@ def gate_summary(gate: ReferenceGate, ideal: dict[str, str | None], ideal_kinds:
 
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
               progress: bool = True, grade_mode: str = "digit", top_logprobs: int = 10,
-              gate: ReferenceGate | None = None, keep_degenerate: bool = False) -> GradeResult:
+              gate: ReferenceGate | None = None, keep_degenerate: bool = False,
+              retry_unparsed: bool = True) -> GradeResult:
     """Check outputs against inputs, validate the whole answers file, gate the ideal answers, judge, write
     ``out`` (a JSON list) and its manifest (meta, run, summary, failures, unparsed, run record).
 
     Rows skipped by the gate are not items of the coverage (no call was due); they are counted in
-    ``summary.reference_gate``.
+    ``summary.reference_gate``. ``retry_unparsed``: items whose cached replies held no grade are asked
+    again (``summary.retried_unparsed`` counts them).
     """
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
@@ -319,8 +346,8 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
     client = LLMClient(config)
     try:
-        judge = make_logprob_judge(client, top_logprobs) if grade_mode == "logprobs" else make_judge(client)
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip)
+        judge = make_logprob_judge(client, top_logprobs) if grade_mode == "logprobs" else None
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip, retry_unparsed)
         for graded_row, kind in zip(judged.graded, topk_kinds):
             if kind is not None:
                 graded_row["topK_degenerate"] = kind
@@ -334,6 +361,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
                                  missing_grades=sum(1 for r in judged.graded if r["grade"] is None
                                                     and "error" not in r and "skipped" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
+                                 retried_unparsed=judged.retried_unparsed,
                                  agreement=agreement_summary(judged.grades, judges), reference_gate=gate_counts)
         mode = {"grade_mode": grade_mode, **({"top_logprobs": top_logprobs} if grade_mode == "logprobs" else {})}
         meta = run_meta("grade", client, prompts=list(prompts.values()), judges=judges, repeats=repeats, **mode,

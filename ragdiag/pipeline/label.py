@@ -34,6 +34,7 @@ from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.refine_pools import refine_pools
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 from ragdiag.retrieval.beir import load_corpus, load_queries
+from ragdiag.retrieval.formats import check_ids_fit
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     human = load_graded_qrels(opts.human) if opts.human is not None else None
     doc_ids, doc_texts = load_corpus(corpus)
     query_ids, query_texts = load_queries(opts.queries)
+    check_ids_fit("tsv", [(f"document id in {corpus}", doc_ids), (f"query id in {opts.queries}", query_ids)],
+                  "the graded qrels are a BEIR TSV; rename the id in the input")
     prompt, repair = load_prompt("utility-label"), load_prompt("utility-label-repair")
     prompt_ids = {"utility-label": prompt.id, "utility-label-repair": repair.id}
     if opts.refine:
@@ -173,6 +176,7 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
         details = run_details(client)
     finally:
         client.close()
+    check_ids_fit("tsv", [("query id", (q for q, _ in kept)), ("document id", (d for _, d in kept))])
     if refined_path is not None:
         write_jsonl(refined_path, refined, inputs=inputs)
     write_text(opts.out, "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{final[(q, d)]}\n" for q, d in kept),

@@ -103,19 +103,42 @@ def export_cache(cache_dir: Path | None, out: Path, kind: str = "llm") -> int:
     return count
 
 
+def _export_records(source: Path) -> tuple[list[tuple[int, Any]], list[str]]:
+    """(entry number, entry) of an export file, and one reason per line that is not JSON (skipped
+    and counted like any bad entry). A JSON list file is read whole; a file where no line is JSON
+    is not an export at all: one line."""
+    import orjson
+
+    from ragdiag.data.loaders import read_json_records
+
+    data = source.read_bytes() if source.is_file() else b""
+    if not source.is_file() or source.suffix == ".gz" or data.lstrip().startswith(b"["):
+        return list(enumerate(read_json_records(source), start=1)), []
+    records, skipped = [], []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((len(records) + len(skipped) + 1, orjson.loads(line)))
+        except orjson.JSONDecodeError as err:
+            skipped.append(f"{source}: entry {len(records) + len(skipped) + 1} (line {number}): malformed JSON "
+                           f"({str(err).split(':')[0]})")
+    if skipped and not records:
+        raise RagdiagError(f"{source}: malformed JSON on every line ({len(skipped)}); not a cache export "
+                           "(written by 'ragdiag cache export')")
+    return records, skipped
+
+
 def import_cache(cache_dir: Path | None, source: Path, kind: str = "all") -> tuple[dict[str, int], list[str]]:
     """Add the checked entries of an export file (existing keys kept).
 
     Returns the number added per cache and one reason per skipped entry (malformed, or of a kind not
     asked for). Entries are routed by their ``kind`` (none means ``llm``).
     """
-    from ragdiag.data.loaders import read_json_records
-
     kinds = _kinds(kind)
-    records = read_json_records(source)
+    records, skipped = _export_records(Path(source))
     routed: dict[str, list[Any]] = {name: [] for name in KINDS}
-    skipped: list[str] = []
-    for index, entry in enumerate(records, start=1):
+    for index, entry in records:
         entry_kind = entry.get("kind", "llm") if isinstance(entry, dict) else "llm"
         if entry_kind not in KINDS:
             skipped.append(f"{source}: entry {index}: unknown kind {entry_kind!r}")

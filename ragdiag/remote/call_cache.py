@@ -3,7 +3,8 @@
 The request (provider and full base URL, model, messages, parameters, prompt version, repeat index)
 is serialised with sorted keys and hashed (:func:`ragdiag.remote.store.request_key`); the reply is
 stored with its token usage. Failed calls and unusable replies are never stored, and entries never
-expire by age or size. Durability, locking and corruption handling are
+expire by age or size. A ``leases`` table shares requests in flight across processes: the process
+that claims a key's lease sends the request, others wait for its reply (:meth:`CallCache.take_lease`). Durability, locking and corruption handling are
 :class:`ragdiag.remote.store.SqliteStore`'s, shared with the embedding cache.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import socket
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,9 +34,29 @@ CREATE TABLE IF NOT EXISTS calls (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     created REAL NOT NULL
-)""",)
+)""", """
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+)""")
+_TAKE_LEASE = ("INSERT INTO leases VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET owner=excluded.owner, "
+               "host=excluded.host, pid=excluded.pid, expires=excluded.expires WHERE leases.expires < ?")
 _COLUMNS = ("key", "model", "prompt", "request", "reply", "prompt_tokens", "completion_tokens", "created")
 _INSERT = "INSERT OR {} INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by another user
+        return True
+    return True
 
 
 def _count(entry: dict[str, Any], name: str) -> int:
@@ -85,6 +108,27 @@ class CallCache:
         row = (key, request.get("model", ""), request.get("prompt", ""), canonical_json(request), reply,
                int(prompt_tokens), int(completion_tokens), time.time())
         self.store.execute(_INSERT.format("REPLACE"), row)
+
+    def take_lease(self, key: str, owner: str, seconds: float) -> bool:
+        """Claim the right to send request ``key`` for ``seconds`` (a lease row); False while another
+        live owner holds an unexpired lease. A lease whose owner process is gone (same host, pid not
+        running: killed) is taken over at once."""
+        now = time.time()
+        if self.store.execute(_TAKE_LEASE, (key, owner, socket.gethostname(), os.getpid(), now + seconds, now)):
+            return True
+        rows = self.store.query("SELECT owner, host, pid FROM leases WHERE key=?", (key,))
+        if rows and rows[0][1] == socket.gethostname() and not _running(rows[0][2]):
+            self.store.execute("DELETE FROM leases WHERE key=? AND owner=?", (key, rows[0][0]))
+            return self.take_lease(key, owner, seconds)
+        return False
+
+    def lease_held(self, key: str) -> bool:
+        """True while some owner holds an unexpired lease on ``key``."""
+        return bool(self.store.query("SELECT 1 FROM leases WHERE key=? AND expires >= ?", (key, time.time())))
+
+    def drop_lease(self, key: str, owner: str) -> None:
+        """Release ``owner``'s lease on ``key`` (after its reply is stored, or after its call failed)."""
+        self.store.execute("DELETE FROM leases WHERE key=? AND owner=?", (key, owner))
 
     def stats(self) -> dict[str, Any]:
         """Entry counts and token totals per (model, prompt), plus the file size."""

@@ -9,11 +9,13 @@ when the cache answers everything).
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require
 from ragdiag.remote.retry import Refused
 from ragdiag.remote.transport import http_client
-from ragdiag.remote.urls import redact_url
+from ragdiag.remote.urls import redact_url, split_query
 
 CHECK_TIMEOUT_S = 5.0
 
@@ -21,7 +23,8 @@ CHECK_TIMEOUT_S = 5.0
 def check_endpoint(base_url: str, api_key: str, key_env: str, timeout: float = CHECK_TIMEOUT_S) -> int:
     """Status of ``GET {base_url}/models``; raises when the server cannot be reached or refuses the key."""
     httpx = require("httpx")
-    url = base_url.rstrip("/") + "/models"
+    base, query = split_query(base_url)
+    url = base.rstrip("/") + "/models" + (f"?{urlencode(query)}" if query else "")
     shown = redact_url(base_url)
     with http_client(min(timeout, CHECK_TIMEOUT_S)) as client:
         try:

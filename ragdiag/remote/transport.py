@@ -59,10 +59,14 @@ def http_client(timeout: float) -> httpx.Client:
 
 
 def openai_client(api_key: str, base_url: str | None, timeout: float):
-    """The openai SDK client on :func:`http_client` (its own retries off)."""
+    """The openai SDK client on :func:`http_client` (its own retries off); the base URL's query
+    parameters (``?api-version=…``) go with every request as the SDK's default query."""
+    from ragdiag.remote.urls import split_query
+
     openai = require("openai")
-    return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=check_timeout(timeout),
-                         http_client=http_client(timeout))
+    base, query = split_query(base_url) if base_url else (None, {})
+    return openai.OpenAI(api_key=api_key, base_url=base, max_retries=0, timeout=check_timeout(timeout),
+                         http_client=http_client(timeout), default_query=query or None)
 
 
 def voyage_client(api_key: str, base_url: str, timeout: float):

@@ -17,7 +17,14 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("tokens in / out", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
         ("cost", format_cost(summary["cost"])), ("seconds", summary["seconds"]),
     ]
-    for key in ("missing_grades", "no_answer"):
+    if summary.get("from_other_process"):
+        rows.append(("waited for another process", summary["from_other_process"]))
+    if summary.get("capped_replies"):
+        from ragdiag.llm.client import MAX_REPLY_CHARS
+
+        rows.append(("capped replies", f"{summary['capped_replies']} (over {MAX_REPLY_CHARS:,} characters: head, "
+                                       "length and sha256 kept)"))
+    for key in ("missing_grades", "no_answer", "retried_unparsed"):
         if key in summary:
             rows.append((key.replace("_", " "), summary[key]))
     rows += gate_rows(summary.get("reference_gate"))

@@ -78,7 +78,7 @@ class ApiEmbedder(Embedder):
         super().__init__(cache_dir, use_cache, batch_size, cache_mode)
         self.model = model
         base_url = base_url or os.environ.get(self.base_url_env) or None
-        self.base_url = check_base_url(base_url) if base_url else None
+        self.base_url = check_base_url(base_url, self.key_env) if base_url else None
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s

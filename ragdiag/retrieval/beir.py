@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ragdiag.data.loaders import file_sha256
 from ragdiag.errors import DataError
+from ragdiag.io.text_input import decode_utf8, too_deep
 from ragdiag.retrieval.formats import read_qrels, read_run, run_ids
 
 __all__ = ["file_sha256", "load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
@@ -20,17 +21,19 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError.at(str(path), number, None, f"invalid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError.at(str(path), number, None, "expected a JSON object")
-            rows.append((number, record))
+    text = decode_utf8(path, path.read_bytes())
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError.at(str(path), number, None, f"invalid JSON ({err.msg})") from None
+        except RecursionError:
+            raise too_deep(path, number) from None
+        if not isinstance(record, dict):
+            raise DataError.at(str(path), number, None, "expected a JSON object")
+        rows.append((number, record))
     if not rows:
         raise DataError(f"{path}: empty (no records)")
     return rows

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.text_input import too_deep, utf8_error
 from ragdiag.io.writer import PathLike, write_jsonl, write_text
 
 Qrels = dict[str, dict[str, int]]
@@ -33,7 +34,7 @@ Run = dict[str, list[tuple[str, float]]]
 RunFormat = Literal["jsonl", "trec"]
 RUN_FORMATS: tuple[str, ...] = ("jsonl", "trec")
 
-__all__ = ["Qrels", "Run", "RUN_FORMATS", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
+__all__ = ["Qrels", "Run", "RUN_FORMATS", "check_ids_fit", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -42,10 +43,11 @@ def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    data = path.read_bytes()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise utf8_error(path, data, err) from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     for number, line in enumerate(text.split("\n"), start=1):
@@ -151,6 +153,8 @@ def _read_jsonl_run(path: PathLike, with_scores: bool = True) -> Run | dict[str,
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
+            except RecursionError:
+                raise too_deep(source, number) from None
         if not isinstance(record, dict):
             raise DataError.at(source, number, None, "expected a JSON object")
         query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")
@@ -265,6 +269,27 @@ def _trec_lines(run: Run, tag: str) -> Iterator[str]:
             yield f"{query_id} Q0 {doc_id} {rank} {float(score)!r} {tag}\n"
 
 
+# What splits a row or a column of each written layout: any whitespace in a TREC run (space-separated
+# columns); a tab or any line break str.splitlines() honours in a tab-separated file (BEIR qrels TSV).
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LAYOUTS = {
+    "trec": ("a TREC run file", "empty or contains whitespace", lambda v: any(ch.isspace() for ch in v)),
+    "tsv": ("a tab-separated file", "empty or contains a tab or a line break",
+            lambda v: any(ch == "\t" or ch in _LINE_BREAKS for ch in v)),
+}
+
+
+def check_ids_fit(layout: Literal["trec", "tsv"], named: Iterable[tuple[str, Iterable[str]]], fix: str = "") -> None:
+    """Refuse an id that would split a row or a column of ``layout`` (the one check of every TREC and
+    TSV writer, run before any paid call); ``named`` pairs a description (``"document id in
+    corpus.jsonl"``) with its ids; ``fix`` is the way out added to the message."""
+    target, problem, splits = _LAYOUTS[layout]
+    for what, values in named:
+        for value in values:
+            if not value or splits(value):
+                raise RagdiagError(f"{what} {value!r} cannot be written to {target} ({problem}){'; ' + fix if fix else ''}")
+
+
 def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ragdiag", *, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Write ``run`` atomically as ``run.jsonl`` (query_id, ids, scores) or a TREC run file
     (``qid Q0 docid rank score tag``, rank from 1). TREC ids and the tag must not contain whitespace."""
@@ -273,7 +298,6 @@ def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ra
         return write_jsonl(path, rows, inputs=inputs)
     if fmt != "trec":
         raise RagdiagError(f"unknown run format '{fmt}': expected jsonl or trec")
-    for name, value in [("tag", tag)] + [("query id", q) for q in run] + [("document id", d) for p in run.values() for d, _ in p]:
-        if not value or any(ch.isspace() for ch in value):
-            raise RagdiagError(f"{name} {value!r} cannot be written to a TREC run file (empty or contains whitespace); use the jsonl format")
+    check_ids_fit("trec", [("tag", [tag]), ("query id", run), ("document id", (d for p in run.values() for d, _ in p))],
+                  "use the jsonl format")
     return write_text(path, "".join(_trec_lines(run, tag)), inputs=inputs)

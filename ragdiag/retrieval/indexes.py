@@ -35,6 +35,8 @@ def prepare_vectors(vectors: np.ndarray, metric: str, source: str) -> np.ndarray
         raise RagdiagError(f"{source}: expected a 2-D array (n × dim), got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise RagdiagError(f"{source}: no vectors (shape {array.shape})")
+    if np.iscomplexobj(array):
+        raise RagdiagError(f"{source}: complex-valued vectors (dtype {array.dtype}); give real numbers (e.g. float32)")
     if not np.issubdtype(array.dtype, np.number):
         raise RagdiagError(f"{source}: vectors must be numeric, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float32)
@@ -156,4 +158,8 @@ def load_index(path: Path):
 
     if not Path(path).is_file():
         raise RagdiagError(f"{path}: index file not found")
-    return faiss.read_index(str(path))
+    try:
+        return faiss.read_index(str(path))
+    except RuntimeError:  # garbage, a pickle, a truncated file: faiss's reader gives up (its message holds raw bytes)
+        raise RagdiagError(f"{path}: not a readable faiss index (faiss could not parse the file: corrupt, truncated "
+                           "or not an index); rebuild it with 'ragdiag index build'") from None

@@ -18,7 +18,7 @@ from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json
 from ragdiag.retrieval.beir import file_sha256, load_queries
 from ragdiag.retrieval.chunking import pool_max
-from ragdiag.retrieval.formats import RUN_FORMATS, write_run
+from ragdiag.retrieval.formats import RUN_FORMATS, check_ids_fit, write_run
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
 from ragdiag.retrieval.store import open_index_dir
@@ -112,11 +112,18 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
     n_docs = len(store.doc_ids)
     if opts.k > n_docs:
         raise RagdiagError(f"k={opts.k} is larger than the {n_docs} passages in {opts.index}")
-    if opts.mode != "bm25" and not store.has_dense:
-        store.dense()  # one line: no dense index in this folder
+    # every index file read and checked before any embedding call (one line for a missing, corrupt
+    # or tampered index: no dense index, garbage in index.faiss, fewer ids than vectors)
+    if opts.mode != "bm25" and (not store.has_dense or store.manifest["meta"].get("backend", "faiss") == "faiss"):
+        store.dense()
+    if opts.mode != "dense":
+        store.bm25()
     record = start_run("ragdiag retrieve", inputs=[opts.queries, opts.index / "manifest.json"],
                        models={"embedder": store.manifest["meta"].get("embedder")})
     query_ids, texts = load_queries(opts.queries)
+    if opts.fmt == "trec":  # before any embedding call, not when the run is written
+        check_ids_fit("trec", [(f"query id in {opts.queries}", query_ids),
+                               (f"document id in {opts.index}", store.doc_ids)], "use the jsonl format")
     start = time.perf_counter()
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
     dense = _dense(store, texts, depth, opts, progress) if opts.mode != "bm25" else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -198,6 +198,7 @@ class IndexDir:
     path: Path
     manifest: dict
     doc_ids: list[str]
+    _loaded: dict = field(default_factory=dict, init=False, repr=False)  # each index read and checked once
 
     @property
     def has_dense(self) -> bool:
@@ -206,13 +207,29 @@ class IndexDir:
     def dense(self):
         if not self.has_dense:
             raise RagdiagError(f"index folder {self.path} has no dense index (built with --embedder none); use --mode bm25")
-        return load_index(self.path / DENSE)
+        if "dense" in self._loaded:
+            return self._loaded["dense"]
+        index = load_index(self.path / DENSE)
+        owners = self.passage_docs()
+        rows, listed = (len(owners), PASSAGE_DOCS) if owners is not None else (len(self.doc_ids), DOC_IDS)
+        if index.ntotal != rows:
+            raise RagdiagError(f"index folder {self.path}: {DENSE} holds {index.ntotal} vectors but {listed} lists {rows}; "
+                               "the folder was tampered with or mixed up — rebuild it with 'ragdiag index build'")
+        self._loaded["dense"] = index
+        return index
 
     def bm25(self) -> BM25Index:
         meta = self.manifest["meta"].get("bm25") or {}
         if "variant" not in meta:
             raise RagdiagError(f"index folder {self.path} was built by an older ragdiag; rebuild it with 'ragdiag index build'")
-        return load_bm25(self.path / BM25_DIR, Bm25Config.from_dict(meta))
+        if "bm25" in self._loaded:
+            return self._loaded["bm25"]
+        index = load_bm25(self.path / BM25_DIR, Bm25Config.from_dict(meta))
+        if index.n_docs != len(self.doc_ids):
+            raise RagdiagError(f"index folder {self.path}: the BM25 index holds {index.n_docs} documents but {DOC_IDS} "
+                               f"lists {len(self.doc_ids)}; rebuild it with 'ragdiag index build'")
+        self._loaded["bm25"] = index
+        return index
 
     def passage_docs(self) -> np.ndarray | None:
         """Dense row → document row for a chunked index, else None."""

@@ -142,3 +142,23 @@ def test_a_path_that_is_not_a_regular_file_is_named_as_such(tmp_path):
         load_graded_file(tmp_path)
     with pytest.raises(DataError, match="file not found"):
         load_graded_file(tmp_path / "absent.json")
+
+
+def test_invalid_utf8_in_a_graded_or_answers_file_names_line_and_byte(tmp_path):
+    """Issue 18: correlate --graded and grade --answers read through the same loaders."""
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    graded = tmp_path / "graded.jsonl"
+    data = b'{"id": "M-1"}\n{"id": "M-\xe9"}\n'
+    graded.write_bytes(data)
+    result = CliRunner().invoke(app, ["correlate", "--graded", str(graded)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert f"{graded}: line 2: not UTF-8 text (byte offset 24: invalid continuation byte)" in result.stderr
+    answers = tmp_path / "answers.jsonl"
+    answers.write_bytes(data)
+    result = CliRunner().invoke(app, ["grade", "--answers", str(answers), "--out", str(tmp_path / "g.json"), "--cache",
+                                      "replay", "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 2 and f"{answers}: line 2: not UTF-8 text (byte offset 24" in result.stderr
+    assert graded.read_bytes() == answers.read_bytes() == data and not (tmp_path / "g.json").exists()

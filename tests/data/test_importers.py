@@ -55,7 +55,7 @@ def test_schema_error_lists_the_required_fields():
     for name in ("user_input or question", "retrieved_contexts or contexts", "response or answer",
                  "reference or ground_truth", "reference_contexts"):
         assert name in text
-    with pytest.raises(DataError, match="is neither a 0–1 score nor a 1–5 grade"):
+    with pytest.raises(DataError, match="7 does not fit the 1-5 scale"):
         convert([{**RAGAS, "answer_correctness": 7}], "ragas", "r.json", score_col="answer_correctness")
 
 
@@ -98,3 +98,76 @@ def test_ragas_csv_with_python_list_cells(tmp_path):
     assert record["retrieved_contexts"] == ["it's a", "b"] and record["reference_contexts"] == ["b"]
     out = convert([record], "ragas", str(path))
     assert out["ranked"][0]["rank"] == [1, 0] and out["texts"][0]["n"] == ["it's a"]
+
+
+# ---------------------------------------------------------------- issue 18: one scale per file, empty datasets
+
+
+def _scored(scores: list) -> list[dict]:
+    return [{**RAGAS, "id": f"q{i}", "answer_correctness": s} for i, s in enumerate(scores)]
+
+
+def test_score_scale_is_decided_once_per_file():
+    one_to_five = convert(_scored([1, 2, 4, 5]), "ragas", "r.json", score_col="answer_correctness")
+    assert [g["grade"] for g in one_to_five["graded"]] == [1, 2, 4, 5] and one_to_five["score_scale"] == "1-5"
+    zero_to_one = convert(_scored([0, 0.5, 1]), "ragas", "r.json", score_col="answer_correctness")
+    assert [g["grade"] for g in zero_to_one["graded"]] == [1, 3, 5] and zero_to_one["score_scale"] == "0-1"
+    forced = convert(_scored([1, 1, 1]), "ragas", "r.json", score_col="answer_correctness", scale="1-5")
+    assert [g["grade"] for g in forced["graded"]] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("scores, scale, needle", [
+    ([0.5, 3], None, "record 1: field 'answer_correctness': 0.5 does not fit the 1-5 scale"),
+    ([1, 7], None, "record 2: field 'answer_correctness': 7 does not fit the 1-5 scale"),
+    ([0.2, 2], "0-1", "record 2: field 'answer_correctness': 2 does not fit the 0-1 scale (given with --score-scale)"),
+    ([-0.1, 0.5], None, "record 1: field 'answer_correctness': -0.1 does not fit the 0-1 scale"),
+    ([True, 0.5], None, "record 1: field 'answer_correctness': not a number: True"),
+    (["inf", 0.5], None, "record 1: field 'answer_correctness': inf is not a finite score"),
+])
+def test_a_column_that_fits_no_scale_is_refused_naming_the_record(scores, scale, needle):
+    with pytest.raises(DataError) as err:
+        convert(_scored(scores), "ragas", "r.json", score_col="answer_correctness", scale=scale)
+    assert needle in str(err.value)
+
+
+@pytest.mark.parametrize("tool", ["ragas", "deepeval"])
+@pytest.mark.parametrize("content, name", [("[]", "empty.json"), ("", "empty.jsonl"), ('{"test_cases": []}', "cases.json"),
+                                           ("question,contexts,answer\n", "header.csv")])
+def test_cli_refuses_an_empty_dataset_and_writes_nothing(tmp_path, tool, content, name):
+    src = tmp_path / name
+    src.write_text(content)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", tool, str(src), "--out", str(out)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"ragdiag: error: {src}: no records (an empty {tool} dataset)")
+    assert not out.exists()
+
+
+def test_cli_score_scale_option_and_what_it_says(tmp_path):
+    src = tmp_path / "ragas.json"
+    src.write_text(json.dumps(_scored([1, 2, 4, 5])))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", "ragas", str(src), "--out", str(out), "--score-col", "answer_correctness"])
+    assert result.exit_code == 0, result.output
+    assert "score column 'answer_correctness' read as 1-5 (a score above 1): grades kept" in result.stderr
+    assert [r["grade"] for r in json.loads((out / "graded.json").read_text())] == [1, 2, 4, 5]
+    manifest = json.loads((out / "import.manifest.json").read_text())
+    assert manifest["meta"]["score_scale"] == "1-5"
+    bad = runner.invoke(app, ["import", "ragas", str(src), "--out", str(tmp_path / "o2"),
+                              "--score-col", "answer_correctness", "--score-scale", "0-1"])
+    assert bad.exit_code == 2 and "record 2: field 'answer_correctness': 2 does not fit the 0-1 scale" in bad.stderr
+    assert not (tmp_path / "o2").exists()
+    wrong = runner.invoke(app, ["import", "ragas", str(src), "--out", str(tmp_path / "o3"), "--score-scale", "0-10"])
+    assert wrong.exit_code == 2 and "--score-scale must be one of 0-1, 1-5, got '0-10'" in wrong.stderr
+
+
+def test_a_ragas_csv_with_an_answer_over_128_kib_imports(tmp_path):
+    """Python's csv module stops at 131072 characters a cell; a long answer is realistic (issue 18)."""
+    answer = "long answer " * 20_000  # 240 kB
+    src = tmp_path / "ragas.csv"
+    src.write_text('user_input,retrieved_contexts,response,reference,reference_contexts\n'
+                   f'"q?","[\'a\', \'b\']","{answer}","r","[\'b\']"\n')
+    result = runner.invoke(app, ["import", "ragas", str(src), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "out" / "answers.jsonl").read_text().splitlines()]
+    assert rows[-1]["answer"] == answer

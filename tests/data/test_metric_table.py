@@ -130,3 +130,98 @@ def test_options_of_the_graded_path_are_refused_not_ignored_with_a_table(tmp_pat
     path = _write_csv(tmp_path / "t.csv", HAND)
     result = runner.invoke(app, ["correlate", "--table", str(path), "--measure-cols", "good", *extra])
     assert result.exit_code == 2 and f"{extra[0]} does not apply with --table" in result.output
+
+
+# ---------------------------------------------------------------- issue 18: readers that used to end in a traceback
+
+
+def _table_cli(path: Path, *measures: str):
+    return runner.invoke(app, ["correlate", "--table", str(path), "--measure-cols", ",".join(measures or ("good",)),
+                               "--min-samples", "1", "--format", "json"])
+
+
+def _one_line(result, *needles: str) -> None:
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith("ragdiag: error: ") and "Traceback" not in result.output
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".json"])
+def test_invalid_utf8_names_file_line_and_byte_offset(tmp_path, suffix):
+    good = _write_csv(tmp_path / "t.csv", HAND)
+    if suffix == ".tsv":
+        data = good.read_bytes().replace(b",", b"\t")
+    elif suffix == ".csv":
+        data = good.read_bytes()
+    elif suffix == ".jsonl":
+        data = "".join(json.dumps(r) + "\n" for r in HAND).encode()
+    else:
+        data = json.dumps(HAND, indent=0).encode()
+    lines = data.split(b"\n")
+    lines[2] = lines[2][:3] + b"\xff" + lines[2][3:]
+    data = b"\n".join(lines)
+    path = tmp_path / f"bad{suffix}"
+    path.write_bytes(data)
+    offset = data.index(b"\xff")
+    _one_line(_table_cli(path), f"{path}: line 3: not UTF-8 text (byte offset {offset}: invalid start byte)")
+    assert path.read_bytes() == data
+
+
+def test_duplicate_headers_are_refused_naming_them(tmp_path):
+    path = tmp_path / "dup.csv"
+    path.write_text("qid,good,grade,good,bad,bad\nq1,1,2,5,5,1\nq2,2,1,4,4,2\n")
+    _one_line(_table_cli(path, "good", "bad"), f"{path}: line 1: the header repeats the column name(s) 'bad', 'good'")
+
+
+def test_duplicate_parquet_columns_are_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([1, 2]), pa.array([2, 1]), pa.array([5, 4])],
+                                        names=["good", "grade", "good"]), path)
+    _one_line(_table_cli(path), f"{path}: the table repeats the column name(s) 'good'")
+
+
+def test_a_csv_cell_over_128_kib_is_read_and_one_over_the_cap_is_one_line(tmp_path, monkeypatch):
+    long_answer = "word " * 60_000  # 300 kB: over Python's default csv field limit (131072)
+    path = tmp_path / "long.csv"
+    path.write_text("qid,good,grade,answer\n" + "".join(f'q{i},{r["good"]},{r["grade"]},"{long_answer}"\n'
+                                                       for i, r in enumerate(HAND)))
+    table = load_metric_table(path, "grade", ["good"])
+    assert len(table) == len(HAND)
+    from ragdiag.io import text_input
+
+    monkeypatch.setattr(text_input, "CSV_FIELD_CAP", 200_000)
+    import csv
+
+    previous = csv.field_size_limit(200_000)
+    try:
+        _one_line(_table_cli(path), f"{path}: line 2: a cell is longer than 200,000 characters")
+    finally:
+        csv.field_size_limit(previous)
+
+
+@pytest.mark.parametrize("damage, needle", [
+    (lambda data: b"this is a CSV, not Parquet\n", "not a Parquet file (it does not start with the Parquet magic bytes PAR1)"),
+    (lambda data: data[: len(data) // 2], "truncated Parquet file"),
+    (lambda data: data[:4] + b"\0" * (len(data) - 8) + data[-4:], "corrupt or truncated Parquet file"),
+    (lambda data: b"", "not a Parquet file"),
+])
+def test_a_parquet_file_that_is_not_parquet_or_is_cut_short(tmp_path, damage, needle):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(HAND), path)
+    data = damage(path.read_bytes())
+    path.write_bytes(data)
+    _one_line(_table_cli(path), f"{path}: {needle}")
+    assert path.read_bytes() == data
+
+
+def test_deeply_nested_json_lines_are_one_line(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(HAND[0]) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    _one_line(_table_cli(path), str(path), "depth limit exceeded")

@@ -187,3 +187,20 @@ def test_bad_pool_is_one_line(data, pool, expected):
     assert res.exit_code == 2
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and expected in lines[0]
+
+
+@pytest.mark.parametrize("where, bad_id, what", [("corpus", "a1\tx", "document id"), ("corpus", "a1\nx", "document id"),
+                                                 ("queries", "a\rb", "query id")])
+def test_ids_that_would_split_the_qrels_tsv_are_refused_before_any_call(data, server, where, bad_id, what):
+    path = data[where]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[0]["_id"] = bad_id
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = {p: p.read_bytes() for p in data["dir"].iterdir() if p.is_file()}
+    out = data["dir"] / "graded.tsv"
+    res = label(data, out, "--pool", "bm25", base_url=server.base_url)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"ragdiag: error: {what} in {path} {bad_id!r} cannot be written to a tab-separated "
+                                 "file (empty or contains a tab or a line break)")
+    assert server.requests == 0 and not out.exists()
+    assert {p: p.read_bytes() for p in data["dir"].iterdir() if p.is_file()} == before

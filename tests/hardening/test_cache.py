@@ -212,3 +212,19 @@ def test_embedding_commands_take_the_cache_modes(tmp_path, monkeypatch):
     assert build(url, "--cache", "replay").exit_code == 0  # the server is gone: the cache answers everything
     result = retrieve(url, "--cache", "replay")
     assert result.exit_code == 0, result.stderr
+
+
+def test_import_skips_lines_that_are_not_json_and_counts_them(caches, tmp_path):
+    """Issue 18: as the README says, bad entries are skipped and counted — a line that is not JSON
+    (cut short, binary junk) included — instead of refusing the whole file."""
+    out = tmp_path / "x.jsonl"
+    assert cli("cache", "export", "--cache-dir", caches, "--out", out).exit_code == 0
+    lines = out.read_bytes().splitlines()
+    out.write_bytes(b"\n".join([lines[0], lines[1][: len(lines[1]) // 2], b"\xff\xfe junk", lines[2]]) + b"\n")
+    fresh = tmp_path / "fresh"
+    result = cli("cache", "import", out, "--cache-dir", fresh, "--kind", "llm")
+    assert result.exit_code == 0, result.stderr
+    assert "imported 2 new llm entries" in result.stdout and "skipped 2 bad entries" in result.stdout
+    reasons = result.stderr.strip().splitlines()
+    assert [r.split(": malformed JSON")[0] for r in reasons] == [f"ragdiag: skipped: {out}: entry 2 (line 2)",
+                                                                f"ragdiag: skipped: {out}: entry 3 (line 3)"]

@@ -209,3 +209,32 @@ def test_pipeline_refuses_an_input_inside_its_out_dir_under_an_output_name(tmp_p
     line = _one_line_refusal(result)
     assert "would overwrite the input" in line and "answers.jsonl" in line, line
     assert _snapshot(tmp_path) == before
+
+
+OUT_DIRS = {
+    "pipeline": lambda f, o: ["pipeline", "--texts", str(f["texts"]), "--ranked", str(f["ranked"]), "--out-dir", o,
+                              "--cache", "replay", "--base-url", "http://127.0.0.1:9/v1", "--no-progress"],
+    "import ragas": lambda f, o: ["import", "ragas", str(f["graded"]), "--out-dir", o],
+    "index build": lambda f, o: ["index", "build", "--corpus", str(f["queries"]), "--embedder", "none", "--out-dir", o],
+}
+
+
+@pytest.mark.parametrize("where", ["/proc/ragdiag-out", "/proc/self/ragdiag-out/deeper", "/sys/ragdiag-out"])
+@pytest.mark.parametrize("command", sorted(OUT_DIRS))
+def test_out_dir_on_a_virtual_filesystem_is_refused_before_any_work(inputs, tmp_path, command, where):
+    """Issue 18: the permission bits say yes to root; only creating a file tells. A probe file is
+    created and removed before any call (pipeline runs on an empty replay cache: a call would fail
+    with a replay miss instead)."""
+    before = _snapshot(tmp_path)
+    line = _one_line_refusal(runner.invoke(app, OUT_DIRS[command](inputs, where)))
+    assert "--out" in line or "index folder" in line, line
+    assert "is not writable (creating a probe file there failed" in line, line
+    assert _snapshot(tmp_path) == before and not Path(where).exists()
+
+
+def test_probe_file_leaves_nothing_behind(tmp_path):
+    from ragdiag.io.writer import check_output_dir, check_output_path
+
+    check_output_dir(tmp_path / "new" / "folder", "--out-dir")
+    check_output_path(tmp_path / "out.json", "--out")
+    assert list(tmp_path.iterdir()) == []

@@ -154,3 +154,92 @@ def test_latency_queries_must_be_positive(files, value):
     np.save(base, np.eye(4, dtype=np.float32))
     _refused(["robustness", "--base-vectors", str(base), "--query-vectors", str(base), "--k", "1",
               "--latency-queries", value], "--latency-queries")
+
+
+# ---------------------------------------------------------------- issue 18: bad bytes and deep JSON in every reader
+
+
+def _break_line_2(path: Path, bad: bytes) -> int:
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1][:12] + bad + lines[1][12:]
+    data = b"\n".join(lines)
+    path.write_bytes(data)
+    return data.index(bad)
+
+
+@pytest.mark.parametrize("target", ["corpus", "queries", "qrels"])
+def test_invalid_utf8_is_one_line_naming_file_line_and_byte(files, target):
+    tmp, corpus, queries, qrels = files
+    queries.write_text(queries.read_text() + json.dumps({"_id": "q2", "text": "green tea"}) + "\n")
+    qrels.write_text("q1\t0\td0\t1\nq2\t0\td1\t1\n")
+    path = {"corpus": corpus, "queries": queries, "qrels": qrels}[target]
+    offset = _break_line_2(path, b"\xc3\x28")
+    data = path.read_bytes()
+    needle = f"{path}: line 2: not UTF-8 text (byte offset {offset}: invalid continuation byte)"
+    if target == "corpus":
+        _refused(["index", "build", "--corpus", str(corpus), "--embedder", "none", "--out-dir", str(tmp / "idx")], needle)
+        assert not (tmp / "idx").exists()
+    else:
+        clean = tmp / "clean"
+        clean.mkdir()
+        (clean / "corpus.jsonl").write_bytes(corpus.read_bytes())
+        index = _bm25_index(clean, clean / "corpus.jsonl")
+        if target == "queries":
+            _refused(["retrieve", "--index-dir", str(index), "--queries", str(queries), "--mode", "bm25", "--k", "2",
+                      "--out", str(tmp / "run.jsonl")], needle)
+            assert not (tmp / "run.jsonl").exists()
+    _refused(["pipeline", "--corpus", str(corpus), "--queries", str(queries), "--qrels", str(qrels), "--retriever", "bm25",
+              "--out-dir", str(tmp / "out"), "--cache", "replay", "--base-url", "http://127.0.0.1:9/v1", "--no-progress"],
+             needle)
+    assert path.read_bytes() == data and not (tmp / "out").exists()
+
+
+def test_json_nested_past_the_recursion_limit_is_one_line(files):
+    tmp, corpus, _, _ = files
+    deep = "[" * 100_000 + "]" * 100_000
+    corpus.write_text(corpus.read_text() + deep + "\n")
+    _refused(["index", "build", "--corpus", str(corpus), "--embedder", "none", "--out-dir", str(tmp / "idx")],
+             f"{corpus}: line 5: JSON nested too deeply")
+    run = tmp / "run.jsonl"
+    run.write_text('{"query_id": "q1", "ids": ["d0"], "scores": [1.0]}\n{"query_id": "q2", "ids": ' + deep + "}\n")
+    _refused(["evaluate", "--run", str(run), "--qrels", str(tmp / "qrels.tsv")], f"{run}: line 2: JSON nested too deeply")
+
+
+def _npy_claiming(path: Path, shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"\0" * 64) -> None:
+    with open(path, "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, {"descr": descr, "fortran_order": False, "shape": shape})
+        handle.write(data)
+
+
+def _npy_cases(tmp: Path) -> list[tuple[Path, str]]:
+    huge, short, complex_, objects, text = (tmp / f"{n}.npy" for n in ("huge", "short", "complex", "objects", "text"))
+    _npy_claiming(huge, (2**22, 2**22))  # 64 TiB claimed in a 1 kB file
+    np.save(short, np.ones((8, 4), dtype=np.float32))
+    short.write_bytes(short.read_bytes()[:-16])
+    np.save(complex_, np.ones((3, 4), dtype=np.complex64))
+    np.save(objects, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    text.write_text("not an array")
+    return [(huge, "the header claims shape (4194304, 4194304) of float32 (70,368,744,177,664 bytes) but the file holds 64 data bytes"),
+            (short, "the header claims shape (8, 4) of float32 (128 bytes) but the file holds 112 data bytes"),
+            (complex_, "complex-valued vectors (dtype complex64)"),
+            (objects, "holds Python objects (dtype object), which are never unpickled"),
+            (text, "not a .npy array")]
+
+
+def test_npy_headers_are_checked_against_the_file_before_allocating(files):
+    tmp, _, _, _ = files
+    good = tmp / "X.npy"
+    np.save(good, np.eye(4, dtype=np.float32))
+    for bad, needle in _npy_cases(tmp):
+        data = bad.read_bytes()
+        _refused(["robustness", "--base-vectors", str(bad), "--query-vectors", str(good), "--k", "1"], f"{bad}: {needle}")
+        _refused(["robustness", "--base-vectors", str(good), "--query-vectors", str(bad), "--k", "1"], str(bad))
+        assert bad.read_bytes() == data
+
+
+def test_complex_vectors_are_refused_wherever_they_come_from():
+    from ragdiag.errors import RagdiagError
+    from ragdiag.retrieval.indexes import prepare_vectors
+
+    with pytest.raises(RagdiagError, match=r"^embeddings: complex-valued vectors \(dtype complex128\)"):
+        prepare_vectors(np.ones((2, 3)) * 1j, "l2", "embeddings")

@@ -1,5 +1,6 @@
 """Issue 9, security of remote calls, through the real CLI: cache keys hold scheme, host, port and path
-(two servers on one host never share answers or vectors), and credentials in a base URL never reach a
+(two servers on one host never share answers or vectors), and credentials in a base URL are refused
+up front (issue 18: the SDK would send them as HTTP Basic instead of the key) without ever reaching a
 written file, the cache or a message."""
 
 from __future__ import annotations
@@ -61,19 +62,22 @@ def test_two_chat_servers_on_one_host_never_share_answers(tmp_path, tiny):
     assert _answers(tmp_path / "a.jsonl") != _answers(tmp_path / "b.jsonl")
 
 
-def test_credentials_in_the_chat_base_url_are_never_written(tmp_path, tiny):
+def _refused_naming_the_key(result, key_env: str = "OPENAI_API_KEY") -> None:
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "holds a user name or password" in result.stderr and f"put the API key in ${key_env}" in result.stderr
+
+
+def test_credentials_in_the_chat_base_url_are_refused_before_any_request(tmp_path, tiny):
     texts, ranked = tiny
     with ChatServer() as server:
         url = with_credentials(server.base_url)
         gen = _generate(tmp_path, texts, ranked, url, tmp_path / "a.jsonl")
-        assert gen.exit_code == 0, gen.stderr
+        _refused_naming_the_key(gen)
         grade = cli("grade", "--answers", tmp_path / "a.jsonl", "--out", tmp_path / "g.json", "--base-url", url,
                     "--cache-dir", tmp_path / "cache", "--no-progress")
-        assert grade.exit_code == 0, grade.stderr
-        export = cli("cache", "export", "--cache-dir", tmp_path / "cache", "--out", tmp_path / "export.jsonl")
-        assert export.exit_code == 0
-        manifest = json.loads((tmp_path / "g.json.manifest.json").read_text())
-        assert manifest["run"]["base_url"] == server.base_url  # kept, without the credentials
+        assert grade.exit_code == 2
+        assert server.requests == 0 and server.model_list_requests == 0
+    assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "cache").exists()
     assert_secret_nowhere(tmp_path, gen.stdout, gen.stderr, grade.stdout, grade.stderr)
 
 
@@ -83,7 +87,8 @@ def test_credentials_never_reach_an_error_line(tmp_path, tiny):
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     result = _generate(tmp_path, texts, ranked, with_credentials(dead), tmp_path / "a.jsonl")
-    assert result.exit_code == 2 and f"cannot reach {dead}" in result.stderr
+    _refused_naming_the_key(result)
+    assert f"base URL '{dead}'" in result.stderr
     assert_secret_nowhere(tmp_path, result.stdout, result.stderr)
 
 
@@ -98,35 +103,35 @@ def _build(tmp_path, corpus, base_url, out):
                "--base-url", base_url, "--cache-dir", tmp_path / "cache")
 
 
-def test_two_embedding_servers_on_one_host_never_share_vectors_and_credentials_stay_out(tmp_path, monkeypatch):
+def test_two_embedding_servers_on_one_host_never_share_vectors_and_credentials_are_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     corpus = _corpus(tmp_path)
     with EmbeddingsServer(dim=8) as first, EmbeddingsServer(dim=6) as second:
-        one = _build(tmp_path, corpus, with_credentials(first.base_url), tmp_path / "idx1")
+        refused = _build(tmp_path, corpus, with_credentials(first.base_url), tmp_path / "idx0")
+        _refused_naming_the_key(refused)
+        assert first.requests == 0 and not (tmp_path / "idx0").exists()
+        one = _build(tmp_path, corpus, first.base_url, tmp_path / "idx1")
         assert one.exit_code == 0, one.stderr
-        two = _build(tmp_path, corpus, with_credentials(second.base_url), tmp_path / "idx2")
+        two = _build(tmp_path, corpus, second.base_url, tmp_path / "idx2")
         assert two.exit_code == 0, two.stderr
         assert first.texts_embedded == second.texts_embedded == 3
-        again = _build(tmp_path, corpus, first.base_url, tmp_path / "idx3")  # same server without credentials
-        assert again.exit_code == 0 and first.texts_embedded == 3  # same cache key: the userinfo is not part of it
-    assert_secret_nowhere(tmp_path, one.stdout, one.stderr, two.stdout, two.stderr)
+    assert_secret_nowhere(tmp_path, refused.stdout, refused.stderr)
 
 
-def test_credentials_stay_out_of_the_run_record_argv_of_a_real_process(tmp_path, tiny):
+def test_credentials_never_reach_the_run_record_argv_or_output_of_a_real_process(tmp_path, tiny):
     import os
     import subprocess
     import sys
 
     texts, ranked = tiny
     with ChatServer() as server:
-        plain = server.base_url
-        url = with_credentials(plain)
+        url = with_credentials(server.base_url)
         env = {**os.environ, "OPENAI_API_KEY": "test"}
         done = subprocess.run([sys.executable, "-c", "from ragdiag.cli import main; main()", "generate", "--texts", str(texts), "--ranked",
                                str(ranked), "--ks", "2", "--out", str(tmp_path / "a.jsonl"), f"--base-url={url}",
                                "--cache-dir", str(tmp_path / "cache"), "--no-progress"],
                               capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    argv = json.loads((tmp_path / "a.jsonl.manifest.json").read_text())["run_record"]["argv"]
-    assert f"--base-url={plain}" in argv
+        assert server.requests == 0
+    assert done.returncode == 2 and "put the API key in $OPENAI_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "a.jsonl").exists()
     assert_secret_nowhere(tmp_path, done.stdout, done.stderr)

@@ -98,9 +98,12 @@ def test_non_finite_judge_grade_is_unparseable_then_null_and_reruns_do_not_crash
         records = json.loads(graded.read_text())
         assert sum(r["grade"] is None for r in records) == 1
         sent = server.requests
-        rerun = run(tmp_path, *args)  # the cached non-finite reply is parsed again, not crashed on
+        rerun = run(tmp_path, *args, "--no-retry-unparsed")  # the cached non-finite reply is parsed again, not crashed on
         assert rerun.exit_code == 0, rerun.stderr
         assert server.requests == sent and json.loads(graded.read_text()) == records
+        retry = run(tmp_path, *args)  # by default the unparsed item is asked again (the judge now answers)
+        assert retry.exit_code == 0 and server.requests == sent + 1 and "retried 1 item(s)" in retry.stderr
+        assert all(r["grade"] is not None for r in json.loads(graded.read_text()))
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "nan", "inf"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -140,7 +141,9 @@ def test_bad_cache_mode_and_provider(monkeypatch):
     with pytest.raises(RagdiagError, match="--cache must be one of"):
         ClientConfig(cache="sometimes")
     assert ClientConfig(base_url="http://127.0.0.1:8000/v1/").provider == "http://127.0.0.1:8000/v1"
-    assert ClientConfig(base_url="HTTP://u:pw@Host/v1").provider == "http://host:80/v1"
+    assert ClientConfig(base_url="HTTP://Host/v1").provider == "http://host:80/v1"
+    with pytest.raises(RagdiagError, match=r"holds a user name or password: .* put the API key in \$OPENAI_API_KEY"):
+        ClientConfig(base_url="HTTP://u:pw@Host/v1")
 
 
 def test_rate_limiter_spaces_requests_per_minute():
@@ -193,3 +196,82 @@ def test_prompts_are_versioned_and_filled():
     with pytest.raises(RagdiagError, match="no version 9"):
         load_prompt("generation", 9)
     assert [m["role"] for m in load_prompt("grading-repair").messages()] == ["user"]
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ('{"m": {"input": NaN, "output": 1}}', "model 'm': field 'input': nan is not a finite price >= 0"),
+    ('{"m": {"input": 1, "output": -0.5}}', "model 'm': field 'output': -0.5 is not a finite price >= 0"),
+    ('{"m": {"input": Infinity, "output": 1}}', "field 'input': inf is not a finite price"),
+    ('{"m": {"input": true, "output": 1}}', "model 'm': expected"),
+])
+def test_prices_must_be_finite_and_non_negative(tmp_path, entry, needle):
+    table = tmp_path / "prices.json"
+    table.write_text(entry)
+    with pytest.raises(RagdiagError, match=re.escape(needle)):
+        load_prices(table)
+
+
+def test_nan_price_is_one_line_before_any_call(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+    from tests.pipeline.tiny_data import write_tiny
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    texts, ranked = write_tiny(tmp_path / "data")
+    table = tmp_path / "prices.json"
+    table.write_text('{"gpt-4o-mini": {"input": NaN, "output": 0.6}}')
+    before = server.requests
+    result = CliRunner().invoke(app, ["generate", "--texts", str(texts), "--ranked", str(ranked), "--ks", "2", "--out",
+                                      str(tmp_path / "a.jsonl"), "--base-url", server.base_url, "--prices", str(table),
+                                      "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "field 'input': nan is not a finite price >= 0" in result.stderr
+    assert server.requests == before and not (tmp_path / "a.jsonl").exists()
+
+
+def test_two_processes_sharing_one_cache_send_each_request_once(tmp_path):
+    """Issue 18: two real processes, one cache, a slow test server (1.5 s a reply, every request in
+    flight at once): the lease row makes the second wait for the first's replies instead of paying
+    again. The server counts the requests."""
+    import os
+    import subprocess
+    import sys
+
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+    from tests.pipeline.tiny_data import write_tiny
+
+    texts, ranked = write_tiny(tmp_path / "data")
+    env = {**os.environ, "OPENAI_API_KEY": "test"}
+    env.pop("OPENAI_BASE_URL", None)
+    with ChatServer(latency=1.5) as server:
+        procs = [subprocess.Popen([sys.executable, "-c", "from ragdiag.cli import main; main()", "generate",
+                                   "--texts", str(texts), "--ranked", str(ranked), "--ks", "2,3", "--out",
+                                   str(tmp_path / f"a{i}.jsonl"), "--base-url", server.base_url, "--workers", "16",
+                                   "--cache-dir", str(tmp_path / "cache"), "--no-progress"],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for i in range(2)]
+        outputs = [proc.communicate(timeout=300) for proc in procs]
+        sent = server.requests
+    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    unique = sum(1 for _ in cache.export())
+    leases = cache.store.query("SELECT COUNT(*) FROM leases")[0][0]
+    cache.close()
+    summaries = [json.loads((tmp_path / f"a{i}.jsonl.manifest.json").read_text())["summary"] for i in range(2)]
+    assert sent == unique == sum(s["calls"] for s in summaries)  # each distinct request paid for once
+    assert sum(s["from_other_process"] for s in summaries) > 0  # the runs overlapped: one waited for the other
+    assert leases == 0  # every lease released
+    assert (tmp_path / "a0.jsonl").read_text().splitlines()[1:] == (tmp_path / "a1.jsonl").read_text().splitlines()[1:]
+
+
+def test_a_lease_left_by_a_killed_process_is_taken_over(tmp_path):
+    from ragdiag.remote.call_cache import CallCache
+
+    cache = CallCache(tmp_path / "c.sqlite")
+    cache.store.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?)", ("k", "dead", __import__("socket").gethostname(),
+                                                                       2**22 + 12345, 1e12))  # no such pid
+    assert cache.take_lease("k", "me", 60) and not cache.take_lease("k", "other", 60)
+    cache.drop_lease("k", "me")
+    assert cache.take_lease("k", "other", 60)
+    cache.close()

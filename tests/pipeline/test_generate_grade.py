@@ -86,11 +86,40 @@ def test_judge_replies_without_a_grade_are_repaired_once_then_recorded_missing(t
     assert [u["item"] for u in manifest["unparsed"]] == ["topK M-2 E=AM Nc=6 Np=2 K=2", "topK M-4 E=AM Nc=6 Np=2 K=2"]
     corr = run_cli("correlate", "--graded", graded, "--segments", "nw", "--min-samples", "1", "--format", "json")
     assert corr.exit_code == 0 and json.loads(corr.stdout)["meta"]["skipped_missing_grade"] == 2
-    # the repaired and unparsed replies are cached too: a rerun sends nothing
+    # the repaired and unparsed replies are cached too: with --no-retry-unparsed a rerun sends nothing
     sent = server.requests
-    assert run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url,
-                   "--min-coverage", "0.5").exit_code == 0
-    assert server.requests == sent
+    kept = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url,
+                   "--min-coverage", "0.5", "--no-retry-unparsed")
+    assert kept.exit_code == 0 and server.requests == sent and "retried" not in kept.stderr
+    assert json.loads((tmp_path / "graded.json.manifest.json").read_text())["summary"]["retried_unparsed"] == 0
+
+
+def test_rerun_retries_only_the_items_whose_cached_reply_did_not_parse(tiny, server, run_cli, tmp_path):
+    """Issue 18: after the judge is fixed, a rerun asks again the two unparsed items (M-2, M-4) and
+    nothing else; it says how many; a third run sends nothing."""
+    texts, ranked = tiny
+    answers, graded = tmp_path / "answers.jsonl", tmp_path / "graded.json"
+    assert run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", answers,
+                   "--base-url", server.base_url).exit_code == 0
+    server.script_judge('{"grade": 4}', "prose, no grade", '{"grade": NaN}', '{"grade": 3}', "no grade", "{}")
+    args = ("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url, "--workers", "1",
+            "--min-coverage", "0")
+    assert run_cli(*args).exit_code == 0
+    first = {r["id"]: r["grade"] for r in json.loads(graded.read_text())}
+    assert first["M-2"] is None and first["M-4"] is None and first["M-1"] == 4.0
+    sent = server.requests
+    rerun = run_cli(*args)  # the script is used up: the test server now replies with its lookup grade
+    assert rerun.exit_code == 0, rerun.output
+    assert server.requests - sent == 2  # M-2 and M-4 asked once each (their first request parses now)
+    assert "retried 2 item(s) whose cached judge reply held no grade (--no-retry-unparsed keeps them)" in rerun.stderr
+    second = {r["id"]: r["grade"] for r in json.loads(graded.read_text())}
+    assert None not in second.values() and {k: second[k] for k in ("M-1", "M-3")} == {"M-1": 4.0, "M-3": 3.0}
+    manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())
+    assert manifest["summary"]["retried_unparsed"] == 2 and manifest["unparsed"] == []
+    sent = server.requests
+    third = run_cli(*args)
+    assert third.exit_code == 0 and server.requests == sent and "retried" not in third.stderr
+    assert {r["id"]: r["grade"] for r in json.loads(graded.read_text())} == second
 
 
 def test_429_retry_after_then_success_counts_retries(tiny, server, run_cli, tmp_path):
@@ -194,3 +223,33 @@ def test_replay_miss_names_the_request(tiny, run_cli, tmp_path, monkeypatch):
                   "--cache", "replay", "--workers", "1")
     assert res.exit_code == 2
     assert "--cache replay: no cached reply for request" in res.output and "ideal M-1" in res.output
+
+
+def test_a_huge_judge_reply_is_stored_capped_with_its_length_and_hash(tiny, server, run_cli, tmp_path):
+    """Issue 18: a 3 MB judge reply is neither copied whole into judge_reply nor into the cache."""
+    import hashlib
+
+    from ragdiag.llm.client import MAX_REPLY_CHARS
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+
+    texts, ranked = tiny
+    answers, graded = tmp_path / "answers.jsonl", tmp_path / "graded.json"
+    assert run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", answers,
+                   "--base-url", server.base_url).exit_code == 0
+    huge = "no grade, just words " * 150_000  # 3.15 MB
+    server.script_judge(huge, "still no grade")
+    res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url, "--workers", "1",
+                  "--min-coverage", "0")
+    assert res.exit_code == 0, res.output
+    assert "capped replies" in res.stdout and "1 (over 100,000 characters" in res.stdout
+    record = next(r for r in json.loads(graded.read_text()) if "judge_reply" in r)
+    stored = record["judge_reply"][0]["replies"][0]
+    note = (f"\n[ragdiag: reply cut at {MAX_REPLY_CHARS:,} of {len(huge):,} characters; "
+            f"sha256 of the whole reply: {hashlib.sha256(huge.encode()).hexdigest()}]")
+    assert stored == huge[:MAX_REPLY_CHARS] + note
+    manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())
+    assert manifest["summary"]["capped_replies"] == 1
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    assert max(len(entry["reply"]) for entry in cache.export()) == len(stored)
+    cache.close()
+    assert graded.stat().st_size < 1_000_000 and (tmp_path / "graded.json.manifest.json").stat().st_size < 1_000_000

@@ -191,6 +191,35 @@ def test_url_checks_redaction_and_cache_identity():
         with pytest.raises(RagdiagError, match=r"^base URL .* expected e\.g\. http://127\.0\.0\.1:8000/v1"):
             check_base_url(bad)
     assert redact_url("https://user:pw@h.example:8443/v1?api-key=abc&x") == "https://h.example:8443/v1?api-key=***&x"
-    assert cache_url("http://u:p@LOCALHOST:8000/v1/") == "http://localhost:8000/v1"
+    assert cache_url("http://LOCALHOST:8000/v1/?api-version=1") == "http://localhost:8000/v1"
     assert cache_url("https://api.openai.com/v1") == "https://api.openai.com:443/v1"
     assert len({cache_url(u) for u in ("http://h:8000/v1", "http://h:11434/v1", "http://h:8000/a/v1", "https://h:8000/v1")}) == 4
+
+
+def test_base_url_query_parameters_stay_query_parameters(tmp_path):
+    """Issue 18: an Azure-style ``…?api-version=…`` base URL: the SDK's paths go before the query,
+    which goes with the endpoint check and with every request; the embedders too."""
+    azure = "https://azure.example/openai/deployments/d1?api-version=2024-06-01"
+    handler = Recorder(_chat("the answer"))
+    with use_transport(httpx.MockTransport(handler)):
+        client = LLMClient(ClientConfig(base_url=azure, cache_dir=tmp_path))
+        assert client.chat(client.request([{"role": "user", "content": "q"}], "test@v1")).text == "the answer"
+        client.close()
+    check, post = handler.requests
+    assert check.url.path == "/openai/deployments/d1/models" and post.url.path == "/openai/deployments/d1/chat/completions"
+    assert dict(check.url.params) == dict(post.url.params) == {"api-version": "2024-06-01"}
+    vectors = Recorder(httpx.Response(200, json={"data": [{"index": 0, "embedding": [1.0, 0.0]}], "usage": {}}))
+    with use_transport(httpx.MockTransport(vectors)):
+        load_embedder("openai:m", base_url=azure, cache_dir=tmp_path / "e").encode(["x"])
+    assert vectors.posts[0].url.path == "/openai/deployments/d1/embeddings"
+    assert dict(vectors.posts[0].url.params) == {"api-version": "2024-06-01"}
+
+
+@pytest.mark.parametrize("url, key_env", [("http://alice:pw@127.0.0.1:8000/v1", "OPENAI_API_KEY"),
+                                          ("https://token@api.example/v1", "OPENAI_API_KEY")])
+def test_credentials_in_a_base_url_are_refused_saying_where_the_key_goes(url, key_env):
+    with pytest.raises(RagdiagError) as caught:
+        ClientConfig(base_url=url)
+    message = str(caught.value)
+    assert "holds a user name or password" in message and f"put the API key in ${key_env}" in message
+    assert "pw" not in message and "token" not in message.split("holds")[0]

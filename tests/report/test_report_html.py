@@ -146,3 +146,61 @@ def test_noise_section_shows_recovery_flags(tmp_path):
     html, sections, _ = build_report([path])
     assert [s.kind for s in sections] == ["probe-noise"]
     assert "recovery ⚠" in html and "absurd: -5900%" in html
+
+
+# ---------------------------------------------------------------- issue 18: wrong field types are one line
+
+
+def _set(doc, path: list, value):
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return doc
+
+
+TAMPERED = [
+    ("correlate.json", ["results", 2, "n"], "thirty", "field 'results[2].n' is wrong: expected number, got str"),
+    ("correlate.json", ["results"], {"a": 1}, "field 'results' is wrong: expected a list, got dict"),
+    ("correlate.json", ["meta", "measures"], "T,F", "field 'meta.measures' is wrong: expected a list, got str"),
+    ("correlate.json", ["verdicts", 0, "lead"], KeyError, "field 'verdicts[0].lead' is wrong: missing"),
+    ("correlate.json", ["verdicts", 0, "best_mean"], True, "field 'verdicts[0].best_mean' is wrong: expected number or null, got bool"),
+    ("robustness.json", ["points", 1, "robustness"], [0.5], "field 'points[1].robustness' is wrong: expected an object, got list"),
+    ("robustness.json", ["points", 0, "recall_mean"], "high", "field 'points[0].recall_mean' is wrong"),
+    ("evaluate.json", ["runs", 0, "metrics"], 7, "field 'runs[0].metrics' is wrong: expected a list or null, got int"),
+    ("names.json", ["ablations", 1], "strip", "field 'ablations[1]' is wrong: expected an object, got str"),
+    ("graded.json.manifest.json", ["summary"], [1, 2], "field 'summary' is wrong: expected an object, got list"),
+]
+
+
+@pytest.mark.parametrize("name, path, value, needle", TAMPERED, ids=[f"{t[0]}:{'.'.join(map(str, t[1]))}" for t in TAMPERED])
+def test_a_recognised_result_with_wrong_field_types_is_one_line(tmp_path, results_dir, name, path, value, needle):
+    doc = _set(json.loads((results_dir / name).read_text()), path, value)
+    bad = tmp_path / name
+    bad.write_text(json.dumps(doc))
+    data = bad.read_bytes()
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(bad), "--out", str(out)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"ragdiag: error: {bad}: a ") and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not out.exists() and bad.read_bytes() == data
+
+
+def test_graded_rows_with_a_wrong_grade_type_are_one_line(tmp_path):
+    bad = tmp_path / "graded.json"
+    bad.write_text(json.dumps([{"id": "q1", "inK": [1], "grade": 4}, {"id": "q2", "inK": [0], "grade": "four"}]))
+    result = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "field '[1].grade' is wrong: expected number or null, got str" in result.stderr
+
+
+def test_every_real_result_of_the_page_passes_the_shape_check(results_dir):
+    from ragdiag.report.html.inputs import collect
+    from ragdiag.report.html.shapes import check_shape
+
+    inputs, _ = collect([results_dir])
+    for item in inputs:
+        check_shape(item.kind, item.doc, str(item.path))  # raises on a false refusal
+    assert {item.kind for item in inputs} >= {"correlate", "robustness", "evaluate", "probe-names", "llm-run", "graded"}

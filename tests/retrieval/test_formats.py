@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,16 @@ def test_official_msmarco_trec_qrels_match_beir_conversion():
     assert all(doc != "0" for docs in trec.values() for doc in docs)
     for query_id, docs in beir.items():
         assert trec[query_id] == docs
+
+
+@pytest.mark.parametrize("layout, value, ok", [("tsv", "d 1", True), ("tsv", "d\t1", False), ("tsv", "d\n1", False),
+                                               ("tsv", "d\u20281", False), ("tsv", "", False), ("trec", "d 1", False),
+                                               ("trec", "d\u00a01", False), ("trec", "d-1", True)])
+def test_one_id_check_for_every_tsv_and_trec_writer(layout, value, ok):
+    from ragdiag.retrieval.formats import check_ids_fit
+
+    if ok:
+        check_ids_fit(layout, [("document id", [value])])
+    else:
+        with pytest.raises(RagdiagError, match=f"document id {re.escape(repr(value))} cannot be written"):
+            check_ids_fit(layout, [("document id", [value])])

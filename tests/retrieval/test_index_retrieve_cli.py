@@ -7,6 +7,7 @@ tests are fast; one test uses the bundled local model on a handful of texts.
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -162,3 +163,44 @@ def test_local_model_corpus_texts_robustness(env):
 
     vectors = load_embedder("local").encode([x for _, _, x in DOCS[:2]])
     assert vectors.shape == (2, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+
+
+def test_trec_output_refuses_whitespace_ids_before_any_embedding_call(env, server):
+    tmp, corpus, _, _ = env
+    assert _build(tmp, corpus, server).exit_code == 0
+    spaced = _jsonl(tmp / "spaced.jsonl", [{"_id": "q 1", "text": "why do dogs bark"}])
+    before = server.requests
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(spaced), "--k", "2",
+                                 "--format", "trec", "--out", str(tmp / "r.trec")])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert f"query id in {spaced} 'q 1' cannot be written to a TREC run file" in result.stderr
+    assert server.requests == before and not (tmp / "r.trec").exists()
+
+
+def _tampered_refusal(tmp, queries, server, needle: str, mode: str = "dense") -> None:
+    before = server.requests
+    result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(queries), "--k", "2",
+                                 "--mode", mode, "--out", str(tmp / "r.jsonl"), "--base-url", server.base_url])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "Traceback" not in result.output and needle in result.stderr, result.stderr
+    assert server.requests == before and not (tmp / "r.jsonl").exists()  # refused before any embedding call
+
+
+@pytest.mark.parametrize("content", [b"garbage" * 100, pickle.dumps({"ids": list(range(50))}), b""],
+                         ids=["garbage", "pickle", "empty"])
+def test_tampered_faiss_file_is_one_line_naming_it(env, server, content):
+    tmp, corpus, queries, _ = env
+    assert _build(tmp, corpus, server).exit_code == 0
+    (tmp / "idx" / "index.faiss").write_bytes(content)
+    _tampered_refusal(tmp, queries, server, f"{tmp / 'idx' / 'index.faiss'}: not a readable faiss index")
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid", "bm25"])
+def test_doc_id_list_shorter_than_the_index_is_one_line(env, server, mode):
+    tmp, corpus, queries, _ = env
+    assert _build(tmp, corpus, server).exit_code == 0
+    ids = tmp / "idx" / "doc_ids.json"
+    ids.write_text(json.dumps(json.loads(ids.read_text())[:3]))
+    needle = ("index.faiss holds 5 vectors but doc_ids.json lists 3" if mode != "bm25"
+              else "the BM25 index holds 5 documents but doc_ids.json lists 3")
+    _tampered_refusal(tmp, queries, server, needle, mode)

@@ -8,10 +8,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from ragdiag.errors import DataError
 from ragdiag.extras import install_command
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
 from ragdiag.report.html.reference_gate import correlate_gate_html, counts_html, graded_notes
+from ragdiag.report.html.shapes import check_shape
 
 TEST_SERVER_MODELS = ("ragdiag-test-server",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -306,8 +308,15 @@ RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "
 
 
 def render(item: Input) -> Section:
-    """The section of one input, with its run record (``run_record``, else ``meta``) at the end."""
-    section = RENDERERS[item.kind](item)
+    """The section of one input, with its run record (``run_record``, else ``meta``) at the end; the
+    input's shape is checked first (:mod:`.shapes`), and a field the check does not cover that still
+    has the wrong type is one line naming the file, never a traceback."""
+    check_shape(item.kind, item.doc, str(item.path))
+    try:
+        section = RENDERERS[item.kind](item)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        what = f"field {err.args[0]!r} missing" if isinstance(err, KeyError) and err.args else f"{type(err).__name__}: {err}"
+        raise DataError(f"{item.path}: a {item.kind} result with a field of the wrong type or missing ({what[:200]})") from None
     doc = item.doc[0] if isinstance(item.doc, list) and item.kind.startswith("probe") else item.doc
     if item.kind != "plot":
         section.body += record_block(doc) or '<p class="note">no run record in this file</p>'

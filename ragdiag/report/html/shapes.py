@@ -1,0 +1,115 @@
+"""The shape each result kind must have before the report renders it.
+
+A file is recognised by its top-level keys (:func:`ragdiag.report.html.inputs.kind_of`); its fields
+can still have the wrong types (hand-edited, truncated by another tool, a different program's JSON
+with the same keys). Each kind's fields read by its section are checked here first, so a wrong
+type is one line naming the file and the field (``results[3].n``) instead of a traceback.
+
+Spec grammar: a type or tuple of types is an ``isinstance`` check (``NUM`` excludes booleans); a
+dict is an object whose keys are required, or optional when written ``"?key"``; a one-item list is
+a list whose every item has that shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragdiag.errors import DataError
+
+NONE = type(None)
+NUM = "number"  # int or float, not bool
+OPT_NUM = "number or null"
+TEXT = (str,)
+NAME = (str, int)  # a label written as text or a number
+
+SPECS: dict[str, Any] = {
+    "correlate": {
+        "meta": {"measures": [TEXT], "?kinds": ([TEXT], NONE), "?compare": ([TEXT], NONE)},
+        "results": [{"measure": TEXT, "segment": NAME, "n": NUM}],
+        "verdicts": [{"subset": NAME, "side": NAME, "best": TEXT, "best_mean": OPT_NUM, "runner_up": (str, NONE),
+                      "lead": OPT_NUM, "lead_holds": OPT_NUM}],
+        "?comparisons": ([{"segment": NAME}], NONE),
+    },
+    "robustness": {
+        "?meta": (dict, NONE),
+        "points": [{"robustness": dict, "?params": (dict, NONE), "?recall_mean": OPT_NUM, "?index": (str, NONE),
+                    "?zero_recall_queries": OPT_NUM, "?qps_batch": (dict, int, float, NONE),
+                    "?latency_ms": (dict, int, float, NONE)}],
+        "?recommendation": (dict, NONE),
+        "?controls": ([dict], NONE),
+    },
+    "evaluate": {
+        "runs": [{"run": NAME, "?metrics": ([dict], NONE), "?decision": (dict, NONE)}],
+        "?comparisons": ([dict], NONE),
+    },
+    "probe-names": {"base": dict, "ablations": [{"name": NAME}]},
+    "probe-noise": {"levels": [{"level": NAME}]},
+    "llm-run": {"summary": dict, "?run": (dict, NONE), "?failures": (list, NONE), "?unparsed": (list, NONE),
+                "?meta": (dict, NONE)},
+    "graded": [{"grade": OPT_NUM}],
+}
+SPECS["sweep"] = SPECS["robustness"]
+
+
+def _describe(spec: Any) -> str:
+    if spec in (NUM, OPT_NUM):
+        return spec
+    if isinstance(spec, dict):
+        return "an object"
+    if isinstance(spec, list):
+        return "a list"
+    kinds = spec if isinstance(spec, tuple) else (spec,)
+    words = {str: "text", int: "a number", float: "a number", dict: "an object", list: "a list", NONE: "null"}
+    return " or ".join(dict.fromkeys(words[k] if isinstance(k, type) and k in words else _describe(k) for k in kinds))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _matches(value: Any, spec: Any) -> bool:
+    if spec == NUM:
+        return _is_number(value)
+    if spec == OPT_NUM:
+        return value is None or _is_number(value)
+    if isinstance(spec, dict):
+        return isinstance(value, dict)
+    if isinstance(spec, list):
+        return isinstance(value, list)
+    if isinstance(spec, tuple):
+        return any(_matches(value, s) for s in spec)
+    if spec in (int, float) and isinstance(value, bool):
+        return False
+    return isinstance(value, spec)
+
+
+def _walk(value: Any, spec: Any, field: str, fail) -> None:
+    if not _matches(value, spec):
+        fail(field, f"expected {_describe(spec)}, got {type(value).__name__ if value is not None else 'null'}")
+    if isinstance(spec, tuple):
+        spec = next((s for s in spec if isinstance(s, (dict, list)) and _matches(value, s)), None)
+    if isinstance(spec, dict):
+        for key, sub in spec.items():
+            name, optional = key.lstrip("?"), key.startswith("?")
+            if name not in value:
+                if not optional:
+                    fail(f"{field}.{name}" if field else name, "missing")
+                continue
+            _walk(value[name], sub, f"{field}.{name}" if field else name, fail)
+    elif isinstance(spec, list):
+        for index, item in enumerate(value):
+            _walk(item, spec[0], f"{field}[{index}]", fail)
+
+
+def check_shape(kind: str, doc: Any, source: str) -> None:
+    """Raise a one-line :class:`DataError` naming ``source`` and the first field of ``doc`` whose
+    type does not fit ``kind``'s spec. Probe kinds may be one result or a list of them."""
+    def fail(field: str, problem: str) -> None:
+        raise DataError(f"{source}: a {kind} result whose field '{field or '(top level)'}' is wrong: {problem}")
+
+    spec = SPECS.get(kind)
+    if spec is None:
+        return
+    if kind.startswith("probe") and isinstance(doc, list):
+        spec = [spec]
+    _walk(doc, spec, "", fail)

@@ -1,0 +1,65 @@
+"""Suite-wide guard (issue 18): no JSON file ragdiag writes during the tests holds NaN or ±Infinity.
+
+Every file goes out through :func:`ragdiag.io.writer.atomic_path` (``write_json``, ``write_jsonl``,
+``write_text`` and the libraries writing by file name all use it). At configure time, before any
+test module imports ragdiag, the module attribute is wrapped: each finished ``.json`` / ``.jsonl``
+file is parsed with a strict reader (NaN, Infinity, -Infinity refused) before it is renamed into
+place. An autouse fixture then fails the test during which an offending file was written, naming
+the file and the constant. Commands run in a subprocess are outside this hook.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+_OFFENDERS: list[str] = []
+
+
+def _reject(constant: str) -> float:
+    raise ValueError(f"non-standard JSON constant {constant}")
+
+
+def non_standard_json(path: Path, data: bytes) -> str | None:
+    """Why ``data`` (the bytes of ``path``) is not strict JSON / JSON lines, or None when it is."""
+    text = data.decode("utf-8", "replace")
+    chunks = text.splitlines() if path.suffix == ".jsonl" else [text]
+    for number, chunk in enumerate(chunks, start=1):
+        if not chunk.strip():
+            continue
+        try:
+            json.loads(chunk, parse_constant=_reject)
+        except ValueError as err:
+            if "non-standard JSON constant" in str(err):
+                where = f" line {number}" if path.suffix == ".jsonl" else ""
+                return f"{path}{where}: {err}"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import ragdiag.io.writer as writer
+
+    original = writer.atomic_path
+
+    @contextmanager
+    def checked_atomic_path(path, *args, **kwargs):
+        with original(path, *args, **kwargs) as tmp:
+            yield tmp
+            if Path(path).suffix in (".json", ".jsonl") and Path(tmp).is_file():
+                problem = non_standard_json(Path(path), Path(tmp).read_bytes())
+                if problem:
+                    _OFFENDERS.append(problem)
+
+    writer.atomic_path = checked_atomic_path
+
+
+@pytest.fixture(autouse=True)
+def no_nan_written_as_json():
+    """Fail the test that wrote a JSON file holding NaN or ±Infinity (strict readers refuse those)."""
+    _OFFENDERS.clear()
+    yield
+    found, _OFFENDERS[:] = list(_OFFENDERS), []
+    assert not found, "NaN/Infinity written into JSON: " + "; ".join(found[:5])
