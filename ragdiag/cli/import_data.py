@@ -11,14 +11,18 @@ app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, r
                   no_args_is_help=True)
 
 
-def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str]) -> None:
+def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str],
+         parquet: bool = False) -> None:
+    from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
     from ragdiag.data.importers import convert, read_records
     from ragdiag.io.run_record import stamp, start_run
     from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
 
     out = check_output_dir(out)
-    files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", "graded.json")}
+    graded_name = "graded.parquet" if parquet else "graded.json"
+    files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", graded_name)}
     guard_outputs(files.values(), [path])
+    check_graded_output(files[graded_name])
     record = start_run(f"ragdiag import {tool}", inputs=[path])
     records = read_records(path)
     if score_col is None and records and isinstance(records[0], dict) and "score" in records[0]:
@@ -31,13 +35,13 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
     write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": meta}, *data["answers"]], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
     if data["graded"]:
-        write_json(files["graded.json"], data["graded"], inputs=[path])
-        written.append("graded.json")
+        write_graded_table(files[graded_name], data["graded"], inputs=[path])
+        written.append(graded_name)
     write_json(sidecar_path(out / "import", "manifest"), stamp({"meta": meta, "written": written}, record))
     typer.echo(f"imported {len(data['texts'])} records from {path} into {out}/: {', '.join(written)}", err=True)
     if not data["graded"]:
         typer.echo("no score column: grade the answers with `ragdiag grade --answers "
-                   f"{out}/answers.jsonl --out {out}/graded.json`, or give --score-col", err=True)
+                   f"{out}/answers.jsonl --out {out}/{graded_name}`, or give --score-col", err=True)
 
 
 def _command(tool: str):
@@ -47,8 +51,9 @@ def _command(tool: str):
         system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
+        parquet: bool = typer.Option(False, "--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json."),
     ) -> None:
-        _run(tool, path, out, system, subset, score_col)
+        _run(tool, path, out, system, subset, score_col, parquet)
 
     command.__doc__ = (f"{tool.capitalize()} records (question, contexts, answer, reference answer, reference contexts, "
                        "optional score) → texts, ranked, answers and graded files.")

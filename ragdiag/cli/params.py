@@ -291,6 +291,7 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 # Outputs
 Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]
 PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into (created if missing).", metavar=PATH)]

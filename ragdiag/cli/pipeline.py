@@ -36,13 +36,14 @@ def pipeline(
     ideal_cap: cp.IdealCapOpt = 10,
     max_queries: cp.MaxQueriesOpt = None,
     embed_base_url: cp.EmbedBaseUrlOpt = None,
+    parquet: p.GradedParquet = False,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
-    answers.jsonl, graded.json, correlation.json)."""
+    answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
     from rich.console import Console
 
     from ragdiag.cli.paths import check_paths
@@ -62,7 +63,8 @@ def pipeline(
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
-                          judge_models(config, second_judge), segments.value, min_samples, progress)
+                          judge_models(config, second_judge), segments.value, min_samples, progress,
+                          graded_name="graded.parquet" if parquet else "graded.json")
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
 from ragdiag.data.loaders import file_sha256, read_jsonl_lines
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
@@ -23,7 +24,6 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.io.writer import write_json
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
@@ -211,6 +211,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
     manifest = guard_run_outputs([out], [answers])
+    check_graded_output(out)
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
     grading, repair = load_prompt("grading"), load_prompt("grading-repair")
@@ -228,7 +229,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         details = run_details(client)
     finally:
         client.close()
-    write_json(out, judged.graded, inputs=[answers])
+    write_graded_table(out, judged.graded, inputs=[answers])
     write_manifest(manifest, record, [answers], meta=meta, run=details, summary=result_summary,
                    failures=judged.failures, unparsed=judged.unparsed)
     return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)
