@@ -100,6 +100,9 @@ def _register() -> None:
     app.command("report")(report.report)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
+    from ragdiag.cli import batch as batch_cli
+
+    app.add_typer(batch_cli.app, name="batch")
 
 
 _register()

@@ -8,6 +8,7 @@ A column that is missing, or not numeric (grade and metric columns), is one erro
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,11 +29,9 @@ def _numbers(table, name: str, source: str) -> np.ndarray:
 
 
 def read_metric_parquet(path: Path, grade_col: str, measure_cols: list[str], group_col: str | None,
-                        id_col: str | None):
-    """The :class:`~ragdiag.data.metric_table.MetricTable` of a Parquet file."""
-    from ragdiag.data.metric_table import MetricTable, _is_bundled_sample
-    from ragdiag.io.run_record import file_sha256
-
+                        id_col: str | None) -> dict[str, Any]:
+    """The fields of a :class:`~ragdiag.data.metric_table.MetricTable` (grade, measures, group, ids,
+    skipped) read from a Parquet file."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -62,7 +61,5 @@ def read_metric_parquet(path: Path, grade_col: str, measure_cols: list[str], gro
         return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)[keep].astype(str).astype(object)
 
     group = text(group_col) if group_col else np.full(int(keep.sum()), "all", dtype=object)
-    return MetricTable(source=source, sha256=file_sha256(path), grade=grade[keep],
-                       measures={c: v[keep] for c, v in values.items()}, group=group,
-                       ids=text(id_col) if id_col else None, skipped=int((~keep).sum()),
-                       simulated_grades=_is_bundled_sample(path))
+    return {"grade": grade[keep], "measures": {c: v[keep] for c, v in values.items()}, "group": group,
+            "ids": text(id_col) if id_col else None, "skipped": int((~keep).sum())}

@@ -96,7 +96,8 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
     if path.suffix.lower() == ".parquet":
         from ragdiag.data.metric_parquet import read_metric_parquet
 
-        return read_metric_parquet(path, grade_col, measure_cols, group_col, id_col)
+        return MetricTable(source=str(path), sha256=file_sha256(path), simulated_grades=_is_bundled_sample(path),
+                           **read_metric_parquet(path, grade_col, measure_cols, group_col, id_col))
     source = str(path)
     wanted = [grade_col, *measure_cols, *(c for c in (group_col, id_col) if c)]
     grades: list[float] = []

@@ -1,0 +1,1 @@
+"""One module per command: run(request) -> result (check inputs, compute, write, stamp the run record)."""
