@@ -112,6 +112,9 @@ def _register() -> None:
     from ragdiag.cli import data as data_cli
 
     app.add_typer(data_cli.app, name="data")
+    from ragdiag.cli import batch as batch_cli
+
+    app.add_typer(batch_cli.app, name="batch")
 
 
 _register()

@@ -12,7 +12,8 @@ app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, r
 
 
 def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: Optional[str],
-         score_scale: Optional[str] = None) -> None:
+         score_scale: Optional[str] = None, parquet: bool = False) -> None:
+    from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
     from ragdiag.data.importers import SCORE_SCALES, convert, read_records
     from ragdiag.errors import RagdiagError
     from ragdiag.io.run_record import stamp, start_run
@@ -21,8 +22,10 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
     if score_scale is not None and score_scale not in SCORE_SCALES:
         raise RagdiagError(f"--score-scale must be one of {', '.join(SCORE_SCALES)}, got '{score_scale}'")
     out = check_output_dir(out, "--out-dir")
-    files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", "graded.json")}
+    graded_name = "graded.parquet" if parquet else "graded.json"
+    files = {name: out / name for name in ("texts.json", "ranked.json", "answers.jsonl", graded_name)}
     guard_outputs(files.values(), [path])
+    check_graded_output(files[graded_name])
     record = start_run(f"ragdiag import {tool}", inputs=[path])
     records = read_records(path)
     if score_col is None and records and isinstance(records[0], dict) and "score" in records[0]:
@@ -36,8 +39,8 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
     write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": meta}, *data["answers"]], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
     if data["graded"]:
-        write_json(files["graded.json"], data["graded"], inputs=[path])
-        written.append("graded.json")
+        write_graded_table(files[graded_name], data["graded"], inputs=[path])
+        written.append(graded_name)
     write_json(sidecar_path(out / "import", "manifest"), stamp({"meta": meta, "written": written}, record))
     typer.echo(f"imported {len(data['texts'])} records from {path} into {out}/: {', '.join(written)}", err=True)
     if data["score_scale"]:
@@ -46,7 +49,7 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
         typer.echo(f"score column '{score_col}' read as {data['score_scale']} ({how}): {rule}", err=True)
     if not data["graded"]:
         typer.echo("no score column: grade the answers with `ragdiag grade --answers "
-                   f"{out}/answers.jsonl --out {out}/graded.json`, or give --score-col", err=True)
+                   f"{out}/answers.jsonl --out {out}/{graded_name}`, or give --score-col", err=True)
 
 
 def _command(tool: str):
@@ -57,8 +60,9 @@ def _command(tool: str):
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
         score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
+        parquet: bool = typer.Option(False, "--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json."),
     ) -> None:
-        _run(tool, path, out, system, subset, score_col, score_scale)
+        _run(tool, path, out, system, subset, score_col, score_scale, parquet)
 
     command.__doc__ = (f"{tool.capitalize()} records (question, contexts, answer, reference answer, reference contexts, "
                        "optional score) → texts, ranked, answers and graded files.")

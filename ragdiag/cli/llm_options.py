@@ -22,6 +22,9 @@ _SHARED: dict[str, tuple[Any, Any]] = {
     "seed": (p.RequestSeed, p.DEFAULT_SEED), "temperature": (p.Temperature, p.DEFAULT_TEMPERATURE),
     "max_retries": (p.MaxRetries, p.DEFAULT_MAX_RETRIES), "timeout": (p.Timeout, p.DEFAULT_TIMEOUT),
     "rpm": (p.Rpm, None), "tpm": (p.Tpm, None), "prices": (p.Prices, None),
+    "batch": (p.Batch, None), "batch_dir": (p.BatchDir, None), "batch_wait": (p.BatchWait, None),
+    "batch_poll": (p.BatchPoll, 5.0), "batch_max_requests": (p.BatchMaxRequests, 50_000),
+    "batch_max_bytes": (p.BatchMaxBytes, 200 * 1024 * 1024),
     "min_coverage": (p.MinCoverage, p.DEFAULT_MIN_COVERAGE), "progress": (p.Progress, True),
 }
 _RUN_OPTIONS = ("min_coverage", "progress")
@@ -42,6 +45,7 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
         values = {name: kwargs.pop(name) for name in _SHARED}
         run = {name: values.pop(name) for name in _RUN_OPTIONS}
         values["cache"] = getattr(values["cache"], "value", values["cache"])
+        values["batch"] = getattr(values["batch"], "value", values["batch"])
         return fn(config=ClientConfig(**values), **run, **kwargs)
 
     command.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]

@@ -178,6 +178,13 @@ class CacheMode(str, Enum):
     refresh = "refresh"
 
 
+class BatchMode(str, Enum):
+    """How ``--batch`` sends the cache misses."""
+
+    openai = "openai"
+    vllm_file = "vllm-file"
+
+
 class CacheKind(str, Enum):
     """Which cache an admin command works on."""
 
@@ -292,6 +299,7 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 # Outputs
 Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]
 PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into (created if missing).", metavar=PATH)]
@@ -309,6 +317,12 @@ Timeout = Annotated[float, _float_option("--timeout", "Seconds to wait for one r
 Rpm = Annotated[Optional[int], typer.Option("--rpm", help="Client-side limit: requests per minute.", min=1, max=10_000_000, metavar=INTEGER)]
 Tpm = Annotated[Optional[int], typer.Option("--tpm", help="Client-side limit: tokens per minute (estimated as chars/4).", min=1, max=10**12, metavar=INTEGER)]
 Prices = Annotated[Optional[Path], typer.Option("--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.", metavar=PATH)]
+Batch = Annotated[Optional[BatchMode], typer.Option("--batch", help="Send the cache misses as OpenAI Batch API files (custom_id = cache key): openai (Files + Batches API: upload, poll, collect into the cache) or vllm-file (write the file for `vllm run-batch`, then `ragdiag batch collect DIR --from OUTPUT`). A rerun resumes.", metavar=choices_metavar(BatchMode))]
+BatchDir = Annotated[Optional[Path], typer.Option("--batch-dir", help="Folder of the batch files, their upload and batch ids (default CACHE_DIR/batches); a rerun resumes from it.", metavar=PATH)]
+BatchWait = Annotated[Optional[float], _float_option("--batch-wait", "Seconds to wait for openai batches before stopping with the command that resumes (default: until they end; 0: submit and stop).", 0.0, 30 * 86_400.0, optional=True)]
+BatchPoll = Annotated[float, _float_option("--batch-poll", "First wait between batch status checks, in seconds (then x1.5 each time, up to 60 s).", 0.0, 3600.0, lo_open=True)]
+BatchMaxRequests = Annotated[int, typer.Option("--batch-max-requests", help="Requests per batch file (OpenAI's limit: 50,000); more are split into several files.", min=1, max=50_000, metavar=INTEGER)]
+BatchMaxBytes = Annotated[int, typer.Option("--batch-max-bytes", help="Bytes per batch file (OpenAI's limit: 200 MB = 209715200); more are split into several files.", min=1, max=200 * 1024 * 1024, metavar=INTEGER)]
 MinCoverage = Annotated[float, _float_option("--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
 Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).", min=1, max=100, metavar=INTEGER)]
 

@@ -41,13 +41,14 @@ def pipeline(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    parquet: p.GradedParquet = False,
     *,
     config: ClientConfig,
     min_coverage: float,
     progress: bool,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
-    answers.jsonl, graded.json, correlation.json)."""
+    answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
     from rich.console import Console
 
     from ragdiag.cli.paths import check_paths
@@ -70,7 +71,8 @@ def pipeline(
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
-                          judge_models(config, second_judge), segments.value, min_samples, progress, grading)
+                          judge_models(config, second_judge), segments.value, min_samples, progress, grading,
+                          graded_name="graded.parquet" if parquet else "graded.json")
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ragdiag.data.graded_parquet import is_parquet, read_graded_parquet
 from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
@@ -129,9 +130,14 @@ def bundled_sample_path(filename: str = GRADED_FILE) -> Path:
 
 
 def load_graded_file(path: Path, simulated_grades: bool = False, name: str | None = None, gate=None) -> GradedTable:
-    """Graded samples from a local JSON/JSONL file, validated (``gate``: mark degenerate ideal answers,
-    see :func:`ragdiag.data.graded_table.build_graded_table`)."""
+    """Graded samples from a local JSON/JSONL file, or a Parquet file read columnar, validated (``gate``:
+    mark degenerate ideal answers, see :func:`ragdiag.data.graded_table.build_graded_table`; not applied
+    to Parquet, which carries no answer texts)."""
     path = Path(path)
+    if is_parquet(path):
+        _existing_file(path)
+        source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
+        return read_graded_parquet(path, source)
     with _no_cyclic_gc():
         records = _parse_records(path)
     if not isinstance(records, list):

@@ -92,6 +92,11 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
         raise RagdiagError(f"{path}: no such file")
     if not measure_cols:
         raise RagdiagError("no metric columns given: name at least one, e.g. ndcg@10,recall@10")
+    if path.suffix.lower() == ".parquet":
+        from ragdiag.data.metric_parquet import read_metric_parquet
+
+        return MetricTable(source=str(path), sha256=file_sha256(path), simulated_grades=_is_bundled_sample(path),
+                           **read_metric_parquet(path, grade_col, measure_cols, group_col, id_col))
     source = str(path)
     wanted = [grade_col, *measure_cols, *(c for c in (group_col, id_col) if c)]
     grades: list[float] = []

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ragdiag.evaluate import bootstrap
+from ragdiag.evaluate.inputs import AlignedRun, Answers, GradedQrels, answer_grades
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
-from ragdiag.evaluate.inputs import AlignedRun, GradedQrels, answer_grades
 from ragdiag.evaluate.standard import STANDARD_METRICS, StandardScorer, gain_mapping
 from ragdiag.metrics import graded_utility as gu
 
@@ -126,7 +126,7 @@ def _entry(summary: bootstrap.Summary) -> dict[str, Any]:
 
 
 def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
-             answers: list[dict] | None = None, answers_source: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+             answers: Answers | None = None, answers_source: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The result (``params``, ``runs``, ``comparisons``; the caller adds ``meta``) and the per-query rows."""
     counts = qrels.pool_counts()
     query_ids = qrels.query_ids

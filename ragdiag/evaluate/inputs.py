@@ -126,8 +126,24 @@ def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -
     return AlignedRun(run_name(path, taken), str(path), ids, ranked, depth, skipped)
 
 
-def load_answers(path: str | Path) -> list[dict]:
-    """The graded records (``id``, ``E``, ``K``, ``grade``) of a ``ragdiag grade`` output."""
+@dataclass
+class Answers:
+    """The graded answers as columns: query id, configuration ``E``, cut-off ``K``, grade (NaN if null)."""
+
+    ids: np.ndarray  # (n,) str objects
+    configs: np.ndarray  # (n,) str objects
+    k: np.ndarray  # (n,) int64
+    grade: np.ndarray  # (n,) float64
+
+    def __len__(self) -> int:
+        return int(self.k.shape[0])
+
+
+def load_answers(path: str | Path) -> Answers:
+    """The graded records (``id``, ``E``, ``K``, ``grade``) of a ``ragdiag grade`` output: a JSON list,
+    or a Parquet file (``*.parquet``) read columnar through pyarrow."""
+    if Path(path).suffix.lower() == ".parquet":
+        return _parquet_answers(Path(path))
     source = str(path)
     try:
         data = orjson.loads(Path(path).read_bytes())
@@ -152,30 +168,66 @@ def load_answers(path: str | Path) -> list[dict]:
         grade = record.get("grade")
         if grade is not None and (isinstance(grade, bool) or not isinstance(grade, (int, float)) or not 1 <= grade <= 5):
             raise DataError.at(source, index, "grade", f"{grade!r} is not a grade between 1 and 5")
-    return data
+    return Answers(np.asarray([str(r["id"]) for r in data], dtype=object),
+                   np.asarray([str(r["E"]) for r in data], dtype=object),
+                   np.asarray([r["K"] for r in data], dtype=np.int64),
+                   np.asarray([np.nan if r.get("grade") is None else float(r["grade"]) for r in data], dtype=np.float64))
 
 
-def answer_grades(records: list[dict], run: AlignedRun, n_runs: int, query_ids: Sequence[str],
+def _parquet_answers(path: Path) -> Answers:
+    """The answers of a Parquet graded table: columns ``id``, ``E`` (any type, read as text), ``K``
+    (integer), ``grade`` (number, null when missing), without a Python object per row for K and grade."""
+    from ragdiag.data.graded_parquet import parquet_columns
+
+    table = parquet_columns(path, ("id", "E", "K", "grade"))
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    source = str(path)
+    k_col, grade_col = table.column("K"), table.column("grade")
+    if not pt.is_integer(k_col.type):
+        raise DataError.at(source, None, "K", f"has type {k_col.type}, expected an integer cut-off")
+    if k_col.null_count:
+        raise DataError.at(source, int(np.argmax(k_col.is_null().to_numpy())), "K", "missing (null)")
+    if not (pt.is_integer(grade_col.type) or pt.is_floating(grade_col.type)):
+        raise DataError.at(source, None, "grade", f"has type {grade_col.type}, expected a number")
+    grade = np.asarray(grade_col.cast(pa.float64()).to_numpy(), dtype=np.float64)
+    bad = ~np.isnan(grade) & ~((grade >= 1) & (grade <= 5))
+    bad |= np.isnan(grade) & ~np.asarray(grade_col.is_null().to_numpy())  # NaN is not a missing grade
+    if bad.any():
+        index = int(np.argmax(bad))
+        raise DataError.at(source, index, "grade", f"{float(grade[index])!r} is not a grade between 1 and 5")
+
+    def text(name: str) -> np.ndarray:
+        column = table.column(name)
+        if column.null_count:
+            raise DataError.at(source, int(np.argmax(column.is_null().to_numpy())), name, "missing (null)")
+        return np.asarray(column.cast(pa.string()).to_numpy(zero_copy_only=False), dtype=object)
+
+    return Answers(text("id"), text("E"), np.asarray(k_col.to_numpy(), dtype=np.int64), grade)
+
+
+def answer_grades(answers: Answers, run: AlignedRun, n_runs: int, query_ids: Sequence[str],
                   k: int, source: str) -> tuple[np.ndarray, int] | None:
     """Answer grade per judged query for ``run`` at cut-off ``k`` (NaN where none), and how many
     records matched; None when the file holds no answers for this run."""
-    configs = {str(r["E"]) for r in records}
+    configs = set(np.unique(answers.configs).tolist()) if len(answers) else set()
     if run.name in configs:
-        mine = [r for r in records if str(r["E"]) == run.name]
+        mine = answers.configs == run.name
     elif len(configs) == 1 and n_runs == 1:
-        mine = records
+        mine = np.ones(len(answers), dtype=bool)
     else:
         return None
     position = {q: i for i, q in enumerate(query_ids)}
     grades = np.full(len(query_ids), np.nan)
-    seen: set[int] = set()
-    for record in mine:
-        row = position.get(str(record["id"]))
-        if record["K"] != k or row is None:
-            continue
-        if row in seen:
-            raise RagdiagError(f"{source}: two answers for query '{record['id']}' at K = {k} in configuration '{record['E']}'")
-        if record.get("grade") is not None:
-            grades[row] = float(record["grade"])
-        seen.add(row)
-    return grades, len(seen)
+    picked = np.flatnonzero(mine & (answers.k == k))
+    rows = np.fromiter((position.get(q, -1) for q in answers.ids[picked]), dtype=np.int64, count=len(picked))
+    picked, rows = picked[rows >= 0], rows[rows >= 0]
+    distinct, counts = np.unique(rows, return_counts=True)
+    if (counts > 1).any():
+        twice = picked[np.flatnonzero(rows == distinct[np.argmax(counts > 1)])[1]]
+        raise RagdiagError(f"{source}: two answers for query '{answers.ids[twice]}' at K = {k} in configuration "
+                           f"'{answers.configs[twice]}'")
+    present = ~np.isnan(answers.grade[picked])
+    grades[rows[present]] = answers.grade[picked][present]
+    return grades, len(distinct)

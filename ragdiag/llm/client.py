@@ -27,8 +27,9 @@ from typing import Any, Callable
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
+from ragdiag.llm.batch_config import MAX_BYTES, MAX_REQUESTS, batch_runner, check_batch_settings
 from ragdiag.llm.logprobs import logprob_params, pack_reply
-from ragdiag.llm.prices import call_cost, load_prices
+from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.endpoint import check_endpoint
 from ragdiag.remote.store import CACHE_MODES
@@ -97,6 +98,12 @@ class ClientConfig:
     rpm: int | None = None
     tpm: int | None = None
     prices: Path | None = None
+    batch: str | None = None
+    batch_dir: Path | None = None
+    batch_max_requests: int = MAX_REQUESTS
+    batch_max_bytes: int = MAX_BYTES
+    batch_poll: float = 5.0
+    batch_wait: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -112,6 +119,7 @@ class ClientConfig:
             if value is not None and value < 1:
                 raise RagdiagError(f"{name} limit must be at least 1, got {value}")
         check_timeout(self.timeout)
+        check_batch_settings(self)
         self.policy  # noqa: B018 (checks the retry settings)
         self.base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
         if self.base_url is not None:
@@ -147,6 +155,14 @@ class CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
+    batch_calls: int = 0
+    cost_sync: float | None = 0.0  # every call of this run at synchronous prices
+    cost_batch: float | None = 0.0  # the same calls at batch prices (None: a model without one)
+
+    def add_costs(self, sync: float | None, batch: float | None) -> None:
+        """Count one call's costs at both prices."""
+        self.cost_sync = None if sync is None or self.cost_sync is None else self.cost_sync + sync
+        self.cost_batch = None if batch is None or self.cost_batch is None else self.cost_batch + batch
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -182,6 +198,7 @@ class LLMClient:
         self._sdk = None
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
+        self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
@@ -224,6 +241,8 @@ class LLMClient:
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
+        if self.batch is not None:
+            self.batch.defer(key, request)  # raises Deferred: the item runs again after the batch
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
@@ -271,6 +290,22 @@ class LLMClient:
                     self.stats.from_other_process += 1
                     self._sent.add(key)
                 return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
+
+    def _locked_client(self):
+        with self._lock:
+            return self._client()
+
+    def flush_batch(self) -> None:
+        """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
+        got = self.batch.flush(self.cache, self.prices)
+        cost = got.cost_batch
+        with self._lock:
+            self.stats.calls += got.answered
+            self.stats.batch_calls += got.answered
+            self.stats.prompt_tokens += got.prompt_tokens
+            self.stats.completion_tokens += got.completion_tokens
+            self.stats.cost = None if cost is None or self.stats.cost is None else self.stats.cost + cost
+            self.stats.add_costs(got.cost_sync, got.cost_batch)
 
     def _client(self):
         """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""
@@ -323,8 +358,9 @@ class LLMClient:
                 self.stats.capped_replies += 1
         if self.cache is not None:
             self.cache.put(key, request, text, p_tok, c_tok)
-        cost = call_cost(self.prices, request["model"], p_tok, c_tok)
+        cost, batch_cost = call_costs(self.prices, request["model"], p_tok, c_tok)
         with self._lock:
+            self.stats.add_costs(cost, batch_cost)
             self._sent.add(key)
             self.stats.calls += 1
             self.stats.prompt_tokens += p_tok

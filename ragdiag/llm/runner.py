@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ragdiag.errors import RagdiagError
+from ragdiag.llm.batch import Deferred
 from ragdiag.llm.client import CallFailed, LLMClient
 
 
@@ -45,13 +46,33 @@ def format_cost(cost: float | None) -> str:
 
 def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
               description: str, progress: bool = True) -> RunOutcome:
-    """Apply ``fn`` to every item with ``client.config.workers`` threads."""
+    """Apply ``fn`` to every item with ``client.config.workers`` threads.
+
+    With ``--batch``, items whose requests were deferred run again after the batch is collected
+    (:meth:`LLMClient.flush_batch`), round after round, until none is deferred.
+    """
     outcome = RunOutcome([None] * len(items), [None] * len(items))
+    start = time.perf_counter()
+    todo = list(range(len(items)))
+    while todo:
+        deferred = _run_round(client, fn, items, labels, todo, description, progress, outcome)
+        if deferred:
+            client.flush_batch()
+        todo = deferred
+    outcome.seconds = time.perf_counter() - start
+    outcome.failures.sort(key=lambda f: f["item"])
+    return outcome
+
+
+def _run_round(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
+               todo: list[int], description: str, progress: bool, outcome: RunOutcome) -> list[int]:
+    """One pass over the items ``todo``; returns those deferred to a batch."""
     abort_after = max(10, 2 * client.config.workers)
     consecutive, finished, start = 0, 0, time.perf_counter()
+    deferred: list[int] = []
     with _progress(progress) as bar, ThreadPoolExecutor(client.config.workers) as pool:
-        task = bar.add_task(description, total=len(items), rate="0.0", hits=0, cost=format_cost(0.0))
-        pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        task = bar.add_task(description, total=len(todo), rate="0.0", hits=0, cost=format_cost(0.0))
+        pending = {pool.submit(fn, items[i]): i for i in todo}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -61,6 +82,8 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
                     try:
                         outcome.results[index] = future.result()
                         consecutive = 0
+                    except Deferred:
+                        deferred.append(index)
                     except CallFailed as err:
                         outcome.errors[index] = str(err)
                         outcome.failures.append({"item": labels[index], "error": str(err)})
@@ -76,6 +99,4 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    outcome.seconds = time.perf_counter() - start
-    outcome.failures.sort(key=lambda f: f["item"])
-    return outcome
+    return sorted(deferred)

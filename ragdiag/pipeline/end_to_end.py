@@ -41,8 +41,12 @@ def correlate_command(graded: Path, segments: str, min_samples: int, grading: Gr
 
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
-                 min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None) -> PipelineResult:
-    """Run every stage; the correlation uses the grades just written (null grades skipped and counted)."""
+                 min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None,
+                 graded_name: str = "graded.json") -> PipelineResult:
+    """Run every stage; the correlation uses the grades just written (null grades skipped and counted).
+
+    ``graded_name`` ``graded.parquet`` writes the graded table as Parquet (read back columnar)."""
+    from ragdiag.data.graded_parquet import check_graded_output
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import run_correlation
@@ -52,12 +56,13 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     if segments not in SEGMENTATIONS:
         raise RagdiagError(f"--segments must be one of {', '.join(SEGMENTATIONS)}, got '{segments}'")
     check_output_dir(out_dir, "--out-dir")
-    paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / "graded.json",
+    paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / graded_name,
              "correlation": out_dir / "correlation.json"}
     if rank_with:
         paths["ranked"] = out_dir / "ranked.json"
     inputs = [p for p in (texts, ranked) if p is not None and not str(p).startswith("hf:")]
     guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])], inputs)
+    check_graded_output(paths["graded"])
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
                        seeds={"llm": config.seed}, cache=config.cache)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
 from ragdiag.data.loaders import file_sha256, read_jsonl_lines
 from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import check_graded_record, graded_key
@@ -36,7 +37,6 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.io.writer import write_json
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
@@ -337,6 +337,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {top_logprobs}")
     gate = gate or make_gate()
     manifest = guard_run_outputs([out], [answers])
+    check_graded_output(out)
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
     prompts = grading_prompts(grade_mode)
@@ -370,7 +371,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         details = run_details(client)
     finally:
         client.close()
-    write_json(out, judged.graded, inputs=[answers])
+    write_graded_table(out, judged.graded, inputs=[answers])
     write_manifest(manifest, record, [answers], meta=meta, run=details, summary=result_summary,
                    failures=judged.failures, unparsed=judged.unparsed)
     return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)

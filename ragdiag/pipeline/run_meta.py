@@ -35,7 +35,8 @@ def run_details(client: LLMClient) -> dict[str, Any]:
     """How this particular run reached the server (kept in the manifest, not in the result)."""
     cfg = client.config
     return {"base_url": redact_url(cfg.base_url), "cache": cfg.cache,
-            "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm}
+            "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm,
+            **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {})}
 
 
 def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],

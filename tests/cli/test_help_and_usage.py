@@ -113,7 +113,8 @@ def test_root_without_arguments_prints_help():
 def test_help_imports_no_heavy_or_remote_library():
     """`ragdiag --help` must work on a core-only install: no torch, faiss, openai, tenacity, httpx."""
     code = ("import sys, ragdiag.cli; print(sorted(m for m in ('torch', 'faiss', 'openai', 'tenacity', 'httpx', "
-            "'sentence_transformers', 'matplotlib', 'datasets', 'ppi_py', 'krippendorff', 'sklearn') if m in sys.modules))")
+            "'sentence_transformers', 'matplotlib', 'datasets', 'ppi_py', 'krippendorff', 'sklearn', 'pyarrow') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

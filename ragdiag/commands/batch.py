@@ -1,0 +1,177 @@
+"""``ragdiag batch status|collect|cancel DIR``: look at, collect or cancel the batches of a ``--batch-dir``.
+
+- ``status``: each file with its mode, request count, batch id and status (openai batches asked
+  afresh through the ``openai`` SDK, with their request counts);
+- ``collect``: terminal openai batches have their output and error files downloaded; ``--from
+  OUTPUT.jsonl`` reads a ``vllm run-batch`` output file (or any file in the Batch API output format).
+  Every line is checked before anything is cached (unknown or repeated ``custom_id``: one error line,
+  nothing cached); successes go into the call cache under their ``custom_id`` (the cache key), so the
+  rerun of the command finds them; failures are listed and never cached;
+- ``cancel``: open openai batches are cancelled; open vllm-file files are dropped (a rerun writes
+  their requests again).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.llm.batch import (
+    TERMINAL,
+    BatchClient,
+    BatchFolder,
+    Collected,
+    merge,
+    store_results,
+    write_failures,
+)
+from ragdiag.llm.batch_files import parse_results
+
+ACTIONS = ("status", "collect", "cancel")
+
+
+@dataclass
+class BatchRequest:
+    """What to do with which batch folder."""
+
+    action: str
+    folder: Path
+    source: Path | None = None  # --from: a vLLM run-batch output file
+    cache_dir: Path | None = None
+    prices: Path | None = None
+    timeout: float = 120.0
+    max_retries: int = 5
+
+
+@dataclass
+class BatchResult:
+    """The folder's files after the action, and what a collect put into the cache."""
+
+    action: str
+    folder: Path
+    entries: list[dict[str, Any]]
+    collected: Collected = field(default_factory=Collected)
+    cancelled: list[str] = field(default_factory=list)
+    record: Any = None
+
+    @property
+    def open(self) -> int:
+        return sum(1 for e in self.entries if not e["collected"])
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.collected
+        result = {"action": self.action, "folder": str(self.folder), "entries": self.entries, "open": self.open,
+                  "answered": c.answered, "failed": len(c.failures), "prompt_tokens": c.prompt_tokens,
+                  "completion_tokens": c.completion_tokens, "cost_batch": c.cost_batch, "cost_sync": c.cost_sync,
+                  "cancelled": self.cancelled}
+        return stamp(result, self.record) if self.record is not None else result
+
+
+def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
+    from ragdiag.llm.client import KEY_ENV, reply_text
+    from ragdiag.remote.retry import RetryPolicy
+    from ragdiag.remote.transport import openai_client
+
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise RagdiagError(f"{KEY_ENV} is not set: the openai batches of {folder.path} are asked through the API "
+                           "(any value for a local server)")
+    return BatchClient(openai_client(key, folder.base_url, request.timeout), RetryPolicy(request.max_retries),
+                       time.sleep, reply_text)
+
+
+def _cache(folder: BatchFolder, request: BatchRequest):
+    from ragdiag.config import resolve_cache_dir
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+
+    return CallCache(resolve_cache_dir(request.cache_dir or (Path(folder.cache_dir) if folder.cache_dir else None))
+                     / CACHE_FILE)
+
+
+def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> Collected:
+    """``--from OUTPUT.jsonl``: results of the open vllm-file requests, checked, then cached."""
+    from ragdiag.data.loaders import _existing_file
+
+    source = _existing_file(request.source)
+    entries = folder.active("vllm-file")
+    if not entries:
+        raise RagdiagError(f"{folder.path}: no open vllm-file requests to collect {source} into")
+    requests: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        requests.update(folder.index(entry))
+    try:
+        data = source.read_bytes()
+    except OSError as err:
+        raise RagdiagError(f"{source}: cannot read ({err.strerror})") from None
+    seen: dict[str, str] = {}
+    from ragdiag.llm.client import reply_text
+
+    results = parse_results(data, str(source), set(requests), reply_text, seen)  # raises before anything is cached
+    collected = Collected()
+    store_results(results, requests, cache, prices, collected)
+    failed = {f["custom_id"] for f in results.failures}
+    for entry in entries:
+        keys = folder.index(entry)
+        if all(k in seen for k in keys):
+            entry["collected"], entry["status"] = True, "collected"
+            write_failures(folder, entry, [f for f in results.failures if f["custom_id"] in keys])
+        else:
+            entry["status"] = f"{sum(1 for k in keys if k in seen)} of {len(keys)} collected"
+    folder.save()
+    if failed:
+        first = results.failures[0]
+        collected.problems.append(f"{source}: {len(failed)} of {len(seen)} results are failures (first: "
+                                  f"{first['custom_id'][:16]}…: {first['error']})")
+    return collected
+
+
+def run(request: BatchRequest) -> BatchResult:
+    """Do ``request.action`` on the folder; problems (failed requests, expired batches) are one
+    error line after the successes are cached."""
+    from ragdiag.llm.prices import load_prices
+
+    if request.action not in ACTIONS:
+        raise RagdiagError(f"batch action must be one of {', '.join(ACTIONS)}, got '{request.action}'")
+    if request.source is not None and request.action != "collect":
+        raise RagdiagError("--from is for `ragdiag batch collect` only")
+    folder = BatchFolder.open(request.folder, must_exist=True)
+    record = start_run(f"ragdiag batch {request.action}", inputs=[request.source] if request.source else [])
+    result = BatchResult(request.action, folder.path, folder.entries, record=record)
+    openai_open = [e for e in folder.active("openai") if e["batch_id"]]
+    client = _client(folder, request) if openai_open and request.source is None else None
+    if request.action == "status":
+        for entry in openai_open:
+            client.refresh(entry)
+        folder.save()
+    elif request.action == "cancel":
+        for entry in openai_open:
+            client.cancel(entry)
+            result.cancelled.append(entry["batch_id"])
+        for entry in folder.active("vllm-file"):
+            entry["collected"], entry["status"] = True, "cancelled"
+            result.cancelled.append(entry["file"])
+        folder.save()
+    else:
+        cache, prices = _cache(folder, request), load_prices(request.prices)
+        try:
+            if request.source is not None:
+                merge(result.collected, _collect_file(folder, request, cache, prices))
+            elif not openai_open and folder.active("vllm-file"):
+                raise RagdiagError(f"{folder.path}: its open requests are vllm-file requests: give --from OUTPUT.jsonl "
+                                   "(the output of vllm run-batch)")
+            for entry in openai_open if request.source is None else []:
+                batch = client.refresh(entry)
+                if entry["status"] in TERMINAL:
+                    merge(result.collected, client.collect(folder, entry, batch, cache, prices))
+            folder.save()
+        finally:
+            cache.close()
+        if result.collected.problems:
+            raise RagdiagError(f"{result.collected.problems[0]}; {result.collected.answered} replies were cached; "
+                               "rerun the command to send the failed requests again")
+    return result
