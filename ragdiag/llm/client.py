@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
+from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.prices import call_cost, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.endpoint import check_endpoint
@@ -242,7 +243,14 @@ class LLMClient:
 
         def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
-            body = reply_json(sdk.chat.completions.with_raw_response.create(**kwargs).http_response)
+            try:
+                raw = sdk.chat.completions.with_raw_response.create(**kwargs)
+            except Exception as err:
+                exceeded = context_exceeded(err)  # a 400 saying the context is exceeded: one line, not retried
+                if exceeded is not None:
+                    raise exceeded from None
+                raise
+            body = reply_json(raw.http_response)
             return reply_text(body), body
 
         def on_retry(err: BaseException, wait: float) -> None:
