@@ -58,7 +58,7 @@ def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMod
     """The library settings from the options (checked again there)."""
     from ragdiag.pipeline.answer_plan import AnswerSettings, parse_max_prompt_tokens
 
-    if tokenizer is None and max_prompt_tokens is None and fit is not FitMode.truncate:
+    if max_prompt_tokens is None and fit is not FitMode.truncate:
         from ragdiag.errors import RagdiagError
 
         raise RagdiagError("--fit applies only with --max-prompt-tokens")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
@@ -18,6 +19,7 @@ def grade(
     out: Annotated[Path, p.path_option("--out", "Graded samples (JSON list, samples_graded schema); its manifest is OUT.manifest.json.")],
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
+    lang: ao.GradeLang = ao.DEFAULT_LANG,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -29,6 +31,6 @@ def grade(
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_paths(inputs={"--answers": answers}, outputs={"--out": out}, folders={"--cache-dir": config.cache_dir})
-    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress)
+    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, lang=lang.value)
     render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

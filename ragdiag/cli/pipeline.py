@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from ragdiag.cli import corpus_pipeline as cp
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
@@ -36,6 +37,11 @@ def pipeline(
     ideal_cap: cp.IdealCapOpt = 10,
     max_queries: cp.MaxQueriesOpt = None,
     embed_base_url: cp.EmbedBaseUrlOpt = None,
+    lang: ao.AnswerLang = ao.DEFAULT_LANG,
+    max_prompt_tokens: ao.MaxPromptTokens = None,
+    fit: ao.Fit = ao.DEFAULT_FIT,
+    tokenizer: ao.Tokenizer = None,
+    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -53,16 +59,17 @@ def pipeline(
     from ragdiag.report.correlate_report import print_report
 
     cp.check_corpus_flags(corpus, retriever, texts, ranked, embedder)
+    settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
     if corpus is not None:
         check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
         cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
                            embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
-                           config, min_coverage, progress)
+                           config, min_coverage, progress, settings)
         return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
-                          judge_models(config, second_judge), segments.value, min_samples, progress)
+                          judge_models(config, second_judge), segments.value, min_samples, progress, settings)
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
+from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.generate import GenerateResult, run_generate
 from ragdiag.pipeline.grade import GradeResult, run_grade
 from ragdiag.io.run_record import stamp, start_run
@@ -35,7 +36,7 @@ def correlate_command(graded: Path, segments: str, min_samples: int) -> str:
 
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
-                 min_samples: int = 300, progress: bool = True) -> PipelineResult:
+                 min_samples: int = 300, progress: bool = True, settings: AnswerSettings | None = None) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted)."""
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
@@ -55,14 +56,15 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
                        seeds={"llm": config.seed}, cache=config.cache)
     out_dir.mkdir(parents=True, exist_ok=True)
-    generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress)
-    graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress)
+    generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress,
+                             settings=settings)
+    graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress,
+                       lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"])
     correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples), record=record)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
                                        correlate_command(paths["graded"], segments, min_samples),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}
-    record.prompts.update({"generation": generated.meta["prompts"][0], "grading": graded.meta["prompts"][0],
-                           "grading-repair": graded.meta["prompts"][1]})
+    record.prompts.update({prompt.split("@")[0]: prompt for prompt in [*generated.meta["prompts"], *graded.meta["prompts"]]})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
     return PipelineResult(generated, graded, correlation, paths)

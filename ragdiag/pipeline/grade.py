@@ -19,7 +19,9 @@ from ragdiag.data.loaders import file_sha256, read_jsonl_lines
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
-from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
+from ragdiag.llm.prompts import load_prompt_lang
+from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
@@ -117,12 +119,22 @@ def _label(row: dict[str, Any], model: str, repeat: int) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
 
 
-def make_judge(client: LLMClient):
-    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed."""
-    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+def judge_lang(row: dict[str, Any], lang: str) -> str:
+    """The grading language of a row: ``lang`` when en or fr; with auto, the row's ``lang`` (written by
+    generate), else the question's detected language."""
+    if lang != "auto":
+        return lang
+    return row["lang"] if row.get("lang") in LANGS else choose_lang("auto", row["q"])
+
+
+def make_judge(client: LLMClient, lang: str = "en"):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt in the row's language
+    (:func:`judge_lang`), then one repair if needed."""
+    prompts = {code: (load_prompt_lang("grading", code), load_prompt_lang("grading-repair", code)) for code in LANGS}
 
     def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
         row, ideal, model, repeat = item
+        grading, repair = prompts[judge_lang(row, lang)]
         messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
         label = _label(row, model, repeat)
         first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label)
@@ -148,26 +160,35 @@ class Judged:
     seconds: float
 
 
-def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict[str, Any]:
+def _record(row: dict[str, Any], ideal: str | None, grade: float | None, lang: str | None = None) -> dict[str, Any]:
     values = {**row, "answer_ideal": ideal, "answer_topK": row.get("answer"), "grade": grade}
-    return {k: values.get(k) for k in GRADED_KEYS}
+    record = {k: values.get(k) for k in GRADED_KEYS}
+    if lang is not None:
+        record["lang"] = lang
+    if row.get("cut"):
+        record["cut"] = row["cut"]
+    return record
 
 
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
-               repeats: int, progress: bool = True) -> Judged:
-    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error."""
+               repeats: int, progress: bool = True, lang: str = "en") -> Judged:
+    """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error.
+    Each graded record carries the grading language as ``lang`` (and the answer's ``cut``, if any)."""
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
              if row.get("answer") is not None and ideal.get(row["id"]) is not None
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
-    outcome = run_items(client, make_judge(client), items, labels, "grading", progress)
+    outcome = run_items(client, make_judge(client, lang), items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
     graded, unparsed = [], []
     for index, row in enumerate(rows):
         if (id(row), judges[0], 0) not in verdicts:
             reason = "no ideal answer" if ideal.get(row["id"]) is None else "no top-K answer"
-            graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "error": reason})
+            missing = {**_record(row, ideal.get(row["id"]), None, judge_lang(row, lang)), "grades": [], "error": reason}
+            if row.get("error"):
+                missing["answer_error"] = row["error"]  # why generate has no answer (e.g. context length exceeded)
+            graded.append(missing)
             continue
         per_judge: dict[str, list[int | None]] = {}
         replies, call_errors = [], []
@@ -184,7 +205,7 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
                 else:
                     call_errors.append({"model": model, "repeat": repeat, "error": error})
         parsed = [g for g in per_judge[judges[0]] if g is not None]
-        record = {**_record(row, ideal[row["id"]], float(np.mean(parsed)) if parsed else None),
+        record = {**_record(row, ideal[row["id"]], float(np.mean(parsed)) if parsed else None, judge_lang(row, lang)),
                   "grades": per_judge[judges[0]]}
         if repeats > 1:
             record["grade_sd"] = float(np.std(parsed, ddof=1)) if len(parsed) > 1 else None
@@ -204,27 +225,40 @@ def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[
     return [config.model] + ([second_judge] if second_judge else [])
 
 
+def _grading_prompts(langs: list[str]) -> list[str]:
+    """Prompt ids for these languages, grading then repair per language (English first)."""
+    return [load_prompt_lang(name, code).id for code in LANGS if code in langs for name in ("grading", "grading-repair")]
+
+
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
-              progress: bool = True) -> GradeResult:
+              progress: bool = True, lang: str = "auto") -> GradeResult:
     """Check outputs against inputs, validate the whole answers file, judge, write ``out`` (a JSON
-    list) and its manifest (meta, run, summary, failures, unparsed, run record)."""
+    list) and its manifest (meta, run, summary, failures, unparsed, run record). ``lang``: en, fr or
+    auto (each row's ``lang``, else the question's detected language)."""
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
+    if lang not in LANG_CHOICES:
+        raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{lang}'")
     manifest = guard_run_outputs([out], [answers])
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
-    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
-    record = open_record("grade", config, [answers], {"grading": grading.id, "grading-repair": repair.id}, judges)
+    langs = sorted({judge_lang(r, lang) for r in rows}, key=LANGS.index) or ["en"]
+    prompt_ids = _grading_prompts(langs)
+    record = open_record("grade", config, [answers], {p.split("@")[0]: p for p in prompt_ids}, judges)
     client = LLMClient(config)
     try:
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress)
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, lang)
         covered = sum(1 for r in judged.graded if r["grade"] is not None)
+        graded_cover = topk_coverage(judged.graded, lambda r: r["grade"] is not None)
         result_summary = summary(client, len(judged.graded), covered, judged.seconds,
                                  missing_grades=sum(1 for r in judged.graded if r["grade"] is None and "error" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
-                                 agreement=agreement_summary(judged.grades, judges))
-        meta = run_meta("grade", client, prompts=[grading.id, repair.id], judges=judges, repeats=repeats,
-                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
+                                 agreement=agreement_summary(judged.grades, judges), coverage_by_K=graded_cover,
+                                 lang={"setting": lang, **{c: sum(1 for r in judged.graded if r.get("lang") == c)
+                                                           for c in LANGS}})
+        meta = run_meta("grade", client, prompts=prompt_ids, judges=judges, repeats=repeats,
+                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta,
+                        lang=lang)
         details = run_details(client)
     finally:
         client.close()

@@ -31,7 +31,8 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     inputs = [cfg.corpus, cfg.queries, cfg.qrels]
     guard_outputs(output_paths(out_dir).values(), inputs)
     record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
-                       prompts={n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
+                       prompts={**{n: load_prompt(n).id for n in ("generation", "grading", "grading-repair")},
+                                **(_french_prompts(cfg) if cfg.answer is not None else {})},
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, progress)
     paths = write_sweep(outcome, out_dir, record)
@@ -44,5 +45,21 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     graded = sum(c["n_graded"] for c in result["controls"]) + sum(p["n_graded"] for p in result["points"])
     expected = len(outcome.data.query_ids) * (len(result["controls"]) + len(result["points"]))
     summary = {"items": expected, "covered": graded, "coverage": graded / expected if expected else 1.0,
-               "seconds": result["meta"]["seconds"].get("answers", 0.0), **result["meta"]["calls"]}
+               "seconds": result["meta"]["seconds"].get("answers", 0.0), **result["meta"]["calls"],
+               "coverage_by_point": point_coverage(result, len(outcome.data.query_ids))}
     return SweepCommandResult(outcome, paths, summary)
+
+
+def point_coverage(result: dict[str, Any], queries: int) -> list[dict[str, Any]]:
+    """Graded share per control and operating point (all at the same K): queries graded / queries."""
+    return [{"point": entry.get("name") or entry["label"], "items": queries, "covered": entry["n_graded"],
+             "coverage": entry["n_graded"] / queries if queries else 1.0}
+            for entry in [*result["controls"], *result["points"]]]
+
+
+def _french_prompts(cfg: SweepConfig) -> dict[str, str]:
+    """The French prompt versions a sweep with --lang fr|auto can use."""
+    if cfg.answer is None or cfg.answer.lang == "en":
+        return {}
+    return {k: v for n in ("generation", "grading", "grading-repair") for k, v in cfg.answer.prompt_ids(n).items()
+            if k.endswith("-fr")}

@@ -28,7 +28,9 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.sweep import stats
-from ragdiag.sweep.answers import AnswerJob, Context, answer_all, check_budget, count_needed
+from ragdiag.sweep.answers import AnswerJob, Answered, Context, answer_all, check_budget, count_needed
+from ragdiag.io.progress import note
+from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 
 CONTROLS = ("exact", "gold", "empty")
 
@@ -52,6 +54,7 @@ class SweepConfig:
     latency_queries: int | None = 1000
     repeats: int = 3
     embed_base_url: str | None = None
+    answer: AnswerSettings | None = None  # --lang and the prompt budget (None: English prompts, no budget)
 
 
 @dataclass
@@ -154,6 +157,10 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                     {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner))
     client = LLMClient(llm)
     try:
+        if cfg.answer is not None:
+            job.plan = AnswerPlan.resolve(cfg.answer, client)
+            for line in job.plan.notices:
+                note(line)
         needed = None
         if cfg.max_calls is not None:  # a dry pass over the cache: only when a budget is set
             needed = count_needed(client, job)
@@ -215,11 +222,25 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
             per_query.append({"point": name, "query": q, "recall": None if recall is None else float(recall[j]),
                               "grade": _finite(grades[name][j]), "ids": list(top)})
     contexts = [{"kind": "ideal", "query": q, "ids": job.ideal_docs[q], "answer": a.answer, "sent": a.sent,
-                 "reused": a.reused, "error": a.error} for q, a in job.ideal.items()]
+                 "reused": a.reused, "error": a.error, **_plan_fields(a)} for q, a in job.ideal.items()]
     contexts += [{"kind": "context", "query": c.query_id, "ids": list(c.doc_ids), "first_used_by": owner[c],
-                  "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error}
-                 for c, a in job.answered.items()]
+                  "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error,
+                  **_plan_fields(a)} for c, a in job.answered.items()]
+    if job.plan is not None:
+        result["meta"]["answer_plan"] = {**job.plan.as_meta(), "context_exceeded": len(job.plan.context_errors),
+                                         "references_cut": sum(1 for c in contexts if c.get("cut"))}
+        suggestion = job.plan.suggestion()
+        if suggestion:
+            note(suggestion)
     return SweepOutcome(result, per_query, contexts, data)
+
+
+def _plan_fields(answered: Answered) -> dict[str, Any]:
+    """The question's language and, when the budget cut the references, what was cut."""
+    fields: dict[str, Any] = {"lang": answered.lang} if answered.lang else {}
+    if answered.cut:
+        fields["cut"] = answered.cut
+    return fields
 
 
 def _finite(value: float) -> float | None:
@@ -258,7 +279,9 @@ def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: st
         "recall": "plain recall of the top-K against exact k-NN (faiss flat, inner product of unit vectors)",
         "calibration_points": "exact k-NN and every ANN operating point",
         "llm": {"provider": llm.provider, "model": llm.model, "temperature": llm.temperature, "seed": llm.seed},
-        "prompts": [load_prompt(n).id for n in ("generation", "grading", "grading-repair")],
+        "prompts": [load_prompt(n).id for n in ("generation", "grading", "grading-repair")]
+        + ([p for n in ("generation", "grading", "grading-repair") for p in cfg.answer.prompt_ids(n).values()
+            if "-fr@" in p] if cfg.answer is not None and cfg.answer.lang != "en" else []),
         "distinct_contexts": n_contexts, "calls_needed_before_run": needed, "calls": client_stats,
         "max_calls": cfg.max_calls, "max_drop": cfg.max_drop,
     }
