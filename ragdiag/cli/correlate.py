@@ -40,6 +40,7 @@ def correlate(
     measure_cols: Annotated[Optional[str], p.text_option("--measure-cols", "With --table: comma list of metric columns, e.g. ndcg@10,recall@10.")] = None,
     group_col: Annotated[Optional[str], p.text_option("--group-col", "With --table: correlate within each value of this column.")] = None,
     id_col: Annotated[Optional[str], p.text_option("--id-col", "With --table: bootstrap resamples these ids (all their rows together) instead of rows.")] = None,
+    complete_cases: Annotated[bool, typer.Option("--complete-cases", help="Keep only the queries graded at every K (missing grades are not missing at random: a failed call is likelier at large K); the verdict says which rows it used.")] = False,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -60,7 +61,8 @@ def correlate(
             ("--dataset", dataset), ("--graded", graded), ("--by", by), ("--exact-ties", exact_ties),
             ("--segments", segments is not p.Segmentation.ratio), ("--measures", measures != "F,E,T,nDCG"),
             ("--alpha-grid", alpha_grid != "l350^0.95"), ("--xk", xk != 2.0), ("--delta", delta != p.DEFAULT_DELTAS),
-            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo)) if given]
+            ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo),
+            ("--complete-cases", complete_cases)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
@@ -76,6 +78,7 @@ def correlate(
     from ragdiag.options import parse_deltas, parse_pair
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
     from ragdiag.report.correlation_file import write_correlation
+    from ragdiag.report.coverage_text import verdict_basis
     from ragdiag.report.progress import progress_over
 
     opts = CorrelateOptions(
@@ -90,7 +93,10 @@ def correlate(
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
     report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),
-                             progress=progress_over(stderr))
+                             progress=progress_over(stderr), complete_cases=complete_cases)
+    basis = verdict_basis(report)
+    if basis is not None and basis[1] and fmt is not p.OutputFormat.table:
+        stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if out is not None:
         write_correlation(report, out, fmt.value, inputs=[graded])

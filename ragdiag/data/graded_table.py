@@ -51,6 +51,7 @@ class GradedTable:
     grade: np.ndarray
     source: GradedSource
     skipped_missing_grade: int = 0
+    with_missing: GradedTable | None = None  # every row, grade NaN where missing (only when some are)
 
     def __len__(self) -> int:
         return int(self.K.shape[0])
@@ -166,6 +167,15 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     width = int(k_all.max()) if len(k_all) else 0
     in_k = np.zeros((len(k_all), width), dtype=np.uint8)
     in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
+    table = _table(cols, in_k, keep, source)
+    if not keep.all():
+        table.with_missing = _table(cols, in_k, np.ones(len(keep), dtype=bool), source)
+    return table
+
+
+def _table(cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, source: GradedSource) -> GradedTable:
+    """The table of the rows where ``keep`` is true (``skipped_missing_grade`` counts rows without a grade)."""
+    k_all = cols["K"]
     ids = [x for x, kept in zip(cols["ids"], keep) if kept]
     embedders = [x for x, kept in zip(cols["embedders"], keep) if kept]
     k, n = k_all[keep], cols["n"][keep]
@@ -178,5 +188,5 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
         in_k=in_k[keep], grade=cols["grade"][keep],
-        source=source, skipped_missing_grade=int((~keep).sum()),
+        source=source, skipped_missing_grade=int(np.isnan(cols["grade"]).sum()),
     )

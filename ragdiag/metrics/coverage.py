@@ -13,6 +13,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
+from ragdiag.data.graded_table import GradedTable
+from ragdiag.errors import RagdiagError
+from ragdiag.metrics.segments import segment_rows
+
 GAP_POINTS = 10.0
 
 
@@ -73,3 +79,41 @@ def coverage_line(block: dict[str, Any], what: str = "answered") -> str:
         line += (f" — coverage differs by {block['gap_points_across_K']:.0f} points across K: a comparison across "
                  "K on these rows is biased (correlate --complete-cases keeps queries covered at every K)")
     return line
+
+
+def table_coverage(table: GradedTable, segmentation: str) -> dict[str, Any]:
+    """Coverage of a graded table (rows with a grade / all rows, null grades included) per K and per
+    segment of ``segmentation``, the two gaps in points, and whether either exceeds :data:`GAP_POINTS`."""
+    full = table.with_missing if table.with_missing is not None else table
+    graded = np.isfinite(full.grade)
+    by_k = [_entry(int(k), int((full.K == k).sum()), int(graded[full.K == k].sum())) for k in np.unique(full.K)]
+    for entry in by_k:
+        entry["K"] = entry.pop("group")
+    by_segment = []
+    if len(full):
+        codes, keys, _ = segment_rows(full, segmentation)
+        for index, key in enumerate(keys):
+            rows = codes == index
+            entry = _entry(key, int(rows.sum()), int(graded[rows].sum()))
+            entry["segment"] = entry.pop("group")
+            by_segment.append(entry)
+    gap_k, gap_segments = coverage_gap(by_k), coverage_gap(by_segment)
+    return {"by_K": by_k, "by_segment": by_segment, "gap_points_across_K": round(gap_k, 1),
+            "gap_points_across_segments": round(gap_segments, 1),
+            "uneven": gap_k > GAP_POINTS or gap_segments > GAP_POINTS, "threshold_points": GAP_POINTS}
+
+
+def complete_case_table(table: GradedTable) -> tuple[GradedTable, dict[str, Any]]:
+    """The graded rows of the queries graded at every K (:func:`complete_queries`), and what was kept."""
+    full = table.with_missing if table.with_missing is not None else table
+    names = np.asarray(full.query_names, dtype=object)[full.query] if len(full) else np.zeros(0, dtype=object)
+    keep_ids = complete_queries(list(zip(names.tolist(), full.K.tolist(), np.isfinite(full.grade).tolist())))
+    mask = np.isin(np.asarray(table.query_names, dtype=object)[table.query], list(keep_ids)) if len(table) else \
+        np.zeros(0, dtype=bool)
+    if not mask.any():
+        ks = ", ".join(str(k) for k in sorted(set(full.K.tolist())))
+        raise RagdiagError(f"--complete-cases: no query is graded at every K (K = {ks}); nothing is left to correlate")
+    kept = table.take(mask)
+    info = {"used": True, "queries": len(set(names.tolist())), "queries_kept": len(keep_ids),
+            "rows_before": len(table), "rows_kept": int(mask.sum())}
+    return kept, info

@@ -237,6 +237,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         plan = AnswerPlan.resolve(settings, client)
         for line in plan.notices:
             notice(line)
+        shown = len(plan.notices)
         rows, failures, seconds = generate_answers(by_id, rows, client, progress, plan)
         done = sum(1 for r in rows if r["answer"] is not None)
         answered = topk_coverage(rows, lambda r: r["answer"] is not None)
@@ -247,7 +248,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         details = run_details(client)
     finally:
         client.close()
-    for line in [*_plan_lines(plan, rows, settings), coverage_line(answered)]:
+    for line in [*plan.notices[shown:], *_plan_lines(plan, rows, settings), coverage_line(answered)]:
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,

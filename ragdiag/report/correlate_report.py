@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.report.coverage_text import verdict_basis
 
 
 def _cell(entry: dict | None) -> str:
@@ -210,6 +211,9 @@ def print_report(report: dict, console: Console) -> None:
     if meta.get("ties"):
         info += f" · ties: {meta['ties']}"
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
+    basis = verdict_basis(report)
+    if basis is not None:
+        console.print(basis[0], style="bold yellow" if basis[1] else "dim", highlight=False)
     if report["verdicts"]:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):
