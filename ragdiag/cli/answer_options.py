@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ragdiag.cli.params import PATH, _float_option, checked_by, choices_metavar
+from ragdiag.cli.params import PATH, TEXT, _float_option, checked_by, choices_metavar
 
 if TYPE_CHECKING:
     from ragdiag.pipeline.answer_plan import AnswerSettings
@@ -35,7 +35,7 @@ GradeLang = Annotated[PromptLang, typer.Option(
     help="Language of the grading prompts: en, fr, or auto = each answers row's lang (written by generate), "
          "else detected from the question; recorded per graded row as lang.")]
 MaxPromptTokens = Annotated[str | None, typer.Option(
-    "--max-prompt-tokens", metavar="N|auto", callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
+    "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
          "model's context length read from the server's /models (else from its first context-length error) minus "
          "512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
