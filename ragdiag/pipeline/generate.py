@@ -176,7 +176,7 @@ def _plan_lines(plan: AnswerPlan, rows: list[dict[str, Any]], settings: AnswerSe
     """Notices: which language was chosen (auto), what the budget cut, and the option to use after context errors."""
     lines = []
     questions = {r["q"]: r.get("lang") for r in rows}
-    if settings.lang == "auto":
+    if settings.lang == "auto" and any(v == "fr" for v in questions.values()):  # all English: the summary says so
         counts = {lang: sum(1 for v in questions.values() if v == lang) for lang in LANGS}
         lines.append(f"--lang auto: {counts['fr']} question(s) detected as French (prompt {plan.prompt('fr').id}), "
                      f"{counts['en']} as English (prompt {plan.prompt('en').id}); each row records its lang")
@@ -243,12 +243,13 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         answered = topk_coverage(rows, lambda r: r["answer"] is not None)
         result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(),
                                  coverage_by_K=answered, **_plan_summary(plan, rows))
-        meta = run_meta("generate", client, prompts=_used_prompts(plan, rows), k=ks, dataset=dataset, **inputs,
-                        **plan.as_meta())
+        used = _used_prompts(plan, rows)
+        record.prompts = {prompt.split("@")[0]: prompt for prompt in used}  # the versions the rows were asked with
+        meta = run_meta("generate", client, prompts=used, k=ks, dataset=dataset, **inputs, **plan.as_meta())
         details = run_details(client)
     finally:
         client.close()
-    for line in [*plan.notices[shown:], *_plan_lines(plan, rows, settings), coverage_line(answered)]:
+    for line in [*plan.notices[shown:], *_plan_lines(plan, rows, settings)] + ([coverage_line(answered)] if answered["uneven"] else []):
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,
