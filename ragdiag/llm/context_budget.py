@@ -192,6 +192,9 @@ class Budget:
             kept, truncated = self._truncate(build, kept)
             messages = build(kept)
         tokens = prompt_tokens(messages, self.counter)
+        if tokens > self.max_prompt_tokens:  # even empty passages (their fences) do not fit: nothing is sent
+            raise ContextExceeded(self.max_prompt_tokens, tokens, "counted before sending: the question, instructions "
+                                  "and passage fences alone exceed --max-prompt-tokens")
         if dropped:
             cut["dropped_ranks"] = sorted(dropped)
         if truncated:

@@ -29,6 +29,9 @@ _SAYS_CONTEXT = re.compile(r"context[_ ]length[_ ]exceeded|maximum context lengt
                            r"(?:available )?context|exceed_context_size|context window", re.IGNORECASE)
 
 
+PREFIX = "context length exceeded"  # how every ContextExceeded line starts
+
+
 class ContextExceeded(CallFailed):
     """The prompt does not fit the model's context (counts as given by the server, None if not)."""
 
@@ -39,7 +42,7 @@ class ContextExceeded(CallFailed):
     def line(self) -> str:
         asked = f"the prompt has {self.prompt_tokens} tokens" if self.prompt_tokens else "the prompt is too long"
         limit = f", the model's context is {self.limit} tokens" if self.limit else ""
-        return (f"context length exceeded: {asked}{limit} ({self.source}); fit the references with "
+        return (f"{PREFIX}: {asked}{limit} ({self.source}); fit the references with "
                 f"--max-prompt-tokens N (or auto) and --fit truncate|drop")
 
 

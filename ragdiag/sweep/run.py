@@ -24,6 +24,7 @@ from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.retrieval.index_specs import parse_index_spec
@@ -227,7 +228,8 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                   "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error,
                   **_plan_fields(a)} for c, a in job.answered.items()]
     if job.plan is not None:
-        result["meta"]["answer_plan"] = {**job.plan.as_meta(), "context_exceeded": len(job.plan.context_errors),
+        result["meta"]["answer_plan"] = {**job.plan.as_meta(),  # items failed for the context (answer or grade)
+                                         "context_exceeded": sum(1 for c in contexts if (c["error"] or "").startswith(PREFIX)),
                                          "references_cut": sum(1 for c in contexts if c.get("cut"))}
         suggestion = job.plan.suggestion()
         if suggestion:

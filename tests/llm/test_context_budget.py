@@ -68,6 +68,14 @@ def test_question_alone_over_budget_fails_the_item_before_sending():
         Budget(10, "truncate", EstimateCounter(3.0)).fit_passages(_build("q"), PASSAGES)
 
 
+def test_passage_fences_alone_over_budget_fail_the_item_instead_of_sending_over_budget():
+    counter = EstimateCounter(3.0)
+    build = _build("q")
+    one_empty = prompt_tokens(build([""]), counter)
+    with pytest.raises(ContextExceeded, match="passage fences alone"):
+        Budget(one_empty + 2, "truncate", counter).fit_passages(build, ["x" * 30] * 8)
+
+
 def test_the_models_tokenizer_json_counts_and_cuts_at_token_boundaries():
     path = _minilm_tokenizer()
     counter = load_counter(path.parent, "any-model")
