@@ -96,6 +96,7 @@ class AnswerPlan:
     budget_source: str | None = None
     notices: list[str] = field(default_factory=list)
     context_errors: list[ContextExceeded] = field(default_factory=list)
+    refits: int = 0  # items sent again, refit, after a context error taught the budget (auto)
     _prompts: dict[str, Prompt] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -220,6 +221,8 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
         if fitted.messages == first:  # the learned budget cuts nothing here: never resend it unchanged
             plan.record_context_error(err)
             raise
+        with plan._lock:
+            plan.refits += 1
         try:
             result = client.chat(client.request(fitted.messages, prompt.id), label)
         except ContextExceeded as again:

@@ -169,6 +169,8 @@ def _plan_summary(plan: AnswerPlan, rows: list[dict[str, Any]]) -> dict[str, Any
     if plan.settings.max_prompt_tokens is not None:
         extra["references_cut"] = sum(1 for r in rows if r.get("cut"))
     extra["context_exceeded"] = len(plan.context_errors)
+    if plan.refits:
+        extra["context_refits"] = plan.refits
     return extra
 
 

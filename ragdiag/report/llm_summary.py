@@ -27,7 +27,7 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
                                           "comparisons across K are biased"))
     for entry in summary.get("coverage_by_point", []):
         rows.append((f"graded {entry['point']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
-    for key in ("context_exceeded", "references_cut"):
+    for key in ("context_exceeded", "context_refits", "references_cut"):
         if key in summary:
             rows.append((key.replace("_", " "), summary[key]))
     if isinstance(summary.get("lang"), dict):

@@ -106,6 +106,8 @@ def test_auto_budget_learned_from_the_first_context_error_then_refit(server, run
     assert "does not report gpt-4o-mini's context length" in res.output
     assert "the server's error says the context is 1200 tokens; prompt budget 688 tokens" in res.output
     assert server.context_rejections == 1  # the first K=5 request; sent again only once refit
+    manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
+    assert manifest["summary"]["context_refits"] == 1 and manifest["summary"]["context_exceeded"] == 0
     assert all(r["answer"] for r in _rows(answers))
     rejected = next(b for b, s in zip(server.bodies, server.statuses) if s == 400)
     assert rejected not in server.bodies[server.bodies.index(rejected) + 1:]  # never resent unchanged
