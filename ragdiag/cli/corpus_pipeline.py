@@ -13,6 +13,7 @@ from ragdiag.errors import RagdiagError
 
 if TYPE_CHECKING:
     from ragdiag.llm.client import ClientConfig
+    from ragdiag.pipeline.answer_plan import AnswerSettings
 
 CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", help="Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.", metavar=PATH)]
 QueriesOpt = Annotated[Optional[Path], typer.Option("--queries", help="With --corpus: BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
@@ -42,7 +43,8 @@ def check_corpus_flags(corpus: Path | None, retriever: list[str] | None, texts: 
 def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retriever: list[str], ks: list[int],
                     out_dir: Path, depth: int | None, ideal_cap: int, max_queries: int | None,
                     embed_base_url: str | None, repeats: int, judges: list[str], segments: str, min_samples: int,
-                    config: "ClientConfig", min_coverage: float, progress: bool, grading: Any = None) -> None:
+                    config: "ClientConfig", min_coverage: float, progress: bool, grading: Any = None,
+                    settings: "AnswerSettings | None" = None) -> None:
     """Run :func:`ragdiag.pipeline.corpus_run.run_corpus_pipeline` and print its summaries."""
     from rich.console import Console
 
@@ -53,7 +55,8 @@ def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retr
 
     cfg = CorpusRunConfig(corpus=corpus, retrievers=retriever, ks=ks, out_dir=out_dir, queries=queries, qrels=qrels,
                           depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url,
-                          repeats=repeats, judges=judges, segments=segments, min_samples=min_samples, grading=grading)
+                          repeats=repeats, judges=judges, segments=segments, min_samples=min_samples, grading=grading,
+                          answer=settings)
     result = run_corpus_pipeline(cfg, config, progress)
     meta = result.summary
     queries_used = meta["queries"]

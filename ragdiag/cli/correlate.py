@@ -52,6 +52,7 @@ def correlate(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    complete_cases: Annotated[bool, typer.Option("--complete-cases", help="Keep only the queries graded at every K (missing grades are not missing at random: a failed call is likelier at large K); the verdict says which rows it used.")] = False,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -76,7 +77,8 @@ def correlate(
             ("--grade-plot", grade_plot), ("--grade-by", grade_by is not GradeBinning.ratio), ("--compare-plot", compare_plot),
             ("--offline", offline), ("--no-fallback", no_fallback), ("--hf-repo", hf_repo),
             ("--keep-degenerate", keep_degenerate), ("--degenerate-patterns", degenerate_patterns),
-            ("--long-answer-ratio", long_answer_ratio != p.DEFAULT_LONG_ANSWER_RATIO)) if given]
+            ("--long-answer-ratio", long_answer_ratio != p.DEFAULT_LONG_ANSWER_RATIO),
+            ("--complete-cases", complete_cases)) if given]
         if clash:
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
@@ -93,6 +95,7 @@ def correlate(
     from ragdiag.options import parse_deltas, parse_pair
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
     from ragdiag.report.correlation_file import write_correlation
+    from ragdiag.report.coverage_text import verdict_basis
     from ragdiag.report.progress import progress_over
 
     opts = CorrelateOptions(
@@ -111,7 +114,10 @@ def correlate(
     if table.source.notice:
         stderr.print(f"note: {table.source.notice}", style="yellow")
     report = run_correlation(table, opts, by_config=by is p.ByView.config, deltas=parse_deltas(delta),
-                             progress=progress_over(stderr))
+                             progress=progress_over(stderr), complete_cases=complete_cases)
+    basis = verdict_basis(report)
+    if basis is not None and basis[1] and fmt is not p.OutputFormat.table:
+        stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if grade_plot is not None:
         from ragdiag.metrics.grade_distribution import grade_distribution

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.errors import RagdiagError
@@ -30,6 +31,11 @@ def generate(
     ranked_out: Annotated[Optional[Path], p.path_option("--ranked-out", "Where --embedder writes the ranked samples (default OUT-stem.ranked.json).")] = None,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    lang: ao.AnswerLang = ao.DEFAULT_LANG,
+    max_prompt_tokens: ao.MaxPromptTokens = None,
+    fit: ao.Fit = ao.DEFAULT_FIT,
+    tokenizer: ao.Tokenizer = None,
+    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -43,11 +49,12 @@ def generate(
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_ranking_source(ranked, embedder)
+    settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
     local = {"--texts": texts, "--ranked": ranked, "--degenerate-patterns": degenerate_patterns}
     check_paths(inputs={flag: Path(v) for flag, v in local.items() if v and Path(v).exists()},
                 outputs={"--out": out, "--ranked-out": ranked_out}, folders={"--cache-dir": config.cache_dir})
     gate = make_gate(degenerate_patterns, long_answer_ratio)
     result = run_generate(texts, ranked, parse_ks(ks), dataset.value, out, config, embedder, ranked_out, progress,
-                          gate=gate)
+                          gate=gate, settings=settings)
     render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

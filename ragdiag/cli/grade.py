@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
@@ -29,6 +30,7 @@ def grade(
         "--retry-unparsed/--no-retry-unparsed",
         help="Ask again, bypassing the cache, the items whose cached judge replies held no grade (prose, "
              "{\"grade\": NaN}); replies that parsed are never paid for twice. The summary counts them.")] = True,
+    lang: ao.GradeLang = ao.DEFAULT_LANG,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -48,7 +50,7 @@ def grade(
                 folders={"--cache-dir": config.cache_dir})
     result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, grade_mode.value,
                        top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate,
-                       retry_unparsed=retry_unparsed)
+                       retry_unparsed=retry_unparsed, lang=lang.value)
     if result.summary.get("retried_unparsed"):
         typer.echo(f"retried {result.summary['retried_unparsed']} item(s) whose cached judge reply held no grade "
                    "(--no-retry-unparsed keeps them)", err=True)

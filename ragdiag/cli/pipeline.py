@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from ragdiag.cli import corpus_pipeline as cp
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
@@ -42,6 +43,11 @@ def pipeline(
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
     parquet: p.GradedParquet = False,
+    lang: ao.AnswerLang = ao.DEFAULT_LANG,
+    max_prompt_tokens: ao.MaxPromptTokens = None,
+    fit: ao.Fit = ao.DEFAULT_FIT,
+    tokenizer: ao.Tokenizer = None,
+    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -62,17 +68,18 @@ def pipeline(
     check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
     grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
     grading.gate()  # a bad patterns file or ratio stops here, before any call
+    settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
     if corpus is not None:
         check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
         cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
                            embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
-                           config, min_coverage, progress, grading)
+                           config, min_coverage, progress, grading, settings)
         return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
                           judge_models(config, second_judge), segments.value, min_samples, progress, grading,
-                          graded_name="graded.parquet" if parquet else "graded.json")
+                          graded_name="graded.parquet" if parquet else "graded.json", settings=settings)
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

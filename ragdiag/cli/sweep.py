@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 from ragdiag.cli.params import DEFAULT_DELTAS, FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
@@ -55,6 +56,11 @@ def sweep(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    lang: ao.AnswerLang = ao.DEFAULT_LANG,
+    max_prompt_tokens: ao.MaxPromptTokens = None,
+    fit: ao.Fit = ao.DEFAULT_FIT,
+    tokenizer: ao.Tokenizer = None,
+    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -80,7 +86,7 @@ def sweep(
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                       latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                      grading=grading)
+                      grading=grading, answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token))
     done = sweep_command(cfg, config, out_dir, plot, progress)
     print_sweep(done.outcome.result, Console(width=max(Console().width, 160)))
     render_summary("ragdiag sweep", done.summary, done.paths)

@@ -58,6 +58,7 @@ class GradedTable:
     degenerate_kinds: list[str | None] | None = None  # the kind per row (None: usable)
     reference_gate: dict[str, Any] | None = None  # how the gate was applied (patterns, whether the file had texts)
     grade_probs: np.ndarray | None = None  # (rows, 5) digit probabilities p1..p5 (--grade-mode logprobs), NaN rows where absent
+    with_missing: GradedTable | None = None  # every row, grade NaN where missing (only when some are)
 
     def __len__(self) -> int:
         return int(self.K.shape[0])
@@ -260,6 +261,18 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     width = int(k_all.max()) if len(k_all) else 0
     in_k = np.zeros((len(k_all), width), dtype=np.uint8)
     in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
+    table = _table(records, cols, in_k, keep, source, gate, kinds, probs)
+    if not keep.all():
+        table.with_missing = _table(records, cols, in_k, np.ones(len(keep), dtype=bool), source, gate, kinds, probs)
+    return table
+
+
+def _table(records: list, cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, source: GradedSource, gate: Any,
+           kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
+    """The table of the rows where ``keep`` is true. ``skipped_missing_grade`` counts the rows without a
+    grade whose ideal answer is not degenerate (those the gate flagged are kept, marked, for correlate)."""
+    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(keep), bool)
+    k_all = cols["K"]
     ids = [x for x, kept in zip(cols["ids"], keep) if kept]
     embedders = [x for x, kept in zip(cols["embedders"], keep) if kept]
     k, n = k_all[keep], cols["n"][keep]
@@ -274,7 +287,7 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
         in_k=in_k[keep], grade=cols["grade"][keep],
-        source=source, skipped_missing_grade=int((~keep).sum()),
+        source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
         degenerate=flagged[keep] if gate is not None else None,
         degenerate_kinds=[k for k, kept in zip(kinds, keep) if kept] if kinds is not None else None,
         reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},

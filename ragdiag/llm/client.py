@@ -28,6 +28,7 @@ from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
 from ragdiag.llm.batch_config import MAX_BYTES, MAX_REQUESTS, batch_runner, check_batch_settings
+from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.logprobs import logprob_params, pack_reply
 from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
@@ -335,7 +336,14 @@ class LLMClient:
 
         def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
-            body = reply_json(sdk.chat.completions.with_raw_response.create(**kwargs).http_response)
+            try:
+                raw = sdk.chat.completions.with_raw_response.create(**kwargs)
+            except Exception as err:
+                exceeded = context_exceeded(err)  # a 400 saying the context is exceeded: one line, not retried
+                if exceeded is not None:
+                    raise exceeded from None
+                raise
+            body = reply_json(raw.http_response)
             if kwargs.get("logprobs"):
                 return pack_reply(body, f"the server {self.config.shown_base_url or OPENAI_URL} (model "
                                         f"{request['model']})"), body

@@ -104,3 +104,15 @@ def load_prompt(name: str, version: int | None = None, folder: Path | None = Non
     if (prompt.name, prompt.version) != (name, chosen):
         raise RagdiagError(f"{path}: declares {prompt.id}, but its file name says {name}@v{chosen}")
     return prompt
+
+
+def prompt_name(name: str, lang: str) -> str:
+    """The prompt file name for a language: English is the plain name, French ``<name>-fr``."""
+    if lang not in ("en", "fr"):
+        raise RagdiagError(f"--lang must be en, fr or auto, got '{lang}'")
+    return name if lang == "en" else f"{name}-{lang}"
+
+
+def load_prompt_lang(name: str, lang: str) -> Prompt:
+    """The newest version of prompt ``name`` in language ``lang`` (en or fr)."""
+    return load_prompt(prompt_name(name, lang))

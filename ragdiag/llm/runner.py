@@ -2,7 +2,8 @@
 
 Each item either succeeds or fails on its own (:class:`CallFailed`, recorded in the failure
 manifest). A :class:`RagdiagError` (replay miss, missing key, refused credentials) stops the run.
-So does a server that keeps failing: ``abort_after`` items in a row failing after their retries.
+So does a server that keeps failing: ``abort_after`` items in a row failing after their retries
+(a context-length error is the prompt's fault, not the server's: it does not count).
 Completed calls are already in the cache, so a rerun resumes.
 """
 
@@ -16,6 +17,7 @@ from typing import Any, Callable, Sequence
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.batch import Deferred
 from ragdiag.llm.client import CallFailed, LLMClient
+from ragdiag.llm.context_errors import ContextExceeded
 
 
 @dataclass
@@ -87,7 +89,8 @@ def _run_round(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any]
                     except CallFailed as err:
                         outcome.errors[index] = str(err)
                         outcome.failures.append({"item": labels[index], "error": str(err)})
-                        consecutive += 1
+                        # a prompt too long for the model says nothing about the server's health
+                        consecutive = consecutive if isinstance(err, ContextExceeded) else consecutive + 1
                     elapsed = max(time.perf_counter() - start, 1e-9)
                     bar.update(task, advance=1, hits=client.stats.cache_hits, cost=format_cost(client.stats.cost),
                                rate=f"{finished / elapsed:.1f}")

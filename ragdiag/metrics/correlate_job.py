@@ -14,6 +14,7 @@ from ragdiag.data.graded_table import GradedTable
 from ragdiag.io.run_record import RunRecord, package_versions, stamp, start_run
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
+from ragdiag.metrics.coverage import complete_case_table, table_coverage
 from ragdiag.metrics.reference_exclusion import exclude_degenerate, withhold_verdicts
 from ragdiag.metrics.system_level import system_level
 
@@ -34,9 +35,14 @@ def correlate_run_record(table: GradedTable, opts: CorrelateOptions) -> RunRecor
 
 def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool = False,
                     deltas: tuple[float, ...] = (0.1, 0.3, 0.5), progress=None,
-                    record: RunRecord | None = None) -> dict:
-    """Results, comparisons, system view and verdicts, with ``meta`` and ``run_record``."""
+                    record: RunRecord | None = None, complete_cases: bool = False) -> dict:
+    """Results, comparisons, system view and verdicts, with ``meta``, ``run_record`` and ``coverage``
+    (per K and segment, null grades included); ``complete_cases``: only the queries graded at every K."""
     record = record or correlate_run_record(table, opts)
+    coverage = table_coverage(table, opts.segments)
+    coverage["complete_cases"] = {"used": False}
+    if complete_cases:
+        table, coverage["complete_cases"] = complete_case_table(table)
     table, gate_info = exclude_degenerate(table, opts.segments, opts.keep_degenerate)
     if gate_info.get("applied"):
         record.prompts[gate_info["patterns"].split("@")[0]] = gate_info["patterns"]
@@ -68,7 +74,7 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
         compare=list(opts.compare) if opts.compare else None,
         options={k: list(v) if isinstance(v, tuple) else v for k, v in options.items()},
     )
-    report = {"meta": meta, **analysis}
+    report = {"meta": meta, **analysis, "coverage": coverage}
     if by_config:
         report["system"] = system_level(table, opts.measures, deltas, parse_alpha_grid(opts.alpha_grid), opts.xk)
     return stamp(report, record)

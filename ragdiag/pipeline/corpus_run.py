@@ -23,6 +23,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.llm.client import ClientConfig
+from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, RetrieverSpec, parse_retriever
 from ragdiag.retrieval.formats import write_run
@@ -48,6 +49,7 @@ class CorpusRunConfig:
     min_samples: int = 300
     bootstrap: int = 1000
     grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
+    answer: AnswerSettings | None = None  # --lang and the prompt budget
 
 
 @dataclass
@@ -156,7 +158,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         write_run(run_paths[spec.text], run, inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading)
+                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer)
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams

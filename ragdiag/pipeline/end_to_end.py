@@ -13,6 +13,7 @@ from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
+from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.generate import GenerateResult, run_generate
 from ragdiag.pipeline.grade import GradeResult, GradingOptions, run_grade
 from ragdiag.io.run_record import stamp, start_run
@@ -42,10 +43,11 @@ def correlate_command(graded: Path, segments: str, min_samples: int, grading: Gr
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
                  min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None,
-                 graded_name: str = "graded.json") -> PipelineResult:
+                 graded_name: str = "graded.json", settings: AnswerSettings | None = None) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted).
 
-    ``graded_name`` ``graded.parquet`` writes the graded table as Parquet (read back columnar)."""
+    ``graded_name`` ``graded.parquet`` writes the graded table as Parquet (read back columnar);
+    ``settings``: the answers' language and prompt budget."""
     from ragdiag.data.graded_parquet import check_graded_output
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
@@ -69,17 +71,16 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     grading = grading or GradingOptions()
     gate = grading.gate()
     generated = run_generate(texts, ranked, ks, dataset, paths["answers"], config, rank_with, paths.get("ranked"), progress,
-                             gate=gate)
+                             gate=gate, settings=settings)
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress, grading.grade_mode,
-                       grading.top_logprobs, gate, grading.keep_degenerate)
+                       grading.top_logprobs, gate, grading.keep_degenerate, lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"], gate=gate)
     correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
                                                           keep_degenerate=grading.keep_degenerate), record=record)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
                                        correlate_command(paths["graded"], segments, min_samples, grading),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}
-    record.prompts.update({"generation": generated.meta["prompts"][0],
-                           **{prompt.split("@")[0]: prompt for prompt in graded.meta["prompts"]},
+    record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta["prompts"], *graded.meta["prompts"]]},
                            gate.patterns.source.split("@")[0]: gate.patterns.source})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
     return PipelineResult(generated, graded, correlation, paths)

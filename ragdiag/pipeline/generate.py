@@ -18,8 +18,11 @@ from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
-from ragdiag.llm.prompts import Prompt, load_prompt
+from ragdiag.llm.prompts import Prompt
+from ragdiag.llm.language import LANGS
 from ragdiag.llm.runner import run_items
+from ragdiag.metrics.coverage import coverage_line, topk_coverage
+from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
 from ragdiag.io.writer import write_json, write_jsonl
 from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
 
@@ -113,20 +116,31 @@ def answer_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: l
 
 
 def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], client: LLMClient,
-                     progress: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
-    """Answer ``rows`` (from :func:`answer_rows`) in place with ``answer`` or ``error``; the failures; seconds."""
-    prompt = load_prompt("generation")
+                     progress: bool = True, plan: AnswerPlan | None = None
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
+    """Answer ``rows`` (from :func:`answer_rows`) in place with ``answer`` or ``error``, ``lang`` (the
+    question's language) and ``cut`` (what the prompt budget cut, when it cut something); the
+    failures; seconds."""
+    plan = plan or AnswerPlan.resolve(AnswerSettings(lang="en"), client)
 
     def passages(row: dict[str, Any]) -> list[str]:
         sample = texts[row["id"]]
         return sample.p if row["kind"] == "ideal" else [_candidate(sample, row["Np"], i) for i in row["rank"]]
 
-    def answer(row: dict[str, Any]) -> str:
-        return answer_from_references(client, prompt, row["q"], passages(row), _label(row)).text
+    for row in rows:
+        row["lang"] = plan.lang_of(row["q"])
+
+    def answer(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        result, info = answer_in_plan(client, plan, row["q"], passages(row), _label(row), row["lang"])
+        return result.text, info
 
     outcome = run_items(client, answer, rows, [_label(r) for r in rows], "generating", progress)
-    for row, text, error in zip(rows, outcome.results, outcome.errors):
-        row.update({"answer": text} if error is None else {"answer": None, "error": error})
+    for row, done, error in zip(rows, outcome.results, outcome.errors):
+        if error is None:
+            text, info = done
+            row.update({"answer": text, **({"cut": info["cut"]} if "cut" in info else {})})
+        else:
+            row.update({"answer": None, "error": error})
     return rows, outcome.failures, outcome.seconds
 
 
@@ -143,15 +157,53 @@ def _label(row: dict[str, Any]) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']}"
 
 
+def _used_prompts(plan: AnswerPlan, rows: list[dict[str, Any]]) -> list[str]:
+    """The prompt versions the rows were asked with (English first)."""
+    return [plan.prompt(lang).id for lang in LANGS if any(r.get("lang") == lang for r in rows)] or \
+        [plan.prompt("en").id]
+
+
+def _plan_summary(plan: AnswerPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Languages chosen, items whose references were cut, calls that exceeded the model's context."""
+    langs = {lang: sum(1 for r in rows if r.get("lang") == lang) for lang in LANGS}
+    extra: dict[str, Any] = {"lang": {"setting": plan.settings.lang, **langs}}
+    if plan.settings.max_prompt_tokens is not None:
+        extra["references_cut"] = sum(1 for r in rows if r.get("cut"))
+    extra["context_exceeded"] = len(plan.context_errors)
+    if plan.refits:
+        extra["context_refits"] = plan.refits
+    return extra
+
+
+def _plan_lines(plan: AnswerPlan, rows: list[dict[str, Any]], settings: AnswerSettings) -> list[str]:
+    """Notices: which language was chosen (auto), what the budget cut, and the option to use after context errors."""
+    lines = []
+    questions = {r["q"]: r.get("lang") for r in rows}
+    if settings.lang == "auto" and any(v == "fr" for v in questions.values()):  # all English: the summary says so
+        counts = {lang: sum(1 for v in questions.values() if v == lang) for lang in LANGS}
+        lines.append(f"--lang auto: {counts['fr']} question(s) detected as French (prompt {plan.prompt('fr').id}), "
+                     f"{counts['en']} as English (prompt {plan.prompt('en').id}); each row records its lang")
+    if plan.budget_tokens is not None:
+        cut = [r for r in rows if r.get("cut")]
+        lines.append(f"prompt budget {plan.budget_tokens} tokens ({plan.budget_source}; counted with "
+                     f"{plan.counter.name if plan.counter else '?'}, --fit {settings.fit}): references cut in "
+                     f"{len(cut)} of {len(rows)} items (each row's 'cut' says what)")
+    suggestion = plan.suggestion()
+    if suggestion:
+        lines.append(suggestion)
+    return lines
+
+
 def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], dataset: str, out: Path,
                  config: ClientConfig, rank_with: str | None = None, ranked_out: Path | None = None,
                  progress: bool = True, notice: Callable[[str], None] | None = None,
-                 gate: ReferenceGate | None = None) -> GenerateResult:
+                 gate: ReferenceGate | None = None, settings: AnswerSettings | None = None) -> GenerateResult:
     """Load, optionally rank, generate, write ``out`` and its manifest (meta, summary, failures, skipped).
 
     Every output is checked against every input before any work; skipped items go to ``notice``
     (default: a line on stderr) and to the manifest. The reference-quality gate counts degenerate
     ideal and top-K answers per kind (``summary.reference_gate``, one notice line when any).
+    ``settings``: the question's language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`).
     """
     if (ranked_source is None) == (rank_with is None):
         raise RagdiagError("give exactly one source of rankings: ranked samples, or an embedder to rank the texts' candidates")
@@ -161,9 +213,8 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
     manifest = guard_run_outputs([out, ranked_out if rank_with else None], input_paths)
     notice = notice or _stderr_line
     gate = gate or make_gate()
-    prompt = load_prompt("generation")
-    record = open_record("generate", config, input_paths, {"generation": prompt.id})
-    record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
+    settings = settings or AnswerSettings()
+    record = open_record("generate", config, input_paths, settings.prompt_ids())
     texts = load_texts(texts_source, dataset)
     by_id = {s.id: s for s in texts.samples}
     inputs: dict[str, Any] = {"texts": {"source": texts.source, "sha256": texts.sha256}}
@@ -188,16 +239,26 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         notice(line)
     client = LLMClient(config)
     try:
-        rows, failures, seconds = generate_answers(by_id, rows, client, progress)
+        plan = AnswerPlan.resolve(settings, client)
+        for line in plan.notices:
+            notice(line)
+        shown = len(plan.notices)
+        rows, failures, seconds = generate_answers(by_id, rows, client, progress, plan)
         done = sum(1 for r in rows if r["answer"] is not None)
+        answered = topk_coverage(rows, lambda r: r["answer"] is not None)
         gate_counts = gate_counts_of(gate, rows)
-        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(), reference_gate=gate_counts)
-        meta = run_meta("generate", client, prompts=[prompt.id], k=ks, dataset=dataset, **inputs)
+        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(),
+                                 coverage_by_K=answered, reference_gate=gate_counts, **_plan_summary(plan, rows))
+        used = _used_prompts(plan, rows)
+        record.prompts = {prompt.split("@")[0]: prompt for prompt in used}  # the versions the rows were asked with
+        record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
+        meta = run_meta("generate", client, prompts=used, k=ks, dataset=dataset, **inputs, **plan.as_meta())
         details = run_details(client)
     finally:
         client.close()
-    line = gate_notice(gate_counts)
-    if line:
+    gate_line = gate_notice(gate_counts)
+    for line in ([*plan.notices[shown:], *_plan_lines(plan, rows, settings)]
+                 + ([coverage_line(answered)] if answered["uneven"] else []) + ([gate_line] if gate_line else [])):
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,

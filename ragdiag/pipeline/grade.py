@@ -32,8 +32,10 @@ from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
-from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.prompts import load_prompt, load_prompt_lang
+from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
@@ -133,17 +135,27 @@ def _label(row: dict[str, Any], model: str, repeat: int) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
 
 
-def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None):
-    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt, then one repair if needed.
+def judge_lang(row: dict[str, Any], lang: str) -> str:
+    """The grading language of a row: ``lang`` when en or fr; with auto, the row's ``lang`` (written by
+    generate), else the question's detected language."""
+    if lang != "auto":
+        return lang
+    return row["lang"] if row.get("lang") in LANGS else choose_lang("auto", row["q"])
+
+
+def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None, lang: str = "en"):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt in the row's language
+    (:func:`judge_lang`), then one repair if needed.
 
     With ``retry_unparsed``, a verdict without a grade whose replies all came from the cache (an
     earlier run's prose or ``{"grade": NaN}``) is asked again, bypassing the cache, and its label is
     appended to ``retried``; a reply that parsed is never paid for twice."""
-    grading, repair = load_prompt("grading"), load_prompt("grading-repair")
+    prompts = {code: (load_prompt_lang("grading", code), load_prompt_lang("grading-repair", code)) for code in LANGS}
     retried = retried if retried is not None else []
     lock = threading.Lock()
 
     def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+        grading, repair = prompts[judge_lang(row, lang)]
         messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
         label = _label(row, model, repeat)
         again = {"fresh": True} if fresh else {}  # a plain call stays plain (the sweep's counting client)
@@ -202,9 +214,11 @@ class GradingOptions:
     def gate(self) -> ReferenceGate:
         return make_gate(self.degenerate_patterns, self.long_answer_ratio)
 
-    def judge(self, client: LLMClient):
-        """The judge function of this grade mode (see :func:`make_judge`, :func:`make_logprob_judge`)."""
-        return make_logprob_judge(client, self.top_logprobs) if self.grade_mode == "logprobs" else make_judge(client)
+    def judge(self, client: LLMClient, lang: str = "en"):
+        """The judge function of this grade mode (see :func:`make_judge`, in ``lang``; :func:`make_logprob_judge`)."""
+        if self.grade_mode == "logprobs":
+            return make_logprob_judge(client, self.top_logprobs)
+        return make_judge(client, lang=lang)
 
 
 @dataclass
@@ -219,9 +233,14 @@ class Judged:
     retried_unparsed: int = 0
 
 
-def _record(row: dict[str, Any], ideal: str | None, grade: float | None) -> dict[str, Any]:
+def _record(row: dict[str, Any], ideal: str | None, grade: float | None, lang: str | None = None) -> dict[str, Any]:
     values = {**row, "answer_ideal": ideal, "answer_topK": row.get("answer"), "grade": grade}
-    return {k: values.get(k) for k in GRADED_KEYS}
+    record = {k: values.get(k) for k in GRADED_KEYS}
+    if lang is not None:
+        record["lang"] = lang
+    if row.get("cut"):
+        record["cut"] = row["cut"]
+    return record
 
 
 def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
@@ -231,31 +250,35 @@ def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
 
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
                repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None,
-               retry_unparsed: bool = False) -> Judged:
+               retry_unparsed: bool = False, lang: str = "en") -> Judged:
     """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error;
     rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged.
-    ``judge``: the judge function (default :func:`make_judge`); ``retry_unparsed``: see :func:`make_judge`
-    (only for the default judge, in the ``rw`` cache mode: ``replay`` cannot send, ``refresh`` and
-    ``off`` ask everything anyway)."""
+    ``judge``: the judge function (default :func:`make_judge` in ``lang``); ``retry_unparsed``: see
+    :func:`make_judge` (only for the default judge, in the ``rw`` cache mode: ``replay`` cannot send,
+    ``refresh`` and ``off`` ask everything anyway). Each graded record carries the grading language as
+    ``lang`` (and the answer's ``cut``, if any)."""
     skip = skip or {}
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
              if row.get("answer") is not None and ideal.get(row["id"]) is not None and row["id"] not in skip
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
     retried: list[str] = []
-    judge = judge or make_judge(client, retry_unparsed and client.config.cache == "rw", retried)
+    judge = judge or make_judge(client, retry_unparsed and client.config.cache == "rw", retried, lang)
     outcome = run_items(client, judge, items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
     graded, unparsed = [], []
     for index, row in enumerate(rows):
         if row["id"] in skip and row.get("answer") is not None:
-            graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "ideal_degenerate": skip[row["id"]],
+            graded.append({**_record(row, ideal.get(row["id"]), None, judge_lang(row, lang)), "grades": [], "ideal_degenerate": skip[row["id"]],
                            "skipped": f"degenerate ideal answer ({skip[row['id']]}): not sent to the judge"})
             continue
         if (id(row), judges[0], 0) not in verdicts:
             reason = "no ideal answer" if ideal.get(row["id"]) is None else "no top-K answer"
-            graded.append({**_record(row, ideal.get(row["id"]), None), "grades": [], "error": reason})
+            missing = {**_record(row, ideal.get(row["id"]), None, judge_lang(row, lang)), "grades": [], "error": reason}
+            if row.get("error"):
+                missing["answer_error"] = row["error"]  # why generate has no answer (e.g. context length exceeded)
+            graded.append(missing)
             continue
         per_judge: dict[str, list[float | None]] = {}
         replies, call_errors, first_verdicts = [], [], []
@@ -274,7 +297,7 @@ def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client:
                 else:
                     call_errors.append({"model": model, "repeat": repeat, "error": error})
         parsed = [g for g in per_judge[judges[0]] if g is not None]
-        record = {**_record(row, ideal[row["id"]], float(np.mean(parsed)) if parsed else None),
+        record = {**_record(row, ideal[row["id"]], float(np.mean(parsed)) if parsed else None, judge_lang(row, lang)),
                   "grades": per_judge[judges[0]]}
         if repeats > 1:
             record["grade_sd"] = float(np.std(parsed, ddof=1)) if len(parsed) > 1 else None
@@ -300,6 +323,11 @@ def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[
     return [config.model] + ([second_judge] if second_judge else [])
 
 
+def _grading_prompts(langs: list[str]) -> list[str]:
+    """Prompt ids for these languages, grading then repair per language (English first)."""
+    return [load_prompt_lang(name, code).id for code in LANGS if code in langs for name in ("grading", "grading-repair")]
+
+
 def gate_answers(gate: ReferenceGate, ideal: dict[str, str | None], rows: list[dict[str, Any]]
                  ) -> tuple[dict[str, str], list[str | None]]:
     """Degenerate kinds: ideal answer per id (only the degenerate ones), and each top-K row's answer."""
@@ -321,13 +349,14 @@ def gate_summary(gate: ReferenceGate, ideal: dict[str, str | None], ideal_kinds:
 def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
               progress: bool = True, grade_mode: str = "digit", top_logprobs: int = 10,
               gate: ReferenceGate | None = None, keep_degenerate: bool = False,
-              retry_unparsed: bool = True) -> GradeResult:
+              retry_unparsed: bool = True, lang: str = "auto") -> GradeResult:
     """Check outputs against inputs, validate the whole answers file, gate the ideal answers, judge, write
     ``out`` (a JSON list) and its manifest (meta, run, summary, failures, unparsed, run record).
 
     Rows skipped by the gate are not items of the coverage (no call was due); they are counted in
     ``summary.reference_gate``. ``retry_unparsed``: items whose cached replies held no grade are asked
-    again (``summary.retried_unparsed`` counts them).
+    again (``summary.retried_unparsed`` counts them). ``lang``: en, fr or auto (each row's ``lang``, else
+    the question's detected language); the logprobs mode grades in English.
     """
     if repeats < 1:
         raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
@@ -335,12 +364,16 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         raise RagdiagError(f"--grade-mode must be one of {', '.join(GRADE_MODES)}, got '{grade_mode}'")
     if not 1 <= top_logprobs <= 20:
         raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {top_logprobs}")
+    if lang not in LANG_CHOICES:
+        raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{lang}'")
     gate = gate or make_gate()
     manifest = guard_run_outputs([out], [answers])
     check_graded_output(out)
     answers_meta, ideal, rows = read_answers(answers)
     judges = judges or [config.model]
-    prompts = grading_prompts(grade_mode)
+    langs = sorted({judge_lang(r, lang) for r in rows}, key=LANGS.index) or ["en"]
+    prompts = grading_prompts(grade_mode) if grade_mode == "logprobs" else \
+        {p.split("@")[0]: p for p in _grading_prompts(langs)}
     ideal_kinds, topk_kinds = gate_answers(gate, ideal, rows)
     skip = {} if keep_degenerate else ideal_kinds
     record = open_record("grade", config, [answers], prompts, judges)
@@ -348,7 +381,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     client = LLMClient(config)
     try:
         judge = make_logprob_judge(client, top_logprobs) if grade_mode == "logprobs" else None
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip, retry_unparsed)
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip, retry_unparsed, lang)
         for graded_row, kind in zip(judged.graded, topk_kinds):
             if kind is not None:
                 graded_row["topK_degenerate"] = kind
@@ -356,6 +389,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
                 graded_row["ideal_degenerate"] = ideal_kinds[graded_row["id"]]
         skipped = sum(1 for r in judged.graded if "skipped" in r)
         covered = sum(1 for r in judged.graded if r["grade"] is not None)
+        graded_cover = topk_coverage(judged.graded, lambda r: r["grade"] is not None)
         gate_counts = gate_summary(gate, ideal, ideal_kinds, rows, topk_kinds, skipped_rows=skipped,
                                    keep_degenerate=keep_degenerate)
         result_summary = summary(client, len(judged.graded) - skipped, covered, judged.seconds,
@@ -363,11 +397,15 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
                                                     and "error" not in r and "skipped" not in r),
                                  no_answer=sum(1 for r in judged.graded if "error" in r),
                                  retried_unparsed=judged.retried_unparsed,
-                                 agreement=agreement_summary(judged.grades, judges), reference_gate=gate_counts)
+                                 agreement=agreement_summary(judged.grades, judges), reference_gate=gate_counts,
+                                 coverage_by_K=graded_cover,
+                                 lang={"setting": lang, **{c: sum(1 for r in judged.graded if r.get("lang") == c)
+                                                           for c in LANGS}})
         mode = {"grade_mode": grade_mode, **({"top_logprobs": top_logprobs} if grade_mode == "logprobs" else {})}
         meta = run_meta("grade", client, prompts=list(prompts.values()), judges=judges, repeats=repeats, **mode,
                         reference_gate=gate.describe(),
-                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta)
+                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta,
+                        lang=lang)
         details = run_details(client)
     finally:
         client.close()

@@ -14,6 +14,7 @@ from rich.table import Table
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
+from ragdiag.report.coverage_text import verdict_basis
 
 
 def _cell(entry: dict | None) -> str:
@@ -218,6 +219,9 @@ def print_report(report: dict, console: Console) -> None:
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
     for line in filter(None, [gate_line(report), *withheld_lines(report)]):
         console.print(line, style="yellow", soft_wrap=True)
+    basis = verdict_basis(report)
+    if basis is not None:
+        console.print(basis[0], style="bold yellow" if basis[1] else "dim", highlight=False)
     if report["verdicts"]:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):

@@ -28,6 +28,19 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         if key in summary:
             rows.append((key.replace("_", " "), summary[key]))
     rows += gate_rows(summary.get("reference_gate"))
+    for entry in (summary.get("coverage_by_K") or {}).get("by_K", []):
+        rows.append((f"covered at K={entry['K']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
+    if (summary.get("coverage_by_K") or {}).get("uneven"):
+        rows.append(("coverage across K", f"differs by {summary['coverage_by_K']['gap_points_across_K']:.0f} points: "
+                                          "comparisons across K are biased"))
+    for entry in summary.get("coverage_by_point", []):
+        rows.append((f"graded {entry['point']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
+    for key in ("context_exceeded", "context_refits", "references_cut"):
+        if key in summary:
+            rows.append((key.replace("_", " "), summary[key]))
+    if isinstance(summary.get("lang"), dict):
+        lang = summary["lang"]
+        rows.append(("language", f"{lang['setting']}: " + ", ".join(f"{k} {v}" for k, v in lang.items() if k != "setting")))
     for key, value in summary.get("agreement", {}).items():
         if key not in ("judges", "repeats"):
             rows.append((key.replace("_", " "), "n/a" if value is None else f"{value:.3f}"))

@@ -23,6 +23,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
+from ragdiag.pipeline.answer_plan import AnswerPlan, answer_in_plan
 from ragdiag.pipeline.generate import answer_from_references
 from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.remote.store import request_key
@@ -45,6 +46,8 @@ class Answered:
     sent: int = 0
     reused: int = 0
     error: str | None = None
+    lang: str | None = None
+    cut: dict[str, Any] | None = None
 
 
 class _WouldSend(Exception):
@@ -105,6 +108,7 @@ class AnswerJob:
     answered: dict[Context, Answered] = field(default_factory=dict)
     grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
     ideal_kinds: dict[str, str] = field(default_factory=dict)  # query id → degenerate kind of its ideal answer
+    plan: AnswerPlan | None = None  # --lang and the prompt budget (None: English, no budget)
 
     def gate_ideal(self) -> None:
         """Classify the ideal answers (:mod:`ragdiag.data.reference_gate`); degenerate ones go to ``ideal_kinds``."""
@@ -120,7 +124,17 @@ class AnswerJob:
 
 def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
               label: str) -> str:
-    return answer_from_references(client, prompt, job.query_text[query_id], [job.doc_text(d) for d in doc_ids], label).text
+    return _generate_in_plan(client, prompt, job, query_id, doc_ids, label)[0]
+
+
+def _generate_in_plan(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
+                      label: str) -> tuple[str, dict[str, Any]]:
+    """The answer and its info (lang, cut): through the job's plan when it has one, else ``prompt``."""
+    passages = [job.doc_text(d) for d in doc_ids]
+    if job.plan is None:
+        return answer_from_references(client, prompt, job.query_text[query_id], passages, label).text, {"lang": "en"}
+    result, info = answer_in_plan(client, job.plan, job.query_text[query_id], passages, label)
+    return result.text, info
 
 
 def _context_label(context: Context) -> str:
@@ -138,7 +152,7 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
         return {**upper, "total": sum(upper.values()), "exact": False}
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = job.grading.judge(dry)
+    judge = job.grading.judge(dry, job.plan.settings.lang if job.plan else "en")
     ideal: dict[str, str] = {}
     need = {"ideal": 0, "answers": 0, "grades": 0}
     for query_id, docs in job.ideal_docs.items():
@@ -187,13 +201,13 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = job.grading.judge(counting)
+    judge = job.grading.judge(counting, job.plan.settings.lang if job.plan else "en")
     model = client.config.model
 
     def ask_ideal(query_id: str) -> Answered:
         counting.reset()
-        text = _generate(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
-        return Answered(text, None, *counting.counts())
+        text, info = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
+        return Answered(text, None, *counting.counts(), lang=info["lang"], cut=info.get("cut"))
 
     ideal_ids = list(job.ideal_docs)
     outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
@@ -206,15 +220,18 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
         skipped = job.skipped_for(context.query_id)
         if skipped is not None:
             return Answered(None, None, *counting.counts(), error=skipped)
-        answer = _generate(counting, generation, job, context.query_id, context.doc_ids, _context_label(context))
+        answer, info = _generate_in_plan(counting, generation, job, context.query_id, context.doc_ids,
+                                         _context_label(context))
         ideal = job.ideal[context.query_id].answer
         if ideal is None:
-            return Answered(answer, None, *counting.counts(), error="no ideal answer")
+            return Answered(answer, None, *counting.counts(), error="no ideal answer", lang=info["lang"],
+                            cut=info.get("cut"))
         row = {"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
-               "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids)}
+               "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids), "lang": info["lang"]}
         verdict = judge((row, ideal, model, 0))
         error = None if verdict.grade is not None else "judge reply held no grade"
-        return Answered(answer, None if verdict.grade is None else float(verdict.grade), *counting.counts(), error=error)
+        return Answered(answer, None if verdict.grade is None else float(verdict.grade), *counting.counts(), error=error,
+                        lang=info["lang"], cut=info.get("cut"))
 
     labels = [_context_label(c) for c in job.contexts]
     outcome = run_items(client, ask_context, job.contexts, labels, "answers + grades", progress)

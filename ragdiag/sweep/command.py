@@ -33,7 +33,8 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     guard_outputs(output_paths(out_dir).values(), inputs)
     record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
                        prompts={"generation": load_prompt("generation").id, **grading_prompts(cfg.grading.grade_mode),
-                                cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source},
+                                cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source,
+                                **(_french_prompts(cfg) if cfg.answer is not None else {})},
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, progress)
     paths = write_sweep(outcome, out_dir, record)
@@ -48,5 +49,21 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     gated_queries = 0 if gate["keep_degenerate"] else gate["ideal"]["total"]  # not graded on purpose: not items
     expected = (len(outcome.data.query_ids) - gated_queries) * (len(result["controls"]) + len(result["points"]))
     summary = {"items": expected, "covered": graded, "coverage": graded / expected if expected else 1.0,
-               "seconds": result["meta"]["seconds"].get("answers", 0.0), **result["meta"]["calls"]}
+               "seconds": result["meta"]["seconds"].get("answers", 0.0), **result["meta"]["calls"],
+               "coverage_by_point": point_coverage(result, len(outcome.data.query_ids))}
     return SweepCommandResult(outcome, paths, summary)
+
+
+def point_coverage(result: dict[str, Any], queries: int) -> list[dict[str, Any]]:
+    """Graded share per control and operating point (all at the same K): queries graded / queries."""
+    return [{"point": entry.get("name") or entry["label"], "items": queries, "covered": entry["n_graded"],
+             "coverage": entry["n_graded"] / queries if queries else 1.0}
+            for entry in [*result["controls"], *result["points"]]]
+
+
+def _french_prompts(cfg: SweepConfig) -> dict[str, str]:
+    """The French prompt versions a sweep with --lang fr|auto can use."""
+    if cfg.answer is None or cfg.answer.lang == "en":
+        return {}
+    return {k: v for n in ("generation", "grading", "grading-repair") for k, v in cfg.answer.prompt_ids(n).items()
+            if k.endswith("-fr")}

@@ -25,13 +25,16 @@ from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.data.reference_gate import count_kinds
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
-from ragdiag.sweep.answers import AnswerJob, Context, answer_all, check_budget, count_needed
+from ragdiag.sweep.answers import AnswerJob, Answered, Context, answer_all, check_budget, count_needed
+from ragdiag.io.progress import note
+from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 
 CONTROLS = ("exact", "gold", "empty")
 SWEPT = ("efSearch", "nprobe", "refine")  # search-time parameters: the label of a point within its index
@@ -57,6 +60,7 @@ class SweepConfig:
     repeats: int = 3
     embed_base_url: str | None = None
     grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
+    answer: AnswerSettings | None = None  # --lang and the prompt budget (None: English prompts, no budget)
 
 
 @dataclass
@@ -159,6 +163,10 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                     {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner), grading=cfg.grading)
     client = LLMClient(llm)
     try:
+        if cfg.answer is not None:
+            job.plan = AnswerPlan.resolve(cfg.answer, client)
+            for line in job.plan.notices:
+                note(line)
         needed = None
         if cfg.max_calls is not None:  # a dry pass over the cache: only when a budget is set
             needed = count_needed(client, job)
@@ -221,10 +229,17 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
             per_query.append({"point": name, "query": q, "recall": None if recall is None else float(recall[j]),
                               "grade": _finite(grades[name][j]), "ids": list(top)})
     contexts = [{"kind": "ideal", "query": q, "ids": job.ideal_docs[q], "answer": a.answer, "sent": a.sent,
-                 "reused": a.reused, "error": a.error} for q, a in job.ideal.items()]
+                 "reused": a.reused, "error": a.error, **_plan_fields(a)} for q, a in job.ideal.items()]
     contexts += [{"kind": "context", "query": c.query_id, "ids": list(c.doc_ids), "first_used_by": owner[c],
-                  "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error}
-                 for c, a in job.answered.items()]
+                  "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error,
+                  **_plan_fields(a)} for c, a in job.answered.items()]
+    if job.plan is not None:
+        result["meta"]["answer_plan"] = {**job.plan.as_meta(),  # items failed for the context (answer or grade)
+                                         "context_exceeded": sum(1 for c in contexts if (c["error"] or "").startswith(PREFIX)),
+                                         "references_cut": sum(1 for c in contexts if c.get("cut"))}
+        suggestion = job.plan.suggestion()
+        if suggestion:
+            note(suggestion)
     return SweepOutcome(result, per_query, contexts, data)
 
 
@@ -235,6 +250,14 @@ def _gate_counts(job: AnswerJob) -> dict:
     return {**gate.describe(), "ideal": count_kinds(job.ideal_kinds.get(q) for q in answered),
             "keep_degenerate": job.grading.keep_degenerate,
             "skipped_contexts": sum(1 for a in job.answered.values() if (a.error or "").startswith("degenerate ideal"))}
+
+
+def _plan_fields(answered: Answered) -> dict[str, Any]:
+    """The question's language and, when the budget cut the references, what was cut."""
+    fields: dict[str, Any] = {"lang": answered.lang} if answered.lang else {}
+    if answered.cut:
+        fields["cut"] = answered.cut
+    return fields
 
 
 def _finite(value: float) -> float | None:
@@ -273,7 +296,9 @@ def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: st
         "recall": "plain recall of the top-K against exact k-NN (faiss flat, inner product of unit vectors)",
         "calibration_points": "exact k-NN and every ANN operating point",
         "llm": {"provider": llm.provider, "model": llm.model, "temperature": llm.temperature, "seed": llm.seed},
-        "prompts": [load_prompt("generation").id, *grading_prompts(cfg.grading.grade_mode).values()],
+        "prompts": [load_prompt("generation").id, *grading_prompts(cfg.grading.grade_mode).values()]
+        + ([p for n in ("generation", "grading", "grading-repair") for p in cfg.answer.prompt_ids(n).values()
+            if "-fr@" in p] if cfg.answer is not None and cfg.answer.lang != "en" else []),
         "grade_mode": cfg.grading.grade_mode,
         "distinct_contexts": n_contexts, "calls_needed_before_run": needed, "calls": client_stats,
         "max_calls": cfg.max_calls, "max_drop": cfg.max_drop,

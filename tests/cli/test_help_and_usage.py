@@ -113,8 +113,8 @@ def test_root_without_arguments_prints_help():
 def test_help_imports_no_heavy_or_remote_library():
     """`ragdiag --help` must work on a core-only install: no torch, faiss, openai, tenacity, httpx."""
     code = ("import sys, ragdiag.cli; print(sorted(m for m in ('torch', 'faiss', 'openai', 'tenacity', 'httpx', "
-            "'sentence_transformers', 'matplotlib', 'datasets', 'ppi_py', 'krippendorff', 'sklearn', 'pyarrow') "
-            "if m in sys.modules))")
+            "'sentence_transformers', 'matplotlib', 'datasets', 'ppi_py', 'krippendorff', 'sklearn', 'pyarrow', "
+            "'tiktoken', 'tokenizers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -130,3 +130,13 @@ def test_llm_defaults_shown_by_help_are_the_client_defaults():
             params.DEFAULT_TEMPERATURE, params.DEFAULT_MAX_RETRIES, params.DEFAULT_TIMEOUT) == (
         defaults["model"], defaults["cache"], defaults["workers"], defaults["seed"], defaults["temperature"],
         defaults["max_retries"], defaults["timeout"])
+
+
+def test_answer_option_defaults_shown_by_help_are_the_library_defaults():
+    from ragdiag.cli import answer_options
+    from ragdiag.llm.context_budget import DEFAULT_CHARS_PER_TOKEN
+    from ragdiag.pipeline.answer_plan import AnswerSettings
+
+    library = AnswerSettings()
+    assert (answer_options.DEFAULT_LANG.value, answer_options.DEFAULT_FIT.value, answer_options.DEFAULT_CHARS_PER_TOKEN) \
+        == (library.lang, library.fit, DEFAULT_CHARS_PER_TOKEN)

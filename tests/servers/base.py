@@ -132,6 +132,10 @@ class LocalServer:
         return httpx.MockTransport(forward)
 
     # -- what subclasses provide ---------------------------------------------------------------
+    def model_entries(self) -> list[dict[str, Any]]:
+        """The ``data`` list of ``GET /v1/models`` (a subclass may add fields, e.g. a context length)."""
+        return [{"id": m, "object": "model"} for m in self.models]
+
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(status, JSON payload) for a request that is not made to fail; called under no lock."""
         raise NotImplementedError
@@ -209,7 +213,7 @@ class LocalServer:
                 if refused:
                     send_json(self, 401, {"error": {"message": "invalid api key", "type": "test"}}, {})
                     return
-                send_json(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}, {})
+                send_json(self, 200, {"object": "list", "data": server.model_entries()}, {})
 
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))

@@ -8,7 +8,15 @@ Its replies are deterministic text computed by this test server — never an LLM
 - judge requests (``Ideal answer:`` / ``Candidate answer:`` sections) get
   ``{"grade": g, "reason": "test server word overlap ..."}`` with
   g = 1 + round(4 · |ideal words ∩ candidate words| / |ideal words|);
-- anything else gets ``"test server reply"``.
+- anything else gets ``"test server reply"``;
+- a French prompt (its system message says ``en français``, as the ``*-fr`` prompts do) gets the same
+  replies in French: ``"D'après les références : "`` …, and a judge reason in French.
+
+``context_limit(tokens, report=False)``: past ``tokens`` prompt words (the server's "tokens", counted
+as in ``usage.prompt_tokens``) a request gets HTTP 400 with OpenAI's ``context_length_exceeded`` body
+("This model's maximum context length is N tokens. However, your messages resulted in M tokens…");
+``report=True`` also lists ``max_model_len: N`` (vLLM's field) in ``GET /v1/models``. Counter:
+``context_rejections``.
 
 A request with ``logprobs: true`` (``--grade-mode logprobs``) also gets ``choices[0].logprobs.content[0]
 .top_logprobs``, deterministic: for a judge reply holding ``overlap o`` the score is s = 1 + 4·o (else
@@ -46,6 +54,27 @@ _REFERENCE = re.compile(r'^(?:\[(\d+)\]\s+|<passage id="(\d+)">)(.*?)(?:</passag
 _JUDGE = re.compile(r"Ideal answer:\n(?:<ideal_answer>)?(.*?)(?:</ideal_answer>)?\n\s*\nCandidate answer:\n"
                     r"(?:<candidate_answer>)?(.*?)(?:</candidate_answer>)?\n\s*\n", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
+_JUDGE_FR = re.compile(r"Réponse idéale :\n(?:<ideal_answer>)?(.*?)(?:</ideal_answer>)?\n\s*\nRéponse candidate :\n"
+                       r"(?:<candidate_answer>)?(.*?)(?:</candidate_answer>)?\n\s*\n", re.DOTALL)
+FRENCH_MARK = "en français"
+
+
+def is_french(body: dict[str, Any]) -> bool:
+    """A French prompt: a message says ``en français`` (the ``*-fr`` prompts ask for answers in French)."""
+    return any(FRENCH_MARK in str(m.get("content", "")) for m in body.get("messages", []))
+
+
+def french_reply(user: str, words_per_reference: int = 12) -> str | None:
+    """The French counterparts of :func:`judge_reply` and :func:`generation_reply` (test-server output)."""
+    match = _JUDGE_FR.search(user)
+    if match:
+        ideal = set(_WORD.findall(match.group(1).lower()))
+        candidate = set(_WORD.findall(match.group(2).lower()))
+        overlap = len(ideal & candidate) / len(ideal) if ideal else 0.0
+        return json.dumps({"grade": 1 + round(4 * overlap), "reason": f"recouvrement de mots du serveur de test "
+                           f"{overlap:.2f} (pas un jugement de LLM)"}, ensure_ascii=False)
+    english = generation_reply(user, words_per_reference)
+    return None if english is None else "D'après les références : " + english.removeprefix("From the references: ")
 
 
 def generation_reply(user: str, words_per_reference: int = 12) -> str | None:
@@ -107,6 +136,21 @@ class ChatServer(LocalServer):
         self.words_per_reference = words_per_reference
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
+        self.context_tokens: int | None = None
+        self.report_context = False
+        self.context_rejections = 0
+
+    def context_limit(self, tokens: int | None, report: bool = False) -> None:
+        """Answer 400 ``context_length_exceeded`` past ``tokens`` prompt words (None: no limit); ``report``
+        also lists the limit as ``max_model_len`` in ``GET /v1/models``."""
+        with self._lock:
+            self.context_tokens, self.report_context = tokens, report
+
+    def model_entries(self) -> list[dict[str, Any]]:
+        entries = super().model_entries()
+        if self.report_context and self.context_tokens is not None:
+            entries = [{**e, "max_model_len": self.context_tokens} for e in entries]
+        return entries
 
     def script_judge(self, *replies: str) -> None:
         """Use these replies, in order, for the next judge requests."""
@@ -115,11 +159,14 @@ class ChatServer(LocalServer):
 
     def _text(self, body: dict[str, Any]) -> str:
         messages = body.get("messages", [])
-        judged = [m["content"] for m in messages if "Ideal answer:" in str(m.get("content", ""))]
+        judged = [m["content"] for m in messages if "Ideal answer:" in str(m.get("content", ""))
+                  or "Réponse idéale :" in str(m.get("content", ""))]
         user = judged[0] if judged else (messages[-1]["content"] if messages else "")
         with self._lock:
             if judged and self.judge_script:
                 return self.judge_script.popleft()
+        if is_french(body):
+            return french_reply(user, self.words_per_reference) or "réponse du serveur de test"
         return judge_reply(user) or generation_reply(user, self.words_per_reference) or "test server reply"
 
     @staticmethod
@@ -135,9 +182,25 @@ class ChatServer(LocalServer):
         }
 
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        rejected = self._context_rejection(body)
+        if rejected is not None:
+            return 400, rejected
         if body.get("logprobs") and not self.omit_logprobs:
             return 200, logprob_completion(body, self._text(body))
         return 200, self.completion(body, self._text(body))
+
+    def _context_rejection(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """OpenAI's 400 body for a prompt over :meth:`context_limit`, else None."""
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        with self._lock:
+            limit = self.context_tokens
+            if limit is None or prompt_words <= limit:
+                return None
+            self.context_rejections += 1
+        message = (f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+                   f"{prompt_words} tokens. Please reduce the length of the messages. (test server)")
+        return {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
+                          "code": "context_length_exceeded"}}
 
     def malformed_payload(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         if kind == "no-choices":

@@ -31,7 +31,7 @@ import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.servers.chat_server import ChatServer
+from tests.servers.chat_server import ChatServer, is_french
 
 _WORD = re.compile(r"[a-z0-9]+")
 _PASSAGE = re.compile(r"<passage\b[^>]*>(.*?)</passage>", re.DOTALL)  # generation v2 fences
@@ -40,6 +40,7 @@ _FENCED = {name: re.compile(rf"<{name}\b[^>]*>(.*?)</{name}>", re.DOTALL) for na
 _V1_JUDGE = re.compile(r"Ideal answer:\n(.*?)\n\s*\nCandidate answer:\n(.*?)\n\s*\n", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 EMPTY_ANSWER = "The references are insufficient to answer."
+EMPTY_ANSWER_FR = "Les références ne suffisent pas pour répondre."  # to a French prompt (one saying "en français")
 
 
 def first_sentence(text: str) -> str:
@@ -113,7 +114,8 @@ class ToyModel(ChatServer):
                 return verdict
         with self._lock:
             self.generation_requests += 1
-        return answer(users[0] if users else "")
+        text = answer(users[0] if users else "")
+        return EMPTY_ANSWER_FR if text == EMPTY_ANSWER and is_french(body) else text
 
 
 def main() -> None:
@@ -123,8 +125,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="The toy model test server (not an LLM) on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--context-limit", type=int, default=None,
+                        help="answer 400 context_length_exceeded past this many prompt words")
+    parser.add_argument("--report-context", action="store_true", help="list --context-limit as max_model_len in /v1/models")
     args = parser.parse_args()
     with ToyModel(latency=args.latency, port=args.port) as toy:
+        toy.context_limit(args.context_limit, args.report_context)
         print(f"toy model test server (not an LLM) at {toy.base_url}; Ctrl-C stops it", flush=True)
         try:
             threading.Event().wait()

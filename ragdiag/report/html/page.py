@@ -39,6 +39,7 @@ img{max-width:100%;border:1px solid #dfe4ea;margin:6px 0}
 details{margin:8px 0}summary{cursor:pointer;color:#34506f}
 pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px;max-height:420px}
 .note{color:#5b6777}
+.warning{color:#8a4b00;font-weight:600}
 """
 
 SORT_JS = """

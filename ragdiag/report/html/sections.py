@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ragdiag.errors import DataError
 from ragdiag.extras import install_command
+from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
 from ragdiag.report.html.reference_gate import correlate_gate_html, counts_html, graded_notes
@@ -78,6 +79,13 @@ def correlate_section(item: Input) -> Section:
     body = [labels(simulated=bool(meta.get("simulated_grades")),
                    test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.get("source", "")))))]
     sentences = cr.verdict_sentences(doc)
+    basis = verdict_basis(doc)
+    if basis is not None:
+        body.append(f'<p class="{"warning" if basis[1] else "note"}">{esc(basis[0])}</p>')
+        coverage = doc["coverage"]
+        body.append("<h3>coverage per K (graded / rows)</h3>" + table(
+            ["K", "rows", "graded", "coverage"],
+            [[e["K"], e["items"], e["covered"], f"{100 * e['coverage']:.1f}%"] for e in coverage["by_K"]]))
     if sentences:
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
                     + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")

@@ -1,0 +1,66 @@
+"""The options of the commands that generate answers (generate, pipeline, sweep): the question's
+language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ragdiag.cli.params import PATH, TEXT, _float_option, checked_by, choices_metavar
+
+if TYPE_CHECKING:
+    from ragdiag.pipeline.answer_plan import AnswerSettings
+
+
+class PromptLang(str, Enum):
+    auto = "auto"
+    en = "en"
+    fr = "fr"
+
+
+class FitMode(str, Enum):
+    truncate = "truncate"
+    drop = "drop"
+
+
+AnswerLang = Annotated[PromptLang, typer.Option(
+    "--lang", metavar=choices_metavar(PromptLang),
+    help="Language of the generation and grading prompts: en, fr, or auto = per question, detected from its "
+         "words (French and English function words, French accents); the choice is recorded per row as lang.")]
+GradeLang = Annotated[PromptLang, typer.Option(
+    "--lang", metavar=choices_metavar(PromptLang),
+    help="Language of the grading prompts: en, fr, or auto = each answers row's lang (written by generate), "
+         "else detected from the question; recorded per graded row as lang.")]
+MaxPromptTokens = Annotated[str | None, typer.Option(
+    "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
+    help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
+         "model's context length read from the server's /models (else from its first context-length error) minus "
+         "512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
+Fit = Annotated[FitMode, typer.Option(
+    "--fit", metavar=choices_metavar(FitMode),
+    help="With --max-prompt-tokens: truncate = every passage keeps the same share of its tokens; drop = leave out "
+         "the lowest-ranked passages first. What was cut is recorded per row (cut).")]
+Tokenizer = Annotated[Path | None, typer.Option(
+    "--tokenizer", metavar=PATH,
+    help="The model's tokenizer.json (or its folder) to count prompt tokens; default: tiktoken for OpenAI model "
+         "names when available, else the --chars-per-token estimate.")]
+CharsPerToken = Annotated[float, _float_option(
+    "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
+
+DEFAULT_LANG, DEFAULT_FIT, DEFAULT_CHARS_PER_TOKEN = PromptLang.auto, FitMode.truncate, 3.0
+
+
+def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMode, tokenizer: Path | None,
+                    chars_per_token: float) -> AnswerSettings:
+    """The library settings from the options (checked again there)."""
+    from ragdiag.pipeline.answer_plan import AnswerSettings, parse_max_prompt_tokens
+
+    if max_prompt_tokens is None and fit is not FitMode.truncate:
+        from ragdiag.errors import RagdiagError
+
+        raise RagdiagError("--fit applies only with --max-prompt-tokens")
+    return AnswerSettings(lang=lang.value, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens),
+                          fit=fit.value, tokenizer=tokenizer, chars_per_token=chars_per_token)
