@@ -88,9 +88,10 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
         finite = values[~np.isnan(values)]
         return float(finite.mean()) if finite.size else None
 
-    order = np.argsort(np.nan_to_num(diffs[:, METRICS.index("ra_nwg")], nan=0.0), kind="stable") if ids else []
+    drop = np.nan_to_num(diffs[:, METRICS.index("ra_nwg")], nan=0.0) if ids else np.zeros(0)
+    order = [j for j in np.argsort(drop, kind="stable") if drop[j] < 0]  # only the queries that lose
     losers = []
-    for j in list(order)[:worst]:
+    for j in order[:worst]:
         j = int(j)
         losers.append({"query_id": ids[j], "original": originals[j], "changed": variants[j][0],
                        **{f"{m}_before": _num(before[m][j]) for m in METRICS},

@@ -42,7 +42,10 @@ def render(doc: dict[str, Any], console: Console) -> None:
                       *(_difference(impact["difference"][m]) for m in METRICS))
     console.print(table)
     for impact in doc["impacts"]:
-        worst = Table(title=f"{impact['name']}: queries that lose the most RA-nWG@{meta['k']}")
+        if not impact["worst"]:
+            console.print(f"{impact['name']}: no query loses RA-nWG@{meta['k']}", highlight=False)
+            continue
+        worst = Table(title=f"{impact['name']}: the queries that lose RA-nWG@{meta['k']}, most first")
         for column in ("query", "original", "ablated", "RA-nWG before → after", "recall before → after"):
             worst.add_column(column, overflow="fold")
         for row in impact["worst"]:

@@ -147,10 +147,13 @@ def qrels_impact_tables(res: dict) -> list[Table]:
         d = row["qrels_impact"]["difference"]
         table.add_row(f"{row['level']} — {row['name']}", _interval(d["nrecall4"]), _interval(d["ra_nwg"]),
                       _interval(d["recall"]))
-    worst = Table(title=f"Queries that lose the most RA-nWG@{k} at level {rows[-1]['level']} (first noisy variant shown)")
+    losers = rows[-1]["qrels_impact"]["worst"]
+    if not losers:
+        return [table]
+    worst = Table(title=f"Queries that lose RA-nWG@{k} at level {rows[-1]['level']}, most first (first noisy variant shown)")
     for col in ("query", "noisy variant", "RA-nWG before → after", "recall before → after"):
         worst.add_column(col, overflow="fold")
-    for q in rows[-1]["qrels_impact"]["worst"]:
+    for q in losers:
         worst.add_row(q["query_id"], q["changed"], f"{_fmt(q['ra_nwg_before'])} → {_fmt(q['ra_nwg_after'])}",
                       f"{_fmt(q['recall_before'])} → {_fmt(q['recall_after'])}")
     return [table, worst]
