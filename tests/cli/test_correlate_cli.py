@@ -84,7 +84,7 @@ def test_table_and_csv(graded_file, tmp_path):
     "args, message",
     [
         (["--dataset", "marco"], "--dataset: 'marco' is not one of 'msmarco', 'arxiv'"),
-        (["--measures", "F,Q"], "unknown measure 'Q': expected one of F, E, T, nDCG, P, R"),
+        (["--measures", "F,Q"], "unknown measure 'Q': expected one of F, E, T, T', nDCG, P, R"),
         (["--corr", "spearman,tau"], "unknown correlation kind 'tau'"),
         (["--alpha-grid", "x^y"], "bad --alpha-grid 'x^y'"),
         (["--compare", "T"], "--compare: 'T': expected two measures"),
