@@ -24,6 +24,7 @@ def label(
     pool_depth: Annotated[int, p.int_option("--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     min_per_query: Annotated[Optional[int], typer.Option("--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=p.INTEGER)] = None,
+    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Label only the first N queries of --queries (to try it on a few). Range [1, 10000000].", min=1, max=10_000_000, metavar=p.INTEGER)] = None,
     refine: Annotated[bool, typer.Option("--refine", help="Refine each query's Top-N graded passages with listwise Plackett–Luce comparisons (paper 001 §3.3.1); orders in OUT.refined.jsonl.")] = False,
     refine_top: Annotated[int, p.int_option("--refine-top", "With --refine: the Top-N refined per query.", 2, 1000)] = 20,
     refine_batch: Annotated[int, p.int_option("--refine-batch", "With --refine: passages per listwise judgement (m).", 2, 20)] = 5,
@@ -48,7 +49,8 @@ def label(
 
     refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,
                                  max_rounds=refine_max_rounds, seed=refine_seed) if refine else None
-    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params)
+    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params,
+                        max_queries)
     result = run_label(opts, config, progress)
     files = {"graded qrels": out, "manifest": result.manifest}
     if refine:
@@ -56,6 +58,11 @@ def label(
 
         files["refined orders"] = refined_output(out)
     render_summary("ragdiag label", result.summary, files)
+    refined = result.summary.get("refine")
+    if refined:
+        typer.echo(f"refined the Top-{refine_top} of {refined['queries']} queries: {refined['judgements']} listwise "
+                   f"judgements, {refined['failed_batches']} failed batches, {refined['stable']} stopped after "
+                   f"{refine_patience} stable rounds (the others at --refine-max-rounds {refine_max_rounds})")
     agreement = result.summary.get("human")
     if agreement:
         def show(x):

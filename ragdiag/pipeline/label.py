@@ -48,6 +48,7 @@ class LabelOptions:
     min_per_query: int | None = None
     human: Path | None = None
     refine: RefineParams | None = None
+    max_queries: int | None = None
 
 
 @dataclass
@@ -124,6 +125,8 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
     human = load_graded_qrels(opts.human) if opts.human is not None else None
     doc_ids, doc_texts = load_corpus(corpus)
     query_ids, query_texts = load_queries(opts.queries)
+    if opts.max_queries is not None:
+        query_ids, query_texts = query_ids[: opts.max_queries], query_texts[: opts.max_queries]
     check_ids_fit("tsv", [(f"document id in {corpus}", doc_ids), (f"query id in {opts.queries}", query_ids)],
                   "the graded qrels are a BEIR TSV; rename the id in the input")
     prompt, repair = load_prompt("utility-label"), load_prompt("utility-label-repair")

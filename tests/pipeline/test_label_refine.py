@@ -139,3 +139,14 @@ def test_refine_options_are_checked(tmp_path):
     done = CliRunner().invoke(app, ["label", "--corpus", "c", "--queries", "q", "--out", str(tmp_path / "o.tsv"),
                                     "--refine", "--refine-batch", "1", "--model", "m"])
     assert done.exit_code == 2 and "--refine-batch" in done.output
+
+
+def test_toy_model_answers_label_and_listwise_prompts():
+    from ragdiag.llm.prompts import load_prompt
+    from tests.servers.toy_model import label_reply
+
+    label = load_prompt("utility-label").messages(query="graphene conductivity", passage="Graphene has high conductivity.")
+    assert json.loads(label_reply(label[-1]["content"]))["grade"] == 5
+    listwise = load_prompt("listwise-rank").messages(query="graphene conductivity",
+                                                     passages=["cats", "graphene", "graphene conductivity"])
+    assert json.loads(label_reply(listwise[-1]["content"]))["ranking"] == [3, 2, 1]

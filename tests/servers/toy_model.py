@@ -6,6 +6,10 @@ test server and is never an LLM's answer or judgement.
 - **Answer** (any request that is not a judge request): the first sentence of each numbered
   reference, in the order given, joined by spaces; a prompt with no reference gets
   ``"The references are insufficient to answer."``.
+- **Utility label** (``label``: one ``<query>`` and one ``<passage>``): grade = 1 + min(4, ⌊5·o⌋) with
+  o = |query tokens ∩ passage tokens| / |query tokens|, as ``{"grade": g}``.
+- **Listwise ranking** (``label --refine``: one ``<query>`` and numbered passages, a ``ranking``
+  reply asked): the passages by that overlap, highest first (ties by number), as ``{"ranking": [...]}``.
 - **Judge** (a request with ``Ideal answer`` and ``Candidate answer`` sections): token overlap
   o = |ideal tokens ∩ candidate tokens| / |ideal tokens| (tokens: lower-cased ``[a-z0-9]+``), mapped to
   grade = 1 + min(4, ⌊5·o⌋) — o < 0.2 → 1, < 0.4 → 2, < 0.6 → 3, < 0.8 → 4, ≥ 0.8 → 5 — replied as
@@ -87,6 +91,35 @@ def judge(user: str) -> str | None:
     return json.dumps({"grade": grade, "reason": f"toy model token overlap {overlap:.2f} (test server, not an LLM)"})
 
 
+_QUERY = re.compile(r"<query>(.*?)</query>", re.DOTALL)
+_NUMBERED = re.compile(r'<passage id="(\d+)">(.*?)</passage>', re.DOTALL)
+_SINGLE = re.compile(r"<passage>(.*?)</passage>", re.DOTALL)
+
+
+def query_overlap(query: str, passage: str) -> float:
+    """|query tokens ∩ passage tokens| / |query tokens|."""
+    wanted = set(_WORD.findall(query.lower()))
+    return len(wanted & set(_WORD.findall(passage.lower()))) / len(wanted) if wanted else 0.0
+
+
+def label_reply(user: str) -> str | None:
+    """A utility grade (one passage) or a listwise ranking (numbered passages) for a ``<query>`` prompt."""
+    query = _QUERY.search(user)
+    if query is None:
+        return None
+    text = html.unescape(query.group(1))
+    numbered = _NUMBERED.findall(user)
+    if numbered:
+        scored = sorted(numbered, key=lambda item: (-query_overlap(text, html.unescape(item[1])), int(item[0])))
+        return json.dumps({"ranking": [int(number) for number, _ in scored]})
+    single = _SINGLE.search(user)
+    if single is None:
+        return None
+    overlap = query_overlap(text, html.unescape(single.group(1)))
+    return json.dumps({"grade": 1 + min(4, int(5 * overlap)),
+                       "reason": f"toy model query overlap {overlap:.2f} (test server, not an LLM)"})
+
+
 class ToyModel(ChatServer):
     """The chat test server with the toy answer and judge above (failure knobs inherited)."""
 
@@ -107,7 +140,7 @@ class ToyModel(ChatServer):
         messages = body.get("messages", [])
         users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
         for text in users:
-            verdict = judge(text)
+            verdict = judge(text) or label_reply(text)
             if verdict is not None:
                 with self._lock:
                     self.judge_requests += 1
