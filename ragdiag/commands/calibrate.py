@@ -23,8 +23,8 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import guard_outputs, write_json, write_text
 from ragdiag.metrics.measures import ndcg_from_in_k
-from ragdiag.metrics.ppi_estimates import (MIN_LABELLED, agreement, grade_entropy, mean_estimates,
-                                           slope_estimates)
+from ragdiag.evaluate.agreement import judge_human_agreement
+from ragdiag.metrics.ppi_estimates import MIN_LABELLED, grade_entropy, mean_estimates, slope_estimates
 
 GROUPINGS = ("config", "K", "system")
 SLOPE_MEASURES = ("P", "R", "nDCG")
@@ -197,7 +197,7 @@ def run(request: CalibrateRequest) -> CalibrateResult:
                            "repeated grades); grade with --repeats 3 (or --grade-mode logprobs) first")
     questions = _questions(request.answers) if request.suggest else {}
     overlap = [it for it in items if it.key in human]
-    judged_human = agreement(np.array([it.judge for it in overlap]),
+    judged_human = judge_human_agreement(np.array([it.judge for it in overlap]),
                              np.array([human[it.key] for it in overlap])) if overlap else None
     estimates = _estimates(items, human, request.by, request.alpha)
     suggested = None

@@ -7,6 +7,7 @@
 * Krippendorff's α (ordinal, ``krippendorff`` package) is added by the caller
   (:func:`ragdiag.pipeline.agreement.ordinal_alpha`), so this module stays below the pipeline layer.
 * Mean absolute difference |judge − human|.
+* :func:`judge_human_agreement` (``ragdiag calibrate``) adds Spearman, ±1 agreement and the mean bias.
 """
 
 from __future__ import annotations
@@ -61,3 +62,29 @@ def judge_vs_human(judge: Mapping[tuple[str, str], int], human: Mapping[tuple[st
     return {**result, "confusion": {"rows": "judge grade 1-5", "columns": "human grade 1-5", "counts": matrix.tolist()},
             "kappa_quadratic": quadratic_weighted_kappa(matrix),
             "mean_abs_diff": float(np.abs(a - b).mean()), "exact_agreement": float((a == b).mean())}
+
+
+def rounded_grade(grade: np.ndarray) -> np.ndarray:
+    """Nearest integer grade 1–5, halves rounded up (a mean of repeats 3.5 → 4)."""
+    return np.clip(np.floor(np.asarray(grade, dtype=np.float64) + 0.5), 1, 5)
+
+
+def judge_human_agreement(judge: np.ndarray, human: np.ndarray) -> dict:
+    """Agreement of a judge grade (a mean of repeats or an expected grade allowed) with integer human
+    grades on the same items: quadratic κ, confusion matrix, exact and ±1 agreement on the judge grade
+    rounded; Spearman ρ and the mean bias mean(judge − human) on it as is (``ragdiag calibrate``)."""
+    import warnings
+
+    from scipy import stats
+
+    judge, human = np.asarray(judge, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    whole = rounded_grade(judge)
+    matrix = confusion(whole, human)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho = stats.spearmanr(judge, human)[0] if len(judge) > 2 else np.nan
+    return {"items": int(len(judge)), "kappa_quadratic": quadratic_weighted_kappa(matrix),
+            "spearman": float(rho) if np.isfinite(rho) else None,
+            "exact": float(np.mean(whole == human)), "within_one": float(np.mean(np.abs(whole - human) <= 1)),
+            "mean_bias": float(np.mean(judge - human)),
+            "confusion": {"rows": "judge grade 1-5 (rounded)", "columns": "human grade 1-5", "counts": matrix.tolist()}}

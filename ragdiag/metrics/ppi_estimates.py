@@ -1,8 +1,7 @@
-"""Judge–human agreement and human-anchored estimates (prediction-powered inference).
+"""Human-anchored estimates (prediction-powered inference) and the judge's uncertainty.
 
-* Agreement on the items both graded: weighted Cohen's κ with quadratic weights (Cohen 1968) from the
-  5 × 5 confusion matrix (judge grade rounded to the nearest integer), Spearman's ρ, the share of
-  exact and within-one agreement, and the judge's mean bias mean(judge − human).
+Judge–human agreement is :func:`ragdiag.evaluate.agreement.judge_human_agreement`.
+
 * Prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic 2023, *Science*
   382:669): with n human grades Y and judge grades Ŷ on the same items and N judge grades Ŷᵘ on the
   rest, the mean is θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y) (the rectifier removes the judge's bias) and the
@@ -14,35 +13,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ragdiag.evaluate.agreement import confusion, quadratic_weighted_kappa
-
 MIN_LABELLED = 10  # human grades needed for a PPI interval
-
-
-def rounded_grade(grade: np.ndarray) -> np.ndarray:
-    """Nearest integer grade 1–5, halves rounded up (a mean of repeats 3.5 → 4)."""
-    return np.clip(np.floor(np.asarray(grade, dtype=np.float64) + 0.5), 1, 5)
-
-
-def agreement(judge: np.ndarray, human: np.ndarray) -> dict:
-    """Judge–human agreement on paired grades (judge may be a mean or expected grade)."""
-    from scipy import stats
-
-    judge, human = np.asarray(judge, dtype=np.float64), np.asarray(human, dtype=np.float64)
-    whole = rounded_grade(judge)
-    matrix = confusion(whole, human)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rho = stats.spearmanr(judge, human)[0] if len(judge) > 2 else np.nan
-    return {"items": int(len(judge)), "kappa_quadratic": quadratic_weighted_kappa(matrix),
-            "spearman": float(rho) if np.isfinite(rho) else None,
-            "exact": float(np.mean(whole == human)), "within_one": float(np.mean(np.abs(whole - human) <= 1)),
-            "mean_bias": float(np.mean(judge - human)),
-            "confusion": {"rows": "judge grade 1-5 (rounded)", "columns": "human grade 1-5", "counts": matrix.tolist()}}
 
 
 def _interval(low, high, index: int = 0) -> list[float]:

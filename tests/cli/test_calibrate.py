@@ -62,12 +62,12 @@ def test_result_has_agreement_ppi_and_the_run_record(files, tmp_path):
 def test_weighted_kappa_matches_sklearn():
     from sklearn.metrics import cohen_kappa_score
 
-    from ragdiag.metrics.ppi_estimates import agreement
+    from ragdiag.evaluate.agreement import judge_human_agreement
 
     rng = np.random.default_rng(0)
     human = rng.integers(1, 6, 200)
     judge = np.clip(human + rng.integers(-2, 3, 200), 1, 5)
-    ours = agreement(judge.astype(float), human.astype(float))["kappa_quadratic"]
+    ours = judge_human_agreement(judge.astype(float), human.astype(float))["kappa_quadratic"]
     assert ours == pytest.approx(cohen_kappa_score(judge, human, weights="quadratic", labels=[1, 2, 3, 4, 5]))
 
 
