@@ -33,7 +33,7 @@ def _collect_pgvector_test_without_psycopg(tmp_path: Path, ci: str) -> subproces
     env = {**os.environ, "CI": ci, "PYTHONPATH": os.pathsep.join([str(hidden), *filter(None, [os.environ.get("PYTHONPATH")])])}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only",
                            "tests/bench/test_pgvector_robustness.py"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, check=False)
 
 
 def test_the_pgvector_test_fails_in_ci_and_skips_in_a_clone_without_its_component(tmp_path):
@@ -51,7 +51,7 @@ def _make_browser(tmp_path: Path, ci: str) -> subprocess.CompletedProcess:
     make = shutil.which("make")
     assert make, "make is needed to run the Makefile"
     return subprocess.run([make, "-s", "browser"], cwd=REPO, capture_output=True, text=True, timeout=60,
-                          env={"PATH": str(empty), "CI": ci, "HOME": str(tmp_path)})
+                          env={"PATH": str(empty), "CI": ci, "HOME": str(tmp_path)}, check=False)
 
 
 def test_make_browser_fails_loudly_in_ci_and_notes_the_skip_in_a_clone(tmp_path):
