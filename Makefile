@@ -38,12 +38,17 @@ test-fast:
 	$(MAKE) test BROWSER=0
 
 # Chromium for the report's browser test (tests/report/test_report_browser.py), announced before
-# apt-get runs; skipped where apt is unavailable or we are not root (the test then skips with its
-# reason), and with BROWSER=0.
+# apt-get runs. In a clone: skipped with a note where apt is unavailable or we are not root (the test
+# then skips with its reason), and with BROWSER=0. With CI=true (.ci/run) an install that fails stops
+# the build with apt's own output (the browser test must run there).
 .PHONY: browser
 browser:
-	@if [ "$(BROWSER)" = 0 ]; then echo "browser: BROWSER=0: not installing Chromium (the browser test will skip)"; \
-	elif command -v chromium >/dev/null 2>&1; then :; \
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$${CI:-}" = true ]; then \
+	  echo "browser: installing Chromium with apt-get (CI=true: the browser test needs it)"; \
+	  { apt-get update -qq && apt-get install -y -qq chromium; } || \
+	  { echo "make browser: installing chromium failed (CI=true: the browser test needs it)" >&2; exit 1; }; \
+	elif [ "$(BROWSER)" = 0 ]; then echo "browser: BROWSER=0: not installing Chromium (the browser test will skip)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "browser: installing Chromium with apt-get (Debian 12: an 81 MB download, 290 MB installed, plus its libraries) for tests/report/test_report_browser.py; skip with make test BROWSER=0 or make test-fast"; \
 	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "browser: apt-get install chromium failed; the browser test will skip"; \

@@ -42,8 +42,10 @@ def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
         return prices
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RagdiagError(f"{path}: cannot read the price table ({err})") from None
+    except RecursionError:
+        raise RagdiagError(f"{path}: cannot read the price table (JSON nested too deeply)") from None
     if not isinstance(data, dict):
         raise RagdiagError(f"{path}: the price table must be a JSON object of model -> {{input, output}}")
     for model, entry in data.items():

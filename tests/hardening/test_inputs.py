@@ -95,7 +95,7 @@ def test_correlate_rejects_impossible_rows(tmp_path, name, mutate, expected):
     (b'[{"id": "M-0",\n "E": }]', "malformed JSON at line 2"),
     (b'{"id": 1}\n{"id": \n', "malformed JSON on line 2"),
     (b'[1, 2]', "record 1: expected a JSON object, got int"),
-    (b'\x89PNG\r\n\x1a\n\x00\x00', "malformed JSON on line 1"),
+    (b'\x89PNG\r\n\x1a\n\x00\x00', "line 1: not UTF-8 text (byte offset 0: invalid start byte)"),
     (b'[{"grade": NaN}]', "malformed JSON at line 1"),
 ])
 def test_correlate_rejects_files_that_are_not_graded_lists(tmp_path, content, expected):

@@ -243,3 +243,11 @@ def test_complex_vectors_are_refused_wherever_they_come_from():
 
     with pytest.raises(RagdiagError, match=r"^embeddings: complex-valued vectors \(dtype complex128\)"):
         prepare_vectors(np.ones((2, 3)) * 1j, "l2", "embeddings")
+
+
+def test_index_manifest_nested_too_deeply_is_one_line(files):
+    tmp, corpus, queries, _ = files
+    folder = _bm25_index(tmp, corpus)
+    (folder / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    _refused(["retrieve", "--index-dir", str(folder), "--queries", str(queries), "--mode", "bm25", "--k", "1",
+              "--out", str(tmp / "r.jsonl")], f"index folder {folder}: manifest.json is JSON nested too deeply")

@@ -203,6 +203,7 @@ def test_prompts_are_versioned_and_filled():
     ('{"m": {"input": 1, "output": -0.5}}', "model 'm': field 'output': -0.5 is not a finite price >= 0"),
     ('{"m": {"input": Infinity, "output": 1}}', "field 'input': inf is not a finite price"),
     ('{"m": {"input": true, "output": 1}}', "model 'm': expected"),
+    ("[" * 100_000 + "]" * 100_000, "cannot read the price table (JSON nested too deeply)"),
 ])
 def test_prices_must_be_finite_and_non_negative(tmp_path, entry, needle):
     table = tmp_path / "prices.json"
