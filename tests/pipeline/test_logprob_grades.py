@@ -125,6 +125,8 @@ def test_pipeline_takes_the_grade_mode(tiny, server, run_cli, tmp_path):
     correlation = json.loads((tmp_path / "out" / "correlation.json").read_text())
     assert correlation["run_record"]["prompts"]["grading-logprobs"] == "grading-logprobs@v1"
     assert correlation["meta"]["reference_gate"]["applied"] is True
+    counts = correlation["meta"]["pipeline"]["reference_gate"]
+    assert counts["generate"]["ideal"]["answers"] == 4 and counts["grade"]["skipped_rows"] == 0
 
 
 def test_the_graded_loader_reads_grade_probs_and_names_a_bad_one(tmp_path):
