@@ -373,8 +373,8 @@ class GradeMode(str, Enum):
 
 DEFAULT_LONG_ANSWER_RATIO = 5.0  # ragdiag.data.reference_gate.DEFAULT_LONG_RATIO (a test keeps them equal)
 DEFAULT_TOP_LOGPROBS = 10
-DegeneratePatterns = Annotated[Optional[Path], typer.Option("--degenerate-patterns", help="JSON file of extra refusal / prompt-echo patterns ({\"refusal\": {\"en\": [regex, ...], \"fr\": [...]}, \"prompt_echo\": {...}}), added to the bundled prompts/degenerate-patterns.v1.json.", metavar=PATH)]
+DegeneratePatterns = Annotated[Optional[Path], typer.Option("--degenerate-patterns", help="JSON file of extra refusal and prompt-echo patterns, same layout as the bundled prompts/degenerate-patterns.v1.json: {\"refusal\": {\"en\": list of regexes, \"fr\": ...}, \"prompt_echo\": {...}}; added to the bundled lists.", metavar=PATH)]
 LongAnswerRatio = Annotated[float, _float_option("--long-answer-ratio", "An answer longer than this many times the median answer length (characters, answers of the same kind) is degenerate (too_long).", 1.5, 1000.0)]
-KeepDegenerate = Annotated[bool, typer.Option("--keep-degenerate", help="Use rows whose ideal answer is degenerate (refusal, prompt echo, ...) instead of leaving them out; they are still counted.")]
+KeepDegenerate = Annotated[bool, typer.Option("--keep-degenerate", help="Use rows whose ideal answer is degenerate (refusal, prompt echo, ...) instead of leaving them out: grade sends them to the judge, correlate keeps them; they are still counted.")]
 GradeModeOpt = Annotated[GradeMode, typer.Option("--grade-mode", help="digit: the grade the judge writes (JSON reply); logprobs: one token with top_logprobs, grade = expected value over the digits 1-5 (G-Eval), distribution kept as grade_probs. The server must return logprobs.", metavar=choices_metavar(GradeMode))]
 TopLogprobs = Annotated[int, typer.Option("--top-logprobs", help="With --grade-mode logprobs: how many most likely first tokens to ask for (top_logprobs).", min=5, max=20, metavar=INTEGER)]

@@ -69,12 +69,12 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
+    from ragdiag.cli.paths import check_paths
     from ragdiag.options import parse_choices, parse_deltas
+    from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.sweep_report import print_sweep
     from ragdiag.sweep.command import sweep_command
-    from ragdiag.cli.paths import check_paths
-    from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.sweep.run import CONTROLS, SweepConfig
 
     check_paths(inputs={"--degenerate-patterns": degenerate_patterns})

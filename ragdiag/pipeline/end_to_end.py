@@ -79,7 +79,9 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
                                                           keep_degenerate=grading.keep_degenerate), record=record)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
                                        correlate_command(paths["graded"], segments, min_samples, grading),
-                                       "generate_meta": generated.meta, "grade_meta": graded.meta}
+                                       "generate_meta": generated.meta, "grade_meta": graded.meta,
+                                       "reference_gate": {"generate": generated.summary["reference_gate"],
+                                                          "grade": graded.summary["reference_gate"]}}
     record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta["prompts"], *graded.meta["prompts"]]},
                            gate.patterns.source.split("@")[0]: gate.patterns.source})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)

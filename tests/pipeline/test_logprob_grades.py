@@ -80,6 +80,25 @@ def test_logprob_repeats_keep_each_distribution(tiny, server, run_cli, tmp_path)
     assert len(record["grades"]) == 3 and len(record["grade_probs_repeats"]) == 3
     assert all(len(p) == 5 for p in record["grade_probs_repeats"]) and record["grade_sd"] == pytest.approx(0.0)
     assert record["grade_probs"] == pytest.approx(record["grade_probs_repeats"][0])
+    agreement = json.loads(Path(f"{graded}.manifest.json").read_text())["summary"]["agreement"]
+    assert agreement["alpha_repeats_interval"] == pytest.approx(1.0) and "alpha_repeats_ordinal" not in agreement
+
+
+def test_interval_alpha_matches_krippendorff_and_scales():
+    import krippendorff
+    import numpy as np
+
+    from ragdiag.pipeline.agreement import agreement_summary, interval_alpha
+
+    rng = np.random.default_rng(0)
+    small = np.round(rng.uniform(1, 5, (3, 40)), 3)
+    small[rng.random(small.shape) < 0.2] = np.nan  # missing grades, some units rated once
+    assert interval_alpha(small) == pytest.approx(
+        krippendorff.alpha(reliability_data=small, level_of_measurement="interval"), abs=1e-12)
+    truth = rng.uniform(1, 5, 200_000)  # 200,000 distinct floats: the package would need units × values² memory
+    grades = np.stack([truth, truth + rng.normal(0, 0.3, truth.size)])[None]
+    summary = agreement_summary(grades, ["judge"])
+    assert 0.9 < summary["alpha_repeats_interval"] < 1.0
 
 
 def test_a_server_without_logprobs_is_one_line_exit_2_nothing_written(tiny, server, run_cli, tmp_path):
@@ -106,6 +125,8 @@ def test_pipeline_takes_the_grade_mode(tiny, server, run_cli, tmp_path):
     correlation = json.loads((tmp_path / "out" / "correlation.json").read_text())
     assert correlation["run_record"]["prompts"]["grading-logprobs"] == "grading-logprobs@v1"
     assert correlation["meta"]["reference_gate"]["applied"] is True
+    counts = correlation["meta"]["pipeline"]["reference_gate"]
+    assert counts["generate"]["ideal"]["answers"] == 4 and counts["grade"]["skipped_rows"] == 0
 
 
 def test_the_graded_loader_reads_grade_probs_and_names_a_bad_one(tmp_path):
