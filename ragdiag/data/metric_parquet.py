@@ -38,16 +38,20 @@ def read_metric_parquet(path: Path, grade_col: str, measure_cols: list[str], gro
     except ImportError:
         raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install 'ragdiag[parquet]' "
                            "(or export the table as CSV/JSONL)") from None
+    from ragdiag.io.parquet_input import check_parquet_magic, check_unique_columns
+
     source = str(path)
     wanted = list(dict.fromkeys([grade_col, *measure_cols, *(c for c in (group_col, id_col) if c)]))
+    check_parquet_magic(path)
     try:
         names = pq.read_schema(path).names
+        check_unique_columns(path, names)
         missing = [c for c in wanted if c not in names]
         if missing:
             raise DataError.at(source, None, missing[0], f"no such column; columns present: {', '.join(names)[:300]}")
         table = pq.read_table(path, columns=wanted)
     except (pa.ArrowException, OSError) as err:
-        raise DataError(f"{source}: not a readable Parquet file ({str(err).splitlines()[0][:160]})") from None
+        raise DataError(f"{source}: corrupt or truncated Parquet file ({str(err).splitlines()[0][:160]})") from None
     grade = _numbers(table, grade_col, source)
     values = {c: _numbers(table, c, source) for c in measure_cols}
     keep = ~np.isnan(grade)

@@ -31,6 +31,14 @@ def check_parquet_magic(path: Path) -> None:
         raise DataError(f"{path}: truncated Parquet file ({size} bytes; it does not end with the magic bytes PAR1)")
 
 
+def check_unique_columns(path: Path, names: list[str]) -> None:
+    """Refuse a table that repeats a column name (pyarrow could read only one of the copies)."""
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise DataError(f"{path}: the table repeats the column name(s) {', '.join(map(repr, repeated))}; "
+                        "only one could be read — rename or drop the copies")
+
+
 def read_parquet(path: Path):
     """The ``pyarrow.Table`` of ``path``, after :func:`check_parquet_magic`; every pyarrow error,
     and a repeated column name, is one line naming the file."""
@@ -42,11 +50,7 @@ def read_parquet(path: Path):
                            "(or export the table as CSV/JSONL)") from None
     check_parquet_magic(path)
     try:
-        names = pq.read_schema(path).names
-        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
-        if repeated:
-            raise DataError(f"{path}: the table repeats the column name(s) {', '.join(map(repr, repeated))}; "
-                            "only one could be read — rename or drop the copies")
+        check_unique_columns(path, pq.read_schema(path).names)
         return pq.read_table(path)
     except (pa.ArrowException, OSError, ValueError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
