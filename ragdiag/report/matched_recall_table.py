@@ -18,14 +18,15 @@ def matched_recall_tables(matched: dict, k: int) -> list[Table]:
     for table in (values, deviation):
         table.add_column("family", no_wrap=True)
         if table is values:
-            table.add_column("between (weight of the 2nd)")
+            table.add_column("between (weight of the 2nd)", min_width=24)
         for _, name in _COLUMNS:
             table.add_column(f"{name}@{k}" if name in ("MAP", "nDCG", "MRR", "hit") else f"{name} recall", justify="right")
         for d in deltas:
             table.add_column(f"R-{d}", justify="right")
     for family in matched["families"]:
         if not family["in_range"]:
-            values.add_row(family["family"], family["reason"])
+            low, high = family["measured_recall"]
+            values.add_row(family["family"], f"out of range: measured {low:.4f}–{high:.4f}, not extrapolated")
             continue
         ci = family["robustness_ci"]
         values.add_row(family["family"], f"{family['between'][0]} → {family['between'][1]} ({family['weight']:.2f})",
