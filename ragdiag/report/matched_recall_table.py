@@ -16,7 +16,7 @@ def matched_recall_tables(matched: dict, k: int) -> list[Table]:
                          f"MRR/hit: exact 1-NN; 95% CI: {matched['bootstrap']} resamples)")
     deviation = Table(title=f"Deviation from the mean over the {matched['families_in_range']} families in range")
     for table in (values, deviation):
-        table.add_column("family", no_wrap=True)
+        table.add_column("family", overflow="fold")
         if table is values:
             table.add_column("between (weight of the 2nd)", min_width=24)
         for _, name in _COLUMNS:
