@@ -113,10 +113,10 @@ def matched_recall(points: list[dict], recalls: list[np.ndarray], ids: list[np.n
     families = curves(points)
     resamples = resample_indices(true_ids.shape[0], n_boot, seed)
     rows = []
-    for spec, members in families.items():
+    for name, members in families.items():
         means = [float(np.mean(recalls[i])) for i in members]
         found = bracket(means, target)
-        row = {"family": spec, "index": points[members[0]]["index"], "measured_recall": [min(means), max(means)]}
+        row = {"family": name, "index": points[members[0]]["index"], "measured_recall": [min(means), max(means)]}
         if found is None:
             row.update(in_range=False, reason=f"target recall {target:g} is outside the measured range "
                                                f"{min(means):.4f}–{max(means):.4f} (no extrapolation)")

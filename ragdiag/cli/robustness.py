@@ -86,6 +86,12 @@ def robustness(
 
         console = Console(width=200)
         console.print(robustness_table(result))
+        if "min_recall" in result["meta"]:
+            floor = result["meta"]["min_recall"]
+            dropped = ", ".join(f"{d['index']} {','.join(f'{a}={b}' for a, b in d['params'].items())} ({d['recall_mean']:.4f})"
+                                for d in floor["dropped_points"]) or "none"
+            console.print(f"--min-recall {floor['floor']:g}: left out {len(floor['dropped_points'])} point(s): {dropped}",
+                          markup=False)
         if "matched_recall" in result:
             from ragdiag.report.matched_recall_table import matched_recall_tables
 

@@ -18,8 +18,8 @@ def hardness_tables(hardness: dict) -> list[Table]:
     feats = hardness["features"]
     rc, lid = feats["relative_contrast"], feats["lid"]
     corr = Table(title=f"Query hardness vs recall (Spearman ρ): relative contrast median {rc.get('median', 0):.3f} "
-                       f"[p5 {rc.get('p5', 0):.3f}, p95 {rc.get('p95', 0):.3f}], LID (k={hardness['lid_k']}) median "
-                       f"{lid.get('median', 0):.1f} [p5 {lid.get('p5', 0):.1f}, p95 {lid.get('p95', 0):.1f}]")
+                       f"(p5 {rc.get('p5', 0):.3f}, p95 {rc.get('p95', 0):.3f}), LID (k={hardness['lid_k']}) median "
+                       f"{lid.get('median', 0):.1f} (p5 {lid.get('p5', 0):.1f}, p95 {lid.get('p95', 0):.1f})")
     for name in ("point", "ρ(RC, recall)", "ρ(LID, recall)"):
         corr.add_column(name, justify="left" if name == "point" else "right")
     for row in hardness["correlations"]:

@@ -16,16 +16,17 @@ def matched_recall_tables(matched: dict, k: int) -> list[Table]:
                          f"MRR/hit: exact 1-NN; 95% CI: {matched['bootstrap']} resamples)")
     deviation = Table(title=f"Deviation from the mean over the {matched['families_in_range']} families in range")
     for table in (values, deviation):
-        table.add_column("family", no_wrap=True)
+        table.add_column("family", overflow="fold")
         if table is values:
-            table.add_column("between (weight of the 2nd)")
+            table.add_column("between (weight of the 2nd)", min_width=24)
         for _, name in _COLUMNS:
             table.add_column(f"{name}@{k}" if name in ("MAP", "nDCG", "MRR", "hit") else f"{name} recall", justify="right")
         for d in deltas:
             table.add_column(f"R-{d}", justify="right")
     for family in matched["families"]:
         if not family["in_range"]:
-            values.add_row(family["family"], family["reason"])
+            low, high = family["measured_recall"]
+            values.add_row(family["family"], f"out of range: measured {low:.4f}–{high:.4f}, not extrapolated")
             continue
         ci = family["robustness_ci"]
         values.add_row(family["family"], f"{family['between'][0]} → {family['between'][1]} ({family['weight']:.2f})",

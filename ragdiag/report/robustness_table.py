@@ -19,7 +19,8 @@ def robustness_table(result: dict) -> Table:
     table = Table(title=f"Robustness-δ@{k} ({meta['metric']}, recall: {meta['recall']}, seed {meta['seed']}{ci_note})")
     for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", "QPS", "p50 ms", "p99 ms",
                  "build s", "MiB"):
-        table.add_column(name, justify="left" if name in ("index", "params") else "right")
+        table.add_column(name, justify="left" if name in ("index", "params") else "right",
+                         overflow="fold" if name == "params" else "ellipsis")
     for p in points:
         params = p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items())
         timed = p["qps_batch"] is not None

@@ -59,5 +59,9 @@ def test_robustness_cli_prints_and_writes_seeded_intervals(tmp_path):
         recalls = np.array([r["recall"] for r in rows if r["point"] == i])
         assert np.allclose(pa["recall_mean_ci"], _scipy_interval(recalls, 200, 4))
     assert a["meta"]["bootstrap"]["resamples"] == 200
+    page = runner.invoke(app, ["report", str(tmp_path / "a.json"), "--out", str(tmp_path / "page.html")])
+    assert page.exit_code == 0, page.output
+    low, high = a["points"][0]["robustness_ci"]["0.8"]
+    assert f"[{low:.3f}, {high:.3f}]" in (tmp_path / "page.html").read_text()
     bad = runner.invoke(app, [*args[:-4], "--bootstrap", "5"])
     assert bad.exit_code == 2 and "--bootstrap" in bad.output

@@ -132,6 +132,11 @@ def correlate_section(item: Input) -> Section:
     return Section("correlate", "Correlate: which measure predicts the grade", str(item.path), "".join(body))
 
 
+def _with_ci(value, ci):
+    """The value alone, or with its 95% bootstrap interval over queries when the result has one."""
+    return value if not ci else Raw(esc(f"{num(value)} {interval(ci)}"))
+
+
 def robustness_section(item: Input) -> Section:
     from ragdiag.report.robustness_plots import write_plots
 
@@ -146,8 +151,9 @@ def robustness_section(item: Input) -> Section:
         latency = p.get("latency_ms")
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
         params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
-        row = [p.get("index"), params, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
-               p.get("zero_recall_queries"), qps, latency]
+        cis = p.get("robustness_ci") or {}
+        row = [p.get("index"), params, _with_ci(p.get("recall_mean"), p.get("recall_mean_ci")),
+               *(_with_ci(p["robustness"][d], cis.get(d)) for d in deltas), p.get("zero_recall_queries"), qps, latency]
         if item.kind == "sweep":
             diff = p.get("grade_diff_vs_exact") or {}
             row += [Raw(esc(f"{num(p.get('grade_mean'))} {interval(p.get('grade_ci'))}")),
