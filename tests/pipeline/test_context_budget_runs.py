@@ -101,13 +101,16 @@ def test_auto_budget_learned_from_the_first_context_error_then_refit(server, run
     server.context_limit(LIMIT_WORDS)  # /v1/models does not say
     answers = tmp_path / "answers.jsonl"
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--ks", "2,5", "--out", answers,
-                  "--base-url", server.base_url, "--max-prompt-tokens", "auto", "--workers", "1")
+                  "--base-url", server.base_url, "--max-prompt-tokens", "auto", "--workers", "4")
     assert res.exit_code == 0, res.output
     assert "does not report gpt-4o-mini's context length" in res.output
-    assert "the server's error says the context is 1200 tokens; prompt budget 688 tokens" in res.output
-    assert server.context_rejections == 1  # the first K=5 request; sent again only once refit
+    assert "the server's error says the context is 1200 tokens; each refused item is refit to 688 tokens" in res.output
+    assert server.context_rejections == 2  # the two K=5 requests, each refit and sent once more
     manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
-    assert manifest["summary"]["context_refits"] == 1 and manifest["summary"]["context_exceeded"] == 0
+    assert manifest["summary"]["context_refits"] == 2 and manifest["summary"]["context_exceeded"] == 0
+    rows = _rows(answers)
+    assert sorted(r["K"] for r in rows if r.get("cut")) == [5, 5]  # items that fit are sent whole
+    assert _meta(answers)["budget"]["max_prompt_tokens"] is None
     assert all(r["answer"] for r in _rows(answers))
     rejected = next(b for b, s in zip(server.bodies, server.statuses) if s == 400)
     assert rejected not in server.bodies[server.bodies.index(rejected) + 1:]  # never resent unchanged
