@@ -58,9 +58,10 @@ def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMod
     """The library settings from the options (checked again there)."""
     from ragdiag.pipeline.answer_plan import AnswerSettings, parse_max_prompt_tokens
 
-    if max_prompt_tokens is None and fit is not FitMode.truncate:
+    if max_prompt_tokens is None and (fit is not FitMode.truncate or tokenizer is not None):
         from ragdiag.errors import RagdiagError
 
-        raise RagdiagError("--fit applies only with --max-prompt-tokens")
+        flag = "--tokenizer" if tokenizer is not None else "--fit"
+        raise RagdiagError(f"{flag} applies only with --max-prompt-tokens")
     return AnswerSettings(lang=lang.value, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens),
                           fit=fit.value, tokenizer=tokenizer, chars_per_token=chars_per_token)

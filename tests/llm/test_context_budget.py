@@ -9,8 +9,14 @@ import httpx
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.context_budget import (Budget, EstimateCounter, TokenizerJsonCounter, load_counter, prompt_tokens,
-                                        tokenizer_file)
+from ragdiag.llm.context_budget import (
+    Budget,
+    EstimateCounter,
+    TokenizerJsonCounter,
+    load_counter,
+    prompt_tokens,
+    tokenizer_file,
+)
 from ragdiag.llm.context_errors import ContextExceeded, context_exceeded
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.server_context import context_from_models

@@ -131,6 +131,7 @@ def test_bad_budget_options_are_one_line_errors(server, run_cli, tmp_path):
     for extra, says in ((["--max-prompt-tokens", "0"], "between 1 and"), (["--max-prompt-tokens", "lots"], "auto"),
                         (["--fit", "drop"], "--fit applies only with --max-prompt-tokens"),
                         (["--chars-per-token", "nan"], "finite"),
+                        (["--tokenizer", tmp_path], "--tokenizer applies only with --max-prompt-tokens"),
                         (["--max-prompt-tokens", "50", "--tokenizer", tmp_path / "none.json"], "no tokenizer.json")):
         res = run_cli(*base, *extra)
         assert res.exit_code == 2 and says in res.output, (extra, res.output)
