@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient
+from ragdiag.llm.context_errors import ContextExceeded
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.answer_plan import AnswerPlan, answer_in_plan
@@ -147,12 +148,16 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
             ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
         except _WouldSend:
             need["ideal"] += 1
+        except ContextExceeded:  # over the prompt budget even without passages: fails before any call
+            continue
     for context in job.contexts:
         try:
             answer = _generate(dry, generation, job, context.query_id, context.doc_ids, _context_label(context))
         except _WouldSend:
             need["answers"] += 1
             need["grades"] += 1
+            continue
+        except ContextExceeded:
             continue
         if context.query_id not in ideal:
             need["grades"] += 1
