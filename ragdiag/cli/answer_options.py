@@ -1,5 +1,6 @@
 """The options of the commands that generate answers (generate, pipeline, sweep): the question's
-language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade."""
+language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade;
+``--complete-cases`` for pipeline's correlate stage."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ Tokenizer = Annotated[Path | None, typer.Option(
     "--tokenizer", metavar=PATH,
     help="The model's tokenizer.json (or its folder) to count prompt tokens; default: tiktoken for OpenAI model "
          "names when available, else the --chars-per-token estimate.")]
+CompleteCases = Annotated[bool, typer.Option(
+    "--complete-cases",
+    help="Correlate only the queries graded at every K (missing answers are likelier at large K); the verdict says "
+         "which rows it used.")]
 CharsPerToken = Annotated[float, _float_option(
     "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
 

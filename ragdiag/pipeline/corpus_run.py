@@ -49,6 +49,7 @@ class CorpusRunConfig:
     min_samples: int = 300
     bootstrap: int = 1000
     answer: AnswerSettings | None = None  # --lang and the prompt budget
+    complete_cases: bool = False  # correlate only the queries graded at every K
 
 
 @dataclass
@@ -157,7 +158,8 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         write_run(run_paths[spec.text], run, inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, cfg.segments, cfg.min_samples, progress, settings=cfg.answer)
+                          cfg.judges, cfg.segments, cfg.min_samples, progress, settings=cfg.answer,
+                          complete_cases=cfg.complete_cases)
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams

@@ -29,14 +29,16 @@ class PipelineResult:
     paths: dict[str, Path]
 
 
-def correlate_command(graded: Path, segments: str, min_samples: int) -> str:
+def correlate_command(graded: Path, segments: str, min_samples: int, complete_cases: bool = False) -> str:
     """The ``ragdiag correlate`` command line that redoes the last stage."""
-    return f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
+    flag = " --complete-cases" if complete_cases else ""
+    return f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}{flag}"
 
 
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
-                 min_samples: int = 300, progress: bool = True, settings: AnswerSettings | None = None) -> PipelineResult:
+                 min_samples: int = 300, progress: bool = True, settings: AnswerSettings | None = None,
+                 complete_cases: bool = False) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted)."""
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
@@ -61,9 +63,10 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress,
                        lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"])
-    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples), record=record)
+    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples), record=record,
+                                  complete_cases=complete_cases)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
-                                       correlate_command(paths["graded"], segments, min_samples),
+                                       correlate_command(paths["graded"], segments, min_samples, complete_cases),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta}
     record.prompts.update({prompt.split("@")[0]: prompt for prompt in [*generated.meta["prompts"], *graded.meta["prompts"]]})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
