@@ -38,8 +38,8 @@ GradeLang = Annotated[PromptLang, typer.Option(
 MaxPromptTokens = Annotated[str | None, typer.Option(
     "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
-         "model's context length read from the server's /models (else from its first context-length error) minus "
-         "512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
+         "model's context length read from the server's /models (else, for each item the server refuses, the context "
+         "length its error states) minus 512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
 Fit = Annotated[FitMode, typer.Option(
     "--fit", metavar=choices_metavar(FitMode),
     help="With --max-prompt-tokens: truncate = every passage keeps the same share of its tokens; drop = leave out "
