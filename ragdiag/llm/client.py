@@ -7,7 +7,9 @@ the cache cannot answer). Temperature 0 and a fixed seed by default. Requests go
 replies, ``Retry-After`` honoured), one transport seam, one endpoint check before the first request
 that must be sent (so ``--cache replay`` and fully cached runs never touch the network). The cache
 key holds the server's full base URL (scheme, host, port, path; no credentials). Identical requests
-in flight at the same time are sent once.
+in flight at the same time are sent once. A 400 whose body says the context was exceeded fails its
+item as :class:`ragdiag.llm.context_errors.ContextExceeded`: one line with the server's counts, never
+retried, never cached.
 """
 
 from __future__ import annotations
