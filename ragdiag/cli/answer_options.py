@@ -1,5 +1,6 @@
 """The options of the commands that generate answers (generate, pipeline, sweep): the question's
-language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade."""
+language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade;
+``--complete-cases`` for pipeline's correlate stage."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ GradeLang = Annotated[PromptLang, typer.Option(
 MaxPromptTokens = Annotated[str | None, typer.Option(
     "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
-         "model's context length read from the server's /models (else from its first context-length error) minus "
-         "512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
+         "model's context length read from the server's /models (else, for each item the server refuses, the context "
+         "length its error states) minus 512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
 Fit = Annotated[FitMode, typer.Option(
     "--fit", metavar=choices_metavar(FitMode),
     help="With --max-prompt-tokens: truncate = every passage keeps the same share of its tokens; drop = leave out "
@@ -47,6 +48,10 @@ Tokenizer = Annotated[Path | None, typer.Option(
     "--tokenizer", metavar=PATH,
     help="The model's tokenizer.json (or its folder) to count prompt tokens; default: tiktoken for OpenAI model "
          "names when available, else the --chars-per-token estimate.")]
+CompleteCases = Annotated[bool, typer.Option(
+    "--complete-cases",
+    help="Correlate only the queries graded at every K (missing answers are likelier at large K); the verdict says "
+         "which rows it used.")]
 CharsPerToken = Annotated[float, _float_option(
     "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
 
@@ -58,9 +63,10 @@ def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMod
     """The library settings from the options (checked again there)."""
     from ragdiag.pipeline.answer_plan import AnswerSettings, parse_max_prompt_tokens
 
-    if max_prompt_tokens is None and fit is not FitMode.truncate:
+    if max_prompt_tokens is None and (fit is not FitMode.truncate or tokenizer is not None):
         from ragdiag.errors import RagdiagError
 
-        raise RagdiagError("--fit applies only with --max-prompt-tokens")
+        flag = "--tokenizer" if tokenizer is not None else "--fit"
+        raise RagdiagError(f"{flag} applies only with --max-prompt-tokens")
     return AnswerSettings(lang=lang.value, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens),
                           fit=fit.value, tokenizer=tokenizer, chars_per_token=chars_per_token)

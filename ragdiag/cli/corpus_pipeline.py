@@ -44,7 +44,7 @@ def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retr
                     out_dir: Path, depth: int | None, ideal_cap: int, max_queries: int | None,
                     embed_base_url: str | None, repeats: int, judges: list[str], segments: str, min_samples: int,
                     config: "ClientConfig", min_coverage: float, progress: bool, grading: Any = None,
-                    settings: "AnswerSettings | None" = None) -> None:
+                    settings: "AnswerSettings | None" = None, complete_cases: bool = False) -> None:
     """Run :func:`ragdiag.pipeline.corpus_run.run_corpus_pipeline` and print its summaries."""
     from rich.console import Console
 
@@ -56,7 +56,7 @@ def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retr
     cfg = CorpusRunConfig(corpus=corpus, retrievers=retriever, ks=ks, out_dir=out_dir, queries=queries, qrels=qrels,
                           depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url,
                           repeats=repeats, judges=judges, segments=segments, min_samples=min_samples, grading=grading,
-                          answer=settings)
+                          answer=settings, complete_cases=complete_cases)
     result = run_corpus_pipeline(cfg, config, progress)
     meta = result.summary
     queries_used = meta["queries"]

@@ -48,6 +48,7 @@ def pipeline(
     fit: ao.Fit = ao.DEFAULT_FIT,
     tokenizer: ao.Tokenizer = None,
     chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
+    complete_cases: ao.CompleteCases = False,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -73,13 +74,14 @@ def pipeline(
         check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
         cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
                            embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
-                           config, min_coverage, progress, grading, settings)
+                           config, min_coverage, progress, grading, settings, complete_cases)
         return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
     result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
                           judge_models(config, second_judge), segments.value, min_samples, progress, grading,
-                          graded_name="graded.parquet" if parquet else "graded.json", settings=settings)
+                          graded_name="graded.parquet" if parquet else "graded.json", settings=settings,
+                          complete_cases=complete_cases)
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
     print_report(result.correlation, Console(width=max(Console().width, 120)))

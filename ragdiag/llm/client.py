@@ -9,6 +9,9 @@ that must be sent (so ``--cache replay`` and fully cached runs never touch the n
 key holds the server's full base URL (scheme, host, port, path; no credentials). Identical requests
 in flight at the same time are sent once: between threads by a shared future, between processes
 sharing one cache by a lease row in the cache (the second process waits for the first's reply).
+A 400 whose body says the context was exceeded fails its item as
+:class:`ragdiag.llm.context_errors.ContextExceeded`: one line with the server's counts, never retried,
+never cached.
 """
 
 from __future__ import annotations

@@ -26,14 +26,14 @@ faut faire fait pour par sur sous dans avec sans chez entre vers que qui quoi qu
 ce cet cette ces son sa ses leur leurs mon ma mes ton ta tes notre nos votre vos il elle ils elles nous vous
 je tu ne pas plus moins comment pourquoi quand combien lorsque si aussi tout tous toute toutes même
 quelles-sont quels-sont est-ce est-il est-elle peut-on doit-on faut-il y en
-""".split())
+""".split())  # noqa: SIM905 - a word list reads best as text
 
 _ENGLISH = frozenset("""
 the of and to in is are was were be been being for with what how why when which who whom whose does do did
 can could should would will shall may might must an that this these those it its by from as at or not
 there their they them his her he she we you your our my than then into about after before between
 have has had if so no yes any all some more most other such only also very just where while during
-""".split())
+""".split())  # noqa: SIM905 - a word list reads best as text
 
 _DIACRITIC = re.compile(r"[éèêëàâîïôûùçœ]")
 _ELISION = re.compile(r"^(?:l|d|qu|c|n|s|j|m|t|jusqu|lorsqu|puisqu)['’]\w", re.IGNORECASE)

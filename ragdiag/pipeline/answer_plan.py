@@ -6,9 +6,10 @@
 - language: ``--lang en|fr`` for every question, or ``auto`` per question
   (:func:`ragdiag.llm.language.detect`); French questions get the ``*-fr`` prompts;
 - budget: a number, or ``auto`` = the context length the server reports in ``/models`` minus
-  :data:`ANSWER_RESERVE` tokens kept for the answer; when the server reports none, the budget is
-  learned from the first context-length error's body (that item is refit and sent once more —
-  changed, never unchanged). Without a budget a context error fails its item, in one line, and the
+  :data:`ANSWER_RESERVE` tokens kept for the answer; when the server reports none, every item is sent
+  whole, and an item the server refuses for its length is refit to the context length its error
+  states (minus the reserve) and sent once more — changed, never unchanged; items that fit are not
+  cut, whatever order the workers run in. Without a budget a context error fails its item, in one line, and the
   run suggests the option.
 """
 
@@ -129,8 +130,8 @@ class AnswerPlan:
                                       config.timeout)
         if context is None:
             self.notices.append(f"--max-prompt-tokens auto: the server does not report {config.model}'s context "
-                                "length in /models; the budget will be learned from the first context-length "
-                                "error (that item is refit and sent once more)")
+                                "length in /models; items are sent whole, and one refused for its length is refit "
+                                "to the context its error states and sent once more")
             return
         self.budget_tokens = budget_from_context(context)
         self.budget_source = f"server /models: context {context} tokens − {ANSWER_RESERVE} kept for the answer"
@@ -143,31 +144,34 @@ class AnswerPlan:
     def prompt(self, lang: str) -> Prompt:
         return self._prompts[lang]
 
-    def _budget(self) -> Budget | None:
-        with self._lock:
-            tokens = self.budget_tokens
+    def _budget(self, tokens: int | None = None) -> Budget | None:
+        tokens = self.budget_tokens if tokens is None else tokens
         return None if tokens is None or self.counter is None else Budget(tokens, self.settings.fit, self.counter)
 
-    def fit(self, prompt: Prompt, query: str, passages: list[str]) -> Fitted:
-        """The messages for ``query`` and ``passages``, fitted to the budget when there is one."""
+    def fit(self, prompt: Prompt, query: str, passages: list[str], tokens: int | None = None) -> Fitted:
+        """The messages for ``query`` and ``passages``, fitted to ``tokens`` (default: the run's budget,
+        if any)."""
         build: Callable[[list[str]], list[dict[str, str]]] = lambda ps: prompt.messages(query=query, references=ps)
-        budget = self._budget()
+        budget = self._budget(tokens)
         if budget is None:
             return Fitted(build(passages), passages, 0, None)
         return budget.fit_passages(build, passages)
 
-    def learn(self, err: ContextExceeded) -> bool:
-        """With ``auto`` and no budget yet, take the budget from the error's context length; True if learned."""
-        if self.settings.max_prompt_tokens != "auto" or err.limit is None or self.counter is None:
-            return False
+    def item_budget(self, err: ContextExceeded) -> int | None:
+        """With ``auto`` and no context length from ``/models``: the budget for an item the server
+        refused, from the context length its error states (each such item is refit on its own, so the
+        outcome does not depend on which item failed first); None when there is nothing to learn."""
+        if self.settings.max_prompt_tokens != "auto" or self.budget_tokens is not None or err.limit is None \
+                or self.counter is None:
+            return None
+        tokens = budget_from_context(err.limit)
         with self._lock:
-            if self.budget_tokens is None:
-                self.budget_tokens = budget_from_context(err.limit)
-                self.budget_source = (f"learned from a context-length error: context {err.limit} tokens − "
-                                      f"{ANSWER_RESERVE} kept for the answer")
+            if self.budget_source is None:
+                self.budget_source = (f"learned per refused item from its context-length error: context {err.limit} "
+                                      f"tokens − {ANSWER_RESERVE} kept for the answer")
                 self.notices.append(f"--max-prompt-tokens auto: the server's error says the context is {err.limit} "
-                                    f"tokens; prompt budget {self.budget_tokens} tokens from now on")
-            return True
+                                    f"tokens; each refused item is refit to {tokens} tokens and sent once more")
+        return tokens
 
     def record_context_error(self, err: ContextExceeded) -> None:
         with self._lock:
@@ -204,8 +208,8 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
     """One generation call in the question's language within the budget: (ChatResult, info) where info
     holds ``lang``, ``prompt`` and, when the budget cut something, ``cut``.
 
-    A context-length error is recorded; with ``auto`` and no budget yet, the budget is learned from it
-    and the item refit and sent once more.
+    A context-length error is recorded; with ``auto`` and no context length from ``/models``, the item
+    is refit to the context length its error states and sent once more (:meth:`AnswerPlan.item_budget`).
     """
     lang = lang or plan.lang_of(query)
     prompt = plan.prompt(lang)
@@ -213,12 +217,13 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
     try:
         result = client.chat(client.request(fitted.messages, prompt.id), label)
     except ContextExceeded as err:
-        if not plan.learn(err):
+        tokens = plan.item_budget(err)
+        if tokens is None:
             plan.record_context_error(err)
             raise
         first = fitted.messages
-        fitted = plan.fit(prompt, query, passages)
-        if fitted.messages == first:  # the learned budget cuts nothing here: never resend it unchanged
+        fitted = plan.fit(prompt, query, passages, tokens)
+        if fitted.messages == first:  # the budget cuts nothing here: never resend it unchanged
             plan.record_context_error(err)
             raise
         with plan._lock:

@@ -50,6 +50,7 @@ class CorpusRunConfig:
     bootstrap: int = 1000
     grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
     answer: AnswerSettings | None = None  # --lang and the prompt budget
+    complete_cases: bool = False  # correlate only the queries graded at every K
 
 
 @dataclass
@@ -158,7 +159,8 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         write_run(run_paths[spec.text], run, inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer)
+                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
+                          complete_cases=cfg.complete_cases)
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams

@@ -29,25 +29,29 @@ class PipelineResult:
     paths: dict[str, Path]
 
 
-def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None) -> str:
-    """The ``ragdiag correlate`` command line that redoes the last stage (gate options included when set)."""
+def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None,
+                      complete_cases: bool = False) -> str:
+    """The ``ragdiag correlate`` command line that redoes the last stage (gate options and
+    ``--complete-cases`` included when set)."""
     command = f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
     if grading is not None:
         command += "".join([" --keep-degenerate" if grading.keep_degenerate else "",
                             f" --degenerate-patterns {grading.degenerate_patterns}" if grading.degenerate_patterns else "",
                             f" --long-answer-ratio {grading.long_answer_ratio:g}"
                             if grading.long_answer_ratio != GradingOptions.long_answer_ratio else ""])
-    return command
+    return command + (" --complete-cases" if complete_cases else "")
 
 
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
                  min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None,
-                 graded_name: str = "graded.json", settings: AnswerSettings | None = None) -> PipelineResult:
+                 graded_name: str = "graded.json", settings: AnswerSettings | None = None,
+                 complete_cases: bool = False) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted).
 
     ``graded_name`` ``graded.parquet`` writes the graded table as Parquet (read back columnar);
-    ``settings``: the answers' language and prompt budget."""
+    ``settings``: the answers' language and prompt budget; ``complete_cases``: correlate only the
+    queries graded at every K."""
     from ragdiag.data.graded_parquet import check_graded_output
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
@@ -76,9 +80,11 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
                        grading.top_logprobs, gate, grading.keep_degenerate, lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"], gate=gate)
     correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
-                                                          keep_degenerate=grading.keep_degenerate), record=record)
+                                                          keep_degenerate=grading.keep_degenerate), record=record,
+                                  complete_cases=complete_cases)
     correlation["meta"]["pipeline"] = {"command": "pipeline", "equivalent_command":
-                                       correlate_command(paths["graded"], segments, min_samples, grading),
+                                       correlate_command(paths["graded"], segments, min_samples, grading,
+                                                         complete_cases),
                                        "generate_meta": generated.meta, "grade_meta": graded.meta,
                                        "reference_gate": {"generate": generated.summary["reference_gate"],
                                                           "grade": graded.summary["reference_gate"]}}

@@ -183,9 +183,10 @@ def _plan_lines(plan: AnswerPlan, rows: list[dict[str, Any]], settings: AnswerSe
         counts = {lang: sum(1 for v in questions.values() if v == lang) for lang in LANGS}
         lines.append(f"--lang auto: {counts['fr']} question(s) detected as French (prompt {plan.prompt('fr').id}), "
                      f"{counts['en']} as English (prompt {plan.prompt('en').id}); each row records its lang")
-    if plan.budget_tokens is not None:
+    if plan.budget_source is not None:
         cut = [r for r in rows if r.get("cut")]
-        lines.append(f"prompt budget {plan.budget_tokens} tokens ({plan.budget_source}; counted with "
+        size = f"{plan.budget_tokens} tokens" if plan.budget_tokens is not None else "per refused item"
+        lines.append(f"prompt budget {size} ({plan.budget_source}; counted with "
                      f"{plan.counter.name if plan.counter else '?'}, --fit {settings.fit}): references cut in "
                      f"{len(cut)} of {len(rows)} items (each row's 'cut' says what)")
     suggestion = plan.suggestion()

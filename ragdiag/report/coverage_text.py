@@ -23,13 +23,13 @@ def verdict_basis(report: dict[str, Any]) -> tuple[str, bool] | None:
     gaps = (f"coverage differs by {coverage['gap_points_across_K']:.0f} points across K and "
             f"{coverage['gap_points_across_segments']:.0f} across segments")
     if complete.get("used"):
-        return (f"graded per K: {per_k_text(coverage)}. The verdict uses complete cases only: the "
+        return ((f"graded per K: {per_k_text(coverage)}. The verdict uses complete cases only: the "
                 f"{complete['queries_kept']} of {complete['queries']} queries graded at every K "
-                f"({complete['rows_kept']} of {complete['rows_before']} graded rows).", False)
+                f"({complete['rows_kept']} of {complete['rows_before']} graded rows)."), False)
     if coverage.get("uneven"):
-        return (f"graded per K: {per_k_text(coverage)}. Warning: {gaps} (more than "
+        return ((f"graded per K: {per_k_text(coverage)}. Warning: {gaps} (more than "
                 f"{coverage['threshold_points']:g}); the verdict below uses every graded row, so it compares "
                 "different queries at different K and is biased. Rerun correlate with --complete-cases to keep only "
-                "the queries graded at every K.", True)
-    return (f"graded per K: {per_k_text(coverage)}. The verdict uses every graded row ({gaps}, within "
-            f"{coverage['threshold_points']:g}).", False)
+                "the queries graded at every K."), True)
+    return ((f"graded per K: {per_k_text(coverage)}. The verdict uses every graded row ({gaps}, within "
+            f"{coverage['threshold_points']:g})."), False)

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient
+from ragdiag.llm.context_errors import ContextExceeded
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.answer_plan import AnswerPlan, answer_in_plan
@@ -160,6 +161,8 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
             ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
         except _WouldSend:
             need["ideal"] += 1
+        except ContextExceeded:  # over the prompt budget even without passages: fails before any call
+            continue
     gate = job.grading.gate()
     known = list(ideal)
     degenerate = {q for q, k in zip(known, gate.classify([ideal[q] for q in known], [job.query_text[q] for q in known]))
@@ -172,6 +175,8 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
         except _WouldSend:
             need["answers"] += 1
             need["grades"] += 1
+            continue
+        except ContextExceeded:
             continue
         if context.query_id not in ideal:
             need["grades"] += 1

@@ -9,8 +9,14 @@ import httpx
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.context_budget import (Budget, EstimateCounter, TokenizerJsonCounter, load_counter, prompt_tokens,
-                                        tokenizer_file)
+from ragdiag.llm.context_budget import (
+    Budget,
+    EstimateCounter,
+    TokenizerJsonCounter,
+    load_counter,
+    prompt_tokens,
+    tokenizer_file,
+)
 from ragdiag.llm.context_errors import ContextExceeded, context_exceeded
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.server_context import context_from_models
@@ -86,6 +92,19 @@ def test_the_models_tokenizer_json_counts_and_cuts_at_token_boundaries():
     build = _build("Qu'est-ce que la médiation familiale ?")
     fitted = Budget(300, "truncate", counter).fit_passages(build, PASSAGES)
     assert prompt_tokens(fitted.messages, counter) <= 300 and fitted.cut["counted_with"] == counter.name
+
+
+def test_tiktoken_counter_counts_and_cuts_with_an_encoding():
+    tiktoken = pytest.importorskip("tiktoken")
+    from ragdiag.llm.context_budget import TiktokenCounter
+
+    # a byte-level encoding built in place (the OpenAI encodings are files fetched once by tiktoken)
+    encoding = tiktoken.Encoding(name="bytes", pat_str=r"\S+|\s+", mergeable_ranks={bytes([i]): i for i in range(256)},
+                                 special_tokens={})
+    counter = TiktokenCounter(encoding)
+    assert counter.name == "tiktoken: bytes" and counter.count("héllo") == 6 and counter.head("hello", 3) == "hel"
+    fitted = Budget(1200, "truncate", counter).fit_passages(_build("q"), ["x" * 900, "y" * 300])
+    assert prompt_tokens(fitted.messages, counter) <= 1200 and fitted.cut["counted_with"] == "tiktoken: bytes"
 
 
 def test_tokenizer_path_errors_are_one_line(tmp_path):

@@ -101,13 +101,16 @@ def test_auto_budget_learned_from_the_first_context_error_then_refit(server, run
     server.context_limit(LIMIT_WORDS)  # /v1/models does not say
     answers = tmp_path / "answers.jsonl"
     res = run_cli("generate", "--texts", texts, "--ranked", ranked, "--ks", "2,5", "--out", answers,
-                  "--base-url", server.base_url, "--max-prompt-tokens", "auto", "--workers", "1")
+                  "--base-url", server.base_url, "--max-prompt-tokens", "auto", "--workers", "4")
     assert res.exit_code == 0, res.output
     assert "does not report gpt-4o-mini's context length" in res.output
-    assert "the server's error says the context is 1200 tokens; prompt budget 688 tokens" in res.output
-    assert server.context_rejections == 1  # the first K=5 request; sent again only once refit
+    assert "the server's error says the context is 1200 tokens; each refused item is refit to 688 tokens" in res.output
+    assert server.context_rejections == 2  # the two K=5 requests, each refit and sent once more
     manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
-    assert manifest["summary"]["context_refits"] == 1 and manifest["summary"]["context_exceeded"] == 0
+    assert manifest["summary"]["context_refits"] == 2 and manifest["summary"]["context_exceeded"] == 0
+    rows = _rows(answers)
+    assert sorted(r["K"] for r in rows if r.get("cut")) == [5, 5]  # items that fit are sent whole
+    assert _meta(answers)["budget"]["max_prompt_tokens"] is None
     assert all(r["answer"] for r in _rows(answers))
     rejected = next(b for b, s in zip(server.bodies, server.statuses) if s == 400)
     assert rejected not in server.bodies[server.bodies.index(rejected) + 1:]  # never resent unchanged
@@ -128,6 +131,7 @@ def test_bad_budget_options_are_one_line_errors(server, run_cli, tmp_path):
     for extra, says in ((["--max-prompt-tokens", "0"], "between 1 and"), (["--max-prompt-tokens", "lots"], "auto"),
                         (["--fit", "drop"], "--fit applies only with --max-prompt-tokens"),
                         (["--chars-per-token", "nan"], "finite"),
+                        (["--tokenizer", tmp_path], "--tokenizer applies only with --max-prompt-tokens"),
                         (["--max-prompt-tokens", "50", "--tokenizer", tmp_path / "none.json"], "no tokenizer.json")):
         res = run_cli(*base, *extra)
         assert res.exit_code == 2 and says in res.output, (extra, res.output)

@@ -75,3 +75,17 @@ def test_html_report_shows_coverage_per_k_beside_the_verdict(incomplete, run_cli
     html = page.read_text()
     assert "coverage per K (graded / rows)" in html and "33.3%" in html
     assert html.index("Warning: coverage differs") < html.index("<strong>Verdict</strong>")
+
+
+def test_pipeline_complete_cases_correlates_only_queries_graded_at_every_k(server, run_cli, tmp_path):
+    texts, ranked = write_long(tmp_path / "data", QUERIES, WORDS)
+    server.context_limit(1200)
+    out = tmp_path / "run"
+    res = run_cli("pipeline", "--texts", texts, "--ranked", ranked, "--ks", "2,3,5", "--out-dir", out,
+                  "--base-url", server.base_url, "--segments", "pooled", "--min-samples", "3", "--min-coverage", "0",
+                  "--complete-cases")
+    assert res.exit_code == 0, res.output
+    correlation = json.loads((out / "correlation.json").read_text())
+    assert correlation["coverage"]["complete_cases"]["queries_kept"] == 4 and correlation["meta"]["rows"] == 12
+    assert correlation["meta"]["pipeline"]["equivalent_command"].endswith("--complete-cases")
+    assert "The verdict uses complete cases only" in " ".join(res.output.split())

@@ -15,6 +15,10 @@ test server and is never an LLM's answer or judgement.
   grade = 1 + min(4, ⌊5·o⌋) — o < 0.2 → 1, < 0.4 → 2, < 0.6 → 3, < 0.8 → 4, ≥ 0.8 → 5 — replied as
   ``{"grade": g, "reason": "toy model token overlap …"}``.
 
+Knobs of the chat test server apply (``context_limit(words, report=False)``: HTTP 400 "context length
+exceeded" past that many prompt words; ``--context-limit`` / ``--report-context`` on the command line);
+a French prompt with no reference gets ``"Les références ne suffisent pas pour répondre."``.
+
 Prompt layouts: the fenced v2 prompts (``<passage id="N">…</passage>``, ``<ideal_answer>``,
 ``<candidate_answer>``, text HTML-escaped inside) and the v1 prompts (``[i] text`` lines, ``Ideal
 answer:`` / ``Candidate answer:`` sections).
