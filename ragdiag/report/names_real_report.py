@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.probes.query_impact import LABELS, METRICS
+METRIC_LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}  # the keys of each impact's "difference"
 
 
 def _difference(entry: dict[str, Any]) -> str:
@@ -35,11 +35,11 @@ def render(doc: dict[str, Any], console: Console) -> None:
                         f"name; [95% paired bootstrap interval])")
     table.add_column("ablation")
     table.add_column("queries", justify="right")
-    for m in METRICS:
-        table.add_column(f"Δ {LABELS[m]}", justify="right")
+    for label in METRIC_LABELS.values():
+        table.add_column(f"Δ {label}", justify="right")
     for impact in doc["impacts"]:
         table.add_row(impact["name"], str(impact["changed_queries"]),
-                      *(_difference(impact["difference"][m]) for m in METRICS))
+                      *(_difference(impact["difference"][m]) for m in METRIC_LABELS))
     console.print(table)
     for impact in doc["impacts"]:
         if not impact["worst"]:
