@@ -51,8 +51,8 @@ browser:
 	elif [ "$(BROWSER)" = 0 ]; then echo "browser: BROWSER=0: not installing Chromium (the browser test will skip)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "browser: installing Chromium with apt-get (Debian 12: an 81 MB download, 290 MB installed, plus its libraries) for tests/report/test_report_browser.py; skip with make test BROWSER=0 or make test-fast"; \
-	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "browser: apt-get install chromium failed; the browser test will skip"; \
-	else echo "browser: no Chromium and no root apt-get: the browser test will skip"; fi
+	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "make browser: chromium not installed (the browser test will skip, saying why): apt-get install chromium failed" >&2; \
+	else echo "make browser: chromium not installed (the browser test will skip, saying why): no root apt-get here" >&2; fi
 
 bench: install
 	$(PY) benchmarks/run_all.py

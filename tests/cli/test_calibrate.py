@@ -89,7 +89,7 @@ def test_suggest_writes_a_sheet_that_reads_back_as_is(files, tmp_path):
         writer.writerows(rows)
     back = _run("--graded", files["graded"], "--human", sheet)
     assert back.exit_code == 0, back.output
-    assert "11 with a human grade" in back.stdout
+    assert "11 with a human grade" in " ".join(back.stdout.split())  # the header wraps in a narrow terminal
 
 
 def test_suggest_picks_the_most_uncertain_items(files, tmp_path):
