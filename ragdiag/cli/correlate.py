@@ -29,8 +29,8 @@ def correlate(
     compare: p.Compare = None,
     by: p.By = None,
     delta: p.Deltas = p.DEFAULT_DELTAS,
-    fmt: p.FormatOpt = p.OutputFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here (--format; with table: .json/.csv by suffix, else text).")] = None,
+    fmt: p.FormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.")] = None,
     plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap PNG (.png): segments × measures, cells = max correlation.")] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use the bundled sample without trying the hub.")] = False,
     no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Fail instead of using the bundled sample when the hub is unreachable.")] = False,
@@ -65,7 +65,7 @@ def correlate(
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
         correlate_metric_table(metric_table, grade_col, measure_cols, group_col, id_col, corr, min_samples, bootstrap,
-                               seed, compare, fmt.value, out, plot)
+                               seed, compare, fmt.value if fmt else None, out, plot)
         return
     from rich.console import Console
 
@@ -93,10 +93,10 @@ def correlate(
                              progress=progress_over(stderr))
     report["meta"]["shown_kinds"] = list(opts.kinds) if corr else list(opts.kinds[:1])
     if out is not None:
-        write_correlation(report, out, fmt.value, inputs=[graded])
+        write_correlation(report, out, fmt.value if fmt else None, inputs=[graded])
     if plot is not None:
         write_heatmap(report, plot)
-    if fmt is p.OutputFormat.table:
-        print_report(report, Console(width=max(Console().width, 120)))
+    if fmt is None or fmt is p.OutputFormat.table:
+        print_report(report, Console())
     elif out is None:
         typer.echo(render_text(report, fmt.value), nl=False)

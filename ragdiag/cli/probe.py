@@ -22,8 +22,8 @@ def names(
     seed: p.Seed = p.DEFAULT_SEED,
     ablations: Annotated[str, p.text_option("--ablations", "all or a comma list of ablation names.")] = "all",
     epsilon: p.Epsilon = 0.01,
-    fmt: p.TableFormatOpt = p.TableFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
+    fmt: p.TableFormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
@@ -35,5 +35,5 @@ def names(
     check_paths(outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
 
-    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot,
+    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value if fmt else None, out, plot,
                                    cache_dir, cache_mode=cache.value))

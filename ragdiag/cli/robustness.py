@@ -29,8 +29,8 @@ def robustness(
     repeats: p.BenchRepeats = 3,
     seed: p.Seed = p.DEFAULT_SEED,
     threads: p.Threads = None,
-    fmt: p.TableFormatOpt = p.TableFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the JSON result here.")] = None,
+    fmt: p.TableFormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
     per_query: Annotated[Optional[Path], p.path_option("--per-query", "Write one JSON line per (point, query).")] = None,
     plot_dir: p.PlotDir = None,
     cache_dir: p.CacheDir = None,
@@ -42,6 +42,7 @@ def robustness(
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
     from ragdiag.cli.paths import check_paths
+    from ragdiag.io.out_format import out_format
     from ragdiag.options import parse_deltas
 
     check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
@@ -54,8 +55,14 @@ def robustness(
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
     opts.device, opts.batch_size = device.value, batch_size
+    file_format = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else None
     result, rows = run_robustness(opts, progress=True)
-    write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
+    write_outputs(result, rows, out if file_format == "json" else None, per_query, inputs=input_paths(opts))
+    if file_format == "table":
+        from ragdiag.io.writer import write_text
+        from ragdiag.report.robustness_table import table_text
+
+        write_text(out, table_text(result), inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
@@ -67,4 +74,4 @@ def robustness(
 
         from ragdiag.report.robustness_table import robustness_table
 
-        Console(width=200).print(robustness_table(result))
+        Console().print(robustness_table(result))

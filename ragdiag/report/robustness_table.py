@@ -6,23 +6,38 @@ from rich.table import Table
 
 
 def robustness_table(result: dict) -> Table:
+    """Timing columns only when some point was timed (index points; a run has no timing). Text
+    columns fold instead of being cut with "…", so a narrow terminal wraps the table."""
     meta, points = result["meta"], result["points"]
     k = meta["k"]
     deltas = [f"{d:g}" for d in meta["deltas"]]
+    timed_any = any(p["qps_batch"] is not None for p in points)
     table = Table(title=f"Robustness-δ@{k} ({meta['metric']}, recall: {meta['recall']}, seed {meta['seed']})")
-    for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", "QPS", "p50 ms", "p99 ms",
-                 "build s", "MiB"):
-        table.add_column(name, justify="left" if name in ("index", "params") else "right")
-    for p in points:
-        params = p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items())
+    timing = ("QPS", "p50 ms", "p99 ms", "build s", "MiB") if timed_any else ()
+    labels = [p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items()) for p in points]
+    for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", *timing):
+        text = name in ("index", "params")
+        table.add_column(name, justify="left" if text else "right", overflow="fold")
+    for p, params in zip(points, labels):
         timed = p["qps_batch"] is not None
-        table.add_row(
-            p["index"], params, f"{p['recall_mean']:.4f}", *[f"{p['robustness'][d]:.4f}" for d in deltas],
-            str(p["zero_recall_queries"]),
-            f"{p['qps_batch']['median']:.0f}" if timed else "-",
-            f"{p['latency_ms']['p50']:.3f}" if timed else "-",
-            f"{p['latency_ms']['p99']:.3f}" if timed else "-",
-            f"{p['build_s']:.2f}" if timed else "-",
-            f"{p['index_bytes'] / 2**20:.1f}" if timed else "-",
-        )
+        cells = [p["index"], params, f"{p['recall_mean']:.4f}", *[f"{p['robustness'][d]:.4f}" for d in deltas],
+                 str(p["zero_recall_queries"])]
+        if timed_any:
+            cells += [f"{p['qps_batch']['median']:.0f}" if timed else "-",
+                      f"{p['latency_ms']['p50']:.3f}" if timed else "-",
+                      f"{p['latency_ms']['p99']:.3f}" if timed else "-",
+                      f"{p['build_s']:.2f}" if timed else "-",
+                      f"{p['index_bytes'] / 2**20:.1f}" if timed else "-"]
+        table.add_row(*cells)
     return table
+
+
+def table_text(result: dict, width: int = 160) -> str:
+    """The table as plain text (``--out x.txt``)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, record=True)
+    console.print(robustness_table(result))
+    return console.export_text()

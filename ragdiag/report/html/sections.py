@@ -108,7 +108,7 @@ def correlate_section(item: Input) -> Section:
 
 
 def robustness_section(item: Input) -> Section:
-    from ragdiag.report.robustness_plots import write_plots
+    from ragdiag.report.robustness_plots import qps_median, write_plots
 
     doc = item.doc
     meta = doc.get("meta") or {}
@@ -117,7 +117,7 @@ def robustness_section(item: Input) -> Section:
     deltas = list(points[0]["robustness"]) if points else []
     rows = []
     for p in points:
-        qps = (p.get("qps_batch") or {}).get("median") if isinstance(p.get("qps_batch"), dict) else p.get("qps_batch")
+        qps = qps_median(p)
         latency = p.get("latency_ms")
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
         params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
@@ -246,13 +246,30 @@ def graded_section(item: Input) -> Section:
     return Section("graded", "Graded answers", str(item.path), "".join(body))
 
 
+def corpus_run_section(item: Input) -> Section:
+    """``corpus_run.json`` of ``pipeline --corpus``: what was ranked, with which retrievers, and where
+    the stages wrote (their files get their own sections when the run folder is given)."""
+    meta = item.doc.get("meta") or {}
+    queries = meta.get("queries") or {}
+    retrievers = ", ".join(str(r.get("spec")) for r in meta.get("retrievers") or [] if isinstance(r, dict))
+    rows = [["command", meta.get("command")], ["dataset", meta.get("dataset")], ["retrievers", retrievers],
+            ["cut-offs K", ", ".join(map(str, meta.get("ks") or []))], ["depth", meta.get("depth")],
+            ["queries used", queries.get("used")], ["queries left out (ideal cap)", queries.get("left_out")],
+            ["ranked samples", meta.get("ranked_samples")], ["evaluate", meta.get("evaluate")]]
+    outputs = [[name, path] for name, path in (meta.get("outputs") or {}).items()]
+    body = [labels(test_server=is_test_server(item.doc.get("run_record") or {})),
+            table(["quantity", "value"], rows), "<h3>files written</h3>" + table(["output", "path"], outputs)]
+    return Section("corpus-run", f"Corpus run: {meta.get('dataset', '')}", str(item.path), "".join(body))
+
+
 def plot_section(item: Input) -> Section:
     return Section("plot", f"Plot: {item.path.name}", str(item.path), image(item.doc, item.path.name))
 
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
-             "llm-run": llm_section, "graded": graded_section, "plot": plot_section}
+             "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
+             "plot": plot_section}
 
 
 def render(item: Input) -> Section:
