@@ -43,9 +43,14 @@ def correlate(
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
-    Prints, per segment and measure, the maximum correlation over the α grid and the first α
-    reaching it; with --bootstrap, 95% intervals; and ends with which measure predicts the grade
-    best per subset and narrow/wide side.
+    Starts with the verdict (which measure predicts the grade best per subset and narrow/wide
+    side) and one line of advice, then, per segment and measure, the maximum correlation over the
+    α grid and the first α reaching it; with --bootstrap, 95% intervals.
+
+    Measures (n = relevant passages in the top K, K = passages given to the generator, Np = all
+    relevant passages): F(α) = n/(α·K + (1−α)·Np), α = 0 recall, α = 1 precision; E = F with Np
+    estimated from the ranking (relevant passages in the top x·K); T(α) = (1−α)·n − α·(K−n)/K;
+    nDCG@K; P = n/K (precision@K); R = n/Np (recall@K).
     """
     from ragdiag.cli.paths import check_paths
 

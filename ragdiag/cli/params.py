@@ -322,7 +322,7 @@ SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Anot
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
 Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
-Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R.", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
+Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, nDCG, P, R (defined in the command's help above).", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
 CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT, callback=checked_by("ragdiag.metrics.analysis", "parse_kinds"))]
 AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]

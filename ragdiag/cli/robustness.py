@@ -22,7 +22,7 @@ def robustness(
     k: p.K = p.DEFAULT_K,
     metric: p.MetricOpt = p.DEFAULT_METRIC,
     index_spec: p.IndexSpecs = ["flat"],  # noqa: B006 - typer reads the default, never mutates it
-    backend: Annotated[str, p.text_option("--backend", "Where pg-* specs run: pgvector:postgresql://… or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
+    backend: Annotated[str, p.text_option("--backend", "Where pg-* specs run: pgvector:postgresql://USER@HOST/DB or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
     delta: p.Deltas = p.DEFAULT_DELTAS,
     tie_aware: p.TieAware = False,
     latency_queries: p.LatencyQueries = 1000,

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ragdiag.report.html.inputs import Input
+from ragdiag.report.provenance import TEST_SERVER_MODELS
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
 
-TEST_SERVER_MODELS = ("ragdiag-test-server",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -57,6 +57,7 @@ def _images(pngs: list[bytes], alt: str) -> str:
 
 
 def correlate_section(item: Input) -> Section:
+    from ragdiag.report import correlate_guide as guide
     from ragdiag.report import correlate_report as cr
 
     doc = item.doc
@@ -66,10 +67,16 @@ def correlate_section(item: Input) -> Section:
                    test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.get("source", "")))))]
     sentences = cr.verdict_sentences(doc)
     if sentences:
+        advice = guide.advice_line(doc)
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
-                    + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
+                    + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"
+                    + (f"<p><strong>{esc(advice)}</strong></p>" if advice else "") + "</div>")
     else:
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
+    legend = guide.legend(doc)
+    if legend:
+        body.append(f'<p class="note">Measures ({esc(guide.SYMBOLS)}):</p><ul class="note">'
+                    + "".join(f"<li><strong>{esc(m)}</strong>: {esc(text)}</li>" for m, text in legend) + "</ul>")
     body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
@@ -100,7 +107,8 @@ def correlate_section(item: Input) -> Section:
         first, second = meta["compare"]
         body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
     if doc["verdicts"]:
-        rows = [[v["subset"], v["side"], v["best"], v["best_mean"], v["runner_up"] or "–", v["lead"],
+        rows = [[v["subset"], v["side"], " = ".join(v.get("tied") or [v["best"]]) if cr.is_tie(v) else v["best"],
+                 v["best_mean"], "–" if cr.is_tie(v) else v["runner_up"] or "–", v["lead"],
                  "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}%"] for v in doc["verdicts"]]
         body.append("<h3>verdict table</h3>" + table(["subset", "side", "best", "mean", "runner-up", "lead",
                                                       "lead holds (resamples)"], rows))
