@@ -115,32 +115,49 @@ def correlate_section(item: Input) -> Section:
     return Section("correlate", "Correlate: which measure predicts the grade", str(item.path), "".join(body))
 
 
+def _qps_cell(point: dict) -> Any:
+    """Median batch QPS, with the min–max of its repeats when there were several."""
+    from ragdiag.report.robustness_plots import qps_median
+
+    median = qps_median(point)
+    runs = point.get("qps_batch_runs") or point.get("qps_batch")
+    if median is None or not isinstance(runs, dict) or (runs.get("repeats") or 1) < 2 or runs.get("min") is None:
+        return median
+    return Raw(esc(f"{median:,.0f} ({runs['min']:,.0f}–{runs['max']:,.0f})"))
+
+
 def robustness_section(item: Input) -> Section:
-    from ragdiag.report.robustness_plots import qps_median, write_plots
+    from ragdiag.report.robustness_plots import write_plots
 
     doc = item.doc
     meta = doc.get("meta") or {}
     points = doc["points"]
     k = meta.get("k", "K")
     deltas = list(points[0]["robustness"]) if points else []
+    sweep = item.kind == "sweep"
     rows = []
     for p in points:
-        qps = qps_median(p)
         latency = p.get("latency_ms")
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
         params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
-        row = [p.get("index"), params, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
-               p.get("zero_recall_queries"), qps, latency]
+        name = [p.get("label") or f"{p.get('index')} {params}"] if sweep else [p.get("index"), params]
+        row = [*name, p.get("recall_mean"), *(p["robustness"][d] for d in deltas),
+               p.get("zero_recall_queries"), _qps_cell(p), latency]
         if item.kind == "sweep":
             diff = p.get("grade_diff_vs_exact") or {}
             row += [Raw(esc(f"{num(p.get('grade_mean'))} {interval(p.get('grade_ci'))}")),
                     Raw(esc(f"{num(diff.get('value'), signed=True)} {interval(diff.get('ci'))}"))]
         rows.append(row)
-    headers = ["index", "params", f"recall@{k}", *(f"R-{d}@{k}" for d in deltas), "zero-recall queries",
-               "QPS (batch)", "latency ms", *(("grade mean [95%]", "grade vs exact") if item.kind == "sweep" else ())]
-    body = [labels(test_server=item.kind == "sweep" and is_test_server(meta)),
-            f'<p class="note">ground truth: {esc(meta.get("ground_truth", "?"))} · metric {esc(meta.get("metric", "?"))}'
+    headers = [*(["point"] if sweep else ["index", "params"]), f"recall@{k}", *(f"R-{d}@{k}" for d in deltas),
+               "zero-recall queries", "QPS (batch: median (min–max))", "latency p50 ms",
+               *(("grade mean [95%]", "grade vs exact") if sweep else ())]
+    truth = meta.get("ground_truth") or ("exact k-NN" if sweep else "?")
+    body = [labels(test_server=sweep and is_test_server(meta)),
+            f'<p class="note">ground truth: {esc(truth)} · metric {esc(meta.get("metric", "?"))}'
             f' · recall: {esc(meta.get("recall", "?"))}</p>']
+    warning = (meta.get("qps_timing") or {}).get("warning")
+    if warning:
+        body.append(f'<p class="note">⚠ {esc(warning)}</p>')
     recommendation = doc.get("recommendation")
     if isinstance(recommendation, dict):
         chosen = recommendation.get("point") or "none"
@@ -151,31 +168,53 @@ def robustness_section(item: Input) -> Section:
         body.append("<h3>controls</h3>" + table(
             ["control", "grade mean", "95% interval", "graded"],
             [[c.get("name"), c.get("grade_mean"), interval(c.get("grade_ci")), c.get("n_graded")] for c in doc["controls"]]))
+    if sweep and points and {"llm", "deltas", "dataset"} <= set(meta):
+        from ragdiag.report.sweep_report import plot_sweep
+
+        body.append(_images(_png(lambda p: plot_sweep(doc, p.parent)), "answer grade and speed per operating point"))
     if points and "recall_histogram" in points[0] and "k" in meta:
         body.append(_images(_png(lambda p: write_plots(doc, p.parent)), "robustness plots"))
     title = "Sweep" if item.kind == "sweep" else "Robustness"
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
 
 
+HEADLINE_METRICS = ("ra_nwg", "proc", "pct_proc", "ndcg", "recall")
+
+
 def evaluate_section(item: Input) -> Section:
+    """The decision first, then one row per run with the headline metrics and their intervals at
+    the decision's K; every metric row and the paired comparisons folded below."""
+    from ragdiag.report.evaluate_report import METRIC_LABELS, decision_lines
+
     doc = item.doc
     body = [labels(test_server=is_test_server(doc))]
+    runs = doc["runs"]
+    lines = decision_lines(doc) if all(isinstance(r.get("decision"), dict) for r in runs) else []
+    if lines:
+        body.append('<div class="verdict"><strong>Decision</strong><ul>'
+                    + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
+    ks = (doc.get("params") or {}).get("k") or sorted({m.get("k") for r in runs for m in r.get("metrics", [])})
+    shown = [m for m in HEADLINE_METRICS if any(e.get("metric") == m for r in runs for e in r.get("metrics", []))]
     rows = []
-    for run in doc["runs"]:
-        for m in run.get("metrics", []):
-            rows.append([run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")),
-                         m.get("n_defined")])
-    body.append(table(["run", "metric", "k", "value", "95% interval", "queries defined"], rows))
-    decisions = [[r["run"], (r.get("decision") or {}).get("verdict"), (r.get("decision") or {}).get("advice")]
-                 for r in doc["runs"] if r.get("decision")]
-    if decisions:
-        body.append("<h3>decision</h3>" + table(["run", "verdict", "advice"], decisions))
+    for run in runs:
+        k = (run.get("decision") or {}).get("k") or (ks[-1] if ks else None)
+        by_metric = {e.get("metric"): e for e in run.get("metrics", []) if e.get("k") == k}
+        cells = [Raw(esc(f"{num(e.get('value'))} {interval(e.get('ci'))}".strip())) if e else "–"
+                 for e in (by_metric.get(m) for m in shown)]
+        rows.append([run["run"], (run.get("decision") or {}).get("verdict") or "–", k, *cells])
+    body.append("<h3>runs at a glance (95% intervals)</h3>"
+                + table(["run", "decision", "K", *(METRIC_LABELS.get(m, m) for m in shown)], rows))
+    every = [[run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")), m.get("n_defined")]
+             for run in runs for m in run.get("metrics", [])]
+    body.append(f"<details><summary>every metric ({len(every)} rows)</summary>"
+                + table(["run", "metric", "k", "value", "95% interval", "queries defined"], every) + "</details>")
     if doc.get("comparisons"):
         rows = [[c.get("a"), c.get("b"), c.get("metric"), c.get("k"), c.get("diff"), interval(c.get("ci")),
                  c.get("improved"), c.get("worsened")] for c in doc["comparisons"]]
-        body.append("<h3>paired comparisons</h3>" + table(["a", "b", "metric", "k", "difference", "95% interval",
-                                                             "improved", "worsened"], rows))
-    return Section("evaluate", "Evaluate: metrics with intervals", str(item.path), "".join(body))
+        body.append(f"<details><summary>paired comparisons ({len(rows)} rows)</summary>"
+                    + table(["a", "b", "metric", "k", "difference", "95% interval", "improved", "worsened"], rows)
+                    + "</details>")
+    return Section("evaluate", "Evaluate: the decision, then metrics with intervals", str(item.path), "".join(body))
 
 
 def _docs(doc: Any) -> list[dict]:
