@@ -8,6 +8,10 @@ Its replies are deterministic text computed by this test server — never an LLM
 - judge requests (``Ideal answer:`` / ``Candidate answer:`` sections) get
   ``{"grade": g, "reason": "test server word overlap ..."}`` with
   g = 1 + round(4 · |ideal words ∩ candidate words| / |ideal words|);
+- utility-label requests (``prompts/utility-label``: one ``<query>`` and one ``<passage>`` without an
+  id) get ``{"grade": g, "reason": "test server word overlap ... (not an LLM judgement)"}`` with
+  o = |query words ∩ passage words| / |query words| and g = 1 + min(4, ⌊5·o⌋), so ``ragdiag label``
+  can be tried offline (its grades are this test server's, never an LLM's);
 - anything else gets ``"test server reply"``.
 
 Knobs and counters come from :class:`tests.servers.base.LocalServer` (``latency``,
@@ -27,6 +31,7 @@ Usage::
 from __future__ import annotations
 
 import collections
+import html
 import json
 import re
 from typing import Any
@@ -39,6 +44,8 @@ _REFERENCE = re.compile(r'^(?:\[(\d+)\]\s+|<passage id="(\d+)">)(.*?)(?:</passag
 _JUDGE = re.compile(r"Ideal answer:\n(?:<ideal_answer>)?(.*?)(?:</ideal_answer>)?\n\s*\nCandidate answer:\n"
                     r"(?:<candidate_answer>)?(.*?)(?:</candidate_answer>)?\n\s*\n", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
+_LABEL_QUERY = re.compile(r"<query>(.*?)</query>", re.DOTALL)
+_LABEL_PASSAGE = re.compile(r"<passage>(.*?)</passage>", re.DOTALL)  # the label prompt's passage has no id
 
 
 def generation_reply(user: str, words_per_reference: int = 12) -> str | None:
@@ -56,6 +63,18 @@ def judge_reply(user: str) -> str | None:
     candidate = set(_WORD.findall(match.group(2).lower()))
     overlap = len(ideal & candidate) / len(ideal) if ideal else 0.0
     grade = 1 + round(4 * overlap)
+    return json.dumps({"grade": grade, "reason": f"test server word overlap {overlap:.2f} (not an LLM judgement)"})
+
+
+def label_reply(user: str) -> str | None:
+    """A utility-label reply: the share of the query's words found in the passage, as a 1–5 grade."""
+    query, passage = _LABEL_QUERY.search(user), _LABEL_PASSAGE.search(user)
+    if not query or not passage:
+        return None
+    asked = set(_WORD.findall(html.unescape(query.group(1)).lower()))
+    found = set(_WORD.findall(html.unescape(passage.group(1)).lower()))
+    overlap = len(asked & found) / len(asked) if asked else 0.0
+    grade = 1 + min(4, int(5 * overlap))
     return json.dumps({"grade": grade, "reason": f"test server word overlap {overlap:.2f} (not an LLM judgement)"})
 
 
@@ -83,7 +102,8 @@ class ChatServer(LocalServer):
         with self._lock:
             if judged and self.judge_script:
                 return self.judge_script.popleft()
-        return judge_reply(user) or generation_reply(user, self.words_per_reference) or "test server reply"
+        return (judge_reply(user) or label_reply(user) or generation_reply(user, self.words_per_reference)
+                or "test server reply")
 
     @staticmethod
     def completion(body: dict[str, Any], content: str | None) -> dict[str, Any]:

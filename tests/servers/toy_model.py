@@ -3,7 +3,9 @@
 Its behaviour is known exactly, so tests can assert what must hold; its output is computed by this
 test server and is never an LLM's answer or judgement.
 
-- **Answer** (any request that is not a judge request): the first sentence of each numbered
+- **Label** (a ``ragdiag label`` utility request: ``<query>`` and an id-less ``<passage>``): the chat
+  test server's :func:`tests.servers.chat_server.label_reply` (query-word overlap → 1–5).
+- **Answer** (any request that is not a judge or label request): the first sentence of each numbered
   reference, in the order given, joined by spaces; a prompt with no reference gets
   ``"The references are insufficient to answer."``.
 - **Judge** (a request with ``Ideal answer`` and ``Candidate answer`` sections): token overlap
@@ -31,7 +33,7 @@ import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.servers.chat_server import ChatServer
+from tests.servers.chat_server import ChatServer, label_reply
 
 _WORD = re.compile(r"[a-z0-9]+")
 _PASSAGE = re.compile(r"<passage\b[^>]*>(.*?)</passage>", re.DOTALL)  # generation v2 fences
@@ -106,7 +108,7 @@ class ToyModel(ChatServer):
         messages = body.get("messages", [])
         users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
         for text in users:
-            verdict = judge(text)
+            verdict = judge(text) or label_reply(text)
             if verdict is not None:
                 with self._lock:
                     self.judge_requests += 1
