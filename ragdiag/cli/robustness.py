@@ -28,6 +28,7 @@ def robustness(
     latency_queries: p.LatencyQueries = 1000,
     repeats: p.BenchRepeats = 3,
     seed: p.Seed = p.DEFAULT_SEED,
+    pg_builds: Annotated[int, p.int_option("--pg-builds", "Build each pg-ivfflat / pg-hnsw index N times and report recall, zero-recall queries and Robustness-δ as mean ± SD over the builds (pgvector's index build draws from the server's random state, which no seed reaches).", 1, 100)] = 1,
     threads: p.Threads = None,
     fmt: p.TableFormatOpt = None,
     out: Annotated[Optional[Path], p.path_option("--out", "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
@@ -54,7 +55,7 @@ def robustness(
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
         cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
     )
-    opts.device, opts.batch_size = device.value, batch_size
+    opts.device, opts.batch_size, opts.pg_builds = device.value, batch_size, pg_builds
     file_format = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else None
     result, rows = run_robustness(opts, progress=True)
     write_outputs(result, rows, out if file_format == "json" else None, per_query, inputs=input_paths(opts))

@@ -12,7 +12,8 @@ def robustness_table(result: dict) -> Table:
     k = meta["k"]
     deltas = [f"{d:g}" for d in meta["deltas"]]
     timed_any = any(p["qps_batch"] is not None for p in points)
-    table = Table(title=f"Robustness-δ@{k} ({meta['metric']}, recall: {meta['recall']}, seed {meta['seed']})")
+    builds = f", pg-* specs: mean ± SD over {meta['pg_builds']} builds" if meta.get("pg_builds") else ""
+    table = Table(title=f"Robustness-δ@{k} ({meta['metric']}, recall: {meta['recall']}, seed {meta['seed']}{builds})")
     timing = ("QPS", "p50 ms", "p99 ms", "build s", "MiB") if timed_any else ()
     labels = [p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items()) for p in points]
     for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", *timing):
@@ -20,8 +21,13 @@ def robustness_table(result: dict) -> Table:
         table.add_column(name, justify="left" if text else "right", overflow="fold")
     for p, params in zip(points, labels):
         timed = p["qps_batch"] is not None
-        cells = [p["index"], params, f"{p['recall_mean']:.4f}", *[f"{p['robustness'][d]:.4f}" for d in deltas],
-                 str(p["zero_recall_queries"])]
+        spread = p.get("builds")
+        if spread and spread["n"] > 1:  # pgvector rebuilt: mean ± SD over the builds
+            cells = [p["index"], params, _pm(spread["recall_mean"], 4),
+                     *[_pm(spread["robustness"][d], 4) for d in deltas], _pm(spread["zero_recall_queries"], 1)]
+        else:
+            cells = [p["index"], params, f"{p['recall_mean']:.4f}", *[f"{p['robustness'][d]:.4f}" for d in deltas],
+                     str(p["zero_recall_queries"])]
         if timed_any:
             cells += [f"{p['qps_batch']['median']:.0f}" if timed else "-",
                       f"{p['latency_ms']['p50']:.3f}" if timed else "-",
@@ -30,6 +36,10 @@ def robustness_table(result: dict) -> Table:
                       f"{p['index_bytes'] / 2**20:.1f}" if timed else "-"]
         table.add_row(*cells)
     return table
+
+
+def _pm(stats: dict, digits: int) -> str:
+    return f"{stats['mean']:.{digits}f} ± {stats['sd']:.{digits}f}"
 
 
 def table_text(result: dict, width: int = 160) -> str:
