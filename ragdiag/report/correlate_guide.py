@@ -87,13 +87,14 @@ def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
             return ("recall" + (" (Np estimated from the ranking)" if measure == "E" else ""), "recall@K")
         if measure == "P" or high:
             return "precision", "precision@K"
-        return "a precision–recall mix", "the relevant passages in the top K"
+        return "a precision–recall mix", "recall@K and precision@K together"
     if measure == "T":
         if low:
             return "the count of relevant passages in the top K", "the number of relevant passages in the top K"
         if high:
             return "a penalty on irrelevant passages", "precision@K (fewer irrelevant passages in the top K)"
-        return "relevant minus irrelevant passages", "the relevant passages in the top K"
+        return ("relevant minus irrelevant passages",
+                "the number of relevant passages in the top K (and cutting irrelevant ones)")
     if measure == "nDCG":
         return "rank order", "the rank of the relevant passages (put them first)"
     return measure, measure
