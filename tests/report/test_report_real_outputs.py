@@ -29,7 +29,7 @@ runner = CliRunner()
 
 
 def _run(*args) -> str:
-    result = runner.invoke(app, [str(a) for a in args])
+    result = runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "100"})
     assert result.exit_code == 0, f"ragdiag {' '.join(map(str, args))}\n{result.output}"
     return result.output
 
@@ -67,9 +67,10 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
         _run("noise", "--lang", "en", *emb, "--levels", "0,2", "--variants", "1", "--out", paths["probe-noise"])
         texts, ranked = write_tiny(root / "tiny")
         paths["pipeline"] = root / "pipeline"
-        _run("pipeline", "--texts", texts, "--ranked", ranked, "--ks", "2,3", "--model", "test-model",
+        said = _run("pipeline", "--texts", texts, "--ranked", ranked, "--ks", "2,3", "--model", "ragdiag-test-server",
              "--base-url", chat.base_url, "--segments", "pooled", "--min-samples", "5", "--cache-dir", cache,
              "--no-progress", "--out-dir", paths["pipeline"])
+        assert said.count("TEST SERVER: the replies and grades are ragdiag's test-server output") == 2  # verdict, end
         corpus = write_corpus(root / "synthetic", n_docs=120, n_queries=12)
         llm = ["--model", "toy", "--base-url", toy.base_url, "--cache-dir", cache, "--no-progress"]
         paths["pipeline-corpus"] = root / "corpus-run"
