@@ -150,13 +150,13 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
     if depth > len(data.doc_ids):
         raise RagdiagError(f"retrieval depth {depth} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
+    paths = {"texts": out_dir / TEXTS_FILE, "ranked": out_dir / RANKED_FILE, "manifest": out_dir / "corpus_run.json"}
+    run_paths = {s.text: out_dir / "runs" / f"{_safe(s.text)}.jsonl" for s in specs}
+    guard_outputs([*paths.values(), *run_paths.values()], data.files.values())
     segments, changed = segmentation_for(planned_rows(data, specs, cfg.ks, depth, cfg.ideal_cap), cfg.segments,
                                          cfg.min_samples)
     if changed:
         _stderr_line(changed)
-    paths = {"texts": out_dir / TEXTS_FILE, "ranked": out_dir / RANKED_FILE, "manifest": out_dir / "corpus_run.json"}
-    run_paths = {s.text: out_dir / "runs" / f"{_safe(s.text)}.jsonl" for s in specs}
-    guard_outputs([*paths.values(), *run_paths.values()], data.files.values())
     retrieval = CorpusRetrieval(data.doc_texts, data.query_texts, config.cache_dir, cfg.embed_base_url, config.seed, progress)
     rankings = {s.text: retrieval.rank(s, depth) for s in specs}
     texts, ranked, skipped, short = build_samples(data, rankings, cfg.ks, depth, cfg.ideal_cap)

@@ -69,15 +69,15 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     if segments not in SEGMENTATIONS:
         raise RagdiagError(f"--segments must be one of {', '.join(SEGMENTATIONS)}, got '{segments}'")
     check_output_dir(out_dir, "--out-dir")
-    segments, changed = segmentation_for(planned_rows(texts, ranked, rank_with, ks, dataset), segments, min_samples)
-    if changed:
-        (notice or _stderr_line)(changed)
     paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / "graded.json",
              "correlation": out_dir / "correlation.json"}
     if rank_with:
         paths["ranked"] = out_dir / "ranked.json"
     inputs = [p for p in (texts, ranked) if p is not None and not str(p).startswith("hf:")]
     guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])], inputs)
+    segments, changed = segmentation_for(planned_rows(texts, ranked, rank_with, ks, dataset), segments, min_samples)
+    if changed:
+        (notice or _stderr_line)(changed)
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
                        seeds={"llm": config.seed}, cache=config.cache)
     out_dir.mkdir(parents=True, exist_ok=True)
