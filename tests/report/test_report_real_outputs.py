@@ -141,3 +141,9 @@ def test_every_output_at_once(outputs, tmp_path):
 def test_out_suffix_picks_json_for_every_command(outputs):
     for command in ("correlate", "evaluate", "robustness-run", "probe-names", "probe-noise"):
         json.loads(outputs[command].read_text())  # JSON, not the text table
+
+
+def test_correlate_on_test_server_grades_says_so(outputs):
+    said = _run("correlate", "--graded", outputs["pipeline"] / "graded.json", "--segments", "pooled",
+                "--min-samples", "5")  # the graded file's manifest names the test-server model
+    assert said.startswith("TEST SERVER: the replies and grades are ragdiag's test-server output")
