@@ -56,11 +56,10 @@ def build_summary(manifest: dict, out_dir) -> list[str]:
                  f"embedder {meta.get('embedder_identity') or meta.get('embedder')})")
     passages = manifest.get("n_passages")
     chunks = f" as {passages} passages" if passages and passages != manifest["n_docs"] else ""
-    return [
-        f"indexed {manifest['n_docs']} documents{chunks} into {out_dir}: {dense}; "
-        f"BM25 {bm25.get('variant')} (k1 {bm25.get('k1')}, b {bm25.get('b')}, {bm25.get('lang')})",
-        f"embedding: {stats['model_calls']} model calls, {stats['embedded']} texts embedded, "
-        f"{stats['cache_hits']} cache hits, {stats.get('retries', 0)} retries",
-        "time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in times.items())
-        + f"; seed {meta.get('seed')}; manifest {out_dir}/manifest.json",
-    ]
+    what = (f"indexed {manifest['n_docs']} documents{chunks} into {out_dir}: {dense}; "
+            f"BM25 {bm25.get('variant')} (k1 {bm25.get('k1')}, b {bm25.get('b')}, {bm25.get('lang')})")
+    calls = (f"embedding: {stats['model_calls']} model calls, {stats['embedded']} texts embedded, "
+             f"{stats['cache_hits']} cache hits, {stats.get('retries', 0)} retries")
+    time = ("time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in times.items())
+            + f"; seed {meta.get('seed')}; manifest {out_dir}/manifest.json")
+    return [what, calls, time]
