@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from ragdiag.bench.recall import exact_ground_truth
+from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
 from ragdiag.bench.sweep import SweepOptions, check_inputs, measure_point, run_sweep
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
@@ -35,13 +35,15 @@ def check_specs(specs: list[str], backend: Backend) -> tuple[list, list[PgSpec]]
 
 
 def run_backend_sweep(base: np.ndarray, queries: np.ndarray, specs: list[str], backend: Backend,
-                      opts: SweepOptions, progress: bool = False) -> tuple[list[dict], list[np.ndarray], list[np.ndarray], dict]:
+                      opts: SweepOptions, progress: bool = False,
+                      builds: int = 1) -> tuple[list[dict], list[np.ndarray], list[np.ndarray], dict]:
     """faiss and pgvector points in the order the specs were given: (points, recalls, ids, pgvector meta)."""
     faiss_specs, pg_specs = check_specs(specs, backend)
     out_f = run_sweep(base, queries, faiss_specs, opts, progress) if faiss_specs else ([], [], [])
     for point in out_f[0]:
         point["backend"] = "faiss"
-    out_p, meta = run_pg_sweep(base, queries, pg_specs, backend, opts, progress) if pg_specs else (([], [], []), {})
+    out_p, meta = (run_pg_sweep(base, queries, pg_specs, backend, opts, progress, builds) if pg_specs
+                   else (([], [], []), {}))
     sizes = {"f": iter([len(s.operating_points()) for s in faiss_specs]), "p": iter([len(s.operating_points()) for s in pg_specs])}
     sources, cursor = {"f": out_f, "p": out_p}, {"f": 0, "p": 0}
     merged: tuple[list, list, list] = ([], [], [])
@@ -55,8 +57,14 @@ def run_backend_sweep(base: np.ndarray, queries: np.ndarray, specs: list[str], b
 
 
 def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], backend: Backend,
-                 opts: SweepOptions, progress: bool = False) -> tuple[tuple[list, list, list], dict]:
-    """((points, recalls, ids), pgvector meta) for prepared vectors, one scratch table per spec."""
+                 opts: SweepOptions, progress: bool = False, builds: int = 1) -> tuple[tuple[list, list, list], dict]:
+    """((points, recalls, ids), pgvector meta) for prepared vectors, one scratch table per spec.
+
+    pgvector draws IVFFlat's k-means sample and start and HNSW's levels from the server's own
+    random state, which no SQL setting seeds (``setseed()`` seeds ``random()`` only), so two builds
+    differ. With ``builds`` > 1 each pg-ivfflat / pg-hnsw index is rebuilt that many times: the
+    point keeps the first build's numbers (timings, per-query rows) and adds a ``builds`` block with
+    every build's recall, Robustness-δ and zero-recall count and their mean and SD."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -75,6 +83,7 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
                     bar.update(task, description=f"loading and indexing {spec.text}")
                     index = PgIndex(conn, shown, table_name(f"rb_{os.getpid()}_{number}_{spec.kind}"), opts.metric,
                                     spec, *base.shape)
+                    first = len(points)
                     try:
                         index.create(base)
                         sizes = index.sizes()
@@ -89,9 +98,52 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
                             bar.advance(task)
                     finally:
                         index.drop()
+                    if builds > 1 and spec.kind != "pg-exact":  # pg-exact has no index: nothing random
+                        bar.update(task, description=f"rebuilding {spec.text} ({builds} builds)")
+                        again = [_rebuild(conn, shown, spec, number, b, base, queries, truth, opts)
+                                 for b in range(1, builds)]
+                        for i, point in enumerate(points[first:]):
+                            point["builds"] = build_spread([_summary(point)] + [summaries[i] for summaries in again])
         finally:
             conn.close()
     return (points, recalls, all_ids), meta
+
+
+def _summary(point: dict) -> dict:
+    return {"recall_mean": point["recall_mean"], "zero_recall_queries": point["zero_recall_queries"],
+            "robustness": point["robustness"]}
+
+
+def _rebuild(conn, shown: str, spec: PgSpec, number: int, build: int, base: np.ndarray, queries: np.ndarray,
+             truth, opts: SweepOptions) -> list[dict]:
+    """One more build of ``spec``: recall, zero-recall count and Robustness-δ at every operating point."""
+    index = PgIndex(conn, shown, table_name(f"rb_{os.getpid()}_{number}_{build}_{spec.kind}"), opts.metric, spec,
+                    *base.shape)
+    out = []
+    try:
+        index.create(base)
+        for params in spec.operating_points():
+            index.set_search_params(params)
+            _, ids = index.search(queries, opts.k)
+            returned = exact_scores(base, queries, ids, opts.metric) if opts.tie_aware else None
+            recall = ann_recall(ids, truth[1], tie_aware=opts.tie_aware, returned_scores=returned,
+                                true_scores=truth[0], metric=opts.metric)
+            out.append(_summary(summarise(recall, opts.k, opts.deltas)))
+    finally:
+        index.drop()
+    return out
+
+
+def build_spread(summaries: list[dict]) -> dict:
+    """Every build's recall, zero-recall count and Robustness-δ, with mean and SD (ddof 1) over builds."""
+    def stats(values: list[float]) -> dict:
+        array = np.asarray(values, dtype=float)
+        return {"values": values, "mean": float(array.mean()), "sd": float(array.std(ddof=1)) if len(array) > 1 else 0.0}
+
+    return {"n": len(summaries),
+            "recall_mean": stats([s["recall_mean"] for s in summaries]),
+            "zero_recall_queries": stats([s["zero_recall_queries"] for s in summaries]),
+            "robustness": {d: stats([s["robustness"][d] for s in summaries]) for d in summaries[0]["robustness"]}}
 
 
 def _measure(index: PgIndex, base, queries, params: dict, truth, opts: SweepOptions):

@@ -46,6 +46,7 @@ class RobustnessOptions:
     tie_aware: bool = False
     latency_queries: int | None = 1000
     repeats: int = 3
+    pg_builds: int = 1  # builds of each pg-ivfflat / pg-hnsw index (pgvector's build is not seedable)
     seed: int = 0
     threads: int | None = None
     cache_dir: Path | None = None
@@ -159,6 +160,8 @@ def _check_options(opts: RobustnessOptions) -> None:
         raise RagdiagError(f"the number of latency queries must be positive, got {opts.latency_queries}")
     if opts.repeats <= 0:
         raise RagdiagError(f"the number of QPS repeats must be positive, got {opts.repeats}")
+    if not 1 <= opts.pg_builds <= 100:
+        raise RagdiagError(f"--pg-builds must be in [1, 100], got {opts.pg_builds}")
     if opts.threads is not None and opts.threads <= 0:
         raise RagdiagError(f"threads must be positive, got {opts.threads}")
     if opts.bootstrap < 100:
@@ -217,7 +220,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
             faiss.omp_set_num_threads(opts.threads)
         base, queries, files = _vectors(opts, progress)
         sweep = SweepOptions(opts.k, opts.metric, opts.deltas, opts.tie_aware, opts.latency_queries, opts.repeats, opts.seed)
-        points, recalls, ids, pg_meta = run_backend_sweep(base, queries, opts.index, backend, sweep, progress)
+        points, recalls, ids, pg_meta = run_backend_sweep(base, queries, opts.index, backend, sweep, progress,
+                                                          opts.pg_builds)
         analyses = _ann_analyses(opts, base, queries, points, recalls, ids)
         rows = [{"point": i, "query": j, "recall": float(r), "ids": [int(x) for x in ids[i][j]]}
                 for i in range(len(points)) for j, r in enumerate(recalls[i])]
@@ -240,6 +244,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         "seed": opts.seed,
         "bootstrap": {"resamples": opts.bootstrap, "confidence_level": 0.95, "method": "percentile, queries resampled",
                       "seed": opts.seed},
+        **({"pg_builds": opts.pg_builds} if mode == "ann" and opts.pg_builds > 1 else {}),
         "index_specs": opts.index if mode == "ann" else [],
         **shape,
         **files,

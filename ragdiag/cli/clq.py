@@ -23,7 +23,7 @@ def clq(
     slo_percentile: Annotated[str, p.text_option("--slo-percentile", "Latency the SLO applies to: p50 or p95.")] = "p50",
     budget: Annotated[Optional[float], typer.Option("--budget", help="Cost budget per 1,000 queries: the best configuration within it. Range [0, 1e12].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e12, optional=True))] = None,
     fmt: Annotated[Optional[p.OutputFormat], typer.Option("--format", help="What to print or write: table, json or csv (default: table; with --out, the suffix decides).", metavar=p.choices_metavar(p.OutputFormat))] = None,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: .json, .csv, else the text table (--format overrides).")] = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: the suffix picks the format (.json, .csv, .txt/.md for the table; else JSON), --format overrides.")] = None,
     plot: Annotated[Optional[Path], p.path_option("--plot", "Frontier PNG: quality against p50 latency, colour = cost, frontier ringed.")] = None,
 ) -> None:
     """Cost–latency–quality of retrieval configurations (paper 001): the Pareto frontier over cost,
@@ -46,9 +46,9 @@ def clq(
     _, doc = run(ClqRequest(configs, names, slo_ms, slo_percentile, budget))
     chosen = fmt or p.OutputFormat.table
     if out is not None:
-        from ragdiag.report.out_format import format_for
+        from ragdiag.io.out_format import out_format
 
-        kind = format_for(out, fmt.value if fmt else None)
+        kind = out_format(out, fmt.value if fmt else None)
         text = {"json": lambda: _json(doc), "csv": lambda: csv_text(doc)}.get(kind, lambda: table_text(doc))()
         write_text(out, text, inputs=[configs])
     if plot is not None:

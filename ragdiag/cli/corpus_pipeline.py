@@ -66,7 +66,7 @@ def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retr
     pipe = result.pipeline
     render_summary("generate", pipe.generated.summary, {"answers": pipe.paths["answers"]})
     render_summary("grade", pipe.graded.summary, {"graded": pipe.paths["graded"]})
-    print_report(pipe.correlation, Console(width=max(Console().width, 120)))
+    print_report(pipe.correlation, Console())
     if result.evaluation is not None:
         typer.echo(f"evaluate (graded qrels): {result.paths['evaluation']}")
     typer.echo(f"samples, runs and manifest in {out_dir} ({result.paths['manifest'].name})")

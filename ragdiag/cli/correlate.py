@@ -35,8 +35,8 @@ def correlate(
     compare: p.Compare = None,
     by: p.By = None,
     delta: p.Deltas = p.DEFAULT_DELTAS,
-    fmt: p.FormatOpt = p.OutputFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here (--format; with table: .json/.csv by suffix, else text).")] = None,
+    fmt: p.FormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.")] = None,
     plot: Annotated[Optional[Path], p.path_option("--plot", "Heatmap PNG (.png): segments × measures, cells = max correlation.")] = None,
     grade_plot: Annotated[Optional[Path], p.path_option("--grade-plot", "Grade-distribution heatmaps PNG (paper 003, Figs 2–4): per embedder and subset, grades 1–5 × bins (--grade-by), each column summing to 1; bins need --min-samples rows. Adds 'grade_distribution' to the JSON.")] = None,
     grade_by: Annotated[GradeBinning, typer.Option("--grade-by", metavar=p.choices_metavar(GradeBinning), help="Bins of --grade-plot: ratio (K/Np rounded to 0.1, as the paper's segments) or K.")] = GradeBinning.ratio,
@@ -56,9 +56,14 @@ def correlate(
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
-    Prints, per segment and measure, the maximum correlation over the α grid and the first α
-    reaching it; with --bootstrap, 95% intervals; and ends with which measure predicts the grade
-    best per subset and narrow/wide side.
+    Starts with the verdict (which measure predicts the grade best per subset and narrow/wide
+    side) and one line of advice, then, per segment and measure, the maximum correlation over the
+    α grid and the first α reaching it; with --bootstrap, 95% intervals.
+
+    Measures (n = relevant passages in the top K, K = passages given to the generator, Np = all
+    relevant passages): F(α) = n/(α·K + (1−α)·Np), α = 0 recall, α = 1 precision; E = F with Np
+    estimated from the ranking (relevant passages in the top x·K); T(α) = (1−α)·n − α·(K−n)/K;
+    nDCG@K; P = n/K (precision@K); R = n/Np (recall@K).
     """
     from ragdiag.cli.paths import check_paths
 
@@ -83,7 +88,7 @@ def correlate(
             raise RagdiagError(f"{clash[0]} does not apply with --table (your table's columns are correlated as they are)")
 
         correlate_metric_table(metric_table, grade_col, measure_cols, group_col, id_col, corr, min_samples, bootstrap,
-                               seed, compare, fmt.value, out, plot)
+                               seed, compare, fmt.value if fmt else None, out, plot)
         return
     from rich.console import Console
 
@@ -125,7 +130,7 @@ def correlate(
         distribution = grade_distribution(table, grade_by.value, opts.min_samples)
         report["grade_distribution"] = distribution.to_json()
     if out is not None:
-        write_correlation(report, out, fmt.value, inputs=[graded])
+        write_correlation(report, out, fmt.value if fmt else None, inputs=[graded])
     if plot is not None:
         write_heatmap(report, plot)
     if grade_plot is not None or compare_plot is not None:
@@ -136,7 +141,7 @@ def correlate(
             write_grade_heatmaps(distribution, grade_plot, note)
         if compare_plot is not None:
             write_comparison_heatmap(report, compare_plot, report["meta"]["shown_kinds"][0])
-    if fmt is p.OutputFormat.table:
-        print_report(report, Console(width=max(Console().width, 120)))
+    if fmt is None or fmt is p.OutputFormat.table:
+        print_report(report, Console())
     elif out is None:
         typer.echo(render_text(report, fmt.value), nl=False)

@@ -11,7 +11,7 @@ from ragdiag.errors import RagdiagError
 
 def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None, group_col: str | None,
                            id_col: str | None, corr: str | None, min_samples: int | None, bootstrap: int, seed: int,
-                           compare: str | None, fmt: str, out: Path | None, plot: Path | None) -> None:
+                           compare: str | None, fmt: str | None, out: Path | None, plot: Path | None) -> None:
     """Load the table, correlate each metric column with the grade, print and write like ``correlate``."""
     from rich.console import Console
 
@@ -41,7 +41,7 @@ def correlate_metric_table(path: Path, grade_col: str, measure_cols: str | None,
         write_correlation(report, out, fmt, inputs=[path])
     if plot is not None:
         write_heatmap(report, plot)
-    if fmt == "table":
-        print_report(report, Console(width=max(Console().width, 120)))
+    if fmt in (None, "table"):
+        print_report(report, Console())
     elif out is None:
         typer.echo(render_text(report, fmt), nl=False)

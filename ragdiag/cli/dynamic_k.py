@@ -28,7 +28,7 @@ def dynamic_k(
     bootstrap: p.Bootstrap = 1000,
     seed: p.Seed = p.DEFAULT_SEED,
     fmt: Annotated[Optional[p.OutputFormat], typer.Option("--format", help="What to print or write: table, json or csv (default: table; with --out, the suffix decides).", metavar=p.choices_metavar(p.OutputFormat))] = None,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: .json, .csv, else the text table (--format overrides).")] = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: the suffix picks the format (.json, .csv, .txt/.md for the table; else JSON), --format overrides.")] = None,
     plot: Annotated[Optional[Path], p.path_option("--plot", "PNG: RA-nWG against mean candidates per query, dynamic sweep against fixed K.")] = None,
 ) -> None:
     """Dynamic K: escalate to K_high only the queries whose signal looks uncertain, sweep the
@@ -47,7 +47,7 @@ def dynamic_k(
         table_text,
         write_plot,
     )
-    from ragdiag.report.out_format import format_for
+    from ragdiag.io.out_format import out_format
 
     inputs = {"--qrels": qrels, "--run-low": run_low, "--run-high": run_high, "--signal-run": signal_run,
               "--signal": signal}
@@ -58,7 +58,7 @@ def dynamic_k(
     _, doc = run(DynamicKRequest(qrels, run_low, run_high, params, signal_run, margin_rank, signal))
     chosen = fmt.value if fmt else "table"
     if out is not None:
-        kind = format_for(out, fmt.value if fmt else None)
+        kind = out_format(out, fmt.value if fmt else None)
         text = {"json": lambda: json.dumps(doc, indent=2, allow_nan=False) + "\n",
                 "csv": lambda: csv_text(doc)}.get(kind, lambda: table_text(doc))()
         write_text(out, text, inputs=[x for x in inputs.values() if x is not None])

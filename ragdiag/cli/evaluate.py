@@ -62,14 +62,15 @@ def evaluate(
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates over queries for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)] = 1000,
     seed: Seed = 0,
     answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
-    fmt: FormatOpt = OutputFormat.table,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result here (in --format) instead of stdout.", metavar=PATH)] = None,
+    fmt: FormatOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.", metavar=PATH)] = None,
     per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG: RA-nWG@K beside PROC@K per run, with intervals.", metavar=PATH)] = None,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.evaluate.evaluation import EvaluateParams
     from ragdiag.evaluate.job import check_params, evaluate_files
+    from ragdiag.io.out_format import out_format
     from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl, write_text
     from ragdiag.metrics.graded_utility import RarityWeights
     from ragdiag.report import evaluate_report as report
@@ -87,16 +88,17 @@ def evaluate(
         if path is not None:
             check_output_path(path)
     guard_outputs([out, per_query, plot], inputs)
+    chosen = out_format(out, fmt.value if fmt else None) if out is not None else (fmt.value if fmt else "table")
     if plot is not None:
         from ragdiag.extras import require
 
         require("matplotlib")
     result, rows = evaluate_files(qrels, run, params, answers, log=_slow_progress())
-    if fmt == OutputFormat.json:
+    if chosen == OutputFormat.json.value:
         import json
 
         text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
-    elif fmt == OutputFormat.csv:
+    elif chosen == OutputFormat.csv.value:
         text = report.csv_text(result)
     else:
         text = None
@@ -113,7 +115,7 @@ def evaluate(
         if text is None:
             from rich.console import Console
 
-            report.render_table(result, Console(width=max(Console().width, 140)))
+            report.render_table(result, Console())
         else:
             sys.stdout.write(text)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -42,10 +41,25 @@ def build(
     opts.bm25, opts.stem, opts.chunk, opts.device, opts.batch_size = bm25, stem, chunk, device.value, batch_size
     opts.cache_mode = cache.value
     manifest = build_index_dir(opts, progress=True)
-    stats, times = manifest["embedding"], manifest["timings_s"]
-    typer.echo(
-        f"indexed {manifest['n_docs']} passages (dim {manifest['dim']}) into {out_dir} in {times['total']:.2f}s; "
-        f"embedding calls: {stats['model_calls']} ({stats['embedded']} texts embedded, {stats['cache_hits']} cache hits); "
-        f"seed {seed}"
-    )
-    typer.echo(json.dumps({"embedding": stats, "timings_s": times}))
+    for line in build_summary(manifest, out_dir):
+        typer.echo(line)
+
+
+def build_summary(manifest: dict, out_dir) -> list[str]:
+    """Three plain lines: what was indexed, the embedding calls, where the time went."""
+    meta, stats, times = manifest["meta"], manifest["embedding"], manifest["timings_s"]
+    bm25 = meta.get("bm25") or {}
+    if manifest.get("dim") is None:
+        dense = f"no dense index (--embedder {meta.get('embedder')})"
+    else:
+        dense = (f"dense {meta.get('index_spec')} ({meta.get('backend')}, {meta.get('metric')}, dim {manifest['dim']}, "
+                 f"embedder {meta.get('embedder_identity') or meta.get('embedder')})")
+    passages = manifest.get("n_passages")
+    chunks = f" as {passages} passages" if passages and passages != manifest["n_docs"] else ""
+    what = (f"indexed {manifest['n_docs']} documents{chunks} into {out_dir}: {dense}; "
+            f"BM25 {bm25.get('variant')} (k1 {bm25.get('k1')}, b {bm25.get('b')}, {bm25.get('lang')})")
+    calls = (f"embedding: {stats['model_calls']} model calls, {stats['embedded']} texts embedded, "
+             f"{stats['cache_hits']} cache hits, {stats.get('retries', 0)} retries")
+    time = ("time: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in times.items())
+            + f"; seed {meta.get('seed')}; manifest {out_dir}/manifest.json")
+    return [what, calls, time]

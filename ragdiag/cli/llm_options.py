@@ -46,11 +46,24 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
         run = {name: values.pop(name) for name in _RUN_OPTIONS}
         values["cache"] = getattr(values["cache"], "value", values["cache"])
         values["batch"] = getattr(values["batch"], "value", values["batch"])
-        return fn(config=ClientConfig(**values), **run, **kwargs)
+        done = fn(config=ClientConfig(**values), **run, **kwargs)
+        _say_if_test_server(values["model"])
+        return done
 
     command.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
     command.__annotations__ = {param.name: param.annotation for param in [*own, *shared]}
     return command
+
+
+def _say_if_test_server(model: str) -> None:
+    """The last line of a run whose replies came from ragdiag's test server says so (stderr)."""
+    from rich.console import Console
+
+    from ragdiag.report.provenance import test_server_line
+
+    line = test_server_line([model])
+    if line:
+        Console(stderr=True).print(line, style="bold red", highlight=False)
 
 
 def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:

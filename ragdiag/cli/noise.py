@@ -19,8 +19,8 @@ def noise(
     variants: p.Variants = 3,
     corpus: Annotated[Optional[Path], p.path_option("--corpus", "BEIR folder or corpus.jsonl: retrieval impact.")] = None,
     k: p.K = p.DEFAULT_K,
-    fmt: p.TableFormatOpt = p.TableFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
+    fmt: p.TableFormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
@@ -39,6 +39,6 @@ def noise(
                 folders={"--cache-dir": cache_dir})
     from ragdiag.probes.commands import probe_noise  # after the checks: it needs the probes extra
 
-    print_probe_output(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value, out, plot,
+    print_probe_output(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value if fmt else None, out, plot,
                                    cache_dir, rewrite, model, base_url, cache_mode=cache.value, qrels=qrels,
                                    bootstrap=bootstrap))

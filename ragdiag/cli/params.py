@@ -279,8 +279,9 @@ Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ
 Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT)]
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
 Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="What to print: a table, JSON or CSV.", metavar=choices_metavar(OutputFormat))]
-TableFormatOpt = Annotated[TableFormat, typer.Option("--format", help="What to print: a table or JSON.", metavar=choices_metavar(TableFormat))]
+FORMAT_RULE = "With --out, the file's suffix picks its format (.json, .csv, .txt/.md = table; other suffixes: JSON) unless --format is given."
+FormatOpt = Annotated[Optional[OutputFormat], typer.Option("--format", help=f"What to print: a table (default), JSON or CSV. {FORMAT_RULE}", metavar=choices_metavar(OutputFormat), show_default=False)]
+TableFormatOpt = Annotated[Optional[TableFormat], typer.Option("--format", help=f"What to print: a table (default) or JSON. {FORMAT_RULE}", metavar=choices_metavar(TableFormat), show_default=False)]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")]
 
 # Inputs
@@ -336,7 +337,7 @@ SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Anot
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
 Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
-Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, T' (paper 003 eq. 4: T without the 1/K; quote it in a shell), nDCG, P, R.", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
+Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, T' (paper 003 eq. 4: T without the 1/K; quote it in a shell), nDCG, P, R (defined in the command's help above).", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
 CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT, callback=checked_by("ragdiag.metrics.analysis", "parse_kinds"))]
 AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]

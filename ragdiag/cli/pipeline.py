@@ -84,7 +84,7 @@ def pipeline(
                           complete_cases=complete_cases)
     render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
     render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
-    print_report(result.correlation, Console(width=max(Console().width, 120)))
+    print_report(result.correlation, Console())
     typer.echo(f"correlation written to {result.paths['correlation']} "
                f"(same as: {result.correlation['meta']['pipeline']['equivalent_command']})")
     check_coverage(result.graded.summary, min_coverage, result.graded.manifest)

@@ -36,12 +36,16 @@ def _names_on_real_queries(queries, corpus, qrels, lang, embedder, ablations, k,
     request = NamesRealRequest(queries, corpus, qrels, lang, embedder[0], parse_real_ablations(ablations), k, names,
                                bootstrap, seed, cache_dir, cache.value)
     _, doc = run(request)
-    rendered = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n" if fmt.value == "json" \
+    from ragdiag.io.out_format import out_format
+
+    chosen = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else \
+        (fmt.value if fmt else "table")
+    rendered = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n" if chosen == "json" \
         else names_real_report.text(doc)
     if out is not None:
         write_text(out, rendered, inputs=[queries, corpus, qrels, names])
         typer.echo(f"wrote {out}", err=True)
-    elif fmt.value == "json":
+    elif chosen == "json":
         typer.echo(rendered, nl=False)
     else:
         names_real_report.render(doc, Console())
@@ -56,8 +60,8 @@ def names(
     seed: p.Seed = p.DEFAULT_SEED,
     ablations: Annotated[str, p.text_option("--ablations", "all or a comma list of ablation names.")] = "all",
     epsilon: p.Epsilon = 0.01,
-    fmt: p.TableFormatOpt = p.TableFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the table or JSON here instead of stdout.")] = None,
+    fmt: p.TableFormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
@@ -82,5 +86,5 @@ def names(
         return
     from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
 
-    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value, out, plot,
+    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value if fmt else None, out, plot,
                                    cache_dir, cache_mode=cache.value))

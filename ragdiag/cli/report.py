@@ -1,4 +1,4 @@
-"""``ragdiag report RUN_OR_RESULT_FILES... --out report.html``: one self-contained HTML page."""
+"""``ragdiag report RESULT... --out report.html``: one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import typer
 
 
 def report(
-    inputs: List[Path] = typer.Argument(..., help="Result JSON files (correlate, robustness, sweep, evaluate, probes, "
-                                                  "LLM manifests, graded) and/or run folders holding them."),
+    inputs: List[Path] = typer.Argument(..., metavar="RESULT",
+                                        help="Result JSON files (correlate, robustness, sweep, evaluate, probes, "
+                                             "LLM manifests, graded, corpus_run.json) and/or run folders holding them."),
     out: Path = typer.Option(..., "--out", help="The HTML file to write (styles, scripts and images inlined)."),
     title: str = typer.Option("ragdiag report", "--title", help="Page title."),
 ) -> None:

@@ -22,15 +22,16 @@ def robustness(
     k: p.K = p.DEFAULT_K,
     metric: p.MetricOpt = p.DEFAULT_METRIC,
     index_spec: p.IndexSpecs = ["flat"],  # noqa: B006 - typer reads the default, never mutates it
-    backend: Annotated[str, p.text_option("--backend", "Where pg-* specs run: pgvector:postgresql://… or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
+    backend: Annotated[str, p.text_option("--backend", "Where pg-* specs run: pgvector:postgresql://USER@HOST/DB or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
     delta: p.Deltas = p.DEFAULT_DELTAS,
     tie_aware: p.TieAware = False,
     latency_queries: p.LatencyQueries = 1000,
     repeats: p.BenchRepeats = 3,
     seed: p.Seed = p.DEFAULT_SEED,
+    pg_builds: Annotated[int, p.int_option("--pg-builds", "Build each pg-ivfflat / pg-hnsw index N times and report recall, zero-recall queries and Robustness-δ as mean ± SD over the builds (pgvector's index build draws from the server's random state, which no seed reaches).", 1, 100)] = 1,
     threads: p.Threads = None,
-    fmt: p.TableFormatOpt = p.TableFormat.table,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the JSON result here.")] = None,
+    fmt: p.TableFormatOpt = None,
+    out: Annotated[Optional[Path], p.path_option("--out", "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
     per_query: Annotated[Optional[Path], p.path_option("--per-query", "Write one JSON line per (point, query).")] = None,
     plot_dir: p.PlotDir = None,
     cache_dir: p.CacheDir = None,
@@ -49,6 +50,7 @@ def robustness(
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
     from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
     from ragdiag.cli.paths import check_paths
+    from ragdiag.io.out_format import out_format
     from ragdiag.options import parse_deltas
 
     check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
@@ -63,8 +65,15 @@ def robustness(
     opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
     opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
     opts.hardness, opts.lid_k, opts.adaptive = hardness, lid_k, adaptive
+    opts.pg_builds = pg_builds
+    file_format = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else None
     result, rows = run_robustness(opts, progress=True)
-    write_outputs(result, rows, out, per_query, inputs=input_paths(opts))
+    write_outputs(result, rows, out if file_format == "json" else None, per_query, inputs=input_paths(opts))
+    if file_format == "table":
+        from ragdiag.io.writer import write_text
+        from ragdiag.report.robustness_table import table_text
+
+        write_text(out, table_text(result), inputs=input_paths(opts))
     if plot_dir:
         from ragdiag.report.robustness_plots import write_plots
 
@@ -84,7 +93,7 @@ def robustness(
 
         from ragdiag.report.robustness_table import robustness_table
 
-        console = Console(width=200)
+        console = Console()
         console.print(robustness_table(result))
         if "min_recall" in result["meta"]:
             floor = result["meta"]["min_recall"]

@@ -176,6 +176,10 @@ def conventional_metavars(root: Any) -> None:
                 type_name = _click_type_name(param)
                 if type_name is not None and hasattr(param, "display_type_rich"):
                     param.display_type_rich = lambda ctx, shown=type_name: shown
+                if hasattr(param, "_usage_display_name"):  # usage: NAME... / [NAME]..., not typer's {name}...
+                    shown = param.metavar or param.name.upper()
+                    shown = (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
+                    param._usage_display_name = lambda shown=shown: shown
                 continue
             if getattr(param, "metavar", None) is not None:
                 continue
@@ -196,15 +200,52 @@ def _click_type_name(param: Any) -> Optional[str]:
         annotation = descriptor.annotation
         while getattr(annotation, "__args__", None) and getattr(annotation, "__origin__", None) is list:
             annotation = annotation.__args__[0]
-        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
+        from pathlib import Path
+
+        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN", Path: "PATH"}
         return names.get(annotation, "TEXT")
     return None  # click names its own types (TEXT, INTEGER, …)
+
+
+def readable_help(root: Any) -> None:
+    """``--help`` fits an 80-column terminal without losing words: option help cells fold a long
+    word instead of cutting it with "…", and a command's help paragraphs are reflowed (a docstring's
+    line breaks are not the terminal's). Done only when help is asked for: it imports rich."""
+    import inspect
+
+    from rich.text import Text
+    from typer import rich_utils
+
+    for command in _commands_under(root):
+        if command.help:
+            paragraphs = inspect.cleandoc(command.help).split("\n\n")
+            command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+    if getattr(rich_utils.highlighter, "folds", False):
+        return
+    highlight, parameter_help = rich_utils.highlighter, rich_utils._get_parameter_help
+
+    def fold(cell: Any) -> Any:
+        for item in getattr(cell, "renderables", [cell]):
+            if isinstance(item, Text):
+                item.overflow = "fold"
+        return cell
+
+    def folded_highlight(text: Any) -> Any:  # option names and help texts
+        return fold(highlight(text))
+
+    def folded_parameter_help(**kwargs: Any) -> Any:  # help text with its [default: …] line
+        return fold(parameter_help(**kwargs))
+
+    folded_highlight.folds = True  # type: ignore[attr-defined]
+    rich_utils.highlighter, rich_utils._get_parameter_help = folded_highlight, folded_parameter_help
 
 
 def main_one_line(super_main: Callable[..., Any], root: Any, args: Optional[Sequence[str]], **kwargs: Any) -> None:
     """Run the root command: deprecated spellings rewritten, usage errors on one line, exit code."""
     argv = list(sys.argv[1:] if args is None else args)
     argv = rewrite_deprecated(root, argv, lambda line: typer.echo(line, err=True))
+    if not argv or any(arg in ("--help", "-h") for arg in argv):
+        readable_help(root)
     try:
         rv = super_main(args=argv, standalone_mode=False, **kwargs)
     except ClickException as err:

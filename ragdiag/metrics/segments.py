@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
@@ -62,3 +65,40 @@ def sibling_positives(table: GradedTable, xk: float) -> np.ndarray:
     pos = np.minimum(pos, len(have) - 1)
     found = have[order][pos] == want if len(have) else np.zeros(0, dtype=bool)
     return np.where(found, table.n[order][pos], -1)
+
+
+def segment_key(embedder: str, subset: str, k: int, np_: int, mode: str) -> str:
+    """The segment code :func:`segment_rows` gives a row of (embedder, subset, K, Np)."""
+    prefix = f"{embedder}^{subset}"
+    if mode == "ratio":
+        return f"{prefix}^KtoN^{float(round(int(k) / int(np_), 1))!r}"
+    if mode == "nw":
+        return f"{prefix}^{int(np_ <= k)}"
+    return prefix
+
+
+def planned_sizes(rows: Iterable[tuple[str, str, int, int]], mode: str) -> dict[str, int]:
+    """Rows per segment for planned (embedder, subset, K, Np) rows — known before any model call."""
+    return dict(Counter(segment_key(e, s, k, np_, mode) for e, s, k, np_ in rows))
+
+
+def segmentation_for(rows: list[tuple[str, str, int, int]], mode: str, min_samples: int) -> tuple[str, str | None]:
+    """The segmentation to run with, decided before any paid call, and a one-line notice when it changed.
+
+    ``mode`` when one of its segments reaches ``min_samples`` rows; else ``pooled`` (one segment per
+    embedder and subset) when a pooled segment does; else an error naming the largest pooled
+    segment and the ``--min-samples`` that would keep it.
+    """
+    sizes = planned_sizes(rows, mode)
+    if any(n >= min_samples for n in sizes.values()):
+        return mode, None
+    pooled = planned_sizes(rows, "pooled")
+    key, largest = max(pooled.items(), key=lambda kv: (kv[1], kv[0]), default=("(none)", 0))
+    if mode != "pooled" and largest >= min_samples:
+        widest = max(sizes.values(), default=0)
+        return "pooled", (f"every {mode} segment would have fewer than {min_samples} rows (largest {widest}): "
+                          f"using --segments pooled instead ({len(pooled)} segment(s), largest {key} with {largest})")
+    raise RagdiagError(
+        f"no segment would have at least {min_samples} rows (--min-samples), even with --segments pooled: the "
+        f"largest, {key}, would have {largest}; --min-samples {max(largest, 1)} keeps it (checked before any model "
+        "or LLM call)")

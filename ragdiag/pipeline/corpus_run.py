@@ -19,13 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdiag.data.schema import subset_of
 from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
+from ragdiag.metrics.segments import segmentation_for
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, RetrieverSpec, parse_retriever
+from ragdiag.pipeline.generate import _stderr_line
 from ragdiag.retrieval.formats import write_run
 
 TEXTS_FILE, RANKED_FILE = "samples_texts.json", "samples_ranked.json"
@@ -129,6 +132,15 @@ def build_samples(data: CorpusData, rankings: dict[str, list[list[tuple[int, flo
     return texts, ranked, skipped, short
 
 
+def planned_rows(data: CorpusData, specs: list[RetrieverSpec], ks: list[int], depth: int,
+                 ideal_cap: int) -> list[tuple[str, str, int, int]]:
+    """(retriever, subset, K, Np) of every top-K row the run will grade, known before any retrieval:
+    each kept query (≤ ideal_cap relevant passages) × retriever × K ≤ depth."""
+    subset = subset_of(f"{data.name}-x")
+    return [(spec.text, subset, k, len(data.relevant[qid])) for qid in data.query_ids
+            if len(data.relevant[qid]) <= ideal_cap for spec in specs for k in ks if k <= depth]
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", name).strip("_")
 
@@ -145,6 +157,10 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     paths = {"texts": out_dir / TEXTS_FILE, "ranked": out_dir / RANKED_FILE, "manifest": out_dir / "corpus_run.json"}
     run_paths = {s.text: out_dir / "runs" / f"{_safe(s.text)}.jsonl" for s in specs}
     guard_outputs([*paths.values(), *run_paths.values()], data.files.values())
+    segments, changed = segmentation_for(planned_rows(data, specs, cfg.ks, depth, cfg.ideal_cap), cfg.segments,
+                                         cfg.min_samples)
+    if changed:
+        _stderr_line(changed)
     retrieval = CorpusRetrieval(data.doc_texts, data.query_texts, config.cache_dir, cfg.embed_base_url, config.seed, progress)
     rankings = {s.text: retrieval.rank(s, depth) for s in specs}
     texts, ranked, skipped, short = build_samples(data, rankings, cfg.ks, depth, cfg.ideal_cap)
@@ -159,7 +175,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         write_run(run_paths[spec.text], run, inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, cfg.segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
+                          cfg.judges, segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
                           complete_cases=cfg.complete_cases)
     evaluation = None
     if data.graded:

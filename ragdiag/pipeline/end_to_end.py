@@ -7,6 +7,7 @@ Files: ``answers.jsonl``, ``graded.json`` (samples_graded schema), their ``<name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.generate import GenerateResult, run_generate
+from ragdiag.pipeline.generate import GenerateResult, _stderr_line, run_generate
 from ragdiag.pipeline.grade import GradeResult, GradingOptions, run_grade
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
@@ -42,22 +43,42 @@ def correlate_command(graded: Path, segments: str, min_samples: int, grading: Gr
     return command + (" --complete-cases" if complete_cases else "")
 
 
+def planned_rows(texts: str, ranked: str | None, rank_with: str | None, ks: list[int],
+                 dataset: str) -> list[tuple[str, str, int, int]]:
+    """(embedder, subset, K, Np) of every top-K row the run will grade, read from the inputs alone:
+    ranking with an embedder gives one ranked sample per texts sample (Nc = |p| + |n|, Np = |p|)."""
+    from ragdiag.data.schema import subset_of
+    from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
+    from ragdiag.pipeline.rank import EMBEDDER_CODES
+
+    samples = load_texts(texts, dataset).samples
+    if rank_with is not None:
+        code = EMBEDDER_CODES.get(rank_with, rank_with)
+        shapes = [(code, s.id, len(s.p) + len(s.n), len(s.p)) for s in samples]
+    else:
+        known = {s.id for s in samples}
+        shapes = [(r.E, r.id, r.Nc, r.Np) for r in load_ranked(ranked, dataset).samples if r.id in known]
+    return [(e, subset_of(sid), k, np_) for e, sid, nc, np_ in shapes for k in ks if k <= nc]
+
+
 def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list[int], dataset: str, out_dir: Path,
                  config: ClientConfig, repeats: int = 1, judges: list[str] | None = None, segments: str = "ratio",
                  min_samples: int = 300, progress: bool = True, grading: GradingOptions | None = None,
                  graded_name: str = "graded.json", settings: AnswerSettings | None = None,
-                 complete_cases: bool = False) -> PipelineResult:
+                 complete_cases: bool = False, notice: Callable[[str], None] | None = None) -> PipelineResult:
     """Run every stage; the correlation uses the grades just written (null grades skipped and counted).
 
     ``graded_name`` ``graded.parquet`` writes the graded table as Parquet (read back columnar);
     ``settings``: the answers' language and prompt budget; ``complete_cases``: correlate only the
-    queries graded at every K."""
+    queries graded at every K. Segment sizes are checked from the inputs before any model or LLM
+    call: when every segment would be dropped, the run falls back to ``pooled`` (``notice`` says so)
+    or stops at once."""
     from ragdiag.data.graded_parquet import check_graded_output
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import run_correlation
 
-    from ragdiag.metrics.segments import SEGMENTATIONS
+    from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
 
     if segments not in SEGMENTATIONS:
         raise RagdiagError(f"--segments must be one of {', '.join(SEGMENTATIONS)}, got '{segments}'")
@@ -69,6 +90,9 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     inputs = [p for p in (texts, ranked) if p is not None and not str(p).startswith("hf:")]
     guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])], inputs)
     check_graded_output(paths["graded"])
+    segments, changed = segmentation_for(planned_rows(texts, ranked, rank_with, ks, dataset), segments, min_samples)
+    if changed:
+        (notice or _stderr_line)(changed)
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges or [config.model]},
                        seeds={"llm": config.seed}, cache=config.cache)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.out_format import out_format
 from ragdiag.io.run_record import RunRecord, stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_text
 from ragdiag.report import probe_report as render
@@ -31,9 +32,12 @@ class ProbeOutput:
     results: list[dict] = field(default_factory=list)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
+def _check_format(fmt: str | None, out: Path | None) -> None:
+    """An unknown --format, or an --out suffix asking for a format the probes do not write (CSV)."""
+    if fmt is not None and fmt not in FORMATS:
         raise RagdiagError(f"unknown format '{fmt}': expected table or json")
+    if out is not None:
+        out_format(out, fmt, FORMATS)
 
 
 def _stamped(doc, record: RunRecord):
@@ -43,9 +47,11 @@ def _stamped(doc, record: RunRecord):
     return doc
 
 
-def _emit(output: ProbeOutput, doc, fmt: str, out: Path | None, plot: Path | None, plot_fn) -> ProbeOutput:
-    """Fill stdout/--out (table text or JSON), draw --plot, and add the call counters as notes."""
-    text = render.dumps(doc) if fmt == "json" else None
+def _emit(output: ProbeOutput, doc, fmt: str | None, out: Path | None, plot: Path | None, plot_fn) -> ProbeOutput:
+    """Fill stdout/--out (table text or JSON; the file's format by :func:`out_format`), draw --plot,
+    and add the call counters as notes."""
+    chosen = out_format(out, fmt, FORMATS) if out is not None else (fmt or "table")
+    text = render.dumps(doc) if chosen == "json" else None
     if out is not None:
         write_text(out, (text if text is not None else render.render_tables(output.tables)) + "\n")
         output.notes.append(f"wrote {out}")
@@ -69,7 +75,7 @@ def probe_names(
     seed: int,
     ablations: str,
     epsilon: float,
-    fmt: str,
+    fmt: str | None,
     out: Path | None,
     plot: Path | None,
     cache_dir: Path | None,
@@ -77,7 +83,7 @@ def probe_names(
 ) -> ProbeOutput:
     """The Δ-margin name probe for each language and embedder (docs/methods.md#6-name-probe)."""
     langs, abl = parse_langs(lang), parse_ablations(ablations)
-    _check_format(fmt)
+    _check_format(fmt, out)
     if epsilon < 0:
         raise RagdiagError(f"--epsilon must be non-negative (got {epsilon})")
     embs = load_embedders(embedders, cache_dir, cache_mode=cache_mode)
@@ -101,7 +107,7 @@ def probe_noise(
     variants: int,
     corpus: Path | None,
     k: int,
-    fmt: str,
+    fmt: str | None,
     out: Path | None,
     plot: Path | None,
     cache_dir: Path | None,
@@ -117,7 +123,7 @@ def probe_noise(
     With ``rewrite``, queries are first rewritten through the LLM layer (prompt ``query-rewrite``).
     """
     langs, lv = parse_langs(lang), parse_levels(levels)
-    _check_format(fmt)
+    _check_format(fmt, out)
     guard_outputs([out, plot], [None if queries == "bundled" else Path(queries), corpus])
     if (model or base_url) and not rewrite:
         raise RagdiagError("--model and --base-url only apply with --rewrite")

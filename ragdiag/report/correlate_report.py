@@ -107,10 +107,10 @@ def results_tables(report: dict, kinds: list[str] | None = None) -> list[Table]:
     over = " (α at the max)" if meta.get("alpha_grid") else ""
     for kind in kinds or meta["kinds"]:
         table = Table(title=f"{'max ' if over else ''}{kind} correlation with the grade{over}", show_lines=bool(meta.get("bootstrap")))
-        table.add_column("segment")
-        table.add_column("n", justify="right")
+        table.add_column("segment", overflow="fold")
+        table.add_column("n", justify="right", overflow="fold")
         for measure in measures:
-            table.add_column(measure, justify="right")
+            table.add_column(measure, justify="right", overflow="fold")
         for segment in segments:
             rows = [by_key.get((segment, m)) for m in measures]
             n = max((r["n"] for r in rows if r), default=0)
@@ -122,10 +122,10 @@ def results_tables(report: dict, kinds: list[str] | None = None) -> list[Table]:
 def comparison_table(report: dict) -> Table:
     first, second = report["meta"]["compare"]
     table = Table(title=f"paired difference: max({first}) − max({second}) per segment")
-    table.add_column("segment")
+    table.add_column("segment", overflow="fold")
     kinds = shown_kinds(report)
     for kind in kinds:
-        table.add_column(kind, justify="right")
+        table.add_column(kind, justify="right", overflow="fold")
     for row in report["comparisons"]:
         cells = []
         for kind in kinds:
@@ -142,9 +142,9 @@ def system_table(report: dict) -> Table:
     system = report["system"]
     table = Table(title="system level: per (E, subset, K) statistic vs mean grade, across configurations "
                         f"({len(system['groups'])} configurations)")
-    table.add_column("statistic")
+    table.add_column("statistic", overflow="fold")
     for kind in ("spearman", "pearson", "kendall_b", "kendall_c"):
-        table.add_column(kind, justify="right")
+        table.add_column(kind, justify="right", overflow="fold")
     for row in system["correlations"]:
         table.add_row(row["statistic"], *(_signed(row[k]) for k in ("spearman", "pearson", "kendall_b", "kendall_c")))
     return table
@@ -152,16 +152,18 @@ def system_table(report: dict) -> Table:
 
 def verdict_table(report: dict) -> Table:
     boot = report["meta"].get("bootstrap")
-    table = Table(title="Verdict: which measure predicts the grade best (mean of per-segment maxima, "
+    kinds = ", ".join(dict.fromkeys(v["kind"] for v in report["verdicts"]))
+    table = Table(title=f"Verdict: which measure predicts the grade best (mean {kinds} of per-segment maxima, "
                         "over the segments where every measure is defined)")
     for name in ("subset", "side", "segments", "best", "mean", "runner-up", "lead"):
-        table.add_column(name, justify="right" if name in ("mean", "lead") else "left")
-    table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right")
+        table.add_column(name, justify="right" if name in ("segments", "mean", "lead") else "left", overflow="fold")
+    table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right", overflow="fold")
     for v in report["verdicts"]:
         holds = "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}% of {boot} resamples"
         best = " = ".join(v.get("tied") or [v["best"], v["runner_up"]]) + " (tie)" if is_tie(v) else v["best"]
-        table.add_row(v["subset"], v["side"], str(v["segments"]), best, f"{v['best_mean']:.3f} ({v['kind']})",
-                      v["runner_up"] or "–", _lead(v["lead"]), holds)
+        runner_up = "–" if is_tie(v) else v["runner_up"] or "–"  # a tie has no runner-up
+        table.add_row(v["subset"], v["side"], str(v["segments"]), best, f"{v['best_mean']:.3f}",
+                      runner_up, _lead(v["lead"]), holds)
     return table
 
 
@@ -210,35 +212,40 @@ def _lead(value: float | None) -> str:
 
 
 def print_report(report: dict, console: Console) -> None:
-    """Verdict first, then the compact table (shown kinds), the notes, then the details."""
-    console.print(title_line(report), style="bold")
-    meta = report["meta"]
-    info = f"seed {meta['seed']} · bootstrap {meta['bootstrap'] or 'off'}"
-    if meta.get("ties"):
-        info += f" · ties: {meta['ties']}"
-    console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})")
+    """Where the numbers come from, the verdict in plain words and one line of advice, the legend
+    of every measure shown, then the detail tables and notes; the verdict table last."""
+    from ragdiag.report.correlate_guide import advice_line, provenance_lines
+
+    for line in provenance_lines(report):
+        console.print(line, style="bold red", highlight=False)
     for line in filter(None, [gate_line(report), *withheld_lines(report)]):
-        console.print(line, style="yellow", soft_wrap=True)
+        console.print(line, style="yellow", soft_wrap=True, highlight=False)
     basis = verdict_basis(report)
     if basis is not None:
         console.print(basis[0], style="bold yellow" if basis[1] else "dim", highlight=False)
-    if report["verdicts"]:
-        console.print("Verdict", style="bold")
-        for line in verdict_sentences(report):
-            console.print(f"  {line}")
-    elif report["results"] and not report.get("verdicts_withheld"):
-        console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
+    _print_verdict(report, console)
+    advice = advice_line(report)
+    if advice:
+        console.print(advice, style="bold", highlight=False)
     trust = correlate_trust(report)
     if trust:
         console.print("How far to trust this", style="bold")
         for line in trust:
-            console.print(f"  {line}")
+            console.print(f"  {line}", highlight=False)
+    _print_legend(report, console)
+    meta = report["meta"]
+    console.print()
+    console.print(title_line(report).removeprefix("SIMULATED GRADES — "), style="bold", highlight=False)
+    info = f"seed {meta['seed']} · bootstrap {meta['bootstrap'] or 'off'}"
+    if meta.get("ties"):
+        info += f" · ties: {meta['ties']}"
+    console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})", highlight=False)
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):
         console.print(table)
     for note in (segment_legend(report), dropped_line(report), e_note(report)):
         if note:
-            console.print(note, style="dim" if note is not e_note(report) else "yellow")
+            console.print(note, style="dim" if note is not e_note(report) else "yellow", highlight=False)
     if len(kinds) > 1:
         console.print("Details", style="bold")
         for table in results_tables(report, kinds[1:]):
@@ -252,6 +259,32 @@ def print_report(report: dict, console: Console) -> None:
         console.print(system_table(report))
     if report["verdicts"]:
         console.print(verdict_table(report))
+
+
+def _print_legend(report: dict, console: Console) -> None:
+    """A legend line for every measure shown (wrapped lines stay in their column)."""
+    from ragdiag.report.correlate_guide import SYMBOLS, legend
+
+    lines = legend(report)
+    if not lines:
+        return
+    console.print(f"Measures ({SYMBOLS}):", style="dim", highlight=False)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(style="dim")
+    for name, text in lines:
+        grid.add_row(f"  {name}", text)
+    console.print(grid, highlight=False)
+
+
+def _print_verdict(report: dict, console: Console) -> None:
+    """The verdict block: one plain sentence per subset and side."""
+    if report["verdicts"]:
+        console.print("Verdict", style="bold")
+        for line in verdict_sentences(report):
+            console.print(f"  {line}", highlight=False)
+    elif report["results"] and not report.get("verdicts_withheld"):
+        console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
 
 
 def to_json(report: dict) -> str:

@@ -1,4 +1,4 @@
-"""Writing a ``ragdiag correlate`` report to a file: the format from ``--format`` or the suffix,
+"""Writing a ``ragdiag correlate`` report to a file: the format from ``--format``, else the suffix,
 through the one atomic writer, never over an input."""
 
 from __future__ import annotations
@@ -6,20 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ragdiag.io.out_format import out_format
 from ragdiag.io.writer import PathLike, guard_outputs, write_text
 from ragdiag.report.correlate_report import render_text
 
 FORMATS = ("table", "json", "csv")
 
 
-def output_format(out: Path, fmt: str) -> str:
-    """The format written to ``out``: ``fmt``, except that ``table`` follows a .json/.csv suffix."""
-    if fmt == "table" and out.suffix in (".json", ".csv"):
-        return out.suffix[1:]
-    return fmt
+def output_format(out: Path, fmt: str | None) -> str:
+    """The format written to ``out``: an explicit ``--format``, else by suffix (:mod:`ragdiag.io.out_format`)."""
+    return out_format(out, fmt)
 
 
-def write_correlation(report: dict, out: PathLike, fmt: str, inputs: Iterable[PathLike | None] = ()) -> Path:
+def write_correlation(report: dict, out: PathLike, fmt: str | None, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Write ``report`` to ``out`` (table text, JSON or CSV) atomically; refuses an ``out`` that is an input."""
     out = Path(out)
     inputs = list(inputs)

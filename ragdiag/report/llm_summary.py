@@ -68,6 +68,8 @@ def render_summary(title: str, summary: dict[str, Any], outputs: dict[str, Path]
     from rich.table import Table
 
     table = Table(title=title, show_header=False)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # file paths fold, never cut with "…"
     for name, value in summary_rows(summary):
         table.add_row(name, value)
     for name, path in outputs.items():

@@ -55,9 +55,9 @@ def names_tables(results: list[dict], seed: int) -> list[Table]:
     for lang in dict.fromkeys(r["lang"] for r in results):
         group = [r for r in results if r["lang"] == lang]
         summary = Table(title=f"Δ_name impact vs base ({lang.upper()}), seed {seed}")
-        summary.add_column("Condition")
+        summary.add_column("Condition", overflow="fold")
         for res in group:
-            summary.add_column(res["embedder"], justify="right")
+            summary.add_column(res["embedder"], justify="right", overflow="fold")
         summary.add_row("base Δ_name", *[_pm(r["base"]["delta_name"], r["base"]["delta_name_sd"]) for r in group])
         summary.add_row("base Δ_topic", *[_pm(r["base"]["delta_topic"], r["base"]["delta_topic_sd"]) for r in group])
         summary.add_row("name/topic ratio", *[_fmt(r["base"]["name_topic_ratio"]) for r in group])
@@ -67,7 +67,7 @@ def names_tables(results: list[dict], seed: int) -> list[Table]:
         for res in group:
             detail = Table(title=f"{lang.upper()} · {res['embedder']}: absolute margins (mean ± between-run SD)")
             for col in ("Condition", "Δ_name", "abs change", "% change", "Δ_topic", "excluded"):
-                detail.add_column(col, justify="left" if col == "Condition" else "right")
+                detail.add_column(col, justify="left" if col == "Condition" else "right", overflow="fold")
             base = res["base"]
             detail.add_row("base", _pm(base["delta_name"], base["delta_name_sd"]), "", "",
                            _pm(base["delta_topic"], base["delta_topic_sd"]), "")
@@ -101,7 +101,7 @@ def noise_tables(results: list[dict], seed: int) -> list[Table]:
             if with_corpus:
                 cols += [f"rewritten: recall@{k}"]
         for col in cols:
-            table.add_column(col, justify="left" if col == "Level" else "right")
+            table.add_column(col, justify="left" if col == "Level" else "right", overflow="fold")
         for row in rows:
             cells = [
                 f"{row['level']} — {row['name']}",

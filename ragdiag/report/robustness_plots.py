@@ -16,6 +16,13 @@ def _label(point: dict) -> str:
     return f"{point['index']} {params}".strip()
 
 
+def qps_median(point: dict) -> float | None:
+    """Median batch QPS of a point: ``robustness`` keeps the timing dict (median, min, max, repeats),
+    ``sweep`` the median as a number beside ``qps_batch_runs``."""
+    qps = point.get("qps_batch")
+    return qps.get("median") if isinstance(qps, dict) else qps
+
+
 def _panels(n: int):
     import matplotlib.pyplot as plt
 
@@ -91,11 +98,11 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     written.append(_save(fig, out_dir / "robustness_vs_recall.png"))
 
-    timed = [p for p in points if p.get("qps_batch")]
+    timed = [p for p in points if qps_median(p)]
     if timed:
         fig, axes = _panels(len(deltas))
         for ax, delta in zip(axes, deltas):
-            _curves(ax, _by_index(timed), lambda p, d=delta: p["robustness"][d], lambda p: p["qps_batch"]["median"])
+            _curves(ax, _by_index(timed), lambda p, d=delta: p["robustness"][d], qps_median)
             ax.set_yscale("log")
             ax.set_title(f"δ = {delta}")
             ax.set_xlabel(f"Robustness-{delta}@{k}")

@@ -20,7 +20,36 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 
 def _ci(ci: list[float] | None, digits: int = 2) -> str:
-    return "–" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    """An interval as one unbreakable word, e.g. ``[4.20,4.80]``: a narrow table folds it whole."""
+    return "–" if ci is None else f"[{ci[0]:.{digits}f},{ci[1]:.{digits}f}]"
+
+
+def _compact(value: float) -> str:
+    """A rate in three significant digits: 649, 1.30k, 1.42M."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def _qps(entry: dict) -> str:
+    """Median batch QPS with the spread of its repeats, e.g. ``1.30k (588–1.42M)``."""
+    runs = entry.get("qps_batch_runs") or {}
+    if entry.get("qps_batch") is None:
+        return "–"
+    if runs.get("repeats", 1) > 1 and runs.get("min") is not None:
+        return f"{_compact(entry['qps_batch'])} ({_compact(runs['min'])}–{_compact(runs['max'])})"
+    return _compact(entry["qps_batch"])
+
+
+def _table(title: str, columns: list[str]):
+    """A table whose cells fold rather than being cut: names and intervals stay whole (never "…")."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for name in columns:
+        table.add_column(name, justify="left" if name == "point" else "right", overflow="fold")
+    return table
 
 
 def _with_ci(value: float | None, ci: list[float] | None, digits: int = 2) -> str:
@@ -29,45 +58,60 @@ def _with_ci(value: float | None, ci: list[float] | None, digits: int = 2) -> st
 
 
 def print_sweep(result: dict, console) -> None:
-    """One row per control and operating point, then the δ calibration and the recommendation."""
-    from rich.table import Table
+    """Three narrow tables (retrieval, speed, answers), then the δ calibration, the QPS warning and
+    the recommendation. Controls first, then one row per operating point."""
+    from ragdiag.report.provenance import test_server_line
 
     meta = result["meta"]
+    line = test_server_line([meta["llm"]["model"]])
+    if line:
+        console.print(line, style="bold red", highlight=False)
     deltas = [f"{d:g}" for d in meta["deltas"]]
-    table = Table(title=f"sweep: {meta['dataset']}, {meta['n_queries']} queries, K={meta['k']}, judge model "
-                        f"{meta['llm']['model']} ({meta['llm']['provider']}), seed {meta['seed']}, "
-                        f"{meta['bootstrap']} bootstrap resamples")
-    for name in ("point", "recall", *(f"R-{d}" for d in deltas), "QPS", "p50 ms", "p99 ms", "grade", "95% CI",
-                 "Δ vs exact", "Δ 95% CI", "worse", "sent", "reused"):
-        table.add_column(name, justify="left" if name == "point" else "right")
+    timing = meta.get("qps_timing") or {}
+    repeats = f", QPS median of {timing['repeats']} repeats (min–max)" if timing.get("repeats") else ""
+    console.print(f"sweep: {meta['dataset']}, {meta['n_queries']} queries, K={meta['k']}, judge model "
+                  f"{meta['llm']['model']} ({meta['llm']['provider']}), seed {meta['seed']}, "
+                  f"{meta['bootstrap']} bootstrap resamples{repeats}", style="bold", highlight=False)
+    recall = _table(f"retrieval vs exact k-NN (recall@{meta['k']}, Robustness-δ@{meta['k']})",
+                    ["point", "recall", *(f"R-{d}" for d in deltas)])
+    speed = _table("speed (batch QPS: median (min–max); single-query latency)", ["point", "QPS", "p50 ms", "p99 ms"])
+    answers = _table("answers (grade 1–5, 95% intervals)", ["point", "grade", "Δ vs exact", "worse", "sent", "reused"])
     for control in result["controls"]:
         latency = control.get("latency_ms") or {}
-        table.add_row(f"[b]{control['name']}[/b]", _fmt(control.get("recall_mean")), *["" for _ in deltas],
-                      _fmt(control.get("qps_batch"), 0), _fmt(latency.get("p50"), 3), _fmt(latency.get("p99"), 3),
-                      _fmt(control["grade_mean"]), _ci(control["grade_ci"]), "", "", "",
-                      str(control["calls_sent"]), str(control["calls_reused"]))
+        name = f"[b]{control['name']}[/b]"
+        if control.get("recall_mean") is not None:
+            recall.add_row(name, _fmt(control["recall_mean"], 3), *["" for _ in deltas])
+        if control.get("qps_batch") is not None:
+            speed.add_row(name, _qps(control), _fmt(latency.get("p50"), 3), _fmt(latency.get("p99"), 3))
+        answers.add_row(name, f"{_fmt(control['grade_mean'])} {_ci(control['grade_ci'])}", "", "",
+                        str(control["calls_sent"]), str(control["calls_reused"]))
     for point in result["points"]:
         diff = point["grade_diff_vs_exact"]
-        table.add_row(point["label"], _with_ci(point["recall_mean"], point.get("recall_mean_ci"), 3),
-                      *[_with_ci(point["robustness"][d], point.get("robustness_ci", {}).get(d)) for d in deltas],
-                      _fmt(point["qps_batch"], 0), _fmt(point["latency_ms"]["p50"], 3), _fmt(point["latency_ms"]["p99"], 3),
-                      _fmt(point["grade_mean"]), _ci(point["grade_ci"]), _fmt(diff["value"], 3), _ci(diff["ci"], 3),
-                      _fmt(point["worse_share"]), str(point["calls_sent"]), str(point["calls_reused"]))
-    console.print(table)
+        recall.add_row(point["label"], _with_ci(point["recall_mean"], point.get("recall_mean_ci"), 3),
+                       *[_with_ci(point["robustness"][d], point.get("robustness_ci", {}).get(d)) for d in deltas])
+        speed.add_row(point["label"], _qps(point), _fmt(point["latency_ms"]["p50"], 3),
+                      _fmt(point["latency_ms"]["p99"], 3))
+        answers.add_row(point["label"], f"{_fmt(point['grade_mean'])} {_ci(point['grade_ci'])}",
+                        f"{_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)}", _fmt(point["worse_share"]),
+                        str(point["calls_sent"]), str(point["calls_reused"]))
+    for table in (recall, speed, answers):
+        console.print(table)
     calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result["delta_calibration"])
-    console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}")
+    console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}", highlight=False)
     buckets = ", ".join(f"[{b['lo']:g},{b['hi']:g}{']' if b['lo'] == b['hi'] else ')'}: {_fmt(b['p_grade_ge4'])} (n={b['n']})"
                         for b in result["recall_buckets"])
-    console.print(f"P(grade ≥ 4) by recall: {buckets}")
-    console.print(recommendation_line(result["recommendation"]))
+    console.print(f"P(grade ≥ 4) by recall: {buckets}", highlight=False)
+    if timing.get("warning"):
+        console.print(f"warning: {timing['warning']}", style="yellow", highlight=False)
+    console.print(recommendation_line(result["recommendation"]), highlight=False)
 
 
 def recommendation_line(rec: dict) -> str:
     if rec["point"] is None:
         return f"recommendation: none — {rec['reason']} ({rec['criterion']})"
     diff = rec["grade_diff_vs_exact"]
-    speed = f", {rec['speedup_vs_exact']:.1f}× exact" if rec.get("speedup_vs_exact") else ""
-    return (f"recommendation: {rec['point']} — {rec['qps_batch']:.0f} QPS{speed}, recall {rec['recall_mean']:.3f}, "
+    speed = f", {rec['speedup_vs_exact']:.2g}× exact" if rec.get("speedup_vs_exact") else ""
+    return (f"recommendation: {rec['point']} — {_compact(rec['qps_batch'])} QPS{speed}, recall {rec['recall_mean']:.3f}, "
             f"grade {_fmt(rec['grade_mean'])}, Δ vs exact {_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)} "
             f"({rec['criterion']})")
 

@@ -7,7 +7,6 @@ each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.
 
 from __future__ import annotations
 
-from typing import Any
 
 
 def survival_clause(verdict: dict) -> str | None:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ragdiag.data.loaders import file_sha256
-from ragdiag.errors import DataError
+from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.text_input import decode_utf8, too_deep
 from ragdiag.retrieval.formats import read_qrels, read_run, run_ids
 
@@ -66,8 +66,20 @@ def load_texts(path: Path, with_title: bool) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
+def corpus_file(path: Path) -> Path:
+    """The corpus file of ``path``: a BEIR folder's ``corpus.jsonl``, or ``path`` itself."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    file = path / "corpus.jsonl"
+    if not file.is_file():
+        raise RagdiagError(f"{path}: a corpus folder must hold corpus.jsonl (BEIR layout)")
+    return file
+
+
 def load_corpus(path: Path) -> tuple[list[str], list[str]]:
-    return load_texts(path, with_title=True)
+    """(ids, "title text") of a BEIR corpus.jsonl, or of the corpus.jsonl in a BEIR folder."""
+    return load_texts(corpus_file(path), with_title=True)
 
 
 def load_queries(path: Path) -> tuple[list[str], list[str]]:

@@ -25,7 +25,7 @@ from ragdiag import __version__
 from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import start_run, stamp
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
-from ragdiag.retrieval.beir import file_sha256, load_corpus
+from ragdiag.retrieval.beir import corpus_file, file_sha256, load_corpus
 from ragdiag.io.progress import note
 from ragdiag.retrieval.bm25 import BM25_FILES, BM25Index, Bm25Config, load_bm25, parse_bm25_spec, save_bm25
 from ragdiag.retrieval.chunking import check_fits, parse_chunk, split_documents
@@ -72,6 +72,7 @@ def _check_options(opts: BuildOptions):
     """Every option checked before any work (the corpus is not read yet)."""
     from ragdiag.retrieval.pgvector_store import check_build
 
+    opts.corpus = corpus_file(opts.corpus)  # a BEIR folder names its corpus.jsonl
     pg = check_build(opts.backend, opts.index)
     spec = pg[1] if pg else parse_index_spec(opts.index)
     if not pg and "refine" in spec.search:

@@ -38,6 +38,24 @@ from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 
 CONTROLS = ("exact", "gold", "empty")
 SWEPT = ("efSearch", "nprobe", "refine")  # search-time parameters: the label of a point within its index
+MIN_TIMED_QUERIES = 1000  # batch QPS from fewer timed query searches is mostly noise and per-call overhead
+MAX_QPS_REPEATS = 200
+
+
+def qps_repeats(n_queries: int, asked: int) -> int:
+    """Batch-QPS repeats: at least ``asked``, raised (to at most 200) until ≥ 1,000 query searches are timed."""
+    return max(asked, min(MAX_QPS_REPEATS, -(-MIN_TIMED_QUERIES // max(n_queries, 1))))
+
+
+def qps_timing(n_queries: int, repeats: int) -> dict:
+    """How the QPS numbers were timed, with a warning when the batch is under 1,000 queries."""
+    timing = {"queries_per_batch": n_queries, "repeats": repeats, "timed_queries": n_queries * repeats,
+              "spread": "min and max of the repeats (qps_batch_runs)", "warning": None}
+    if n_queries < MIN_TIMED_QUERIES:
+        timing["warning"] = (f"QPS is timed on batches of {n_queries} queries (< {MIN_TIMED_QUERIES:,}): per-call "
+                             f"overhead weighs in and neighbouring points can differ by chance; {repeats} repeats, "
+                             "spread shown as (min–max) — compare points by QPS only where the spreads do not overlap")
+    return timing
 
 
 @dataclass
@@ -117,12 +135,12 @@ def _embed(cfg: SweepConfig, data: CorpusData, cache_dir: Path | None, progress:
     return base, queries, embedder.identity
 
 
-def _exact_timing(base: np.ndarray, queries: np.ndarray, cfg: SweepConfig) -> tuple[dict, dict]:
+def _exact_timing(base: np.ndarray, queries: np.ndarray, cfg: SweepConfig, repeats: int) -> tuple[dict, dict]:
     from ragdiag.retrieval.index_specs import parse_index_spec as parse
     from ragdiag.retrieval.indexes import build_index
 
     flat = build_index(parse("flat"), base, "ip")
-    return (batch_qps(flat, queries, cfg.k, repeats=cfg.repeats),
+    return (batch_qps(flat, queries, cfg.k, repeats=repeats),
             single_query_latency(flat, queries, cfg.k, n=cfg.latency_queries))
 
 
@@ -138,8 +156,9 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     seconds = {"embed": time.perf_counter() - clock}
     clock = time.perf_counter()
     _, exact_rows = exact_ground_truth(base, qvecs, cfg.k, "ip")
-    exact_qps, exact_latency = _exact_timing(base, qvecs, cfg)
-    options = SweepOptions(cfg.k, "ip", cfg.deltas, False, cfg.latency_queries, cfg.repeats, cfg.seed)
+    repeats = qps_repeats(len(qvecs), cfg.repeats)
+    exact_qps, exact_latency = _exact_timing(base, qvecs, cfg, repeats)
+    options = SweepOptions(cfg.k, "ip", cfg.deltas, False, cfg.latency_queries, repeats, cfg.seed)
     points, recalls, point_rows = run_sweep(base, qvecs, specs, options, progress)
     seconds["index_sweep"] = time.perf_counter() - clock
 
@@ -214,6 +233,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     grade_matrix = np.vstack([exact_g, *(grades[label] for label in labels)])
     result = {
         "meta": {**_meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
+                 "qps_timing": qps_timing(len(qids), repeats),
                  "seconds": {k: round(v, 3) for k, v in seconds.items()}, "reference_gate": _gate_counts(job)},
         "points": out_points,
         "controls": controls,

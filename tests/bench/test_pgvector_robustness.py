@@ -38,7 +38,7 @@ def test_pgvector_points_sit_beside_faiss_points(npy, tmp_path):
         "--index-spec", "pg-hnsw:m=4,ef_construction=8,ef_search=10|100", "--index-spec", "hnsw:M=4,efSearch=10",
         "--index-spec", "pg-exact", "--latency-queries", "20", "--qps-repeats", "1",
         "--out", str(out), "--per-query", str(per_query), "--plot-dir", str(plots),
-    ])
+    ], env={"COLUMNS": "200"})
     if result.exit_code != 0 and "could not start the embedded PostgreSQL" in result.output:
         skip_or_fail(result.output.strip())
     assert result.exit_code == 0, result.output
@@ -87,3 +87,34 @@ def test_out_of_range_spec_is_one_line(npy):
         "--index-spec", "pg-ivfflat:lists=4,probes=8", "--backend", "pgvector:embedded",
     ])
     assert result.exit_code == 2 and "probes=8 exceeds lists=4" in result.output
+
+
+def test_pg_builds_report_mean_and_sd_over_rebuilds(npy, tmp_path):
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, [
+        "robustness", "--base-vectors", str(npy / "base.npy"), "--query-vectors", str(npy / "queries.npy"),
+        "--metric", "cosine", "--k", "10", "--backend", "pgvector:embedded", "--pg-builds", "3",
+        "--index-spec", "pg-ivfflat:lists=20,probes=1|4", "--index-spec", "pg-exact", "--latency-queries", "5",
+        "--qps-repeats", "1", "--out", str(out)], env={"COLUMNS": "200"})
+    if result.exit_code != 0 and "could not start the embedded PostgreSQL" in result.output:
+        pytest.skip(result.output.strip())
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    ivf, exact = data["points"][:2], data["points"][2]
+    assert data["meta"]["pg_builds"] == 3 and "builds" not in exact  # no index, nothing random
+    for point in ivf:
+        spread = point["builds"]
+        assert spread["n"] == 3 and spread["recall_mean"]["values"][0] == point["recall_mean"]
+        values = spread["zero_recall_queries"]["values"]
+        assert values[0] == point["zero_recall_queries"] and spread["zero_recall_queries"]["mean"] == pytest.approx(np.mean(values))
+        assert spread["robustness"]["0.5"]["sd"] == pytest.approx(np.std(spread["robustness"]["0.5"]["values"], ddof=1))
+    assert "mean ± SD over 3 builds" in result.output and " ± " in result.output
+
+
+def test_build_spread():
+    from ragdiag.bench.pgvector_sweep import build_spread
+
+    spread = build_spread([{"recall_mean": r, "zero_recall_queries": z, "robustness": {"0.9": r}}
+                           for r, z in ((0.5, 54), (0.48, 78), (0.51, 57))])
+    assert spread["zero_recall_queries"]["mean"] == pytest.approx(63.0)
+    assert spread["zero_recall_queries"]["sd"] == pytest.approx(np.std([54, 78, 57], ddof=1))

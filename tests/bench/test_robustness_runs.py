@@ -51,8 +51,12 @@ def test_several_runs_side_by_side_labelled_by_file_name(files):
     assert sorted({r["point"] for r in rows}) == [0, 1]
     saved = json.loads((tmp / "r.json").read_text())
     assert saved["points"] == points and saved["run_record"]["command"] == "ragdiag robustness"
-    table = runner.invoke(app, ["robustness", "--run", str(good), "--run", str(weak), "--qrels", str(qrels), "--k", "2"])
+    table = runner.invoke(app, ["robustness", "--run", str(good), "--run", str(weak), "--qrels", str(qrels), "--k", "2"],
+                          env={"COLUMNS": "160"})
     assert table.exit_code == 0 and "good.trec" in table.stdout and "weak.jsonl" in table.stdout
+    narrow = runner.invoke(app, ["robustness", "--run", str(good), "--run", str(weak), "--qrels", str(qrels), "--k", "2"],
+                           env={"COLUMNS": "80"})  # fits an 80-column terminal: wrapped, never cut with "…"
+    assert "…" not in narrow.stdout and max(map(len, narrow.stdout.splitlines())) <= 80
 
 
 def test_single_run_keeps_the_earlier_meta_keys(files):

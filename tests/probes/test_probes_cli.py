@@ -77,7 +77,7 @@ def test_names_probe_through_openai_and_voyage(api_server, tmp_path):
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and api_server.requests == requests  # all from the cache
     assert again.stderr.count("0 model calls, 0 texts embedded") == 2
-    table = runner.invoke(app, [a for a in args if a not in ("--format", "json")])
+    table = runner.invoke(app, [a for a in args if a not in ("--format", "json")], env={"COLUMNS": "200"})
     header = next(line for line in table.stdout.splitlines() if "Condition" in line)
     assert "openai:text-embedding-3-large" in header and "voyage:voyage-3.5" in header  # side by side
 

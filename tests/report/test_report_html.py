@@ -108,6 +108,11 @@ def test_evaluate_section_has_metrics_with_intervals(page):
     section = html[html.index('data-kind="evaluate"'):]
     section = section[: section.index("</section>")]
     assert "ra_nwg" in section and "95% interval" in section and re.search(r"\[\d\.\d{3}, \d\.\d{3}\]", section)
+    # the decision first, then one row per run, every metric row folded
+    assert section.index("<strong>Decision</strong>") < section.index("runs at a glance") < section.index("<details>")
+    glance = section[section.index("runs at a glance"):section.index("<details>")]
+    assert glance.count("<tr>") == 1 + 2 and "RA-nWG" in glance and "PROC" in glance
+    assert "<summary>every metric (" in section
 
 
 def test_graded_rows_from_a_test_server_are_labelled(tmp_path, results_dir):

@@ -61,10 +61,11 @@ def test_second_build_makes_no_embedding_calls(env, server):
     tmp, corpus, _, _ = env
     first = _build(tmp, corpus, server)
     assert first.exit_code == 0, first.output
-    assert "embedding calls: 1 (5 texts embedded, 0 cache hits)" in first.stdout
+    assert "embedding: 1 model calls, 5 texts embedded, 0 cache hits, 0 retries" in first.stdout
+    assert "dense hnsw:M=8,efSearch=16|32 (faiss, cosine, dim 16" in first.stdout and "None" not in first.stdout
     requests = server.requests
     second = _build(tmp, corpus, server)
-    assert "embedding calls: 0 (0 texts embedded, 5 cache hits)" in second.stdout
+    assert "embedding: 0 model calls, 0 texts embedded, 5 cache hits" in second.stdout
     assert server.requests == requests
     manifest = json.loads((tmp / "idx" / "manifest.json").read_text())
     assert manifest["meta"]["params"] == {"M": 8, "efConstruction": 100, "efSearch": 16}
@@ -113,6 +114,13 @@ def test_bad_inputs(env, server, tmp_path):
     broken.write_text('{"_id": "a", "text": "ok"}\n{"_id": "b"}\n')
     result = runner.invoke(app, ["index", "build", "--corpus", str(broken), "--out-dir", str(tmp / "x")])
     assert result.exit_code != 0 and "record 2: field 'text': missing" in result.stderr
+    folder = tmp / "beir"  # --corpus takes a BEIR folder, as its help says
+    folder.mkdir()
+    result = runner.invoke(app, ["index", "build", "--corpus", str(folder), "--embedder", "none", "--out-dir", str(tmp / "x")])
+    assert result.exit_code == 2 and f"{folder}: a corpus folder must hold corpus.jsonl" in result.stderr
+    (folder / "corpus.jsonl").write_text(corpus.read_text())
+    result = runner.invoke(app, ["index", "build", "--corpus", str(folder), "--embedder", "none", "--out-dir", str(tmp / "x")])
+    assert result.exit_code == 0 and "indexed 5 documents" in result.stdout and "no dense index" in result.stdout
     assert _build(tmp, corpus, server).exit_code == 0
     result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp / "idx"), "--queries", str(queries), "--k", "6",
                                  "--mode", "bm25", "--out", str(tmp / "r.jsonl")])

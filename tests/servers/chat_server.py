@@ -8,6 +8,10 @@ Its replies are deterministic text computed by this test server — never an LLM
 - judge requests (``Ideal answer:`` / ``Candidate answer:`` sections) get
   ``{"grade": g, "reason": "test server word overlap ..."}`` with
   g = 1 + round(4 · |ideal words ∩ candidate words| / |ideal words|);
+- utility-label requests (``prompts/utility-label``: one ``<query>`` and one ``<passage>`` without an
+  id) get ``{"grade": g, "reason": "test server word overlap ... (not an LLM judgement)"}`` with
+  o = |query words ∩ passage words| / |query words| and g = 1 + min(4, ⌊5·o⌋), so ``ragdiag label``
+  can be tried offline (its grades are this test server's, never an LLM's);
 - anything else gets ``"test server reply"``;
 - a French prompt (its system message says ``en français``, as the ``*-fr`` prompts do) gets the same
   replies in French: ``"D'après les références : "`` …, and a judge reason in French.
@@ -41,6 +45,7 @@ Usage::
 from __future__ import annotations
 
 import collections
+import html
 import json
 import math
 import re
@@ -75,6 +80,8 @@ def french_reply(user: str, words_per_reference: int = 12) -> str | None:
                            f"{overlap:.2f} (pas un jugement de LLM)"}, ensure_ascii=False)
     english = generation_reply(user, words_per_reference)
     return None if english is None else "D'après les références : " + english.removeprefix("From the references: ")
+_LABEL_QUERY = re.compile(r"<query>(.*?)</query>", re.DOTALL)
+_LABEL_PASSAGE = re.compile(r"<passage>(.*?)</passage>", re.DOTALL)  # the label prompt's passage has no id
 
 
 def generation_reply(user: str, words_per_reference: int = 12) -> str | None:
@@ -122,6 +129,16 @@ def logprob_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
     reply["choices"][0]["logprobs"] = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"],
                                                     "bytes": None, "top_logprobs": top}]}
     return reply
+def label_reply(user: str) -> str | None:
+    """A utility-label reply: the share of the query's words found in the passage, as a 1–5 grade."""
+    query, passage = _LABEL_QUERY.search(user), _LABEL_PASSAGE.search(user)
+    if not query or not passage:
+        return None
+    asked = set(_WORD.findall(html.unescape(query.group(1)).lower()))
+    found = set(_WORD.findall(html.unescape(passage.group(1)).lower()))
+    overlap = len(asked & found) / len(asked) if asked else 0.0
+    grade = 1 + min(4, int(5 * overlap))
+    return json.dumps({"grade": grade, "reason": f"test server word overlap {overlap:.2f} (not an LLM judgement)"})
 
 
 class ChatServer(LocalServer):
@@ -167,7 +184,8 @@ class ChatServer(LocalServer):
                 return self.judge_script.popleft()
         if is_french(body):
             return french_reply(user, self.words_per_reference) or "réponse du serveur de test"
-        return judge_reply(user) or generation_reply(user, self.words_per_reference) or "test server reply"
+        return (judge_reply(user) or label_reply(user) or generation_reply(user, self.words_per_reference)
+                or "test server reply")
 
     @staticmethod
     def completion(body: dict[str, Any], content: str | None) -> dict[str, Any]:

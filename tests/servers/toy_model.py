@@ -3,11 +3,12 @@
 Its behaviour is known exactly, so tests can assert what must hold; its output is computed by this
 test server and is never an LLM's answer or judgement.
 
-- **Answer** (any request that is not a judge request): the first sentence of each numbered
+- **Answer** (any request that is not a judge or label request): the first sentence of each numbered
   reference, in the order given, joined by spaces; a prompt with no reference gets
   ``"The references are insufficient to answer."``.
-- **Utility label** (``label``: one ``<query>`` and one ``<passage>``): grade = 1 + min(4, ⌊5·o⌋) with
-  o = |query tokens ∩ passage tokens| / |query tokens|, as ``{"grade": g}``.
+- **Utility label** (``label``: one ``<query>`` and one id-less ``<passage>``): grade = 1 + min(4, ⌊5·o⌋)
+  with o = |query tokens ∩ passage tokens| / |query tokens|, as ``{"grade": g}`` (the chat test
+  server's label rule).
 - **Listwise ranking** (``label --refine``: one ``<query>`` and numbered passages, a ``ranking``
   reply asked): the passages by that overlap, highest first (ties by number), as ``{"ranking": [...]}``.
 - **Judge** (a request with ``Ideal answer`` and ``Candidate answer`` sections): token overlap

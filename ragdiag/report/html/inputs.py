@@ -3,7 +3,7 @@
 Kinds: ``correlate`` (results + verdicts), ``calibrate`` (agreement + estimates), ``robustness`` / ``sweep`` (points), ``evaluate`` (runs +
 params), ``probe-names`` (base + ablations), ``probe-noise`` (levels), ``llm-run`` (a generate /
 grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
-and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
+``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``) and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
 name that is none of these is an error naming it.
 """
 
@@ -17,8 +17,8 @@ import orjson
 
 from ragdiag.errors import RagdiagError
 
-KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded", "plot",
-         "calibrate")
+KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded",
+         "corpus-run", "plot", "calibrate")
 
 
 @dataclass
@@ -56,7 +56,19 @@ def kind_of(doc: Any) -> str | None:
         return "evaluate"
     if "summary" in doc and ("run" in doc or "failures" in doc):
         return "llm-run"
+    if str((doc.get("meta") or {}).get("command", "")) == "ragdiag pipeline --corpus":
+        return "corpus-run"
     return _probe_kind(doc)
+
+
+def own_input_kind(doc: Any) -> str | None:
+    """A ragdiag file that is an input to a later stage, not a result: texts or ranked samples."""
+    if isinstance(doc, list) and doc and all(isinstance(r, dict) for r in doc[:50]):
+        if all({"q", "p", "n"} <= set(r) for r in doc[:50]):
+            return "texts samples"
+        if all({"rank", "Nc", "Np"} <= set(r) for r in doc[:50]):
+            return "ranked samples"
+    return None
 
 
 def _load(path: Path) -> Any:
@@ -85,7 +97,9 @@ def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
                     notes.append(f"skipped {err}")
                     continue
                 kind = kind_of(doc)
-                if kind is None:
+                if kind is None and own_input_kind(doc):
+                    notes.append(f"skipped {child}: {own_input_kind(doc)} (an input of the run, no section)")
+                elif kind is None:
                     notes.append(f"skipped {child}: not a ragdiag result")
                 else:
                     inputs.append(Input(kind, child, doc))

@@ -12,11 +12,11 @@ from ragdiag.errors import DataError
 from ragdiag.extras import install_command
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.html.inputs import Input
+from ragdiag.report.provenance import TEST_SERVER_MODELS
 from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
 from ragdiag.report.html.reference_gate import correlate_gate_html, counts_html, graded_notes
 from ragdiag.report.html.shapes import check_shape
 
-TEST_SERVER_MODELS = ("ragdiag-test-server",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -70,6 +70,7 @@ def trust_panel(sentences: list[str]) -> str:
 
 
 def correlate_section(item: Input) -> Section:
+    from ragdiag.report import correlate_guide as guide
     from ragdiag.report import correlate_report as cr
     from ragdiag.report import trust
 
@@ -87,12 +88,18 @@ def correlate_section(item: Input) -> Section:
             ["K", "rows", "graded", "coverage"],
             [[e["K"], e["items"], e["covered"], f"{100 * e['coverage']:.1f}%"] for e in coverage["by_K"]]))
     if sentences:
+        advice = guide.advice_line(doc)
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
-                    + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul></div>")
+                    + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"
+                    + (f"<p><strong>{esc(advice)}</strong></p>" if advice else "") + "</div>")
     elif not doc.get("verdicts_withheld"):
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
     body.append(trust_panel(trust.correlate_trust(doc)))
     body.append(correlate_gate_html(doc))
+    legend = guide.legend(doc)
+    if legend:
+        body.append(f'<p class="note">Measures ({esc(guide.SYMBOLS)}):</p><ul class="note">'
+                    + "".join(f"<li><strong>{esc(m)}</strong>: {esc(text)}</li>" for m, text in legend) + "</ul>")
     body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
     measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
     segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
@@ -125,7 +132,8 @@ def correlate_section(item: Input) -> Section:
         first, second = meta["compare"]
         body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
     if doc["verdicts"]:
-        rows = [[v["subset"], v["side"], v["best"], v["best_mean"], v["runner_up"] or "–", v["lead"],
+        rows = [[v["subset"], v["side"], " = ".join(v.get("tied") or [v["best"]]) if cr.is_tie(v) else v["best"],
+                 v["best_mean"], "–" if cr.is_tie(v) else v["runner_up"] or "–", v["lead"],
                  "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}%"] for v in doc["verdicts"]]
         body.append("<h3>verdict table</h3>" + table(["subset", "side", "best", "mean", "runner-up", "lead",
                                                       "lead holds (resamples)"], rows))
@@ -135,6 +143,15 @@ def correlate_section(item: Input) -> Section:
 def _with_ci(value, ci):
     """The value alone, or with its 95% bootstrap interval over queries when the result has one."""
     return value if not ci else Raw(esc(f"{num(value)} {interval(ci)}"))
+def _qps_cell(point: dict) -> Any:
+    """Median batch QPS, with the min–max of its repeats when there were several."""
+    from ragdiag.report.robustness_plots import qps_median
+
+    median = qps_median(point)
+    runs = point.get("qps_batch_runs") or point.get("qps_batch")
+    if median is None or not isinstance(runs, dict) or (runs.get("repeats") or 1) < 2 or runs.get("min") is None:
+        return median
+    return Raw(esc(f"{median:,.0f} ({runs['min']:,.0f}–{runs['max']:,.0f})"))
 
 
 def robustness_section(item: Input) -> Section:
@@ -145,25 +162,32 @@ def robustness_section(item: Input) -> Section:
     points = doc["points"]
     k = meta.get("k", "K")
     deltas = list(points[0]["robustness"]) if points else []
+    sweep = item.kind == "sweep"
     rows = []
     for p in points:
-        qps = (p.get("qps_batch") or {}).get("median") if isinstance(p.get("qps_batch"), dict) else p.get("qps_batch")
         latency = p.get("latency_ms")
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
         params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
         cis = p.get("robustness_ci") or {}
-        row = [p.get("index"), params, _with_ci(p.get("recall_mean"), p.get("recall_mean_ci")),
-               *(_with_ci(p["robustness"][d], cis.get(d)) for d in deltas), p.get("zero_recall_queries"), qps, latency]
+        name = [p.get("label") or f"{p.get('index')} {params}"] if sweep else [p.get("index"), params]
+        row = [*name, _with_ci(p.get("recall_mean"), p.get("recall_mean_ci")),
+               *(_with_ci(p["robustness"][d], cis.get(d)) for d in deltas), p.get("zero_recall_queries"),
+               _qps_cell(p), latency]
         if item.kind == "sweep":
             diff = p.get("grade_diff_vs_exact") or {}
             row += [Raw(esc(f"{num(p.get('grade_mean'))} {interval(p.get('grade_ci'))}")),
                     Raw(esc(f"{num(diff.get('value'), signed=True)} {interval(diff.get('ci'))}"))]
         rows.append(row)
-    headers = ["index", "params", f"recall@{k}", *(f"R-{d}@{k}" for d in deltas), "zero-recall queries",
-               "QPS (batch)", "latency ms", *(("grade mean [95%]", "grade vs exact") if item.kind == "sweep" else ())]
-    body = [labels(test_server=item.kind == "sweep" and is_test_server(meta)),
-            f'<p class="note">ground truth: {esc(meta.get("ground_truth", "?"))} · metric {esc(meta.get("metric", "?"))}'
+    headers = [*(["point"] if sweep else ["index", "params"]), f"recall@{k}", *(f"R-{d}@{k}" for d in deltas),
+               "zero-recall queries", "QPS (batch: median (min–max))", "latency p50 ms",
+               *(("grade mean [95%]", "grade vs exact") if sweep else ())]
+    truth = meta.get("ground_truth") or ("exact k-NN" if sweep else "?")
+    body = [labels(test_server=sweep and is_test_server(meta)),
+            f'<p class="note">ground truth: {esc(truth)} · metric {esc(meta.get("metric", "?"))}'
             f' · recall: {esc(meta.get("recall", "?"))}</p>']
+    warning = (meta.get("qps_timing") or {}).get("warning")
+    if warning:
+        body.append(f'<p class="note">⚠ {esc(warning)}</p>')
     recommendation = doc.get("recommendation")
     if isinstance(recommendation, dict):
         chosen = recommendation.get("point") or "none"
@@ -174,31 +198,53 @@ def robustness_section(item: Input) -> Section:
         body.append("<h3>controls</h3>" + table(
             ["control", "grade mean", "95% interval", "graded"],
             [[c.get("name"), c.get("grade_mean"), interval(c.get("grade_ci")), c.get("n_graded")] for c in doc["controls"]]))
+    if sweep and points and {"llm", "deltas", "dataset"} <= set(meta):
+        from ragdiag.report.sweep_report import plot_sweep
+
+        body.append(_images(_png(lambda p: plot_sweep(doc, p.parent)), "answer grade and speed per operating point"))
     if points and "recall_histogram" in points[0] and "k" in meta:
         body.append(_images(_png(lambda p: write_plots(doc, p.parent)), "robustness plots"))
     title = "Sweep" if item.kind == "sweep" else "Robustness"
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
 
 
+HEADLINE_METRICS = ("ra_nwg", "proc", "pct_proc", "ndcg", "recall")
+
+
 def evaluate_section(item: Input) -> Section:
+    """The decision first, then one row per run with the headline metrics and their intervals at
+    the decision's K; every metric row and the paired comparisons folded below."""
+    from ragdiag.report.evaluate_report import METRIC_LABELS, decision_lines
+
     doc = item.doc
     body = [labels(test_server=is_test_server(doc))]
+    runs = doc["runs"]
+    lines = decision_lines(doc) if all(isinstance(r.get("decision"), dict) for r in runs) else []
+    if lines:
+        body.append('<div class="verdict"><strong>Decision</strong><ul>'
+                    + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
+    ks = (doc.get("params") or {}).get("k") or sorted({m.get("k") for r in runs for m in r.get("metrics", [])})
+    shown = [m for m in HEADLINE_METRICS if any(e.get("metric") == m for r in runs for e in r.get("metrics", []))]
     rows = []
-    for run in doc["runs"]:
-        for m in run.get("metrics", []):
-            rows.append([run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")),
-                         m.get("n_defined")])
-    body.append(table(["run", "metric", "k", "value", "95% interval", "queries defined"], rows))
-    decisions = [[r["run"], (r.get("decision") or {}).get("verdict"), (r.get("decision") or {}).get("advice")]
-                 for r in doc["runs"] if r.get("decision")]
-    if decisions:
-        body.append("<h3>decision</h3>" + table(["run", "verdict", "advice"], decisions))
+    for run in runs:
+        k = (run.get("decision") or {}).get("k") or (ks[-1] if ks else None)
+        by_metric = {e.get("metric"): e for e in run.get("metrics", []) if e.get("k") == k}
+        cells = [Raw(esc(f"{num(e.get('value'))} {interval(e.get('ci'))}".strip())) if e else "–"
+                 for e in (by_metric.get(m) for m in shown)]
+        rows.append([run["run"], (run.get("decision") or {}).get("verdict") or "–", k, *cells])
+    body.append("<h3>runs at a glance (95% intervals)</h3>"
+                + table(["run", "decision", "K", *(METRIC_LABELS.get(m, m) for m in shown)], rows))
+    every = [[run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")), m.get("n_defined")]
+             for run in runs for m in run.get("metrics", [])]
+    body.append(f"<details><summary>every metric ({len(every)} rows)</summary>"
+                + table(["run", "metric", "k", "value", "95% interval", "queries defined"], every) + "</details>")
     if doc.get("comparisons"):
         rows = [[c.get("a"), c.get("b"), c.get("metric"), c.get("k"), c.get("diff"), interval(c.get("ci")),
                  c.get("improved"), c.get("worsened")] for c in doc["comparisons"]]
-        body.append("<h3>paired comparisons</h3>" + table(["a", "b", "metric", "k", "difference", "95% interval",
-                                                             "improved", "worsened"], rows))
-    return Section("evaluate", "Evaluate: metrics with intervals", str(item.path), "".join(body))
+        body.append(f"<details><summary>paired comparisons ({len(rows)} rows)</summary>"
+                    + table(["a", "b", "metric", "k", "difference", "95% interval", "improved", "worsened"], rows)
+                    + "</details>")
+    return Section("evaluate", "Evaluate: the decision, then metrics with intervals", str(item.path), "".join(body))
 
 
 def _docs(doc: Any) -> list[dict]:
@@ -310,6 +356,20 @@ def calibrate_section(item: Input) -> Section:
                        for s in estimates.get("slopes", [])],
                       caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
     return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
+def corpus_run_section(item: Input) -> Section:
+    """``corpus_run.json`` of ``pipeline --corpus``: what was ranked, with which retrievers, and where
+    the stages wrote (their files get their own sections when the run folder is given)."""
+    meta = item.doc.get("meta") or {}
+    queries = meta.get("queries") or {}
+    retrievers = ", ".join(str(r.get("spec")) for r in meta.get("retrievers") or [] if isinstance(r, dict))
+    rows = [["command", meta.get("command")], ["dataset", meta.get("dataset")], ["retrievers", retrievers],
+            ["cut-offs K", ", ".join(map(str, meta.get("ks") or []))], ["depth", meta.get("depth")],
+            ["queries used", queries.get("used")], ["queries left out (ideal cap)", queries.get("left_out")],
+            ["ranked samples", meta.get("ranked_samples")], ["evaluate", meta.get("evaluate")]]
+    outputs = [[name, path] for name, path in (meta.get("outputs") or {}).items()]
+    body = [labels(test_server=is_test_server(item.doc.get("run_record") or {})),
+            table(["quantity", "value"], rows), "<h3>files written</h3>" + table(["output", "path"], outputs)]
+    return Section("corpus-run", f"Corpus run: {meta.get('dataset', '')}", str(item.path), "".join(body))
 
 
 def plot_section(item: Input) -> Section:
@@ -318,7 +378,8 @@ def plot_section(item: Input) -> Section:
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
-             "llm-run": llm_section, "graded": graded_section, "plot": plot_section, "calibrate": calibrate_section}
+             "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
+             "plot": plot_section, "calibrate": calibrate_section}
 
 
 def render(item: Input) -> Section:

@@ -1,0 +1,31 @@
+"""One rule for every result ``--out``: ``--format`` when given, else the file's suffix picks the
+format (``.json`` → JSON, ``.csv`` → CSV, ``.txt`` / ``.md`` → the text table), else JSON (a
+file without a known suffix is read by programs more often than by people)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdiag.errors import RagdiagError
+
+SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".txt": "table", ".md": "table"}
+DEFAULT_FILE_FORMAT = "json"
+
+
+def out_format(out: Path, fmt: str | None, available: tuple[str, ...] = ("table", "json", "csv"),
+               flag: str = "--out") -> str:
+    """The format written to ``out``: ``fmt`` (an explicit ``--format``), else by suffix, else JSON;
+    a suffix naming a format this command cannot write is refused before any work."""
+    if fmt is not None:
+        return fmt
+    chosen = SUFFIX_FORMATS.get(Path(out).suffix.lower(), DEFAULT_FILE_FORMAT)
+    if chosen not in available:
+        names = {"table": ".txt/.md", "json": ".json", "csv": ".csv"}
+        raise RagdiagError(f"{flag} {out}: this command writes no {chosen.upper() if chosen != 'table' else 'table'} "
+                           f"file; use {' or '.join(names[f] for f in available)} (or --format)")
+    return chosen
+
+
+def screen_format(fmt: str | None) -> str:
+    """What is printed when nothing else is asked: the table."""
+    return fmt or "table"

@@ -1,0 +1,131 @@
+"""The plain-words part of a ``correlate`` result: where the numbers come from (simulated grades,
+test server), one line of advice drawn from the verdict, and a legend line for every measure shown.
+
+Shared by the terminal (:func:`ragdiag.report.correlate_report.print_report`) and the HTML report.
+Measures as in :mod:`ragdiag.metrics.measures` (paper 003, eqs. 1–3).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.report.provenance import SIMULATED_LINE, test_server_line
+
+SYMBOLS = "n = relevant passages in the top K, K = passages given to the generator, Np = all relevant passages"
+LEGEND = {
+    "F": "F(α) = n / (α·K + (1−α)·Np), Van Rijsbergen's F: α = 0 is recall n/Np, α = 1 is precision n/K",
+    "E": "E(α) = F with Np estimated from the ranking (S = relevant passages in the top x·K, --xk): "
+         "needs no count of all relevant passages",
+    "T": "T(α) = (1−α)·n − α·(K−n)/K, the TopK measure: α = 0 counts relevant passages in the top K, "
+         "α → 1 penalises irrelevant ones",
+    "nDCG": "nDCG@K: relevant passages near the top count more (ideal: the n retrieved ones first)",
+    "P": "P = n/K, precision@K: the share of the K passages that are relevant",
+    "R": "R = n/Np, recall@K: the share of all relevant passages that reach the top K",
+}
+
+
+def _models(report: dict) -> list[str]:
+    """Every LLM model name the result records (run record, pipeline metadata)."""
+    models = ((report.get("run_record") or {}).get("models") or {}).get("llm") or []
+    models = list(models) if isinstance(models, list) else [models]
+    for stage in ("generate_meta", "grade_meta"):
+        llm = (((report.get("meta") or {}).get("pipeline") or {}).get(stage) or {}).get("llm") or {}
+        models.append(llm.get("model"))
+    return [str(m) for m in models if m]
+
+
+def _sidecar_models(source: str) -> list[str]:
+    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any."""
+    path = Path(source)
+    for manifest in (path.with_name(f"{path.name}.manifest.json"), path.with_name(f"{path.stem}.manifest.json")):
+        try:
+            doc = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict):
+            llm = ((doc.get("meta") or {}).get("llm") or {}).get("model")
+            recorded = ((doc.get("run_record") or {}).get("models") or {}).get("llm") or []
+            return [str(m) for m in ([llm] + (recorded if isinstance(recorded, list) else [recorded])) if m]
+    return []
+
+
+def provenance_lines(report: dict) -> list[str]:
+    """The loud lines a result from the bundled sample or the test server starts with."""
+    meta = report.get("meta") or {}
+    lines = [SIMULATED_LINE] if meta.get("simulated_grades") else []
+    models = _models(report) + _sidecar_models(str(meta.get("source", "")))
+    return lines + [line for line in (test_server_line(models),) if line]
+
+
+def legend(report: dict) -> list[tuple[str, str]]:
+    """(measure, definition) for every measure shown that ragdiag defines."""
+    shown = [m for m in report["meta"].get("measures", []) if any(r["measure"] == m for r in report["results"])]
+    return [(m, LEGEND[m]) for m in shown if m in LEGEND]
+
+
+def _tie(verdict: dict) -> bool:
+    return verdict.get("lead") is not None and abs(verdict["lead"]) < TIE_TOLERANCE
+
+
+def _typical_alpha(report: dict, verdict: dict, measure: str) -> float | None:
+    """Median α at the maximum of ``measure`` over the verdict's segments (None without an α grid)."""
+    alphas = [r[verdict["kind"]].get("alpha") for r in report["results"]
+              if r["measure"] == measure and r.get("side") == verdict["side"]
+              and r["segment"].split("^")[1:2] == [verdict["subset"]] and r[verdict["kind"]].get("value") is not None]
+    alphas = [a for a in alphas if a is not None]
+    return statistics.median(alphas) if alphas else None
+
+
+def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
+    """(what the measure is at this α, what to raise) in plain words."""
+    low, high = alpha is not None and alpha <= 0.05, alpha is not None and alpha >= 0.95
+    if measure in ("F", "E", "R", "P"):
+        if measure == "R" or (measure != "P" and low):
+            return ("recall" + (" (Np estimated from the ranking)" if measure == "E" else ""), "recall@K")
+        if measure == "P" or high:
+            return "precision", "precision@K"
+        return "a precision–recall mix", "recall@K and precision@K together"
+    if measure == "T":
+        if low:
+            return "the count of relevant passages in the top K", "the number of relevant passages in the top K"
+        if high:
+            return "a penalty on irrelevant passages", "precision@K (fewer irrelevant passages in the top K)"
+        return ("relevant minus irrelevant passages",
+                "the number of relevant passages in the top K (and cutting irrelevant ones)")
+    if measure == "nDCG":
+        return "rank order", "the rank of the relevant passages (put them first)"
+    return measure, measure
+
+
+def _where(report: dict, verdict: dict) -> str:
+    group_col = (report["meta"].get("table") or {}).get("group_col")
+    if group_col:
+        return f"for {group_col} = {verdict['subset']}"
+    several = len({v["subset"] for v in report["verdicts"]}) > 1
+    subset = f"subset {verdict['subset']}'s " if several else ""
+    sides = {"wide": "wide segments (K ≥ Np)", "narrow": "narrow segments (K < Np)"}
+    return f"in {subset}{sides[verdict['side']]}" if verdict["side"] in sides else f"in subset {verdict['subset']}"
+
+
+def advice_line(report: dict) -> str | None:
+    """One line: the lever the clearest verdict points at, e.g. 'F at α≈0 is recall: raising
+    recall@K moves answer quality most in wide segments …'. None without a verdict that compares."""
+    verdicts = [v for v in report["verdicts"] if v.get("runner_up") is not None]
+    if not verdicts:
+        return None
+    pick = max(verdicts, key=lambda v: (not _tie(v), v["lead"] or 0.0))
+    names = (pick.get("tied") or [pick["best"], pick["runner_up"]]) if _tie(pick) else [pick["best"]]
+    alpha = _typical_alpha(report, pick, pick["best"])
+    meaning, lever = _reading(pick["best"], alpha)
+    at = "" if alpha is None else f" at α≈{alpha:.2g}"
+    who = f"{', '.join(names[:-1])} and {names[-1]} (tied)" if len(names) > 1 else names[0]
+    verb = "are" if len(names) > 1 else "is"
+    text = f"Advice: {who}{at} {verb} {meaning}: raising {lever} moves answer quality most {_where(report, pick)}"
+    if pick["lead_holds"] is None and not _tie(pick):
+        text += f" (lead {pick['lead']:+.3f}: --bootstrap 1000 tells whether it holds)"
+    elif pick["lead_holds"] is not None and pick["lead_holds"] < 0.95 and not _tie(pick):
+        text += f" (the lead holds in only {100 * pick['lead_holds']:.0f}% of resamples: a hint, not a finding)"
+    return text
