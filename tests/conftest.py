@@ -1,4 +1,6 @@
-"""Suite-wide guard (issue 18): no JSON file ragdiag writes during the tests holds NaN or ±Infinity.
+"""Suite-wide hooks.
+
+1. No JSON file ragdiag writes during the tests holds NaN or ±Infinity (issue 18).
 
 Every file goes out through :func:`ragdiag.io.writer.atomic_path` (``write_json``, ``write_jsonl``,
 ``write_text`` and the libraries writing by file name all use it). At configure time, before any
@@ -6,10 +8,24 @@ test module imports ragdiag, the module attribute is wrapped: each finished ``.j
 file is parsed with a strict reader (NaN, Infinity, -Infinity refused) before it is renamed into
 place. An autouse fixture then fails the test during which an offending file was written, naming
 the file and the constant. Commands run in a subprocess are outside this hook.
+
+2. The end of an xdist worker must be quick. After a worker reports ``workerfinished`` the main
+process tells it to exit, and execnet gives it 5 s before it sends the worker a SIGINT
+(``execnet.gateway_base.WorkerGateway._terminate_execution``). pytest's own cleanup in the worker
+then runs ``gc.collect()`` (``_pytest.unraisableexception.cleanup``). A worker that has loaded
+torch, datasets and faiss and run hundreds of tests holds millions of objects, and on two loaded
+cores that collection can take longer than those 5 s. The SIGINT then lands in a weakref callback
+during the collection, and the run, although it passes, prints "PytestUnraisableExceptionWarning:
+Exception ignored in: <function WeakSet.__init__.<locals>._remove …> … KeyboardInterrupt".
+
+So the worker collects *before* it reports (``tryfirst``: before xdist's ``pytest_sessionfinish``
+wrapper sends ``workerfinished``) and then freezes the survivors (``gc.freeze``), so that the
+final collection has nothing left to walk.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,3 +79,10 @@ def no_nan_written_as_json():
     yield
     found, _OFFENDERS[:] = list(_OFFENDERS), []
     assert not found, "NaN/Infinity written into JSON: " + "; ".join(found[:5])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):  # an xdist worker
+        gc.collect()
+        gc.freeze()

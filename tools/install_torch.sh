@@ -31,10 +31,19 @@ case "$mode" in
   *) echo "torch: TORCH=$mode: expected auto, cpu or gpu" >&2; exit 2 ;;
 esac
 
+# Whether the configured indexes list VERSION+cpu. The listing is read whole before grep looks at it:
+# with pipefail, `pip … | grep -q` fails at random (grep stops at the first match, pip then dies of a
+# broken pipe).
+cpu_build_listed() {
+  local listed
+  listed=$("$py" -m pip index versions torch 2>/dev/null || true)
+  grep -Eq "(^|[ ,])${version//./\\.}\+cpu(,|$)" <<<"$listed"
+}
+
 if "$py" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=5)" \
      "$index" >/dev/null 2>&1; then
   run "$py" -m pip install -q --index-url "$index" "torch==$version"
-elif "$py" -m pip index versions torch 2>/dev/null | grep -Eq "(^|[ ,])${version//./\\.}\+cpu(,|$)"; then
+elif cpu_build_listed; then
   echo "torch: $index does not answer; the configured indexes list torch $version+cpu: installing that" >&2
   run "$py" -m pip install -q "torch==$version+cpu"
 else
