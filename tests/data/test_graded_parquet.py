@@ -77,7 +77,7 @@ def _good() -> dict:
     (lambda c: c.pop("inK"), "column 'inK' is missing"),
     (lambda c: c.update(K=["2", "3"]), "column 'K' has type string, expected an integer"),
     (lambda c: c.update(grade=["3", "4"]), "column 'grade' has type string"),
-    (lambda c: c.update(inK=[[1, 0], [0, 1]]), "record 2: field 'inK': the number of items differs from K"),
+    (lambda c: c.update(inK=[[1, 0], [0, 1]]), "record 2: field 'inK': has 2 items but K = 3"),
     (lambda c: c.update(inK=[[1, 2], [0, 1, 1]]), "record 1: field 'inK': items must be 0 or 1"),
     (lambda c: c.update(grade=[3.0, 6.0]), "record 2: field 'grade': 6.0 is not a finite grade"),
     (lambda c: c.update(grade=[3.0, float("nan")]), "record 2: field 'grade': NaN is not a grade"),
@@ -154,3 +154,19 @@ def test_evaluate_answers_parquet_matches_json(tmp_path):
     res = CliRunner().invoke(app, ["evaluate", "--run", str(fix / "bm25.jsonl"), "--qrels", str(fix / "qrels.tsv"),
                                    "--k", "2", "--answers", str(parquet)])
     assert res.exit_code == 2 and "two answers for query" in res.output
+
+
+def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, monkeypatch):
+    """Read in batches of 7 rows: codes merged across batches, errors numbered over the whole file."""
+    from ragdiag.data import graded_parquet
+
+    monkeypatch.setattr(graded_parquet, "_BATCH_ROWS", 7)
+    from_json, from_parquet = _both(tmp_path, records)
+    for name in ARRAYS:
+        assert np.array_equal(getattr(from_json, name), getattr(from_parquet, name), equal_nan=True), name
+    assert from_json.query_names == from_parquet.query_names
+    bad = [dict(r) for r in records]
+    bad[30]["inK"] = [2] + bad[30]["inK"][1:]
+    write_graded_parquet(tmp_path / "bad.parquet", bad)
+    with pytest.raises(DataError, match=re.escape("bad.parquet: record 31: field 'inK': items must be 0 or 1")):
+        load_graded_file(tmp_path / "bad.parquet")
