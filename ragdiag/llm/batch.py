@@ -316,8 +316,9 @@ def vllm_instructions(folder: BatchFolder) -> str:
     files = folder.active("vllm-file")
     if not files:
         raise DataError(f"{folder.path}: no open vllm-file requests")
+    models = sorted({r["model"] for e in files for r in folder.index(e).values()})
     steps = "; ".join(f"vllm run-batch -i {folder.path / e['file']} -o {folder.path / e['file'].replace('requests', 'output')} "
-                      f"--model MODEL" for e in files)
+                      f"--model {models[0] if len(models) == 1 else 'MODEL'}" for e in files)
     return (f"{sum(e['requests'] for e in files)} requests written to {len(files)} file(s) in {folder.path}: run {steps}; "
             f"then `ragdiag batch collect {folder.path} --from OUTPUT.jsonl` for each output, and rerun "
             f"{resume_command()}")

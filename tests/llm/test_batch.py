@@ -205,3 +205,40 @@ def test_bad_batch_options(tiny, server, tmp_path):
     assert res.exit_code == 2
     res = cli("batch", "status", tmp_path / "nowhere")
     assert res.exit_code == 2 and "not a batch folder" in res.output
+
+
+def test_pipeline_stages_wait_for_their_batches(tiny, server, tmp_path):
+    """generate's batch, then grade's batch, then correlate on the Parquet graded table; the grades
+    equal a synchronous run's."""
+    texts, ranked = tiny
+    common = ["pipeline", "--texts", texts, "--ranked", ranked, "--k", "2,3,5", "--segments", "nw", "--min-samples", "3",
+              "--base-url", server.base_url, "--no-progress"]
+    sync = cli(*common, "--out-dir", tmp_path / "sync", "--cache-dir", tmp_path / "sync-cache")
+    assert sync.exit_code == 0, sync.output
+    res = cli(*common, "--out-dir", tmp_path / "batch", "--cache-dir", tmp_path / "cache", "--batch", "openai",
+              "--batch-dir", tmp_path / "b", "--batch-poll", "0.01", "--parquet")
+    assert res.exit_code == 0, res.output
+    assert server.batches_created == 2, "one batch for generate, then one for grade"
+    import pyarrow.parquet as pq
+
+    batch_grades = pq.read_table(tmp_path / "batch" / "graded.parquet").column("grade").to_pylist()
+    assert batch_grades == [r["grade"] for r in json.loads((tmp_path / "sync" / "graded.json").read_text())]
+    corr = [json.loads((tmp_path / d / "correlation.json").read_text())["results"] for d in ("sync", "batch")]
+    assert corr[0] and corr[0] == corr[1]
+
+
+def test_pipeline_stops_with_the_command_that_resumes(tiny, server, tmp_path):
+    texts, ranked = tiny
+    args = ["pipeline", "--texts", texts, "--ranked", ranked, "--k", "2,5", "--segments", "nw", "--min-samples", "3",
+            "--base-url", server.base_url, "--no-progress", "--out-dir", tmp_path / "out", "--cache-dir",
+            tmp_path / "cache", "--batch", "openai", "--batch-dir", tmp_path / "b", "--batch-poll", "0.01",
+            "--batch-wait", "0"]
+    stops = 0
+    for _ in range(10):
+        res = cli(*args)
+        if res.exit_code == 0:
+            break
+        assert res.exit_code == 4 and "rerun" in res.output and "nothing is submitted twice" in res.output
+        stops += 1
+    assert res.exit_code == 0 and stops >= 2 and server.batches_created == 2
+    assert (tmp_path / "out" / "correlation.json").exists()
