@@ -60,7 +60,7 @@ class BatchPending(RagdiagError):
 def resume_command() -> str:
     """The command line of this run, to paste again once the batch is done."""
     return "ragdiag " + shlex.join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("ragdiag") else \
-        "the same command again"
+        "the same command"
 
 
 @dataclass
@@ -292,7 +292,7 @@ class BatchRunner:
             if self.wait is not None and time.monotonic() - start + interval > self.wait:
                 states = ", ".join(f"{e['batch_id']} {e['status']}" for e in waiting)
                 raise BatchPending(f"batches still running after --batch-wait {self.wait:g} s ({states}); see "
-                                   f"`ragdiag batch status {folder.path}`, then rerun {resume_command()} to collect "
+                                   f"`ragdiag batch status {folder.path}`, then rerun `{resume_command()}` to collect "
                                    "and continue (nothing is submitted twice)")
             self.sleep(interval)
             interval = min(POLL_MAX, interval * 1.5)
@@ -317,8 +317,8 @@ def vllm_instructions(folder: BatchFolder) -> str:
     if not files:
         raise DataError(f"{folder.path}: no open vllm-file requests")
     models = sorted({r["model"] for e in files for r in folder.index(e).values()})
-    steps = "; ".join(f"vllm run-batch -i {folder.path / e['file']} -o {folder.path / e['file'].replace('requests', 'output')} "
-                      f"--model {models[0] if len(models) == 1 else 'MODEL'}" for e in files)
+    steps = "; ".join(f"`vllm run-batch -i {folder.path / e['file']} -o {folder.path / e['file'].replace('requests', 'output')} "
+                      f"--model {models[0] if len(models) == 1 else 'MODEL'}`" for e in files)
     return (f"{sum(e['requests'] for e in files)} requests written to {len(files)} file(s) in {folder.path}: run {steps}; "
-            f"then `ragdiag batch collect {folder.path} --from OUTPUT.jsonl` for each output, and rerun "
-            f"{resume_command()}")
+            f"then `ragdiag batch collect {folder.path} --from OUTPUT.jsonl` for each output file, and rerun "
+            f"`{resume_command()}`")
