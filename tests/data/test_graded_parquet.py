@@ -170,3 +170,14 @@ def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, mo
     write_graded_parquet(tmp_path / "bad.parquet", bad)
     with pytest.raises(DataError, match=re.escape("bad.parquet: record 31: field 'inK': items must be 0 or 1")):
         load_graded_file(tmp_path / "bad.parquet")
+
+
+def test_ndcg_in_row_blocks_has_the_same_bits(records, monkeypatch):
+    """nDCG is computed in row blocks (bounded memory at 10M rows); the floats equal one block's."""
+    from ragdiag.data.graded_table import GradedSource, build_graded_table
+    from ragdiag.metrics import measures
+
+    table = build_graded_table(records, "x", GradedSource("x"))
+    whole = measures.ndcg(table.in_k, table.K, table.n)
+    monkeypatch.setattr(measures, "_NDCG_ROWS", 7)
+    assert np.array_equal(measures.ndcg(table.in_k, table.K, table.n), whole)
