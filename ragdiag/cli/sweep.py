@@ -57,12 +57,16 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
+    from ragdiag.errors import RagdiagError
     from ragdiag.options import parse_choices, parse_deltas
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.sweep_report import print_sweep
     from ragdiag.sweep.command import sweep_command
     from ragdiag.sweep.run import CONTROLS, SweepConfig
 
+    if config.batch is not None:  # its sent/reused accounting assumes synchronous calls
+        raise RagdiagError("sweep does not take --batch (its sent / reused call counts assume synchronous calls); "
+                           "run it without --batch")
     cfg = SweepConfig(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
                       controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,

@@ -242,3 +242,27 @@ def test_pipeline_stops_with_the_command_that_resumes(tiny, server, tmp_path):
         stops += 1
     assert res.exit_code == 0 and stops >= 2 and server.batches_created == 2
     assert (tmp_path / "out" / "correlation.json").exists()
+
+
+def test_label_with_batch_gives_the_synchronous_labels(tmp_path, monkeypatch):
+    from tests.evaluate.test_label import PASSAGES, QUERIES, UtilityJudgeServer, label, read_tsv
+
+    class LabelBatchServer(UtilityJudgeServer, BatchServer):
+        """The label test judge behind the Files and Batches endpoints."""
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    corpus, queries, run = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl", tmp_path / "run.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, (t, _, _) in PASSAGES.items()))
+    queries.write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()))
+    run.write_text("".join(json.dumps({"query_id": q, "ids": [d for d, (_, qq, _) in PASSAGES.items() if qq == q]}) + "\n"
+                           for q in QUERIES))
+    data = {"corpus": corpus, "queries": queries, "run": run, "dir": tmp_path}
+    with LabelBatchServer() as server:
+        sync = label(data, tmp_path / "sync.tsv", base_url=server.base_url)
+        assert sync.exit_code == 0, sync.output
+        sent = server.requests
+        batch = label(data, tmp_path / "batch.tsv", "--cache-dir", str(tmp_path / "batch-cache"), "--batch", "openai",
+                      "--batch-dir", str(tmp_path / "b"), "--batch-poll", "0.01", base_url=server.base_url)
+        assert batch.exit_code == 0, batch.output
+        assert server.requests == sent and server.batches_created == 1
+    assert read_tsv(tmp_path / "batch.tsv") == read_tsv(tmp_path / "sync.tsv")
