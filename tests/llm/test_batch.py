@@ -245,7 +245,13 @@ def test_pipeline_stops_with_the_command_that_resumes(tiny, server, tmp_path):
 
 
 def test_label_with_batch_gives_the_synchronous_labels(tmp_path, monkeypatch):
-    from tests.evaluate.test_label import PASSAGES, QUERIES, UtilityJudgeServer, label, read_tsv
+    from tests.evaluate.test_label import (
+        PASSAGES,
+        QUERIES,
+        UtilityJudgeServer,
+        label,
+        read_tsv,
+    )
 
     class LabelBatchServer(UtilityJudgeServer, BatchServer):
         """The label test judge behind the Files and Batches endpoints."""
