@@ -181,3 +181,17 @@ def test_ndcg_in_row_blocks_has_the_same_bits(records, monkeypatch):
     whole = measures.ndcg(table.in_k, table.K, table.n)
     monkeypatch.setattr(measures, "_NDCG_ROWS", 7)
     assert np.array_equal(measures.ndcg(table.in_k, table.K, table.n), whole)
+
+
+def test_correlate_cli_on_a_bad_parquet_file_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    columns = _good()
+    columns["K"] = ["2", "3"]
+    bad = _write(tmp_path / "bad.parquet", columns)
+    res = CliRunner().invoke(app, ["correlate", "--graded", str(bad)])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        f"ragdiag: error: {bad}: column 'K' has type string, expected an integer"]
