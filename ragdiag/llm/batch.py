@@ -132,6 +132,7 @@ class Collected:
     cost_batch: float | None = 0.0
     cost_sync: float | None = 0.0
     problems: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # the custom_ids put into the cache
 
     def add_costs(self, batch: float | None, sync: float | None) -> None:
         self.cost_batch = None if batch is None or self.cost_batch is None else self.cost_batch + batch
@@ -146,6 +147,7 @@ def store_results(results: Results, requests: dict[str, dict[str, Any]], cache, 
     for key, (text, p_tok, c_tok, _) in results.replies.items():
         request = requests[key]
         cache.put(key, request, text, p_tok, c_tok)
+        into.keys.append(key)
         into.answered += 1
         into.prompt_tokens += p_tok
         into.completion_tokens += c_tok
@@ -309,6 +311,7 @@ def merge(total: Collected, got: Collected) -> None:
     total.completion_tokens += got.completion_tokens
     total.add_costs(got.cost_batch, got.cost_sync)
     total.problems.extend(got.problems)
+    total.keys.extend(got.keys)
 
 
 def vllm_instructions(folder: BatchFolder) -> str:
