@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.codes import dense_codes
 from ragdiag.data.graded_table import GradedSource, GradedTable
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import DataError, RagdiagError
@@ -125,20 +126,22 @@ def _check_values(nc, np_, k, n, grade, path: Path) -> None:
 
 def _check_unique(query: np.ndarray, embedder: np.ndarray, nc, np_, k, names: list[str], embedders: list[str],
                   path: Path) -> None:
-    """Refuse two rows with the same sample key (id, E, Nc, Np, K): sort the key columns, compare neighbours."""
+    """Refuse two rows with the same sample key (id, E, Nc, Np, K): the key coded as one integer
+    (:func:`ragdiag.data.codes.dense_codes`); a code seen twice names both rows (1-based)."""
     if len(k) < 2:
         return
-    keys = (k, np_, nc, embedder, query)
-    order = np.lexsort(keys)
-    same = np.ones(len(k) - 1, dtype=bool)
-    for column in keys:
-        ordered = column[order]
-        same &= ordered[1:] == ordered[:-1]
-    if same.any():
-        pos = int(np.argmax(same))
-        a, b = sorted((int(order[pos]), int(order[pos + 1])))
-        raise DataError(f"{path}: records {a + 1} and {b + 1} are the same sample (id '{names[query[a]]}', "
-                        f"E '{embedders[embedder[a]]}', Nc {nc[a]}, Np {np_[a]}, K {k[a]}); remove one")
+    _, by_query = dense_codes(query.astype(np.int64) * (len(embedders) or 1) + embedder)
+    _, by_size = dense_codes(nc * (int(np_.max()) + 1) + np_)
+    _, ranking = dense_codes(by_query * (int(by_size.max()) + 1) + by_size)
+    distinct, sample = dense_codes(ranking * (int(k.max()) + 1) + k)
+    if len(distinct) == len(k):
+        return
+    first = np.full(len(distinct), len(k), dtype=np.int64)
+    np.minimum.at(first, sample, np.arange(len(k)))
+    b = int(np.argmax(first[sample] != np.arange(len(k))))
+    a = int(first[sample[b]])
+    raise DataError(f"{path}: records {a + 1} and {b + 1} are the same sample (id '{names[query[a]]}', "
+                    f"E '{embedders[embedder[a]]}', Nc {nc[a]}, Np {np_[a]}, K {k[a]}); remove one")
 
 
 class _Names:
