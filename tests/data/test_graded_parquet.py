@@ -195,3 +195,14 @@ def test_correlate_cli_on_a_bad_parquet_file_is_one_line(tmp_path):
     assert res.exit_code == 2
     assert res.output.strip().splitlines() == [
         f"ragdiag: error: {bad}: column 'K' has type string, expected an integer"]
+
+
+@pytest.mark.parametrize("dense_max", [1 << 26, 8])
+def test_dense_codes_are_np_unique(monkeypatch, dense_max):
+    from ragdiag.data import codes
+
+    monkeypatch.setattr(codes, "DENSE_MAX", dense_max)
+    keys = np.random.default_rng(4).integers(0, 50, size=1000)
+    uniques, inverse = codes.dense_codes(keys)
+    expected, expected_inverse = np.unique(keys, return_inverse=True)
+    assert np.array_equal(uniques, expected) and np.array_equal(inverse, expected_inverse.ravel())
