@@ -37,7 +37,7 @@ def _run(action: str, folder: Path, fmt: str, **options) -> None:
         counts = e.get("counts") or {}
         table.add_row(e["file"], e["mode"], str(e["requests"]), e["batch_id"] or "-", e["status"],
                       f"{counts.get('completed', '-')} / {counts.get('failed', '-')}" if counts else "-")
-    Console().print(table)
+    Console(width=max(Console().width, 100)).print(table)
     c = result.collected
     if action == "collect":
         typer.echo(f"collected {c.answered} replies into the cache ({len(c.failures)} failed); cost at batch prices "

@@ -22,7 +22,7 @@ class GradeBinning(str, enum.Enum):
 
 def correlate(
     dataset: Annotated[Optional[p.Dataset], typer.Option("--dataset", metavar=p.choices_metavar(p.Dataset), help="primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable.")] = None,
-    graded: Annotated[Optional[Path], p.path_option("--graded", "A local samples_graded file (JSON list or JSONL, .gz allowed) instead of --dataset.")] = None,
+    graded: Annotated[Optional[Path], p.path_option("--graded", "A local samples_graded file (JSON list or JSONL, .gz allowed; or .parquet, read columnar) instead of --dataset.")] = None,
     segments: p.Segments = p.Segmentation.ratio,
     min_samples: Annotated[Optional[int], p.int_option("--min-samples", "Drop segments with fewer rows (default 300 as the paper; 10 with --table).", 1, 10**9)] = None,
     measures: p.Measures = "F,E,T,nDCG",

@@ -61,7 +61,7 @@ def evaluate(
     fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates over queries for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)] = 1000,
     seed: Seed = 0,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
+    answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
     fmt: FormatOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.", metavar=PATH)] = None,
     per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,

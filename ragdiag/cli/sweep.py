@@ -70,6 +70,7 @@ def sweep(
     from rich.console import Console
 
     from ragdiag.cli.paths import check_paths
+    from ragdiag.errors import RagdiagError
     from ragdiag.options import parse_choices, parse_deltas
     from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.pipeline.run_meta import check_coverage
@@ -77,6 +78,9 @@ def sweep(
     from ragdiag.sweep.command import sweep_command
     from ragdiag.sweep.run import CONTROLS, SweepConfig
 
+    if config.batch is not None:  # its sent/reused accounting assumes synchronous calls
+        raise RagdiagError("sweep does not take --batch (its sent / reused call counts assume synchronous calls); "
+                           "run it without --batch")
     check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
     grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
     grading.gate()  # a bad patterns file or ratio stops here, before any work

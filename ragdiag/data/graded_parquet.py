@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.codes import dense_codes
 from ragdiag.data.graded_table import GradedSource, GradedTable
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import DataError, RagdiagError
@@ -27,6 +28,7 @@ from ragdiag.errors import DataError, RagdiagError
 PARQUET_SUFFIX = ".parquet"
 CORE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 READ_COLUMNS = ("id", "E", "Nc", "Np", "K", "inK", "grade")
+_BATCH_ROWS = 1 << 16  # rows per batch read: bounds the transient Arrow memory
 
 
 def is_parquet(path: str | Path) -> bool:
@@ -92,61 +94,12 @@ def parquet_columns(path: Path, names: tuple[str, ...]):
         raise DataError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0][:160]})") from None
 
 
-def _column(table, name: str, kinds: str, path: Path, what: str):
-    """The column as one array; DataError when it is missing or of the wrong type."""
-    import pyarrow.types as pt
-
-    column = table.column(name)
-    kind = column.type
-    if pt.is_dictionary(kind):
-        kind = kind.value_type
-    ok = {"string": pt.is_string(kind) or pt.is_large_string(kind),
-          "int": pt.is_integer(kind),
-          "number": pt.is_integer(kind) or pt.is_floating(kind),
-          "list": (pt.is_list(kind) or pt.is_large_list(kind) or pt.is_fixed_size_list(kind))
-          and pt.is_integer(kind.value_type)}[kinds]
-    if not ok:
-        raise DataError(f"{path}: column '{name}' has type {column.type}, expected {what}")
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-
-
 def _first(mask: np.ndarray) -> int:
     """1-based number of the first true row."""
     return int(np.argmax(mask)) + 1
 
 
-def _no_nulls(array, name: str, path: Path) -> None:
-    if array.null_count:
-        nulls = np.asarray(array.is_null().to_numpy(zero_copy_only=False))
-        raise DataError.at(str(path), _first(nulls), name, "missing (null)")
-
-
-def _ints(table, name: str, path: Path) -> np.ndarray:
-    array = _column(table, name, "int", path, "an integer")
-    _no_nulls(array, name, path)
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def _sorted_codes(array, name: str, path: Path) -> tuple[np.ndarray, list[str]]:
-    """Integer codes into the sorted distinct strings (as ``np.unique`` numbers them on the JSON path)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    _no_nulls(array, name, path)
-    encoded = array if pa.types.is_dictionary(array.type) else pc.dictionary_encode(array)
-    names = [str(x) for x in encoded.dictionary.to_pylist()]
-    order = np.argsort(np.asarray(names, dtype=object), kind="stable") if names else np.zeros(0, dtype=np.int64)
-    rank = np.empty(len(names), dtype=np.int32)
-    rank[order] = np.arange(len(names), dtype=np.int32)
-    codes = rank[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
-    sorted_names = [names[i] for i in order]
-    if len(set(sorted_names)) != len(sorted_names):  # a dictionary may repeat a value; merge the copies
-        unique, remap = np.unique(np.asarray(sorted_names, dtype=object), return_inverse=True)
-        return remap.astype(np.int32)[codes], [str(x) for x in unique]
-    return codes, sorted_names
-
-
-def _check_values(nc, np_, k, lengths, flat, n, grade, path: Path) -> None:
+def _check_values(nc, np_, k, n, grade, path: Path) -> None:
     """The invariants of :func:`ragdiag.data.schema.check_graded_record`, one vectorised test each."""
     source = str(path)
     tests = [
@@ -155,17 +108,11 @@ def _check_values(nc, np_, k, lengths, flat, n, grade, path: Path) -> None:
         (np_ > nc, "Np", "positives exceed Nc candidates"),
         (k < 1, "K", "is not a positive cut-off"),
         (k > nc, "K", "cut-off exceeds Nc candidates"),
-        (lengths != k, "inK", "the number of items differs from K"),
     ]
     for bad, name, problem in tests:
         if bad.any():
             row = _first(bad)
-            raise DataError.at(source, row, name, f"{problem} (Nc {nc[row - 1]}, Np {np_[row - 1]}, K {k[row - 1]}, "
-                                                  f"{lengths[row - 1]} inK items)")
-    if flat.size and (flat.min() < 0 or flat.max() > 1):
-        item = int(np.argmax((flat < 0) | (flat > 1)))
-        row = int(np.searchsorted(np.cumsum(lengths), item, side="right")) + 1
-        raise DataError.at(source, row, "inK", "items must be 0 or 1")
+            raise DataError.at(source, row, name, f"{problem} (Nc {nc[row - 1]}, Np {np_[row - 1]}, K {k[row - 1]})")
     if (n > np_).any():
         row = _first(n > np_)
         raise DataError.at(source, row, "inK", f"{n[row - 1]} positives in the top K exceed Np = {np_[row - 1]}")
@@ -179,76 +126,195 @@ def _check_values(nc, np_, k, lengths, flat, n, grade, path: Path) -> None:
 
 def _check_unique(query: np.ndarray, embedder: np.ndarray, nc, np_, k, names: list[str], embedders: list[str],
                   path: Path) -> None:
-    """Refuse two rows with the same sample key (id, E, Nc, Np, K): sort the key columns, compare neighbours."""
+    """Refuse two rows with the same sample key (id, E, Nc, Np, K): the key coded as one integer
+    (:func:`ragdiag.data.codes.dense_codes`); a code seen twice names both rows (1-based)."""
     if len(k) < 2:
         return
-    keys = (k, np_, nc, embedder, query)
-    order = np.lexsort(keys)
-    same = np.ones(len(k) - 1, dtype=bool)
-    for column in keys:
-        ordered = column[order]
-        same &= ordered[1:] == ordered[:-1]
-    if same.any():
-        pos = int(np.argmax(same))
-        a, b = sorted((int(order[pos]), int(order[pos + 1])))
-        raise DataError(f"{path}: records {a + 1} and {b + 1} are the same sample (id '{names[query[a]]}', "
-                        f"E '{embedders[embedder[a]]}', Nc {nc[a]}, Np {np_[a]}, K {k[a]}); remove one")
+    _, by_query = dense_codes(query.astype(np.int64) * (len(embedders) or 1) + embedder)
+    _, by_size = dense_codes(nc * (int(np_.max()) + 1) + np_)
+    _, ranking = dense_codes(by_query * (int(by_size.max()) + 1) + by_size)
+    distinct, sample = dense_codes(ranking * (int(k.max()) + 1) + k)
+    if len(distinct) == len(k):
+        return
+    first = np.full(len(distinct), len(k), dtype=np.int64)
+    np.minimum.at(first, sample, np.arange(len(k)))
+    b = int(np.argmax(first[sample] != np.arange(len(k))))
+    a = int(first[sample[b]])
+    raise DataError(f"{path}: records {a + 1} and {b + 1} are the same sample (id '{names[query[a]]}', "
+                    f"E '{embedders[embedder[a]]}', Nc {nc[a]}, Np {np_[a]}, K {k[a]}); remove one")
 
 
-def _in_k_matrix(lengths: np.ndarray, flat: np.ndarray) -> np.ndarray:
-    width = int(lengths.max()) if len(lengths) else 0
-    in_k = np.zeros((len(lengths), width), dtype=np.uint8)
-    in_k[np.arange(width)[None, :] < lengths[:, None]] = flat
-    return in_k
+class _Names:
+    """Global integer codes for the strings of a column read in batches (first-seen order)."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+
+    def encode(self, array, name: str, path: Path, offset: int) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if array.null_count:
+            raise DataError.at(str(path), offset + _first(np.asarray(array.is_null().to_numpy(zero_copy_only=False))),
+                               name, "missing (null)")
+        encoded = array if pa.types.is_dictionary(array.type) else pc.dictionary_encode(array)
+        lookup = np.asarray([self.code.setdefault(str(v), len(self.code)) for v in encoded.dictionary.to_pylist()],
+                            dtype=np.int32)
+        return lookup[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+
+    def sorted(self, codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Codes renumbered into the sorted names (as ``np.unique`` numbers them on the JSON path)."""
+        names = list(self.code)
+        order = np.argsort(np.asarray(names, dtype=object), kind="stable") if names else np.zeros(0, dtype=np.int64)
+        rank = np.empty(len(names), dtype=np.int32)
+        rank[order] = np.arange(len(names), dtype=np.int32)
+        return rank[codes], [names[i] for i in order]
+
+
+def _check_schema(schema, path: Path) -> None:
+    """Every column correlate reads is present with a usable type."""
+    import pyarrow.types as pt
+
+    wanted = {"id": ("string", "a string"), "E": ("string", "a string"), "Nc": ("int", "an integer"),
+              "Np": ("int", "an integer"), "K": ("int", "an integer"), "inK": ("list", "a list of integers"),
+              "grade": ("number", "a number (float64, null for no grade)")}
+    for name, (kind, what) in wanted.items():
+        if schema.get_field_index(name) < 0:
+            raise DataError(f"{path}: column '{name}' is missing (a graded table needs {', '.join(READ_COLUMNS)})")
+        typ = schema.field(name).type
+        typ = typ.value_type if pt.is_dictionary(typ) else typ
+        ok = {"string": pt.is_string(typ) or pt.is_large_string(typ), "int": pt.is_integer(typ),
+              "number": pt.is_integer(typ) or pt.is_floating(typ),
+              "list": (pt.is_list(typ) or pt.is_large_list(typ) or pt.is_fixed_size_list(typ))
+              and pt.is_integer(typ.value_type)}[kind]
+        if not ok:
+            raise DataError(f"{path}: column '{name}' has type {schema.field(name).type}, expected {what}")
+
+
+def _open(path: Path):
+    """The ParquetFile, its schema checked; one line when the file is missing or not Parquet."""
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    try:
+        reader = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as err:
+        raise DataError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0][:160]})") from None
+    _check_schema(reader.schema_arrow, path)
+    return reader
+
+
+def _batches(reader, path: Path, columns: list[str]):
+    pa = _pyarrow()
+    try:
+        yield from reader.iter_batches(batch_size=_BATCH_ROWS, columns=columns)
+    except (pa.ArrowException, OSError) as err:
+        raise DataError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0][:160]})") from None
+
+
+def _numbers(array, name: str, path: Path, offset: int, nullable: bool = False) -> np.ndarray:
+    import pyarrow as pa
+
+    if array.null_count and not nullable:
+        raise DataError.at(str(path), offset + _first(np.asarray(array.is_null().to_numpy(zero_copy_only=False))),
+                           name, "missing (null)")
+    if nullable:
+        values = np.asarray(array.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+        if array.null_count:
+            nulls = np.asarray(array.is_null().to_numpy(zero_copy_only=False))
+            if np.isnan(values[~nulls]).any():
+                bad = np.isnan(values) & ~nulls
+                raise DataError.at(str(path), offset + _first(bad), name, "NaN is not a grade (a missing grade is null)")
+            values[nulls] = np.nan
+        elif np.isnan(values).any():
+            raise DataError.at(str(path), offset + _first(np.isnan(values)), name,
+                               "NaN is not a grade (a missing grade is null)")
+        return values
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
-    """The graded table of a Parquet file, columnar; rows with a null grade are skipped and counted.
+    """The graded table of a Parquet file, read in batches of 2^16 rows into preallocated numpy
+    columns; rows with a null grade are skipped and counted.
 
-    Errors (one line each): not a Parquet file, a missing column, a column of the wrong type, a null
-    where a value is required, and every invariant of the samples_graded schema with its row number.
+    Errors (one line each): not a Parquet file (or truncated), a missing column, a column of the wrong
+    type, a null where a value is required, and every invariant of the samples_graded schema with its
+    row number (1-based) and field.
     """
-    pa = _pyarrow()
     import pyarrow.compute as pc
 
     path = Path(path)
-    table = parquet_columns(path, READ_COLUMNS)
-    ids = _column(table, "id", "string", path, "a string")
-    embedders = _column(table, "E", "string", path, "a string")
-    nc, np_, k = (_ints(table, name, path) for name in ("Nc", "Np", "K"))
-    in_k_column = _column(table, "inK", "list", path, "a list of integers")
-    _no_nulls(in_k_column, "inK", path)
-    lengths = np.asarray(pc.list_value_length(in_k_column).to_numpy(zero_copy_only=False), dtype=np.int64)
-    values = pc.list_flatten(in_k_column)
-    _no_nulls(values, "inK", path)
-    flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
-    grade_column = _column(table, "grade", "number", path, "a number (float64, null for no grade)")
-    grade = np.asarray(grade_column.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
-    if grade_column.null_count:
-        grade[np.asarray(grade_column.is_null().to_numpy(zero_copy_only=False))] = np.nan
-    nan_grade = np.isnan(grade) & ~np.asarray(grade_column.is_null().to_numpy(zero_copy_only=False))
-    if nan_grade.any():
-        raise DataError.at(str(path), _first(nan_grade), "grade", "NaN is not a grade (a missing grade is null)")
-    del table
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(k) else np.zeros(0, dtype=np.int64)
-    n = np.add.reduceat(flat, starts) if flat.size else np.zeros(len(k), dtype=np.int64)
-    n = np.where(lengths > 0, n, 0)
-    _check_values(nc, np_, k, lengths, flat, n, grade, path)
-    query_all, query_names_all = _sorted_codes(ids, "id", path)
-    embedder_all, embedder_names_all = _sorted_codes(embedders, "E", path)
+    reader = _open(path)
+    total = reader.metadata.num_rows
+    k = np.empty(total, dtype=np.int64)
+    offset = 0
+    for batch in _batches(reader, path, ["K"]):
+        k[offset:offset + batch.num_rows] = _numbers(batch.column(0), "K", path, offset)
+        offset += batch.num_rows
+    width = int(k.max()) if total else 0
+    if total and width > 100_000:
+        raise DataError.at(str(path), _first(k == width), "K", f"cut-off {width} is too large")
+    nc, np_, n = (np.empty(total, dtype=np.int64) for _ in range(3))
+    grade = np.empty(total, dtype=np.float64)
+    in_k = np.zeros((total, max(width, 0)), dtype=np.uint8)
+    query_all, embedder_all = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32)
+    queries, embedders = _Names(), _Names()
+    offset = 0
+    for batch in _batches(reader, path, ["id", "E", "Nc", "Np", "inK", "grade"]):
+        rows = slice(offset, offset + batch.num_rows)
+        column = dict(zip(batch.schema.names, batch.columns))
+        query_all[rows] = queries.encode(column["id"], "id", path, offset)
+        embedder_all[rows] = embedders.encode(column["E"], "E", path, offset)
+        nc[rows] = _numbers(column["Nc"], "Nc", path, offset)
+        np_[rows] = _numbers(column["Np"], "Np", path, offset)
+        grade[rows] = _numbers(column["grade"], "grade", path, offset, nullable=True)
+        n[rows] = _fill_in_k(column["inK"], k[rows], in_k[rows], path, offset, pc)
+        offset += batch.num_rows
+    _check_values(nc, np_, k, n, grade, path)
+    query_all, query_names_all = queries.sorted(query_all)
+    embedder_all, embedder_names_all = embedders.sorted(embedder_all)
     _check_unique(query_all, embedder_all, nc, np_, k, query_names_all, embedder_names_all, path)
     keep = ~np.isnan(grade)
-    in_k = _in_k_matrix(lengths, flat.astype(np.uint8))
-    query, query_names = _recode(query_all[keep], query_names_all)
-    embedder, embedder_names = _recode(embedder_all[keep], embedder_names_all)
+    if not keep.all():
+        nc, np_, k, n, in_k, grade = (a[keep] for a in (nc, np_, k, n, in_k, grade))
+        query_all, embedder_all = query_all[keep], embedder_all[keep]
+    query, query_names = _recode(query_all, query_names_all)
+    embedder, embedder_names = _recode(embedder_all, embedder_names_all)
     subset_names, subset_of_query = np.unique(np.asarray([subset_of(q) for q in query_names], dtype=object)
                                               .astype(str), return_inverse=True)
     return GradedTable(
         query=query, query_names=query_names, embedder=embedder, embedder_names=embedder_names,
         subset=subset_of_query.astype(np.int32).ravel()[query], subset_names=[str(x) for x in subset_names],
-        Nc=nc[keep], Np=np_[keep], K=k[keep], n=n[keep], in_k=in_k[keep], grade=grade[keep],
+        Nc=nc, Np=np_, K=k, n=n, in_k=in_k, grade=grade,
         source=source, skipped_missing_grade=int((~keep).sum()),
     )
+
+
+def _fill_in_k(array, k: np.ndarray, out: np.ndarray, path: Path, offset: int, pc) -> np.ndarray:
+    """Write one batch's inK lists into its rows of the zero-padded matrix; returns n = sum(inK)."""
+    source = str(path)
+    if array.null_count:
+        raise DataError.at(source, offset + _first(np.asarray(array.is_null().to_numpy(zero_copy_only=False))),
+                           "inK", "missing (null)")
+    lengths = np.asarray(pc.list_value_length(array).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if (lengths != k).any():
+        row = _first(lengths != k)
+        raise DataError.at(source, offset + row, "inK", f"has {lengths[row - 1]} items but K = {k[row - 1]}")
+    values = pc.list_flatten(array)
+    if values.null_count:
+        item = int(np.argmax(np.asarray(values.is_null().to_numpy(zero_copy_only=False))))
+        raise DataError.at(source, offset + int(np.searchsorted(np.cumsum(lengths), item, side="right")) + 1,
+                           "inK", "items must be 0 or 1 (null)")
+    flat = np.asarray(values.to_numpy(zero_copy_only=False))
+    bad = (flat < 0) | (flat > 1)
+    if bad.any():
+        item = int(np.argmax(bad))
+        raise DataError.at(source, offset + int(np.searchsorted(np.cumsum(lengths), item, side="right")) + 1,
+                           "inK", "items must be 0 or 1")
+    out[np.arange(out.shape[1])[None, :] < lengths[:, None]] = flat.astype(np.uint8)
+    return out.sum(axis=1, dtype=np.int64)
 
 
 def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:

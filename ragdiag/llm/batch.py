@@ -60,7 +60,7 @@ class BatchPending(RagdiagError):
 def resume_command() -> str:
     """The command line of this run, to paste again once the batch is done."""
     return "ragdiag " + shlex.join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("ragdiag") else \
-        "the same command again"
+        "the same command"
 
 
 @dataclass
@@ -132,6 +132,7 @@ class Collected:
     cost_batch: float | None = 0.0
     cost_sync: float | None = 0.0
     problems: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # the custom_ids put into the cache
 
     def add_costs(self, batch: float | None, sync: float | None) -> None:
         self.cost_batch = None if batch is None or self.cost_batch is None else self.cost_batch + batch
@@ -146,6 +147,7 @@ def store_results(results: Results, requests: dict[str, dict[str, Any]], cache, 
     for key, (text, p_tok, c_tok, _) in results.replies.items():
         request = requests[key]
         cache.put(key, request, text, p_tok, c_tok)
+        into.keys.append(key)
         into.answered += 1
         into.prompt_tokens += p_tok
         into.completion_tokens += c_tok
@@ -292,7 +294,7 @@ class BatchRunner:
             if self.wait is not None and time.monotonic() - start + interval > self.wait:
                 states = ", ".join(f"{e['batch_id']} {e['status']}" for e in waiting)
                 raise BatchPending(f"batches still running after --batch-wait {self.wait:g} s ({states}); see "
-                                   f"`ragdiag batch status {folder.path}`, then rerun {resume_command()} to collect "
+                                   f"`ragdiag batch status {folder.path}`, then rerun `{resume_command()}` to collect "
                                    "and continue (nothing is submitted twice)")
             self.sleep(interval)
             interval = min(POLL_MAX, interval * 1.5)
@@ -309,6 +311,7 @@ def merge(total: Collected, got: Collected) -> None:
     total.completion_tokens += got.completion_tokens
     total.add_costs(got.cost_batch, got.cost_sync)
     total.problems.extend(got.problems)
+    total.keys.extend(got.keys)
 
 
 def vllm_instructions(folder: BatchFolder) -> str:
@@ -316,8 +319,9 @@ def vllm_instructions(folder: BatchFolder) -> str:
     files = folder.active("vllm-file")
     if not files:
         raise DataError(f"{folder.path}: no open vllm-file requests")
-    steps = "; ".join(f"vllm run-batch -i {folder.path / e['file']} -o {folder.path / e['file'].replace('requests', 'output')} "
-                      f"--model MODEL" for e in files)
+    models = sorted({r["model"] for e in files for r in folder.index(e).values()})
+    steps = "; ".join(f"`vllm run-batch -i {folder.path / e['file']} -o {folder.path / e['file'].replace('requests', 'output')} "
+                      f"--model {models[0] if len(models) == 1 else 'MODEL'}`" for e in files)
     return (f"{sum(e['requests'] for e in files)} requests written to {len(files)} file(s) in {folder.path}: run {steps}; "
-            f"then `ragdiag batch collect {folder.path} --from OUTPUT.jsonl` for each output, and rerun "
-            f"{resume_command()}")
+            f"then `ragdiag batch collect {folder.path} --from OUTPUT.jsonl` for each output file, and rerun "
+            f"`{resume_command()}`")

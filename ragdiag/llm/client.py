@@ -199,6 +199,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
         self._sent: set[str] = set()
+        self._batched: set[str] = set()
         self._sdk = None
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
@@ -226,9 +227,10 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is None:
             return None
+        batched = key in self._batched  # answered by this run's batch: a call of this run, not a cache hit
         with self._lock:
-            self.stats.cache_hits += 1
-        return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
+            self.stats.cache_hits += 0 if batched else 1
+        return ChatResult(hit["reply"], key, batched is False, hit["prompt_tokens"], hit["completion_tokens"])
 
     def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
         """The reply to ``request``: from the cache when allowed, else from the server (then cached).
@@ -246,7 +248,9 @@ class LLMClient:
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
         if self.batch is not None:
-            self.batch.defer(key, request)  # raises Deferred: the item runs again after the batch
+            with self._lock:
+                self.stats.requests -= 1  # counted when the item runs again, after the batch
+            self.batch.defer(key, request)  # raises Deferred
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
@@ -304,6 +308,7 @@ class LLMClient:
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch
         with self._lock:
+            self._batched.update(got.keys)
             self.stats.calls += got.answered
             self.stats.batch_calls += got.answered
             self.stats.prompt_tokens += got.prompt_tokens

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ragdiag.data.codes import DENSE_MAX, dense_codes
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.errors import RagdiagError
 
@@ -21,23 +22,29 @@ SEGMENTATIONS = ("ratio", "nw", "pooled")
 
 def segment_rows(table: GradedTable, mode: str) -> tuple[np.ndarray, list[str], list[str]]:
     """Per-row segment code, the segment keys (sorted by embedder, subset, then numerically), and
-    each segment's side: "narrow" or "wide" (for ratio segments: r < 1 or r ≥ 1)."""
+    each segment's side: "narrow" or "wide" (for ratio segments: r < 1 or r ≥ 1).
+
+    Linear time: (K, Np) pairs and (embedder, subset, tail) triples are coded through integer keys
+    (:func:`dense_codes`), in the lexicographic order ``np.unique(..., axis=0)`` gives."""
     if mode not in SEGMENTATIONS:
         raise RagdiagError(f"unknown --segments '{mode}': choose ratio, nw or pooled")
     if mode == "ratio":
-        pairs, inverse = np.unique(np.stack([table.K, table.Np], axis=1), axis=0, return_inverse=True)
-        ratio_of_pair = np.array([round(int(k) / int(np_), 1) for k, np_ in pairs])
-        tail = ratio_of_pair[inverse.ravel()]
+        np_span = int(table.Np.max(initial=0)) + 1
+        pairs, inverse = dense_codes(table.K.astype(np.int64) * np_span + table.Np)
+        ratio_of_pair = np.array([round(int(k) / int(np_), 1) for k, np_ in zip(pairs // np_span, pairs % np_span)])
+        tails, tail_of_pair = np.unique(ratio_of_pair, return_inverse=True)
+        tail_code = tail_of_pair.ravel()[inverse]
     elif mode == "nw":
-        tail = (table.Np <= table.K).astype(np.float64)
+        tail_code = (table.Np <= table.K).astype(np.int64)
+        tails = np.array([0.0, 1.0])
     else:
-        tail = np.zeros(len(table), dtype=np.float64)
-    combos, seg = np.unique(
-        np.stack([table.embedder.astype(np.float64), table.subset.astype(np.float64), tail], axis=1),
-        axis=0, return_inverse=True,
-    )
+        tail_code = np.zeros(len(table), dtype=np.int64)
+        tails = np.array([0.0])
+    n_tail, n_sub = len(tails), max(len(table.subset_names), 1)
+    combos, seg = dense_codes((table.embedder.astype(np.int64) * n_sub + table.subset) * n_tail + tail_code)
     keys, sides = [], []
-    for emb, sub, value in combos:
+    for combo in combos.tolist():
+        emb, sub, value = combo // (n_sub * n_tail), (combo // n_tail) % n_sub, float(tails[combo % n_tail])
         prefix = f"{table.embedder_names[int(emb)]}^{table.subset_names[int(sub)]}"
         if mode == "ratio":
             keys.append(f"{prefix}^KtoN^{float(value)!r}")
@@ -48,22 +55,33 @@ def segment_rows(table: GradedTable, mode: str) -> tuple[np.ndarray, list[str], 
         else:
             keys.append(f"{prefix}^{int(value)}")
             sides.append("wide" if value == 1 else "narrow")
-    return seg.ravel().astype(np.int64), keys, sides
+    return seg.astype(np.int64), keys, sides
 
 
 def sibling_positives(table: GradedTable, xk: float) -> np.ndarray:
     """S per row: positives in the top round(x·K) of the same ranking, i.e. ``n`` of the graded row
-    with the same (id, E, Nc, Np) and K' = round(x·K); −1 where that sibling is absent."""
-    ranking = np.unique(np.stack([table.query, table.embedder, table.Nc, table.Np], axis=1), axis=0,
-                        return_inverse=True)[1].ravel().astype(np.int64)
+    with the same (id, E, Nc, Np) and K' = round(x·K); −1 where that sibling is absent.
+
+    Rankings and (ranking, K) cells are coded through integer keys; with a small enough key space
+    the sibling is found in a lookup table (linear time), else by sorting."""
+    if not len(table):
+        return np.zeros(0, dtype=np.int64)
+    _, by_query = dense_codes(table.query.astype(np.int64) * (len(table.embedder_names) or 1) + table.embedder)
+    _, by_size = dense_codes(table.Nc.astype(np.int64) * (int(table.Np.max()) + 1) + table.Np)
+    _, ranking = dense_codes(by_query * (int(by_size.max()) + 1) + by_size)
     k_target = np.round(xk * table.K).astype(np.int64)
     span = int(max(table.K.max(initial=0), k_target.max(initial=0))) + 1
     have = ranking * span + table.K
     want = ranking * span + k_target
+    if (int(ranking.max()) + 1) * span <= DENSE_MAX:
+        row_of = np.full((int(ranking.max()) + 1) * span, -1, dtype=np.int64)
+        row_of[have] = np.arange(len(have))
+        pos = row_of[want]
+        return np.where(pos >= 0, table.n[np.maximum(pos, 0)], -1)
     order = np.argsort(have, kind="stable")
     pos = np.searchsorted(have[order], want)
     pos = np.minimum(pos, len(have) - 1)
-    found = have[order][pos] == want if len(have) else np.zeros(0, dtype=bool)
+    found = have[order][pos] == want
     return np.where(found, table.n[order][pos], -1)
 
 

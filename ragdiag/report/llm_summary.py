@@ -17,6 +17,9 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("tokens in / out", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
         ("cost", format_cost(summary["cost"])), ("seconds", summary["seconds"]),
     ]
+    if summary.get("batch_calls"):  # --batch: what the calls cost at batch and at synchronous prices
+        rows[8:8] = [("batch calls", summary["batch_calls"]),
+                     ("cost batch / sync", f"{format_cost(summary['cost_batch'])} / {format_cost(summary['cost_sync'])}")]
     if summary.get("from_other_process"):
         rows.append(("waited for another process", summary["from_other_process"]))
     if summary.get("capped_replies"):

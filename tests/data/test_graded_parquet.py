@@ -77,7 +77,7 @@ def _good() -> dict:
     (lambda c: c.pop("inK"), "column 'inK' is missing"),
     (lambda c: c.update(K=["2", "3"]), "column 'K' has type string, expected an integer"),
     (lambda c: c.update(grade=["3", "4"]), "column 'grade' has type string"),
-    (lambda c: c.update(inK=[[1, 0], [0, 1]]), "record 2: field 'inK': the number of items differs from K"),
+    (lambda c: c.update(inK=[[1, 0], [0, 1]]), "record 2: field 'inK': has 2 items but K = 3"),
     (lambda c: c.update(inK=[[1, 2], [0, 1, 1]]), "record 1: field 'inK': items must be 0 or 1"),
     (lambda c: c.update(grade=[3.0, 6.0]), "record 2: field 'grade': 6.0 is not a finite grade"),
     (lambda c: c.update(grade=[3.0, float("nan")]), "record 2: field 'grade': NaN is not a grade"),
@@ -154,3 +154,55 @@ def test_evaluate_answers_parquet_matches_json(tmp_path):
     res = CliRunner().invoke(app, ["evaluate", "--run", str(fix / "bm25.jsonl"), "--qrels", str(fix / "qrels.tsv"),
                                    "--k", "2", "--answers", str(parquet)])
     assert res.exit_code == 2 and "two answers for query" in res.output
+
+
+def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, monkeypatch):
+    """Read in batches of 7 rows: codes merged across batches, errors numbered over the whole file."""
+    from ragdiag.data import graded_parquet
+
+    monkeypatch.setattr(graded_parquet, "_BATCH_ROWS", 7)
+    from_json, from_parquet = _both(tmp_path, records)
+    for name in ARRAYS:
+        assert np.array_equal(getattr(from_json, name), getattr(from_parquet, name), equal_nan=True), name
+    assert from_json.query_names == from_parquet.query_names
+    bad = [dict(r) for r in records]
+    bad[30]["inK"] = [2] + bad[30]["inK"][1:]
+    write_graded_parquet(tmp_path / "bad.parquet", bad)
+    with pytest.raises(DataError, match=re.escape("bad.parquet: record 31: field 'inK': items must be 0 or 1")):
+        load_graded_file(tmp_path / "bad.parquet")
+
+
+def test_ndcg_in_row_blocks_has_the_same_bits(records, monkeypatch):
+    """nDCG is computed in row blocks (bounded memory at 10M rows); the floats equal one block's."""
+    from ragdiag.data.graded_table import GradedSource, build_graded_table
+    from ragdiag.metrics import measures
+
+    table = build_graded_table(records, "x", GradedSource("x"))
+    whole = measures.ndcg(table.in_k, table.K, table.n)
+    monkeypatch.setattr(measures, "_NDCG_ROWS", 7)
+    assert np.array_equal(measures.ndcg(table.in_k, table.K, table.n), whole)
+
+
+def test_correlate_cli_on_a_bad_parquet_file_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    columns = _good()
+    columns["K"] = ["2", "3"]
+    bad = _write(tmp_path / "bad.parquet", columns)
+    res = CliRunner().invoke(app, ["correlate", "--graded", str(bad)])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        f"ragdiag: error: {bad}: column 'K' has type string, expected an integer"]
+
+
+@pytest.mark.parametrize("dense_max", [1 << 26, 8])
+def test_dense_codes_are_np_unique(monkeypatch, dense_max):
+    from ragdiag.data import codes
+
+    monkeypatch.setattr(codes, "DENSE_MAX", dense_max)
+    keys = np.random.default_rng(4).integers(0, 50, size=1000)
+    uniques, inverse = codes.dense_codes(keys)
+    expected, expected_inverse = np.unique(keys, return_inverse=True)
+    assert np.array_equal(uniques, expected) and np.array_equal(inverse, expected_inverse.ravel())

@@ -52,7 +52,9 @@ def test_openai_batch_gives_the_synchronous_answers(tiny, server, tmp_path):
     assert (tmp_path / "sync.jsonl").read_text().splitlines()[1:] == (tmp_path / "batch.jsonl").read_text().splitlines()[1:]
     manifest = json.loads((tmp_path / "batch.jsonl.manifest.json").read_text())
     summary = manifest["summary"]
-    assert summary["batch_calls"] == summary["calls"] == 11 and summary["cache_hits"] == 12  # 12 rows, 11 distinct requests
+    # 12 rows, 11 distinct requests, all answered by the batch: calls of this run, not cache hits
+    assert summary["batch_calls"] == summary["calls"] == 11 and summary["cache_hits"] == 0
+    assert summary["requests"] == 12
     assert manifest["run"]["batch"] == "openai"
     lines = [json.loads(x) for x in (tmp_path / "b" / "requests-0001.jsonl").read_text().splitlines()]
     cache = CallCache(tmp_path / "cache" / CACHE_FILE)
@@ -205,3 +207,70 @@ def test_bad_batch_options(tiny, server, tmp_path):
     assert res.exit_code == 2
     res = cli("batch", "status", tmp_path / "nowhere")
     assert res.exit_code == 2 and "not a batch folder" in res.output
+
+
+def test_pipeline_stages_wait_for_their_batches(tiny, server, tmp_path):
+    """generate's batch, then grade's batch, then correlate on the Parquet graded table; the grades
+    equal a synchronous run's."""
+    texts, ranked = tiny
+    common = ["pipeline", "--texts", texts, "--ranked", ranked, "--k", "2,3,5", "--segments", "nw", "--min-samples", "3",
+              "--base-url", server.base_url, "--no-progress"]
+    sync = cli(*common, "--out-dir", tmp_path / "sync", "--cache-dir", tmp_path / "sync-cache")
+    assert sync.exit_code == 0, sync.output
+    res = cli(*common, "--out-dir", tmp_path / "batch", "--cache-dir", tmp_path / "cache", "--batch", "openai",
+              "--batch-dir", tmp_path / "b", "--batch-poll", "0.01", "--parquet")
+    assert res.exit_code == 0, res.output
+    assert server.batches_created == 2, "one batch for generate, then one for grade"
+    import pyarrow.parquet as pq
+
+    batch_grades = pq.read_table(tmp_path / "batch" / "graded.parquet").column("grade").to_pylist()
+    assert batch_grades == [r["grade"] for r in json.loads((tmp_path / "sync" / "graded.json").read_text())]
+    corr = [json.loads((tmp_path / d / "correlation.json").read_text())["results"] for d in ("sync", "batch")]
+    assert corr[0] and corr[0] == corr[1]
+
+
+def test_pipeline_stops_with_the_command_that_resumes(tiny, server, tmp_path):
+    texts, ranked = tiny
+    args = ["pipeline", "--texts", texts, "--ranked", ranked, "--k", "2,5", "--segments", "nw", "--min-samples", "3",
+            "--base-url", server.base_url, "--no-progress", "--out-dir", tmp_path / "out", "--cache-dir",
+            tmp_path / "cache", "--batch", "openai", "--batch-dir", tmp_path / "b", "--batch-poll", "0.01",
+            "--batch-wait", "0"]
+    stops = 0
+    for _ in range(10):
+        res = cli(*args)
+        if res.exit_code == 0:
+            break
+        assert res.exit_code == 4 and "rerun" in res.output and "nothing is submitted twice" in res.output
+        stops += 1
+    assert res.exit_code == 0 and stops >= 2 and server.batches_created == 2
+    assert (tmp_path / "out" / "correlation.json").exists()
+
+
+def test_label_with_batch_gives_the_synchronous_labels(tmp_path, monkeypatch):
+    from tests.evaluate.test_label import (
+        PASSAGES,
+        QUERIES,
+        UtilityJudgeServer,
+        label,
+        read_tsv,
+    )
+
+    class LabelBatchServer(UtilityJudgeServer, BatchServer):
+        """The label test judge behind the Files and Batches endpoints."""
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    corpus, queries, run = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl", tmp_path / "run.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, (t, _, _) in PASSAGES.items()))
+    queries.write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()))
+    run.write_text("".join(json.dumps({"query_id": q, "ids": [d for d, (_, qq, _) in PASSAGES.items() if qq == q]}) + "\n"
+                           for q in QUERIES))
+    data = {"corpus": corpus, "queries": queries, "run": run, "dir": tmp_path}
+    with LabelBatchServer() as server:
+        sync = label(data, tmp_path / "sync.tsv", base_url=server.base_url)
+        assert sync.exit_code == 0, sync.output
+        sent = server.requests
+        batch = label(data, tmp_path / "batch.tsv", "--cache-dir", str(tmp_path / "batch-cache"), "--batch", "openai",
+                      "--batch-dir", str(tmp_path / "b"), "--batch-poll", "0.01", base_url=server.base_url)
+        assert batch.exit_code == 0, batch.output
+        assert server.requests == sent and server.batches_created == 1
+    assert read_tsv(tmp_path / "batch.tsv") == read_tsv(tmp_path / "sync.tsv")

@@ -212,14 +212,31 @@ class BatchServer(ChatServer):
         return Handler
 
 
+def run_batch_file(requests: str) -> None:
+    """Print, in vLLM ``run-batch``'s output format, the test server's replies to a request file —
+    a stand-in for ``vllm run-batch -i FILE -o OUT`` on a machine without vLLM (never an LLM's output)."""
+    server = BatchServer()
+    with open(requests, encoding="utf-8") as handle:
+        for number, raw in enumerate(line for line in handle if line.strip()):
+            line = json.loads(raw)
+            _, body = server.reply(line["body"])
+            print(json.dumps({"id": f"vllm-test-{number}", "custom_id": line["custom_id"], "response": {
+                "status_code": 200, "request_id": f"vllm-batch-test-{number}", "body": body}, "error": None}))
+
+
 def main() -> None:
-    """``python -m tests.servers.batch_server --port 8766``: serve until interrupted."""
+    """``python -m tests.servers.batch_server --port 8766``: serve until interrupted;
+    ``--answer-file REQUESTS.jsonl``: print the replies to a request file in vLLM's output format."""
     import argparse
 
     parser = argparse.ArgumentParser(description="The chat + Files + Batch API test server (not an LLM) on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--fail-every", type=int, default=0, help="put every N-th request of a batch in the error file")
+    parser.add_argument("--answer-file", help="answer this batch request file offline (vLLM run-batch output format)")
     args = parser.parse_args()
+    if args.answer_file:
+        run_batch_file(args.answer_file)
+        return
     with BatchServer(port=args.port, fail_every=args.fail_every) as server:
         print(f"batch test server (not an LLM) at {server.base_url}; Ctrl-C stops it", flush=True)
         try:

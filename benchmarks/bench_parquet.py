@@ -1,0 +1,108 @@
+"""Benchmark of ``ragdiag correlate`` on a Parquet graded table of 1M and 10M rows (not a timed test).
+
+Synthetic tables from ``tools.synthetic_parquet`` (the score and grade model of ``tools.synthetic``,
+vectorised), correlated with the paper's defaults: F, E, T, nDCG; Spearman and Pearson; ratio
+segments, min 300; α grid l350^0.95. Each run is the ``ragdiag correlate`` CLI in a fresh process
+(start-up, reading and validating the file included); wall time and peak RSS (``ru_maxrss`` of the
+waited child, ``resource.getrusage``) come from the same runs. Beside them, in the same run: the
+535,888-row table (the full dataset's size, ``tools.synthetic.synthetic_graded``) as JSON, the
+format correlate read before, and the same rows as Parquet.
+
+Usage: .venv/bin/python benchmarks/bench_parquet.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import ROOT, write_section
+
+sys.path.insert(0, str(ROOT))  # tools/ is not in the wheel
+from tools.synthetic import synthetic_graded
+from tools.synthetic_parquet import write_synthetic_parquet
+
+RAGDIAG = str(Path(sys.executable).with_name("ragdiag"))
+ARGS = ["--measures", "F,E,T,nDCG", "--corr", "spearman,pearson", "--segments", "ratio", "--min-samples", "300",
+        "--format", "json"]
+GIB = 2**30
+WRAPPER = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+           "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+           "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def run_once(graded: Path, out: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in GiB) of one ``ragdiag correlate`` process."""
+    result = subprocess.run([sys.executable, "-c", WRAPPER, RAGDIAG, "correlate", "--graded", str(graded), *ARGS,
+                             "--out", str(out)], check=True, capture_output=True, text=True)
+    seconds, kib = result.stdout.split()
+    return float(seconds), int(kib) * 1024 / GIB
+
+
+def measure(graded: Path, out: Path, repeats: int) -> dict:
+    runs = [run_once(graded, out) for _ in range(repeats)]
+    return {"median": statistics.median(s for s, _ in runs), "times": [s for s, _ in runs],
+            "peak_gib": max(r for _, r in runs), "results": json.loads(out.read_text())["results"]}
+
+
+def main() -> None:
+    repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
+    work = Path(tempfile.mkdtemp(prefix="ragdiag-bench-parquet-"))
+    load_before = os.getloadavg()
+    tables = {}
+    for label, rows, seed in (("1M", 1_000_000, 1), ("10M", 10_000_000, 2)):
+        path = work / f"graded_{label}.parquet"
+        tables[label] = (path, write_synthetic_parquet(path, rows, seed=seed))
+    records = synthetic_graded(n_queries=1400, embedders=("AM", "EM", "ES", "QM"), seed=2, answers=True,
+                               max_rows=535_888)
+    json_path, small_parquet = work / "graded_536k.json", work / "graded_536k.parquet"
+    json_path.write_text(json.dumps(records))
+    from ragdiag.data.graded_parquet import write_graded_parquet
+
+    write_graded_parquet(small_parquet, records)
+    del records
+    results = {"536k JSON": (measure(json_path, work / "o_json.json", repeats), 535_888, json_path),
+               "536k Parquet": (measure(small_parquet, work / "o_pq.json", repeats), 535_888, small_parquet)}
+    for label, (path, rows) in tables.items():
+        results[f"{label} Parquet"] = (measure(path, work / f"o_{label}.json", repeats), rows, path)
+    load_after = os.getloadavg()
+    same = results["536k JSON"][0]["results"] == results["536k Parquet"][0]["results"]
+    per_row = {k: v[0]["median"] / v[1] for k, v in results.items()}
+    growth = per_row["10M Parquet"] / per_row["1M Parquet"]
+    lines = ["| table | rows | file size | wall s (median) | runs | peak RSS | µs per row |", "|---|---|---|---|---|---|---|"]
+    for label, (m, rows, path) in results.items():
+        lines.append(f"| {label} | {rows:,} | {path.stat().st_size / 2**20:.0f} MiB | {m['median']:.1f} | "
+                     f"{', '.join(f'{t:.1f}' for t in m['times'])} | {m['peak_gib']:.2f} GiB | "
+                     f"{per_row[label] * 1e6:.1f} |")
+    text = (
+        "## Parquet graded table\n\n"
+        "`.venv/bin/python benchmarks/bench_parquet.py` — `ragdiag correlate` with the paper's defaults "
+        "(F, E, T, nDCG; Spearman and Pearson; ratio segments, min 300; α grid l350^0.95) on synthetic graded "
+        "tables (`tools/synthetic_parquet.py`, empty answer texts), each run a fresh CLI process (start-up, "
+        "reading and validating included); wall time and peak RSS (`ru_maxrss` of the child, "
+        "`resource.getrusage`) from the same runs, "
+        f"median of {repeats}. The 535,888-row rows (the full dataset's size) are the same table as JSON and as "
+        f"Parquet; their correlation results are {'identical' if same else 'DIFFERENT'}.\n\n"
+        + "\n".join(lines) + "\n\n"
+        f"Targets: peak RSS ≤ 4 GiB at 10M rows: **{results['10M Parquet'][0]['peak_gib']:.2f} GiB**; wall time "
+        f"growing no faster than linearly from 1M to 10M rows: time per row at 10M / time per row at 1M = "
+        f"**{growth:.2f}** (≤ 1 is linear or better; rows × {tables['10M'][1] / tables['1M'][1]:.2f}, wall time × "
+        f"{results['10M Parquet'][0]['median'] / results['1M Parquet'][0]['median']:.2f}). "
+        f"536k rows: Parquet {results['536k Parquet'][0]['median']:.1f} s vs JSON "
+        f"{results['536k JSON'][0]['median']:.1f} s "
+        f"({results['536k JSON'][0]['median'] / results['536k Parquet'][0]['median']:.1f}× faster). "
+        f"1-minute load average {load_before[0]:.1f} at the start and {load_after[0]:.1f} at the end: the machine "
+        "was shared with other jobs (2 cores), so the times are pessimistic; the ratios are measured in the same run."
+    )
+    write_section("parquet", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
