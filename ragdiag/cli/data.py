@@ -10,7 +10,7 @@ import typer
 
 from ragdiag.cli.params import INTEGER, PATH
 
-app = typer.Typer(help="Fetch public retrieval sets (SciFact, MS MARCO, …) in the BEIR layout, verify them, "
+app = typer.Typer(help="Fetch public retrieval sets (SciFact, MS MARCO and others) in the BEIR layout, verify them, "
                        "list what is in the data folder.", no_args_is_help=True)
 
 DataDir = Annotated[Path | None, typer.Option(

@@ -22,7 +22,7 @@ def dynamic_k(
     k_low: Annotated[int, typer.Option("--k-low", help="Candidates for confident queries.", min=1, max=100_000, metavar=p.INTEGER)] = 50,
     k_high: Annotated[int, typer.Option("--k-high", help="Candidates for uncertain queries.", min=2, max=100_000, metavar=p.INTEGER)] = 100,
     ks: Annotated[str, p.text_option("--ks", "Cut-offs of the quality metrics (each ≤ K_low).")] = "10,30",
-    steps: Annotated[int, typer.Option("--steps", help="Thresholds swept: the signal's quantiles 0, 1/(steps−1), …, 1 (plus none and all escalated).", min=2, max=1001, metavar=p.INTEGER)] = 11,
+    steps: Annotated[int, typer.Option("--steps", help="Thresholds swept: this many quantiles of the signal, evenly spaced from 0 to 1 (fixed K_low and K_high are the ends).", min=2, max=1001, metavar=p.INTEGER)] = 11,
     tokens_per_candidate: Annotated[float, typer.Option("--tokens-per-candidate", help="Tokens per candidate for the cost. Range [0, 1e7].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e7))] = 500.0,
     price: Annotated[float, typer.Option("--price", help="Reranking price per million tokens (0: cost column 0). Range [0, 1e6].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e6))] = 0.0,
     bootstrap: p.Bootstrap = 1000,

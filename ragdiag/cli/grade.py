@@ -26,10 +26,10 @@ def grade(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
-    retry_unparsed: Annotated[bool, typer.Option(
-        "--retry-unparsed/--no-retry-unparsed",
-        help="Ask again, bypassing the cache, the items whose cached judge replies held no grade (prose, "
-             "{\"grade\": NaN}); replies that parsed are never paid for twice. The summary counts them.")] = True,
+    no_retry_unparsed: Annotated[bool, typer.Option(
+        "--no-retry-unparsed",
+        help="Keep the cached judge replies that held no grade (prose, {\"grade\": NaN}) instead of asking them "
+             "again; by default a rerun asks them again (the summary counts them), never a reply that parsed.")] = False,
     lang: ao.GradeLang = ao.DEFAULT_LANG,
     *,
     config: ClientConfig,
@@ -50,7 +50,7 @@ def grade(
                 folders={"--cache-dir": config.cache_dir})
     result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, grade_mode.value,
                        top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate,
-                       retry_unparsed=retry_unparsed, lang=lang.value)
+                       retry_unparsed=not no_retry_unparsed, lang=lang.value)
     if result.summary.get("retried_unparsed"):
         typer.echo(f"retried {result.summary['retried_unparsed']} item(s) whose cached judge reply held no grade "
                    "(--no-retry-unparsed keeps them)", err=True)
