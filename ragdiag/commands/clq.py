@@ -7,8 +7,10 @@ A configurations file (CSV, TSV, JSONL or JSON list) has one row per configurati
 - quality: columns named ``METRIC@K`` (e.g. ``ra_nwg@10``, ``nrecall4@10``), and/or ``evaluate``
   (the JSON written by ``ragdiag evaluate``, a path relative to the file) with ``run`` (the run's
   name in it), whose every metric at every K is read;
-- latency in ms: ``latency_p50_ms`` (required), ``latency_p95_ms``, ``e2e_p50_ms`` (end to end,
-  for the end-to-end efficiency);
+- latency in ms: ``latency_p50_ms`` (required unless ``sweep``), ``latency_p95_ms``, ``e2e_p50_ms``
+  (end to end, for the end-to-end efficiency); or ``sweep`` (the ``sweep.json`` written by
+  ``ragdiag sweep``, a path relative to the file) with ``point`` (a point's label, or ``exact``): the
+  single-query latency p50 and p95 measured there;
 - cost per 1,000 queries: ``cost_per_1k``, or the cost model's columns ``candidates``,
   ``tokens_per_candidate``, ``rerank_price``, ``generation_passages``, ``generation_price``,
   ``query_tokens``, ``embed_price`` (prices per million tokens; missing ones count 0).
@@ -74,6 +76,31 @@ def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str
             if m.get("value") is not None}
 
 
+def _sweep_latency(path: Path, point: str, source: str, index: int) -> dict[str, float]:
+    """p50 and p95 single-query latency (ms) of one point (or the exact control) of a sweep.json."""
+    try:
+        result = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise DataError.at(source, index, "sweep", f"{path}: no such file") from None
+    except (OSError, orjson.JSONDecodeError) as err:
+        raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result ({err})") from None
+    points = result.get("points") if isinstance(result, dict) else None
+    if not isinstance(points, list):
+        raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result (no 'points')")
+    found = next((p for p in points if isinstance(p, dict) and p.get("label") == point), None)
+    if found is None and point == "exact":
+        found = next((c for c in result.get("controls") or [] if isinstance(c, dict) and c.get("control") == "exact"),
+                     None)
+    if found is None:
+        labels = ", ".join(str(p.get("label")) for p in points if isinstance(p, dict))
+        raise DataError.at(source, index, "point", f"no point '{point}' in {path} (points: {labels[:300]})")
+    latency = found.get("latency_ms") or {}
+    if not isinstance(latency.get("p50"), (int, float)):
+        raise DataError.at(source, index, "point", f"point '{point}' of {path} has no measured latency")
+    return {"latency_p50_ms": float(latency["p50"]), **({"latency_p95_ms": float(latency["p95"])}
+                                                        if isinstance(latency.get("p95"), (int, float)) else {})}
+
+
 def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
     """Validated configurations; every quality measure named must be present for every one."""
     from ragdiag.data.metric_table import table_rows
@@ -104,6 +131,11 @@ def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
         if missing:
             raise DataError.at(source, index, missing[0], f"configuration '{name}' has no {missing[0]} "
                                f"(give a column {missing[0]}, or 'evaluate' + 'run')")
+        if row.get("sweep"):
+            target = Path(str(row["sweep"]))
+            target = target if target.is_absolute() else path.parent / target
+            measured = _sweep_latency(target, str(row.get("point") or ""), source, index)
+            row = {**row, **{k: v for k, v in measured.items() if row.get(k) in (None, "")}}
         direct = _number(row, "cost_per_1k", source, index)
         model = CostModel(**{c: _number(row, c, source, index) or 0.0 for c in COST_COLUMNS})
         k = _number(row, "k", source, index)

@@ -140,3 +140,18 @@ def test_options_are_checked(args, message):
 def test_output_equal_to_the_input_is_refused():
     done = cli("--configs", str(SCENARIOS), "--out", str(SCENARIOS))
     assert done.exit_code == 2 and "--out" in done.output
+
+
+def test_latency_read_from_a_sweep_result(tmp_path):
+    sweep = {"points": [{"label": "hnsw efSearch=16", "latency_ms": {"p50": 0.21, "p95": 0.4, "p99": 0.9}}],
+             "controls": [{"control": "exact", "latency_ms": {"p50": 1.5, "p95": 2.0, "p99": 3.0}}]}
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep))
+    configs = tmp_path / "configs.csv"
+    configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10,cost_per_1k\n"
+                       "ann,sweep.json,hnsw efSearch=16,0.7,0.8,0\nflat,sweep.json,exact,0.72,0.81,0\n")
+    read = {c.name: c for c in read_configs(configs, ("ra_nwg@10",))}
+    assert (read["ann"].latency_p50, read["ann"].latency_p95) == (0.21, 0.4)
+    assert (read["flat"].latency_p50, read["flat"].latency_p95) == (1.5, 2.0)
+    configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10\nx,sweep.json,nope,0.7,0.8\n")
+    done = cli("--configs", str(configs))
+    assert done.exit_code == 2 and "no point 'nope'" in done.output
