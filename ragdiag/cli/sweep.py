@@ -49,6 +49,7 @@ def sweep(
     latency_queries: SweepLatency = 1000,
     qps_repeats: SweepRepeats = 3,
     embed_base_url: EmbedBaseUrl = None,
+    parquet: Annotated[bool, typer.Option("--parquet", help="Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")] = False,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -72,7 +73,7 @@ def sweep(
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                       latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url)
-    done = sweep_command(cfg, config, out_dir, plot, progress)
+    done = sweep_command(cfg, config, out_dir, plot, progress, parquet)
     print_sweep(done.outcome.result, Console(width=max(Console().width, 160)))
     render_summary("ragdiag sweep", done.summary, done.paths)
     check_coverage(done.summary, min_coverage, done.paths["answers"])
