@@ -87,7 +87,7 @@ def main() -> None:
         "tables (`tools/synthetic_parquet.py`, empty answer texts), each run a fresh CLI process (start-up, "
         "reading and validating included); wall time and peak RSS (`ru_maxrss` of the child, "
         "`resource.getrusage`) from the same runs, "
-        f"median of {repeats}. The 535,888-row rows (the full dataset's size) are the same table as JSON and as "
+        f"median of {repeats}. The 535,888 rows (the full dataset's size) are the same table as JSON and as "
         f"Parquet; their correlation results are {'identical' if same else 'DIFFERENT'}.\n\n"
         + "\n".join(lines) + "\n\n"
         f"Targets: peak RSS ≤ 4 GiB at 10M rows: **{results['10M Parquet'][0]['peak_gib']:.2f} GiB**; wall time "

@@ -61,6 +61,7 @@ def sweep(
     fit: ao.Fit = ao.DEFAULT_FIT,
     tokenizer: ao.Tokenizer = None,
     chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
+    parquet: Annotated[bool, typer.Option("--parquet", help="Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")] = False,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -91,7 +92,7 @@ def sweep(
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                       latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
                       grading=grading, answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token))
-    done = sweep_command(cfg, config, out_dir, plot, progress)
+    done = sweep_command(cfg, config, out_dir, plot, progress, parquet)
     print_sweep(done.outcome.result, Console())
     render_summary("ragdiag sweep", done.summary, done.paths)
     check_coverage(done.summary, min_coverage, done.paths["answers"])

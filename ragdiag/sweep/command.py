@@ -25,19 +25,24 @@ class SweepCommandResult:
     summary: dict[str, Any]  # the LLM run summary: items = queries × (points + controls), covered = graded
 
 
-def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool, progress: bool) -> SweepCommandResult:
+def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool, progress: bool,
+                  parquet: bool = False) -> SweepCommandResult:
     """Checks before any work, then the sweep, its files (and plots) in ``out_dir``, and its summary."""
     check_config(cfg)
     check_output_dir(out_dir, "--out-dir")
     inputs = [cfg.corpus, cfg.queries, cfg.qrels]
-    guard_outputs(output_paths(out_dir).values(), inputs)
+    guard_outputs(output_paths(out_dir, parquet).values(), inputs)
+    if parquet:
+        from ragdiag.data.graded_parquet import check_graded_output
+
+        check_graded_output(output_paths(out_dir, parquet)["per_query"])  # pyarrow named before any work
     record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
                        prompts={"generation": load_prompt("generation").id, **grading_prompts(cfg.grading.grade_mode),
                                 cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source,
                                 **(_french_prompts(cfg) if cfg.answer is not None else {})},
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, progress)
-    paths = write_sweep(outcome, out_dir, record)
+    paths = write_sweep(outcome, out_dir, record, parquet)
     if plot:
         from ragdiag.report.sweep_report import plot_sweep
 

@@ -206,3 +206,31 @@ def test_dense_codes_are_np_unique(monkeypatch, dense_max):
     uniques, inverse = codes.dense_codes(keys)
     expected, expected_inverse = np.unique(keys, return_inverse=True)
     assert np.array_equal(uniques, expected) and np.array_equal(inverse, expected_inverse.ravel())
+
+
+def test_import_parquet_gives_the_json_correlation(tmp_path):
+    """``ragdiag import ragas … --parquet`` writes graded.parquet; correlate on it equals graded.json."""
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    rows = []
+    for i in range(40):
+        hits = i % 4
+        relevant = [f"relevant {i}-{j}" for j in range(3)]
+        rows.append({"user_input": f"q{i}", "retrieved_contexts": relevant[:hits] + [f"other {i}-{j}" for j in range(4 - hits)],
+                     "response": f"a{i}", "reference": f"r{i}", "reference_contexts": relevant, "score": hits / 3})
+    src = tmp_path / "ragas.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reports = []
+    for name, extra in (("json", []), ("parquet", ["--parquet"])):
+        out = tmp_path / name
+        res = CliRunner().invoke(app, ["import", "ragas", str(src), "--out", str(out), *extra])
+        assert res.exit_code == 0, res.output
+        graded = out / ("graded.parquet" if extra else "graded.json")
+        res = CliRunner().invoke(app, ["correlate", "--graded", str(graded), "--segments", "pooled", "--min-samples",
+                                       "10", "--alpha-grid", "l30^0.8", "--format", "json"])
+        assert res.exit_code == 0, res.output
+        reports.append(json.loads(res.output)["results"])
+    assert not (tmp_path / "parquet" / "graded.json").exists()
+    assert reports[0] and reports[0] == reports[1]

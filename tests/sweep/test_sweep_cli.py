@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+from ragdiag.cli import app
 from ragdiag.io.run_record import without_run_record
 
 IVF = "ivf:nlist=16,nprobe=1|2|4|16"
@@ -113,3 +115,20 @@ def test_max_calls_refuses_before_any_call(tmp_path, corpus, sweep_cli, servers)
     assert res.exit_code == 2
     assert "--max-calls 10: this run needs" in res.output and "nothing was sent" in res.output
     assert toy.requests == before and not (tmp_path / "o" / "sweep.json").exists()
+
+
+def test_per_query_grades_in_parquet(workdir, corpus, sweep_cli, servers, swept):
+    """``--parquet``: per_query.parquet holds the rows of per_query.jsonl; correlate --table reads it."""
+    import pyarrow.parquet as pq
+
+    out, _, toy = swept
+    before = toy.requests
+    pq_out = workdir / "parquet"
+    res = sweep_cli("--corpus", corpus, "--index", IVF, "--index", HNSW, "--k", "5", "--bootstrap", "200",
+                    "--delta", "0.2,0.6,1.0", "--out-dir", pq_out, "--max-calls", "0", "--parquet")
+    assert res.exit_code == 0, res.output
+    assert toy.requests == before and not (pq_out / "per_query.jsonl").exists()
+    assert pq.read_table(pq_out / "per_query.parquet").to_pylist() == _load(out)[1]
+    corr = CliRunner().invoke(app, ["correlate", "--table", str(pq_out / "per_query.parquet"), "--grade-col", "grade",
+                                    "--measure-cols", "recall", "--group-col", "point", "--min-samples", "3"])
+    assert corr.exit_code == 0, corr.output

@@ -62,6 +62,7 @@ def test_trec_qrels_are_read(tmp_path, corpus, sweep_cli):
     (["--index", IVF, "--controls", "gold,empty"], "--controls must include exact"),
     (["--index", IVF, "--controls", "exact,oracle"], "unknown control 'oracle'"),
     (["--index", IVF, "--delta", "0,0.5"], "every δ must be in (0, 1]"),
+    (["--index", IVF, "--batch", "openai"], "sweep does not take --batch"),
 ])
 def test_bad_options(tmp_path, corpus, sweep_cli, servers, args, expected):
     before = (servers[0].requests, servers[1].requests)
