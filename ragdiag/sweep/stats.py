@@ -135,8 +135,9 @@ def accuracy_bucket(recalls: np.ndarray, width: float = ACCURACY_BUCKET_WIDTH) -
     """Bucket index of each per-query recall: ⌊r / width⌋ for r < 1 (bins [0, w), [w, 2w), …), and
     ⌈1 / width⌉ for r = 1 (its own bucket). At K = 10 and width 0.1 each bin holds one recall level j/10."""
     last = round(1.0 / width)
-    index = np.floor(np.asarray(recalls, dtype=float) / width + 1e-9).astype(int)
-    return np.where(np.asarray(recalls) >= 1.0 - 1e-12, last, np.minimum(index, last - 1))
+    recalls = np.nan_to_num(np.asarray(recalls, dtype=float))  # a missing recall is left out by the caller
+    index = np.floor(recalls / width + 1e-9).astype(int)
+    return np.where(recalls >= 1.0 - 1e-12, last, np.minimum(index, last - 1))
 
 
 def accuracy(grades: np.ndarray, threshold: float) -> float | None:
@@ -150,7 +151,7 @@ def relative_accuracy(recalls: np.ndarray, grades: np.ndarray, exact: np.ndarray
     """Accuracy per recall bucket relative to exact k-NN on the same queries (paper 000 §5.3).
 
     ``recalls``/``grades``: (points × queries) of the ANN points; ``exact``: the exact-k-NN grade per
-    query. Pairs (p, q) with both grades finite fall in bucket b by recall r_pq. With c = 1[grade ≥ t]:
+    query. Pairs (p, q) with both grades (and the recall) finite fall in bucket b by recall r_pq. With c = 1[grade ≥ t]:
     accuracy_b = Σ c_pq / n_b, exact_b = Σ c_exact,q / n_b over the same pairs, and
     relative_b = accuracy_b / exact_b = Σ c_pq / Σ c_exact,q (None when no exact answer is correct).
     Interval: percentile bootstrap over queries — each replicate draws n query indices with
@@ -159,7 +160,7 @@ def relative_accuracy(recalls: np.ndarray, grades: np.ndarray, exact: np.ndarray
     dropped and counted (``replicates_defined``).
     """
     n_points, n_queries = grades.shape
-    both = np.isfinite(grades) & np.isfinite(exact)[None, :]
+    both = np.isfinite(grades) & np.isfinite(exact)[None, :] & np.isfinite(recalls)
     bucket = accuracy_bucket(recalls, width)
     n_buckets = round(1.0 / width) + 1
     hits = (grades >= threshold) & both
