@@ -196,3 +196,28 @@ def test_bad_answers_file_is_refused_before_any_call(tmp_path, corpus, sweep_cli
 def test_accuracy_threshold_range(tmp_path, corpus, sweep_cli, value):
     res = sweep_cli("--corpus", corpus, "--index", IVF, "--accuracy-threshold", value, "--out-dir", tmp_path / "o")
     assert res.exit_code == 2 and "--accuracy-threshold" in res.output
+
+
+def test_max_calls_counts_one_grade_per_reference_before_any_call(with_answers, tmp_path, corpus, sweep_cli, servers):
+    _, _, answers, sent = with_answers
+    before = servers[0].requests
+    res = sweep_cli("--corpus", corpus, "--index", IVF, "--index", HNSW, "--k", "5", "--bootstrap", "300",
+                    "--answers", answers, "--out-dir", tmp_path / "o", "--max-calls", "0",
+                    cache_dir=tmp_path / "fresh-cache")
+    line = _error_line(res)
+    assert f"this run needs {sent} new LLM calls (0 ideal answers" in line  # the cold run above sent exactly that
+    assert servers[0].requests == before
+
+
+def test_reference_gate_drops_degenerate_references():
+    from ragdiag.pipeline.grade import GradingOptions
+    from ragdiag.sweep.answers import AnswerJob
+
+    refs = {"q1": ["I don't know.", "x is a letter"], "q2": ["I don't know."]}
+    job = AnswerJob({"q1": "what is x", "q2": "what is y"}, str, {}, [], references=refs)
+    job.gate_references()
+    assert job.reference_answers("q1") == ["x is a letter"] and job.reference_answers("q2") == []
+    assert job.skipped_for("q2") == "degenerate reference answer (refusal)" and job.skipped_for("q1") is None
+    job.grading = GradingOptions(keep_degenerate=True)
+    job.gate_references()
+    assert job.reference_answers("q2") == ["I don't know."] and job.skipped_for("q2") is None
