@@ -276,6 +276,8 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         "graded_against": "dataset reference answers (--answers)" if references is not None
         else "ideal answer generated from the relevant passages",
         "answers": answers_info, "accuracy_threshold": threshold,
+        **({"ideal": "not generated: every answer is graded against the dataset reference answers (--answers)"}
+           if references is not None else {}),
         "gold_control_informative": gold_informative if "gold" in cfg.controls else None,
         "gold_control_note": None if gold_informative or "gold" not in cfg.controls else GOLD_NOT_INFORMATIVE,
     })

@@ -80,7 +80,7 @@ def test_grades_are_the_max_over_reference_answers(with_answers, corpus):
     meta = result["meta"]
     assert meta["n_queries"] == n_queries and meta["answers"]["queries_without_answers"] == 1
     assert meta["gold_control_informative"] is True and meta["gold_control_note"] is None
-    assert meta["graded_against"].startswith("dataset reference answers")
+    assert meta["graded_against"].startswith("dataset reference answers") and meta["ideal"].startswith("not generated")
 
 
 def test_gold_carries_signal_and_controls_have_accuracy(with_answers):
