@@ -4,7 +4,8 @@ Data: the synthetic BEIR folder of the sweep tests (3,000 documents, 300 queries
 document each), embedded by the local embeddings test server (one random unit vector per text,
 dim 64). Answers and grades: the toy model test server (``tests/servers/toy_model.py``, its
 output is not an LLM's) replying after 50 ms, 16 workers. Points: ``hnsw:M=8,efConstruction=16,
-efSearch=1|2|4|8|16|32|64|128``; controls exact, gold, empty.
+efSearch=1|2|4|8|16|32|64|128``; controls exact and empty (without reference answers the gold
+control is left out: it would grade the ideal answer against itself).
 
 Cold: an empty call cache. Calls sent = the ideal answers + one answer and one grade per distinct
 (query, ordered top-K) context; contexts equal to exact's are reused. The floor is
@@ -106,7 +107,8 @@ def main() -> None:
         + (" (other processes were loading the machine: wall times are pessimistic)."
            if max(load_before, load_after) > 2.5 else "."),
         "",
-        f"8 operating points ({INDEX}) × 300 queries × K = {K}, controls exact/gold/empty; synthetic corpus of "
+        f"8 operating points ({INDEX}) × 300 queries × K = {K}, controls "
+        f"{'/'.join(c['name'] for c in rows[0][8]['controls'])}; synthetic corpus of "
         "3,000 documents with test-server embeddings; toy model test server replying after 50 ms (not an LLM); "
         f"{WORKERS} workers; medians of {REPEATS} runs.",
         "",

@@ -28,6 +28,8 @@ IdealCap = Annotated[int, typer.Option("--ideal-cap", help="At most this many re
 PlotFlag = Annotated[bool, typer.Option("--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
 SweepLatency = Annotated[int, typer.Option("--latency-queries", help="Queries timed one by one for latency.", min=1, max=10_000_000, metavar=INTEGER)]
 SweepRepeats = Annotated[int, typer.Option("--qps-repeats", help="Repeats of the batch QPS measurement (median and min–max reported); raised, up to 200, until 1,000 query searches are timed.", min=1, max=1000, metavar=INTEGER)]
+SweepAnswers = Annotated[Optional[Path], typer.Option("--answers", help="Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.", metavar=PATH)]
+AccuracyThreshold = Annotated[float, typer.Option("--accuracy-threshold", help="An answer counts as correct when its grade is at least this (accuracy and accuracy relative to exact k-NN per recall bucket). Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
 EmbedBaseUrl = Annotated[Optional[str], typer.Option("--embed-base-url", help="Server URL for openai:/voyage: embedders (the --base-url option is the chat model's).", metavar=TEXT)]
 
 
@@ -51,6 +53,8 @@ def sweep(
     latency_queries: SweepLatency = 1000,
     qps_repeats: SweepRepeats = 3,
     embed_base_url: EmbedBaseUrl = None,
+    answers: SweepAnswers = None,
+    accuracy_threshold: AccuracyThreshold = 4.0,
     grade_mode: p.GradeModeOpt = p.GradeMode.digit,
     top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
     keep_degenerate: p.KeepDegenerate = False,
@@ -75,6 +79,7 @@ def sweep(
     from ragdiag.options import parse_choices, parse_deltas
     from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.pipeline.run_meta import check_coverage
+    from ragdiag.report.sweep_accuracy import print_relative_accuracy
     from ragdiag.report.sweep_report import print_sweep
     from ragdiag.sweep.command import sweep_command
     from ragdiag.sweep.run import CONTROLS, SweepConfig
@@ -82,7 +87,7 @@ def sweep(
     if config.batch is not None:  # its sent/reused accounting assumes synchronous calls
         raise RagdiagError("sweep does not take --batch (its sent / reused call counts assume synchronous calls); "
                            "run it without --batch")
-    check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
+    check_paths(inputs={"--degenerate-patterns": degenerate_patterns, "--answers": answers})
     grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
     grading.gate()  # a bad patterns file or ratio stops here, before any work
 
@@ -91,8 +96,11 @@ def sweep(
                       deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                       max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                       latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                      grading=grading, answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token))
+                      grading=grading, answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token),
+                      answers=answers, accuracy_threshold=accuracy_threshold)
     done = sweep_command(cfg, config, out_dir, plot, progress, parquet)
-    print_sweep(done.outcome.result, Console())
+    console = Console()
+    print_sweep(done.outcome.result, console)
+    print_relative_accuracy(done.outcome.result, console)
     render_summary("ragdiag sweep", done.summary, done.paths)
     check_coverage(done.summary, min_coverage, done.paths["answers"])

@@ -7,6 +7,10 @@ the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate.
 judge (:func:`ragdiag.pipeline.grade.make_judge`), so the caches of ``generate``/``grade`` and of
 ``sweep`` answer each other.
 
+With dataset reference answers (``sweep --answers``, :mod:`ragdiag.data.reference_answers`) no ideal
+answer is generated: each context is graded against every usable reference and keeps the highest
+grade (the max over references, as SQuAD's evaluation takes the max over its answer spans).
+
 Call accounting: a counting view of the client records, per item, the calls that reached the server
 (``sent``) and those answered by the cache or by an identical request already sent in this run
 (``reused``). Before any call, a dry pass over the cache counts the calls a run still needs, so
@@ -49,6 +53,7 @@ class Answered:
     error: str | None = None
     lang: str | None = None
     cut: dict[str, Any] | None = None
+    reference_grades: list[float | None] | None = None  # --answers: one grade per reference; ``grade`` is their max
 
 
 class _WouldSend(Exception):
@@ -110,6 +115,8 @@ class AnswerJob:
     grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
     ideal_kinds: dict[str, str] = field(default_factory=dict)  # query id → degenerate kind of its ideal answer
     plan: AnswerPlan | None = None  # --lang and the prompt budget (None: English, no budget)
+    references: dict[str, list[str]] | None = None  # --answers: dataset reference answers (no ideal is generated)
+    usable: dict[str, list[str]] = field(default_factory=dict)  # query id → references the gate let through
 
     def gate_ideal(self) -> None:
         """Classify the ideal answers (:mod:`ragdiag.data.reference_gate`); degenerate ones go to ``ideal_kinds``."""
@@ -117,10 +124,33 @@ class AnswerJob:
         kinds = self.grading.gate().classify([self.ideal[q].answer for q in ids], [self.query_text[q] for q in ids])
         self.ideal_kinds = {q: k for q, k in zip(ids, kinds) if k is not None}
 
+    def gate_references(self) -> None:
+        """Classify the dataset references (one gate over all of them); a query keeps its usable ones, and
+        one with none left gets the kind of its first reference in ``ideal_kinds``."""
+        if self.references is None:
+            return
+        flat = [(q, a) for q, answers in self.references.items() for a in answers]
+        kinds = self.grading.gate().classify([a for _, a in flat], [self.query_text[q] for q, _ in flat])
+        self.usable, first_kind = {}, {}
+        for (q, a), kind in zip(flat, kinds):
+            first_kind.setdefault(q, kind)
+            if kind is None or self.grading.keep_degenerate:
+                self.usable.setdefault(q, []).append(a)
+        self.ideal_kinds = {q: k for q, k in first_kind.items() if q not in self.usable and k is not None}
+
+    def reference_answers(self, query_id: str) -> list[str]:
+        """What a context's answer is graded against: the usable dataset references, else the ideal answer."""
+        if self.references is not None:
+            return self.usable.get(query_id, [])
+        ideal = self.ideal.get(query_id)
+        return [] if ideal is None or ideal.answer is None else [ideal.answer]
+
     def skipped_for(self, query_id: str) -> str | None:
         """Why a context of this query is neither answered nor graded (its ideal answer is degenerate), or None."""
         kind = self.ideal_kinds.get(query_id)
-        return None if kind is None or self.grading.keep_degenerate else f"degenerate ideal answer ({kind})"
+        if kind is None or self.grading.keep_degenerate:
+            return None
+        return f"degenerate {'reference' if self.references is not None else 'ideal'} answer ({kind})"
 
 
 def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
@@ -148,25 +178,34 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
     Grades of contexts whose answer (or ideal answer) is not cached count 1 each (repairs of
     unparseable judge replies are not foreseeable and not counted).
     """
-    upper = {"ideal": len(job.ideal_docs), "answers": len(job.contexts), "grades": len(job.contexts)}
+    per_context = 1 if job.references is None else max((len(a) for a in job.references.values()), default=1)
+    upper = {"ideal": 0 if job.references is not None else len(job.ideal_docs), "answers": len(job.contexts),
+             "grades": per_context * len(job.contexts)}
     if client.cache is None or client.config.cache == "refresh":
         return {**upper, "total": sum(upper.values()), "exact": False}
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
     judge = job.grading.judge(dry, job.plan.settings.lang if job.plan else "en")
-    ideal: dict[str, str] = {}
     need = {"ideal": 0, "answers": 0, "grades": 0}
-    for query_id, docs in job.ideal_docs.items():
-        try:
-            ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
-        except _WouldSend:
-            need["ideal"] += 1
-        except ContextExceeded:  # over the prompt budget even without passages: fails before any call
-            continue
-    gate = job.grading.gate()
-    known = list(ideal)
-    degenerate = {q for q, k in zip(known, gate.classify([ideal[q] for q in known], [job.query_text[q] for q in known]))
-                  if k is not None and not job.grading.keep_degenerate}
+    if job.references is not None:
+        job.gate_references()
+        refs = {q: job.reference_answers(q) for q in job.references}
+        degenerate = {q for q in job.references if not refs[q]}
+    else:
+        ideal: dict[str, str] = {}
+        for query_id, docs in job.ideal_docs.items():
+            try:
+                ideal[query_id] = _generate(dry, generation, job, query_id, docs, f"ideal {query_id}")
+            except _WouldSend:
+                need["ideal"] += 1
+            except ContextExceeded:  # over the prompt budget even without passages: fails before any call
+                continue
+        gate = job.grading.gate()
+        known = list(ideal)
+        degenerate = {q for q, k in zip(known, gate.classify([ideal[q] for q in known],
+                                                              [job.query_text[q] for q in known]))
+                      if k is not None and not job.grading.keep_degenerate}
+        refs = {q: [a] for q, a in ideal.items()}
     for context in job.contexts:
         if context.query_id in degenerate:  # neither answered nor graded
             continue
@@ -174,19 +213,20 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
             answer = _generate(dry, generation, job, context.query_id, context.doc_ids, _context_label(context))
         except _WouldSend:
             need["answers"] += 1
-            need["grades"] += 1
+            need["grades"] += max(1, len(refs.get(context.query_id, [])))
             continue
         except ContextExceeded:
             continue
-        if context.query_id not in ideal:
+        if context.query_id not in refs:
             need["grades"] += 1
             continue
-        try:
-            judge(({"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
-                    "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids)}, ideal[context.query_id],
-                   client.config.model, 0))
-        except _WouldSend:
-            need["grades"] += 1
+        for reference in refs[context.query_id]:
+            try:
+                judge(({"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id,
+                        "E": "sweep", "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids)}, reference,
+                       client.config.model, 0))
+            except _WouldSend:
+                need["grades"] += 1
     return {**need, "total": sum(need.values()), "exact": True}
 
 
@@ -214,11 +254,14 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
         text, info = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
         return Answered(text, None, *counting.counts(), lang=info["lang"], cut=info.get("cut"))
 
-    ideal_ids = list(job.ideal_docs)
-    outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
-    for query_id, result, error in zip(ideal_ids, outcome.results, outcome.errors):
-        job.ideal[query_id] = result if result is not None else Answered(error=error)
-    job.gate_ideal()
+    if job.references is None:
+        ideal_ids = list(job.ideal_docs)
+        outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
+        for query_id, result, error in zip(ideal_ids, outcome.results, outcome.errors):
+            job.ideal[query_id] = result if result is not None else Answered(error=error)
+        job.gate_ideal()
+    else:
+        job.gate_references()
 
     def ask_context(context: Context) -> Answered:
         counting.reset()
@@ -227,16 +270,19 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
             return Answered(None, None, *counting.counts(), error=skipped)
         answer, info = _generate_in_plan(counting, generation, job, context.query_id, context.doc_ids,
                                          _context_label(context))
-        ideal = job.ideal[context.query_id].answer
-        if ideal is None:
+        references = job.reference_answers(context.query_id)
+        if not references:
             return Answered(answer, None, *counting.counts(), error="no ideal answer", lang=info["lang"],
                             cut=info.get("cut"))
         row = {"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
                "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids), "lang": info["lang"]}
-        verdict = judge((row, ideal, model, 0))
-        error = None if verdict.grade is not None else "judge reply held no grade"
-        return Answered(answer, None if verdict.grade is None else float(verdict.grade), *counting.counts(), error=error,
-                        lang=info["lang"], cut=info.get("cut"))
+        grades = [judge((row, reference, model, 0)).grade for reference in references]
+        graded = [float(g) for g in grades if g is not None]
+        error = None if graded else "judge reply held no grade"
+        return Answered(answer, max(graded) if graded else None, *counting.counts(), error=error,
+                        lang=info["lang"], cut=info.get("cut"),
+                        reference_grades=None if job.references is None else [None if g is None else float(g)
+                                                                               for g in grades])
 
     labels = [_context_label(c) for c in job.contexts]
     outcome = run_items(client, ask_context, job.contexts, labels, "answers + grades", progress)

@@ -30,7 +30,7 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
     """Checks before any work, then the sweep, its files (and plots) in ``out_dir``, and its summary."""
     check_config(cfg)
     check_output_dir(out_dir, "--out-dir")
-    inputs = [cfg.corpus, cfg.queries, cfg.qrels]
+    inputs = [cfg.corpus, cfg.queries, cfg.qrels, *([cfg.answers] if cfg.answers is not None else [])]
     guard_outputs(output_paths(out_dir, parquet).values(), inputs)
     if parquet:
         from ragdiag.data.graded_parquet import check_graded_output
@@ -48,6 +48,10 @@ def sweep_command(cfg: SweepConfig, llm: ClientConfig, out_dir: Path, plot: bool
 
         for png in plot_sweep(outcome.result, out_dir):
             paths[png.stem] = png
+        from ragdiag.report.sweep_accuracy import plot_relative_accuracy
+
+        png = plot_relative_accuracy(outcome.result, out_dir)
+        paths[png.stem] = png
     result = outcome.result
     graded = sum(c["n_graded"] for c in result["controls"]) + sum(p["n_graded"] for p in result["points"])
     gate = result["meta"]["reference_gate"]

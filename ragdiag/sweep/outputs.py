@@ -1,6 +1,7 @@
 """The files of a sweep run: ``sweep.json`` (the result with its run record), ``per_query.jsonl``
 (point, query, recall, grade, top-K ids: every mean and share can be recomputed from it) and
-``answers.jsonl`` (each ideal answer and each distinct context's answer and grade, with its calls).
+``answers.jsonl`` (each ideal answer, or with ``--answers`` each query's reference answers and the usable
+ones, and each distinct context's answer and grade, with its calls and its grade per reference).
 With ``parquet``, the per-query grades go to ``per_query.parquet`` instead (columns ``point``,
 ``query``, ``recall``, ``grade`` float64 null when missing, ``ids`` list<string>), which
 ``correlate --table`` reads columnar.

@@ -7,12 +7,17 @@ Robustness-δ@K, batch QPS, single-query latency), then each distinct (query, or
 answered and graded once (:mod:`ragdiag.sweep.answers`), the controls being exact k-NN, the gold
 passages (the query's relevant passages, capped) and an empty context. Statistics:
 :mod:`ragdiag.sweep.stats`.
+
+Grades are against the dataset's reference answers with ``answers`` (``--answers FILE``), else against an
+ideal answer generated from the relevant passages. Without dataset references the gold control would
+grade the ideal answer against itself (always 5): it is not run, and ``meta.gold_control_informative``
+says so.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
+from ragdiag.data.reference_answers import load_reference_answers
 from ragdiag.data.reference_gate import count_kinds
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
@@ -37,6 +43,10 @@ from ragdiag.io.progress import note
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 
 CONTROLS = ("exact", "gold", "empty")
+ACCURACY_THRESHOLD_RANGE = (1.0, 5.0)
+GOLD_NOT_INFORMATIVE = ("gold control left out: without reference answers from the dataset (--answers FILE) its answer "
+                        "is generated from the same passages as the ideal answer it is graded against, so it always "
+                        "grades 5 and carries no signal")
 SWEPT = ("efSearch", "nprobe", "refine")  # search-time parameters: the label of a point within its index
 MIN_TIMED_QUERIES = 1000  # batch QPS from fewer timed query searches is mostly noise and per-call overhead
 MAX_QPS_REPEATS = 200
@@ -79,6 +89,8 @@ class SweepConfig:
     embed_base_url: str | None = None
     grading: GradingOptions = field(default_factory=GradingOptions)  # grade mode and reference gate (issue 20)
     answer: AnswerSettings | None = None  # --lang and the prompt budget (None: English prompts, no budget)
+    answers: Path | None = None  # --answers: dataset reference answers (JSONL), graded against instead of the ideal
+    accuracy_threshold: float = 4.0  # an answer is correct when its grade is at least this
 
 
 @dataclass
@@ -108,6 +120,36 @@ def check_config(cfg: SweepConfig) -> None:
         raise RagdiagError(f"--max-drop must be at least 0, got {cfg.max_drop}")
     if cfg.max_calls is not None and cfg.max_calls < 0:
         raise RagdiagError(f"--max-calls must be at least 0, got {cfg.max_calls}")
+    lo, hi = ACCURACY_THRESHOLD_RANGE
+    if not (np.isfinite(cfg.accuracy_threshold) and lo <= cfg.accuracy_threshold <= hi):
+        raise RagdiagError(f"--accuracy-threshold must be between {lo:g} and {hi:g}, got {cfg.accuracy_threshold}")
+
+
+def load_answers(cfg: SweepConfig, data: CorpusData) -> tuple[CorpusData, dict[str, list[str]] | None, dict | None]:
+    """With ``--answers``: the queries that have reference answers (then ``--max-queries``), their answers, and
+    what was kept; without it, the data unchanged."""
+    if cfg.answers is None:
+        return data, None, None
+    answers = load_reference_answers(cfg.answers)
+    kept = [(q, t) for q, t in zip(data.query_ids, data.query_texts) if q in answers]
+    if not kept:
+        raise RagdiagError(f"--answers {cfg.answers}: no query of {data.files['queries']} with a relevant passage has "
+                           f"an answer (answer ids look like '{next(iter(answers))}', queries like "
+                           f"'{data.query_ids[0]}')")
+    without = len(data.query_ids) - len(kept)
+    if cfg.max_queries is not None:
+        kept = kept[: cfg.max_queries]
+    ids = [q for q, _ in kept]
+    known = set(data.query_ids)
+    info = {"file": str(cfg.answers), "queries_with_answers": len(ids),
+            "queries_without_answers": without, "answer_ids_not_judged": sum(q not in known for q in answers),
+            "answers_per_query": {"mean": float(np.mean([len(answers[q]) for q in ids])),
+                                  "max": max(len(answers[q]) for q in ids)},
+            "grading": "each answer graded against every usable reference answer; the highest grade is kept"}
+    data = replace(data, query_ids=ids, query_texts=[t for _, t in kept],
+                   relevant={q: data.relevant[q] for q in ids}, grades={q: data.grades[q] for q in ids},
+                   files={**data.files, "answers": Path(cfg.answers)})
+    return data, {q: answers[q] for q in ids}, info
 
 
 def _labels(points: list[dict]) -> list[str]:
@@ -147,7 +189,8 @@ def _exact_timing(base: np.ndarray, queries: np.ndarray, cfg: SweepConfig, repea
 def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True) -> SweepOutcome:
     """Measure every operating point and control; answer and grade; the result and its rows."""
     check_config(cfg)
-    data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
+    data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries if cfg.answers is None else None)
+    data, references, answers_info = load_answers(cfg, data)
     if cfg.k > len(data.doc_ids):
         raise RagdiagError(f"--k {cfg.k} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
     specs = [parse_index_spec(s) for s in expand_specs(cfg.index)]
@@ -167,7 +210,10 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
 
     qids = data.query_ids
     series: dict[str, list[tuple[str, ...]]] = {"exact": ids(exact_rows)}
-    if "gold" in cfg.controls:
+    gold_informative = references is not None
+    if "gold" in cfg.controls and not gold_informative:
+        note(GOLD_NOT_INFORMATIVE)
+    if "gold" in cfg.controls and gold_informative:
         series["gold"] = [tuple(data.relevant[q][: cfg.ideal_cap]) for q in qids]
     if "empty" in cfg.controls:
         series["empty"] = [()] * len(qids)
@@ -179,7 +225,8 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         for q, top in zip(qids, tops):
             owner.setdefault(Context(q, top), name)
     job = AnswerJob(dict(zip(qids, data.query_texts)), lambda d: data.doc_texts[data.row_of[d]],
-                    {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner), grading=cfg.grading)
+                    {q: data.relevant[q][: cfg.ideal_cap] for q in qids}, list(owner), grading=cfg.grading,
+                    references=references)
     client = LLMClient(llm)
     try:
         if cfg.answer is not None:
@@ -202,6 +249,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
     calls = {name: _calls(job, owner, name, qids, tops) for name, tops in series.items()}
     exact_g = grades["exact"]
     seed = cfg.seed
+    threshold = cfg.accuracy_threshold
     out_points = []
     for i, (point, label) in enumerate(zip(points, labels)):
         g = grades[label]
@@ -217,6 +265,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
             "threads": point["threads"], "grade_mean": mean, "grade_ci": ci,
             "grade_diff_vs_exact": {"value": diff["value"], "ci": diff["ci"]}, "worse_share": diff["worse_share"],
             "n_pairs": diff["n_pairs"], "n_graded": int(np.isfinite(g).sum()), **calls[label],
+            "accuracy": stats.accuracy(g, threshold),
         })
     controls = []
     for name in series:
@@ -224,7 +273,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
             continue
         mean, ci = stats.mean_with_ci(grades[name], cfg.bootstrap, seed)
         entry = {"name": name, "grade_mean": mean, "grade_ci": ci, "n_graded": int(np.isfinite(grades[name]).sum()),
-                 **calls[name]}
+                 **calls[name], "accuracy": stats.accuracy(grades[name], threshold)}
         if name == "exact":
             entry.update({"recall_mean": 1.0, "qps_batch": exact_qps["median"], "qps_batch_runs": exact_qps,
                           "latency_ms": exact_latency})
@@ -240,7 +289,18 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         "delta_calibration": stats.delta_calibration(recall_matrix, grade_matrix, cfg.deltas, cfg.bootstrap, seed),
         "recall_buckets": stats.recall_buckets(np.vstack(recalls), np.vstack([grades[label] for label in labels])),
         "recommendation": stats.recommend(out_points, exact_qps["median"], cfg.max_drop),
+        "relative_accuracy": stats.relative_accuracy(np.vstack(recalls), np.vstack([grades[label] for label in labels]),
+                                                     exact_g, threshold, cfg.bootstrap, seed),
     }
+    result["meta"].update({
+        "graded_against": "dataset reference answers (--answers)" if references is not None
+        else "ideal answer generated from the relevant passages",
+        "answers": answers_info, "accuracy_threshold": threshold,
+        **({"ideal": "not generated: every answer is graded against the dataset reference answers (--answers)"}
+           if references is not None else {}),
+        "gold_control_informative": gold_informative if "gold" in cfg.controls else None,
+        "gold_control_note": None if gold_informative or "gold" not in cfg.controls else GOLD_NOT_INFORMATIVE,
+    })
     per_query = []
     recall_of = {"exact": np.ones(len(qids)), **dict(zip(labels, recalls))}
     for name, tops in series.items():
@@ -250,12 +310,15 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
                               "grade": _finite(grades[name][j]), "ids": list(top)})
     contexts = [{"kind": "ideal", "query": q, "ids": job.ideal_docs[q], "answer": a.answer, "sent": a.sent,
                  "reused": a.reused, "error": a.error, **_plan_fields(a)} for q, a in job.ideal.items()]
+    contexts += [{"kind": "reference", "query": q, "answers": answers, "usable": job.reference_answers(q),
+                  "degenerate": job.ideal_kinds.get(q)} for q, answers in (references or {}).items()]
     contexts += [{"kind": "context", "query": c.query_id, "ids": list(c.doc_ids), "first_used_by": owner[c],
                   "answer": a.answer, "grade": a.grade, "sent": a.sent, "reused": a.reused, "error": a.error,
+                  **({"reference_grades": a.reference_grades} if a.reference_grades is not None else {}),
                   **_plan_fields(a)} for c, a in job.answered.items()]
     if job.plan is not None:
         result["meta"]["answer_plan"] = {**job.plan.as_meta(),  # items failed for the context (answer or grade)
-                                         "context_exceeded": sum(1 for c in contexts if (c["error"] or "").startswith(PREFIX)),
+                                         "context_exceeded": sum(1 for c in contexts if (c.get("error") or "").startswith(PREFIX)),
                                          "references_cut": sum(1 for c in contexts if c.get("cut"))}
         suggestion = job.plan.suggestion()
         if suggestion:
@@ -266,10 +329,12 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
 def _gate_counts(job: AnswerJob) -> dict:
     """Degenerate ideal answers per kind and the contexts left unanswered because of them."""
     gate = job.grading.gate()
-    answered = [q for q, a in job.ideal.items() if a.answer is not None]
+    answered = list(job.references) if job.references is not None else [q for q, a in job.ideal.items()
+                                                                         if a.answer is not None]
     return {**gate.describe(), "ideal": count_kinds(job.ideal_kinds.get(q) for q in answered),
+            "checked": "dataset reference answers" if job.references is not None else "ideal answers",
             "keep_degenerate": job.grading.keep_degenerate,
-            "skipped_contexts": sum(1 for a in job.answered.values() if (a.error or "").startswith("degenerate ideal"))}
+            "skipped_contexts": sum(1 for a in job.answered.values() if (a.error or "").startswith("degenerate "))}
 
 
 def _plan_fields(answered: Answered) -> dict[str, Any]:

@@ -123,3 +123,73 @@ def recommend(points: list[dict], exact_qps: float | None, max_drop: float | Non
             "recall_mean": best["recall_mean"], "robustness": best["robustness"], "grade_mean": best["grade_mean"],
             "grade_diff_vs_exact": {k: best["grade_diff_vs_exact"][k] for k in ("value", "ci")},
             "worse_share": best["worse_share"], "candidates": len(ok)}
+
+
+ACCURACY_BUCKET_WIDTH = 0.1
+PAPER_RELATIVE_ACCURACY = ({"recall": 0.4, "relative": 0.91, "reading": "over 91%"},
+                           {"recall": 0.2, "relative": 0.70, "reading": "70%"},
+                           {"recall": 0.1, "relative": 0.40, "reading": "40%"})  # paper 000 §5.3, recall@10 levels
+
+
+def accuracy_bucket(recalls: np.ndarray, width: float = ACCURACY_BUCKET_WIDTH) -> np.ndarray:
+    """Bucket index of each per-query recall: ⌊r / width⌋ for r < 1 (bins [0, w), [w, 2w), …), and
+    ⌈1 / width⌉ for r = 1 (its own bucket). At K = 10 and width 0.1 each bin holds one recall level j/10."""
+    last = round(1.0 / width)
+    recalls = np.nan_to_num(np.asarray(recalls, dtype=float))  # a missing recall is left out by the caller
+    index = np.floor(recalls / width + 1e-9).astype(int)
+    return np.where(recalls >= 1.0 - 1e-12, last, np.minimum(index, last - 1))
+
+
+def accuracy(grades: np.ndarray, threshold: float) -> float | None:
+    """Share of graded answers (finite grades) with grade ≥ ``threshold``."""
+    finite = grades[np.isfinite(grades)]
+    return float(np.mean(finite >= threshold)) if len(finite) else None
+
+
+def relative_accuracy(recalls: np.ndarray, grades: np.ndarray, exact: np.ndarray, threshold: float, n_boot: int,
+                      seed: int, width: float = ACCURACY_BUCKET_WIDTH) -> dict:
+    """Accuracy per recall bucket relative to exact k-NN on the same queries (paper 000 §5.3).
+
+    ``recalls``/``grades``: (points × queries) of the ANN points; ``exact``: the exact-k-NN grade per
+    query. Pairs (p, q) with both grades (and the recall) finite fall in bucket b by recall r_pq. With c = 1[grade ≥ t]:
+    accuracy_b = Σ c_pq / n_b, exact_b = Σ c_exact,q / n_b over the same pairs, and
+    relative_b = accuracy_b / exact_b = Σ c_pq / Σ c_exact,q (None when no exact answer is correct).
+    Interval: percentile bootstrap over queries — each replicate draws n query indices with
+    ``numpy.random.default_rng(seed).integers(0, n, size=(B, n))`` (a query's pairs go together) and
+    recomputes the sums with the query counts as weights; replicates with no correct exact answer are
+    dropped and counted (``replicates_defined``).
+    """
+    n_points, n_queries = grades.shape
+    both = np.isfinite(grades) & np.isfinite(exact)[None, :] & np.isfinite(recalls)
+    bucket = accuracy_bucket(recalls, width)
+    n_buckets = round(1.0 / width) + 1
+    hits = (grades >= threshold) & both
+    exact_hits = np.broadcast_to(exact >= threshold, grades.shape) & both
+    per_query = np.zeros((3, n_queries, n_buckets))  # pairs, point hits, exact hits per (query, bucket)
+    for which, mask in enumerate((both, hits, exact_hits)):
+        for b in range(n_buckets):
+            per_query[which, :, b] = (mask & (bucket == b)).sum(axis=0)
+    counts = np.zeros((n_boot, n_queries))
+    draws = np.random.default_rng(seed).integers(0, n_queries, size=(n_boot, n_queries))
+    for row, draw in enumerate(draws):
+        counts[row] = np.bincount(draw, minlength=n_queries)
+    pairs, point_hits, exact_sum = (counts @ per_query[i] for i in range(3))  # (B × buckets) each
+    out = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for b in range(n_buckets):
+            n_b, a_b, e_b = (float(per_query[i, :, b].sum()) for i in range(3))
+            lo = round(b * width, 10) if b < n_buckets - 1 else 1.0
+            hi = round(min(1.0, (b + 1) * width), 10) if b < n_buckets - 1 else 1.0
+            rel_draws = np.where(exact_sum[:, b] > 0, point_hits[:, b] / exact_sum[:, b], np.nan)
+            acc_draws = np.where(pairs[:, b] > 0, point_hits[:, b] / pairs[:, b], np.nan)
+            out.append({"lo": lo, "hi": hi, "n_pairs": int(n_b),
+                        "n_queries": int((per_query[0, :, b] > 0).sum()),
+                        "accuracy": a_b / n_b if n_b else None,
+                        "accuracy_ci": percentile_interval(acc_draws) if n_b else None,
+                        "exact_accuracy": e_b / n_b if n_b else None,
+                        "relative_to_exact": a_b / e_b if e_b else None,
+                        "relative_ci": percentile_interval(rel_draws) if e_b else None,
+                        "replicates_defined": int(np.isfinite(rel_draws).sum())})
+    return {"threshold": float(threshold), "bucket_width": width, "n_points": int(n_points),
+            "exact_accuracy": accuracy(exact, threshold), "buckets": out,
+            "paper_000": list(PAPER_RELATIVE_ACCURACY)}

@@ -76,3 +76,56 @@ def test_calibration_replicates_match_scipy_spearman_per_replicate():
     loop = [spearmanr((recalls[:, idx] >= 0.5).mean(axis=1), grades[:, idx].mean(axis=1)).statistic for idx in resamples]
     loop = np.asarray(loop)[np.isfinite(loop)]
     assert np.allclose(out["ci"], [np.percentile(loop, 2.5), np.percentile(loop, 97.5)], rtol=0, atol=1e-12)
+
+
+def test_accuracy_buckets_hold_one_recall_level_each_at_k10():
+    levels = np.arange(11) / 10  # recall@10 takes the values j/10
+    assert stats.accuracy_bucket(levels).tolist() == list(range(11))
+    assert stats.accuracy_bucket(np.array([0.05, 0.15, 0.999, 1.0])).tolist() == [0, 1, 9, 10]
+
+
+def test_relative_accuracy_by_hand():
+    # two ANN points, four queries; exact grades per query; threshold 4
+    exact = np.array([5.0, 4.0, 2.0, 5.0])
+    recalls = np.array([[0.2, 0.2, 0.2, 1.0], [0.4, 0.2, 0.4, np.nan]])
+    grades = np.array([[4.0, 1.0, 5.0, 5.0], [2.0, 5.0, 4.0, np.nan]])
+    out = stats.relative_accuracy(recalls, grades, exact, 4.0, 200, 0)
+    bucket = {b["lo"]: b for b in out["buckets"]}
+    # recall 0.2: pairs (p0,q0) (p0,q1) (p0,q2) (p1,q1): point correct 4,_,5,5 → 3 of 4; exact correct q0,q1,_,q1 → 3
+    assert bucket[0.2]["n_pairs"] == 4 and bucket[0.2]["n_queries"] == 3
+    assert bucket[0.2]["accuracy"] == 0.75 and bucket[0.2]["exact_accuracy"] == 0.75
+    assert bucket[0.2]["relative_to_exact"] == 1.0
+    # recall 0.4: (p1,q0) wrong, exact right; (p1,q2) right, exact wrong → 1 / 1
+    assert bucket[0.4]["accuracy"] == 0.5 and bucket[0.4]["relative_to_exact"] == 1.0
+    assert bucket[1.0]["n_pairs"] == 1 and bucket[1.0]["relative_to_exact"] == 1.0
+    assert bucket[0.0]["n_pairs"] == 0 and bucket[0.0]["relative_to_exact"] is None and bucket[0.0]["relative_ci"] is None
+    assert out["exact_accuracy"] == 0.75 and out["threshold"] == 4.0
+
+
+def test_relative_accuracy_interval_matches_a_loop_bootstrap():
+    rng = np.random.default_rng(5)
+    n_points, n_queries, n_boot, seed = 3, 30, 120, 9
+    recalls = rng.choice([0.1, 0.2, 0.4, 1.0], size=(n_points, n_queries))
+    grades = rng.integers(1, 6, size=(n_points, n_queries)).astype(float)
+    grades[0, 3] = np.nan
+    exact = rng.integers(2, 6, size=n_queries).astype(float)
+    out = stats.relative_accuracy(recalls, grades, exact, 4.0, n_boot, seed)
+    draws = np.random.default_rng(seed).integers(0, n_queries, size=(n_boot, n_queries))
+    for level, index in ((0.1, 1), (0.2, 2), (0.4, 4), (1.0, 10)):
+        bucket = out["buckets"][index]
+        ratios, accs = [], []
+        for draw in draws:
+            hit = exact_hit = n = 0
+            for q in draw:  # a query's pairs go together
+                for p in range(n_points):
+                    if np.isfinite(grades[p, q]) and recalls[p, q] == level:
+                        n += 1
+                        hit += grades[p, q] >= 4
+                        exact_hit += exact[q] >= 4
+            if exact_hit:
+                ratios.append(hit / exact_hit)
+            if n:
+                accs.append(hit / n)
+        assert bucket["replicates_defined"] == len(ratios)
+        assert np.allclose(bucket["relative_ci"], np.percentile(ratios, [2.5, 97.5]), rtol=0, atol=1e-12)
+        assert np.allclose(bucket["accuracy_ci"], np.percentile(accs, [2.5, 97.5]), rtol=0, atol=1e-12)
