@@ -1,5 +1,5 @@
 """Accuracy per recall bucket relative to exact k-NN (``sweep.json`` key ``relative_accuracy``; paper 000
-§5.3, docs/methods.md#23-sweep-accuracy-relative-to-exact-k-nn): the terminal table and
+§5.3, docs/methods.md#sweep-accuracy-relative-to-exact-k-nn): the terminal table and
 ``sweep_accuracy.png`` (relative accuracy with its interval and the paper's three readings beside
 it; absolute accuracy with exact k-NN and the controls as reference lines).
 """
