@@ -26,7 +26,8 @@ def test_sweep_prints_qps_spread_and_fits_80_columns(workdir, corpus, servers):
         "sweep", "--corpus", str(corpus), "--index", "hnsw:M=4,efConstruction=8,efSearch=1|16", "--k", "5",
         "--bootstrap", "200", "--embedder", f"openai:{MODEL}", "--embed-base-url", embed.base_url,
         "--model", "ragdiag-test-server", "--base-url", toy.base_url, "--cache-dir", str(workdir / "cache"),
-        "--no-progress", "--latency-queries", "10", "--qps-repeats", "1", "--out-dir", str(out)], env={"COLUMNS": "80"})
+        "--no-progress", "--latency-queries", "10", "--qps-repeats", "1", "--controls", "exact,empty",
+        "--out-dir", str(out)], env={"COLUMNS": "80"})  # no gold control: its one-line note is not a table
     assert result.exit_code == 0, result.output
     meta = json.loads((out / "sweep.json").read_text())["meta"]
     n = meta["n_queries"]
