@@ -7,8 +7,6 @@ each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.
 
 from __future__ import annotations
 
-from typing import Any
-
 
 def survival_clause(verdict: dict) -> str | None:
     """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
@@ -47,6 +45,8 @@ def reliability_sentence(reliability: dict) -> str:
         parts.append(f"one grade alone ICC(1,1) = {reliability['icc_1_1']:.2f}")
     if reliability.get("alpha_ordinal") is not None:
         parts.append(f"Krippendorff's α (ordinal) = {reliability['alpha_ordinal']:.2f}")
+    elif reliability.get("alpha_interval") is not None:
+        parts.append(f"Krippendorff's α (interval, expected grades) = {reliability['alpha_interval']:.2f}")
     text = "; ".join(parts)
     if used is not None:
         text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
