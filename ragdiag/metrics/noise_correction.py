@@ -17,12 +17,18 @@ and the interval is the percentile interval of r*_b.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
 from ragdiag.metrics.correlation import TiedGroups, correlation_curves
-from ragdiag.metrics.judge_reliability import corrected, grade_reliability, reliability_summary
+from ragdiag.metrics.judge_reliability import (
+    corrected,
+    grade_reliability,
+    reliability_summary,
+)
+from ragdiag.metrics.measure_tables import grade_classes
 
 SURVIVAL_SHARE = 0.95  # the lead survives judge noise when it holds in at least this share of replicates
 _CELLS_PER_BATCH = 4_000_000  # replicates × structures × tuples × grade classes per correlation batch
@@ -57,7 +63,7 @@ def resample_ratings(ratings: np.ndarray, rng: np.random.Generator, batch: int) 
 def replicate_maxima(values: np.ndarray, groups: TiedGroups, tuple_of_row: np.ndarray, grades: np.ndarray,
                      weights: np.ndarray, kinds: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Max over α of each correlation kind in each replicate: ``grades`` and ``weights`` are (B, rows)."""
-    classes, class_of = np.unique(grades, return_inverse=True)
+    classes, class_of = grade_classes(grades)
     class_of = class_of.reshape(grades.shape)
     batch, d, m = grades.shape[0], values.shape[1], len(classes)
     out = {kind: np.full(batch, np.nan) for kind in kinds}
