@@ -22,20 +22,21 @@ MAX_GRADE_CLASSES = 401  # grades with more distinct values (expected grades of 
 GRADE_STEP_DECIMALS = 2  # ... to 0.01, at most 401 classes on [1, 5]
 
 
-def grade_classes(grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def grade_classes(grade: np.ndarray, rounded: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(class values, class of each element) of ``grade`` (any shape, flattened). The correlation
     tables hold tuples × grade classes, so memory grows with the number of classes: grades with more
     than MAX_GRADE_CLASSES distinct values (``--grade-mode logprobs`` expected grades) are rounded to
     0.01 first — ties only between grades closer than 0.01; whole grades and means of repeats
-    (≤ 13 classes for 3 repeats) are used as they are."""
-    values, of = np.unique(grade, return_inverse=True)
-    if len(values) > MAX_GRADE_CLASSES:
-        values, of = np.unique(np.round(grade, GRADE_STEP_DECIMALS), return_inverse=True)
+    (≤ 13 classes for 3 repeats) are used as they are. ``rounded`` forces the choice (bootstrap
+    replicates follow the segment's observed grades)."""
+    if rounded is None:
+        rounded = grades_rounded(grade)
+    values, of = np.unique(np.round(grade, GRADE_STEP_DECIMALS) if rounded else grade, return_inverse=True)
     return values, of.ravel()
 
 
 def grades_rounded(grade: np.ndarray) -> bool:
-    """Whether :func:`grade_classes` rounds ``grade``."""
+    """Whether :func:`grade_classes` rounds ``grade`` (a segment's observed grades)."""
     return np.unique(grade).size > MAX_GRADE_CLASSES
 
 

@@ -28,7 +28,7 @@ from ragdiag.metrics.judge_reliability import (
     grade_reliability,
     reliability_summary,
 )
-from ragdiag.metrics.measure_tables import grade_classes
+from ragdiag.metrics.measure_tables import grade_classes, grades_rounded
 
 SURVIVAL_SHARE = 0.95  # the lead survives judge noise when it holds in at least this share of replicates
 _CELLS_PER_BATCH = 4_000_000  # replicates × structures × tuples × grade classes per correlation batch
@@ -61,9 +61,10 @@ def resample_ratings(ratings: np.ndarray, rng: np.random.Generator, batch: int) 
 
 
 def replicate_maxima(values: np.ndarray, groups: TiedGroups, tuple_of_row: np.ndarray, grades: np.ndarray,
-                     weights: np.ndarray, kinds: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Max over α of each correlation kind in each replicate: ``grades`` and ``weights`` are (B, rows)."""
-    classes, class_of = grade_classes(grades)
+                     weights: np.ndarray, kinds: tuple[str, ...], rounded: bool = False) -> dict[str, np.ndarray]:
+    """Max over α of each correlation kind in each replicate: ``grades`` and ``weights`` are (B, rows);
+    ``rounded``: grades rounded to 0.01 as the segment's observed ones (:func:`grade_classes`)."""
+    classes, class_of = grade_classes(grades, rounded)
     class_of = class_of.reshape(grades.shape)
     batch, d, m = grades.shape[0], values.shape[1], len(classes)
     out = {kind: np.full(batch, np.nan) for kind in kinds}
@@ -106,6 +107,7 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
                              for _ in range(replicates)]).astype(np.float64)  # the same draws as --bootstrap
     draws = {i: {kind: np.full(replicates, np.nan) for kind in kinds} for i in range(len(cells))}
     chunk = max(1, _RATINGS_PER_CHUNK // max(1, ratings.size))
+    rounded = [grades_rounded(grade[cell.rows]) for cell in cells]
     for start in progress(range(0, replicates, chunk), "joint bootstrap"):
         stop = min(replicates, start + chunk)
         weights = multiplicity[start:stop][:, query]
@@ -118,7 +120,7 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
         for index, cell in enumerate(cells):
             rows = cell.rows
             maxima = replicate_maxima(cell.data.values, cell.data.groups, cell.data.tuple_of_row, grades[:, rows],
-                                      weights[:, rows], kinds)
+                                      weights[:, rows], kinds, rounded[index])
             reliability = grade_reliability(drawn[:, rows], source, weights[:, rows])
             for kind in kinds:
                 draws[index][kind][start:stop] = corrected(maxima[kind], reliability)
