@@ -78,6 +78,10 @@ def test_generate_grade_correlate_calibrate_suggest_report(tmp_path, monkeypatch
     out = cli("calibrate", "--graded", "graded.json", "--human", "human.jsonl", "--by", "K", "--out", "calib.json",
               "--suggest", "10", "--answers", "answers.jsonl")
     assert "wrote to_label.csv: 10 items to label (highest entropy of grade_probs)" in out
+    calib_groups = json.loads(Path("calib.json").read_text())["estimates"]["mean_grade"]
+    short = [f"{g['group']} ({g['labelled']})" for g in calib_groups if g["labelled"] < 10]
+    assert all(g["ppi"] is None for g in calib_groups if g["labelled"] < 10)
+    assert not short or f"PPI –: {', '.join(short)} labelled, fewer than the 10 PPI needs" in out.replace("\n", " ")
     calib = json.loads(Path("calib.json").read_text())
     by_key = {_key(row): row for row in graded}
     judge = np.array([by_key[_key(h)]["grade"] for h in human])  # the expected grade is the judge grade
@@ -110,3 +114,4 @@ def test_generate_grade_correlate_calibrate_suggest_report(tmp_path, monkeypatch
     page = Path("report.html").read_text()
     assert page.count("How far to trust this") >= 2 and "ICC(1,k)" in page and "joint resamples" in page
     assert "judge alone" in page and "PPI" in page and "TEST SERVER" in page
+    assert not short or "fewer than the 10 PPI needs" in page
