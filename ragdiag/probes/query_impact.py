@@ -19,7 +19,6 @@ from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.evaluate.standard import StandardScorer
 
 METRICS = ("nrecall4", "ra_nwg", "recall")
-LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}
 
 
 @dataclass
