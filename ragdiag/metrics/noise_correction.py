@@ -49,10 +49,11 @@ class Cell(Protocol):
 
 def resample_ratings(ratings: np.ndarray, rng: np.random.Generator, batch: int) -> np.ndarray:
     """(batch, rows, R): for every row, its c present ratings drawn c times with replacement (sorted,
-    NaN after them, so equal multisets give bit-equal means)."""
-    present = ~np.isnan(ratings)
-    count = present.sum(axis=1)
-    packed = np.take_along_axis(ratings, np.argsort(~present, axis=1, kind="stable"), axis=1)
+    NaN after them, so equal multisets give bit-equal means). The draws index each row's ratings in
+    sorted order, so the result does not depend on the order of the repeats within a row (which
+    repeat came back first is arbitrary)."""
+    count = (~np.isnan(ratings)).sum(axis=1)
+    packed = np.sort(ratings, axis=1)  # ascending, NaN last
     width = ratings.shape[1]
     pick = np.floor(rng.random((batch, *ratings.shape)) * np.maximum(count, 1)[None, :, None]).astype(np.int64)
     drawn = np.take_along_axis(np.broadcast_to(packed, (batch, *ratings.shape)), pick, axis=2)

@@ -62,6 +62,14 @@ def test_resampled_ratings_keep_each_rows_values_and_missing_count():
     assert set(np.unique(drawn[:, 0, :2])) <= {1.0, 5.0} and np.all(drawn[:, 1] == 2) and np.all(drawn[:, 2, 0] == 4)
 
 
+def test_resampling_does_not_depend_on_the_order_of_the_repeats():
+    ratings = np.array([[1, 5, 3], [2, np.nan, 4], [4, 4, 2]])
+    shuffled = np.array([[5, 3, 1], [np.nan, 4, 2], [2, 4, 4]])
+    first = resample_ratings(ratings, np.random.default_rng(3), 20)
+    again = resample_ratings(shuffled, np.random.default_rng(3), 20)
+    assert np.array_equal(first, again, equal_nan=True)
+
+
 def _simulated_cell(rng: np.random.Generator, n: int, noise_p: float, repeats: int):
     """Rows = queries; x = n_pos/5 (6 values); true grade t in {2, 3, 4} rising with x; each repeat
     t + e with e in {-1, 0, +1}, P(e = ±1) = noise_p / 2 (noise variance noise_p)."""
