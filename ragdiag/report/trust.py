@@ -93,8 +93,15 @@ def _interval_text(block: dict | None) -> str:
 
 
 def calibrate_trust(result: dict) -> list[str]:
-    """Plain sentences for a calibrate result: agreement first, then what the human labels changed."""
+    """Plain sentences for a calibrate result: rows left out by the reference gate (when any), agreement,
+    then what the human labels changed."""
     lines = []
+    gate = (result.get("meta") or {}).get("reference_gate") or {}
+    if gate.get("degenerate_rows"):
+        kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.get("by_kind") or {}).items() if count)
+        lines.append(f"{gate['degenerate_rows']} of {gate['rows_checked']} graded rows have a degenerate ideal answer "
+                     f"({kinds}): " + ("kept (--keep-degenerate)" if gate.get("kept")
+                                      else "left out of everything below; --keep-degenerate uses them"))
     agreement = result.get("agreement")
     if agreement:
         text = (f"the judge agrees with humans within one grade on {100 * agreement['within_one']:.0f}% of "
