@@ -28,7 +28,8 @@ def test_french_questions_get_french_prompts_answers_and_grades(server, run_cli,
     sent = server.bodies[0]["messages"]
     assert sent[0]["content"] == load_prompt("generation-fr").system.strip() and "Références :" in sent[1]["content"]
     manifest = json.loads((tmp_path / "answers.jsonl.manifest.json").read_text())
-    assert manifest["run_record"]["prompts"] == {"generation-fr": "generation-fr@v1"}
+    assert manifest["run_record"]["prompts"] == {"generation-fr": "generation-fr@v1",
+                                                 "degenerate-patterns": "degenerate-patterns@v1"}  # the gate's list
     res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url)
     assert res.exit_code == 0, res.output
     records = json.loads(graded.read_text())
