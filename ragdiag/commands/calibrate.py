@@ -16,15 +16,25 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.data.graded_table import build_graded_table, GradedSource
+from ragdiag.data.graded_table import (
+    GradedSource,
+    build_graded_table,
+    ideal_answer_kinds,
+)
 from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
 from ragdiag.data.loaders import read_json_records
+from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import start_run, stamp
+from ragdiag.evaluate.agreement import judge_human_agreement
+from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
 from ragdiag.metrics.measures import ndcg_from_in_k
-from ragdiag.evaluate.agreement import judge_human_agreement
-from ragdiag.metrics.ppi_estimates import MIN_LABELLED, grade_entropy, mean_estimates, slope_estimates
+from ragdiag.metrics.ppi_estimates import (
+    MIN_LABELLED,
+    grade_entropy,
+    mean_estimates,
+    slope_estimates,
+)
 
 GROUPINGS = ("config", "K", "system")
 SLOPE_MEASURES = ("P", "R", "nDCG")
@@ -41,6 +51,7 @@ class CalibrateRequest:
     suggest: int = 0
     sheet: Path = Path("to_label.csv")
     answers: Path | None = None
+    keep_degenerate: bool = False
 
 
 @dataclass
@@ -68,22 +79,32 @@ def _key(record: dict[str, Any]) -> ItemKey:
     return (record["id"], record["E"], record["Nc"], record["Np"], record["K"])
 
 
-def _items(path: Path) -> tuple[list[Item], list[ItemKey]]:
-    """Graded rows with a judge grade, validated as ``correlate`` validates them, and every row's key."""
+def _items(path: Path, keep_degenerate: bool = False) -> tuple[list[Item], list[ItemKey], dict[str, Any]]:
+    """Graded rows with a judge grade, validated as ``correlate`` validates them, every row's key, and
+    the reference gate's count: rows whose ideal answer is degenerate (``ideal_degenerate`` as ``grade``
+    wrote it, else the gate on ``answer_ideal``, as ``correlate``) are left out unless ``keep_degenerate``."""
     records = read_json_records(path)
     if not isinstance(records, list):
         raise RagdiagError(f"{path}: expected a JSON list of graded samples")
     build_graded_table(records, str(path), GradedSource(name=str(path)))  # validates, refuses duplicate keys
+    graded = [record for record in records if record.get("grade") is not None]
+    kinds = ideal_answer_kinds(graded, make_gate()) if graded else None
+    degenerate = [kind for kind in (kinds or []) if kind]
+    gate = {"applied": kinds is not None, "rows_checked": len(graded), "degenerate_rows": len(degenerate),
+            "by_kind": {kind: n for kind, n in count_kinds(degenerate).items() if kind in KINDS and n}, "kept": keep_degenerate,
+            "excluded_rows": 0 if keep_degenerate else len(degenerate)}
     items = []
-    for record in records:
-        if record.get("grade") is None:
+    for index, record in enumerate(graded):
+        if kinds is not None and kinds[index] and not keep_degenerate:
             continue
         n = sum(record["inK"])
         measures = {"P": n / record["K"], "R": n / record["Np"], "nDCG": ndcg_from_in_k(record["inK"])}
         items.append(Item(_key(record), record, float(record["grade"]), measures))
     if not items:
-        raise RagdiagError(f"{path}: no graded rows with a grade")
-    return items, [_key(record) for record in records]
+        raise RagdiagError(f"{path}: no graded rows with a grade" + (
+            f" once the {gate['excluded_rows']} graded against a degenerate ideal answer are left out "
+            "(--keep-degenerate uses them)" if gate["excluded_rows"] else ""))
+    return items, [_key(record) for record in records], gate
 
 
 def group_of(item: Item, by: str) -> str:
@@ -179,7 +200,7 @@ def run(request: CalibrateRequest) -> CalibrateResult:
     """Check, compute, write ``--out`` and the sheet; the result (stamped with the run record)."""
     _check(request)
     record = start_run("ragdiag calibrate", inputs=[request.graded, request.human, request.answers])
-    items, all_keys = _items(request.graded)
+    items, all_keys, gate = _items(request.graded, request.keep_degenerate)
     human: dict[ItemKey, int] = {}
     if request.human is not None:
         rows = read_human_grades(request.human)
@@ -189,8 +210,10 @@ def run(request: CalibrateRequest) -> CalibrateResult:
             raise RagdiagError(f"{request.human}: no overlap — none of its {len(rows)} rows gives a grade for an "
                                f"item graded in {request.graded}")
         if len(human) < MIN_LABELLED:
-            raise RagdiagError(f"{request.human}: {len(human)} labelled items overlap the graded file; prediction-"
-                               f"powered inference needs at least {MIN_LABELLED} (label more: --suggest N)")
+            left_out = (f" (rows graded against a degenerate ideal answer are left out: {gate['excluded_rows']}; "
+                        "--keep-degenerate uses them)" if gate["excluded_rows"] else "")
+            raise RagdiagError(f"{request.human}: {len(human)} labelled items overlap the graded file{left_out}; "
+                               f"prediction-powered inference needs at least {MIN_LABELLED} (label more: --suggest N)")
     scores, signal = uncertainty(items) if request.suggest else (None, None)
     if request.suggest and scores is None:
         raise RagdiagError(f"--suggest: {request.graded} has no judge uncertainty signal (no grade_probs, no "
@@ -211,7 +234,7 @@ def run(request: CalibrateRequest) -> CalibrateResult:
             suggested["note"] = "the judge is equally sure of every unlabelled item (uncertainty 0): picked in file order"
     meta = {"command": "calibrate", "graded": str(request.graded),
             "human": None if request.human is None else str(request.human), "by": request.by, "alpha": request.alpha,
-            "items": len(items), "labelled": len(human),
+            "items": len(items), "labelled": len(human), "reference_gate": gate,
             "judge_grade": "expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
             else "grade (mean of the first judge's repeats)"}
     result = CalibrateResult(meta, finite(judged_human), finite(estimates), suggested)

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.io.run_record import RunRecord, package_versions, stamp, start_run
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
 from ragdiag.metrics.coverage import complete_case_table, table_coverage
+from ragdiag.metrics.measure_tables import MAX_GRADE_CLASSES, grades_rounded
 from ragdiag.metrics.reference_exclusion import exclude_degenerate, withhold_verdicts
 from ragdiag.metrics.system_level import system_level
 
@@ -69,6 +72,8 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
         alpha_grid_size=analysis.pop("alpha_grid_size"),
         xk=opts.xk,
         ties="exact to 12 significant digits" if opts.exact_ties else "float64 bits (paper parity)",
+        grade_classes=(f"rounded to 0.01 in segments with more than {MAX_GRADE_CLASSES} distinct grades "
+                       f"({np.unique(table.grade).size} in the file)" if grades_rounded(table.grade) else "as given"),
         bootstrap=opts.bootstrap,
         seed=opts.seed,
         compare=list(opts.compare) if opts.compare else None,

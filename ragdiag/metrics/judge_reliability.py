@@ -10,7 +10,9 @@
 * Spearman's (1904) correction for attenuation: the measure is computed exactly (reliability 1), so
   r* = r / √rel, capped to [−1, 1]; undefined when rel ≤ 0. Exact for Pearson r; for rank
   correlations an approximation.
-* Krippendorff's α (ordinal) via the ``krippendorff`` package, the reliability of one rating.
+* Krippendorff's α, the reliability of one rating: ordinal (``krippendorff`` package) for whole-number
+  grades, interval in closed form (:func:`interval_alpha`) for expected grades (``--grade-mode
+  logprobs``), where the package's value × value arrays would not fit in memory.
 """
 
 from __future__ import annotations
@@ -73,22 +75,60 @@ def ordinal_alpha(matrix: np.ndarray) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+def interval_alpha(matrix: np.ndarray) -> float | None:
+    """Krippendorff's α, interval metric δ² = (a − b)², in closed form (Krippendorff 2011, "Computing
+    Krippendorff's Alpha-Reliability", §C): α = 1 − D_o / D_e with, over the n values of units rated
+    at least twice (m_u values in unit u),
+    D_o = (1/n) Σ_u Σ_{i≠j∈u} (v_i − v_j)² / (m_u − 1) and D_e = Σ_{i≠j} (v_i − v_j)² / (n (n − 1)),
+    using Σ_{i≠j} (v_i − v_j)² = 2 m Σ v² − 2 (Σ v)². Equal to ``krippendorff.alpha(level="interval")``
+    (tested), in O(values) memory where the package builds units × values × values arrays."""
+    if matrix.shape[0] < 2:
+        return None
+    present = ~np.isnan(matrix)
+    counts = present.sum(axis=0)
+    pairable = counts >= 2
+    values = np.where(present, matrix, 0.0)[:, pairable]
+    m = counts[pairable].astype(np.float64)
+    n = m.sum()
+    if n < 2 or np.unique(values[present[:, pairable]]).size < 2:
+        return None
+    sums, squares = values.sum(axis=0), (values ** 2).sum(axis=0)
+    observed = np.sum((2 * m * squares - 2 * sums ** 2) / (m - 1)) / n
+    expected = (2 * n * squares.sum() - 2 * sums.sum() ** 2) / (n * (n - 1))
+    return float(1 - observed / expected)
+
+
+def repeat_alpha(ratings: np.ndarray) -> tuple[str, float | None]:
+    """("ordinal", α) for whole-number grades, ("interval", α) for expected grades; ``ratings`` is
+    (items × raters) with NaN for missing."""
+    present = ratings[~np.isnan(ratings)]
+    if np.all(present == np.round(present)):
+        return "ordinal", ordinal_alpha(ratings.T)
+    return "interval", interval_alpha(ratings.T)
+
+
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
 def reliability_summary(ratings: np.ndarray, source: str) -> dict:
-    """The judge's reliability over all rows: ICC(1,1), ICC(1,k), Krippendorff's α and the one used."""
+    """The judge's reliability over all rows: ICC(1,1), ICC(1,k), Krippendorff's α and the one used.
+    Expected grades get ``alpha_interval`` (``alpha_ordinal`` None): α at the ordinal level needs whole grades."""
     import importlib.util
 
     icc1, icck = icc_oneway(ratings)
     count = (~np.isnan(ratings)).sum(axis=1)
-    has_alpha = importlib.util.find_spec("krippendorff") is not None  # core installs correct without it
+    present = ratings[~np.isnan(ratings)]
+    expected = not np.all(present == np.round(present))
+    has_alpha = expected or importlib.util.find_spec("krippendorff") is not None  # core installs correct without it
+    level, alpha = repeat_alpha(ratings) if has_alpha else ("ordinal", None)
     summary = {"source": source, "ratings_per_row": float(count[count > 0].mean()) if np.any(count > 0) else 0.0,
                "icc_1_1": _finite(icc1), "icc_1_k": _finite(icck),
-               "alpha_ordinal": ordinal_alpha(ratings.T) if has_alpha else None,
+               "alpha_ordinal": alpha if level == "ordinal" else None,
                "used": "icc_1_k" if source == "repeats" else "icc_1_1",
                "reliability": _finite(icck if source == "repeats" else icc1)}
+    if level == "interval":
+        summary["alpha_interval"] = alpha
     if not has_alpha:
         summary["alpha_note"] = "Krippendorff's α needs the krippendorff package: pip install 'ragdiag[calibrate]'"
     return summary

@@ -18,6 +18,26 @@ ALPHA_MEASURES = ("F", "E", "T", "T'")
 PLAIN_MEASURES = ("nDCG", "P", "R")
 MEASURES = (*ALPHA_MEASURES, *PLAIN_MEASURES)
 DEFAULT_MEASURES = ("F", "E", "T", "nDCG")
+MAX_GRADE_CLASSES = 401  # grades with more distinct values (expected grades of a large file) are rounded
+GRADE_STEP_DECIMALS = 2  # ... to 0.01, at most 401 classes on [1, 5]
+
+
+def grade_classes(grade: np.ndarray, rounded: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(class values, class of each element) of ``grade`` (any shape, flattened). The correlation
+    tables hold tuples × grade classes, so memory grows with the number of classes: grades with more
+    than MAX_GRADE_CLASSES distinct values (``--grade-mode logprobs`` expected grades) are rounded to
+    0.01 first — ties only between grades closer than 0.01; whole grades and means of repeats
+    (≤ 13 classes for 3 repeats) are used as they are. ``rounded`` forces the choice (bootstrap
+    replicates follow the segment's observed grades)."""
+    if rounded is None:
+        rounded = grades_rounded(grade)
+    values, of = np.unique(np.round(grade, GRADE_STEP_DECIMALS) if rounded else grade, return_inverse=True)
+    return values, of.ravel()
+
+
+def grades_rounded(grade: np.ndarray) -> bool:
+    """Whether :func:`grade_classes` rounds ``grade`` (a segment's observed grades)."""
+    return np.unique(grade).size > MAX_GRADE_CLASSES
 
 
 def parse_measures(spec: str) -> tuple[str, ...]:
@@ -100,8 +120,7 @@ def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np
     keys = tuple_keys(measure, cols)
     distinct_keys, first, tuple_of_row = np.unique(keys, return_index=True, return_inverse=True)
     tuple_of_row = tuple_of_row.ravel()
-    grades, grade_of_row = np.unique(grade, return_inverse=True)
-    grade_of_row = grade_of_row.ravel()
+    grades, grade_of_row = grade_classes(grade)
     memo_key = (measure, distinct_keys.tobytes())
     if memo is not None and memo_key in memo:
         values, groups = memo[memo_key]

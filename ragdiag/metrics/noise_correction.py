@@ -17,12 +17,18 @@ and the interval is the percentile interval of r*_b.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
 from ragdiag.metrics.correlation import TiedGroups, correlation_curves
-from ragdiag.metrics.judge_reliability import corrected, grade_reliability, reliability_summary
+from ragdiag.metrics.judge_reliability import (
+    corrected,
+    grade_reliability,
+    reliability_summary,
+)
+from ragdiag.metrics.measure_tables import grade_classes, grades_rounded
 
 SURVIVAL_SHARE = 0.95  # the lead survives judge noise when it holds in at least this share of replicates
 _CELLS_PER_BATCH = 4_000_000  # replicates × structures × tuples × grade classes per correlation batch
@@ -43,10 +49,11 @@ class Cell(Protocol):
 
 def resample_ratings(ratings: np.ndarray, rng: np.random.Generator, batch: int) -> np.ndarray:
     """(batch, rows, R): for every row, its c present ratings drawn c times with replacement (sorted,
-    NaN after them, so equal multisets give bit-equal means)."""
-    present = ~np.isnan(ratings)
-    count = present.sum(axis=1)
-    packed = np.take_along_axis(ratings, np.argsort(~present, axis=1, kind="stable"), axis=1)
+    NaN after them, so equal multisets give bit-equal means). The draws index each row's ratings in
+    sorted order, so the result does not depend on the order of the repeats within a row (which
+    repeat came back first is arbitrary)."""
+    count = (~np.isnan(ratings)).sum(axis=1)
+    packed = np.sort(ratings, axis=1)  # ascending, NaN last
     width = ratings.shape[1]
     pick = np.floor(rng.random((batch, *ratings.shape)) * np.maximum(count, 1)[None, :, None]).astype(np.int64)
     drawn = np.take_along_axis(np.broadcast_to(packed, (batch, *ratings.shape)), pick, axis=2)
@@ -55,9 +62,10 @@ def resample_ratings(ratings: np.ndarray, rng: np.random.Generator, batch: int) 
 
 
 def replicate_maxima(values: np.ndarray, groups: TiedGroups, tuple_of_row: np.ndarray, grades: np.ndarray,
-                     weights: np.ndarray, kinds: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Max over α of each correlation kind in each replicate: ``grades`` and ``weights`` are (B, rows)."""
-    classes, class_of = np.unique(grades, return_inverse=True)
+                     weights: np.ndarray, kinds: tuple[str, ...], rounded: bool = False) -> dict[str, np.ndarray]:
+    """Max over α of each correlation kind in each replicate: ``grades`` and ``weights`` are (B, rows);
+    ``rounded``: grades rounded to 0.01 as the segment's observed ones (:func:`grade_classes`)."""
+    classes, class_of = grade_classes(grades, rounded)
     class_of = class_of.reshape(grades.shape)
     batch, d, m = grades.shape[0], values.shape[1], len(classes)
     out = {kind: np.full(batch, np.nan) for kind in kinds}
@@ -100,6 +108,7 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
                              for _ in range(replicates)]).astype(np.float64)  # the same draws as --bootstrap
     draws = {i: {kind: np.full(replicates, np.nan) for kind in kinds} for i in range(len(cells))}
     chunk = max(1, _RATINGS_PER_CHUNK // max(1, ratings.size))
+    rounded = [grades_rounded(grade[cell.rows]) for cell in cells]
     for start in progress(range(0, replicates, chunk), "joint bootstrap"):
         stop = min(replicates, start + chunk)
         weights = multiplicity[start:stop][:, query]
@@ -112,7 +121,7 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
         for index, cell in enumerate(cells):
             rows = cell.rows
             maxima = replicate_maxima(cell.data.values, cell.data.groups, cell.data.tuple_of_row, grades[:, rows],
-                                      weights[:, rows], kinds)
+                                      weights[:, rows], kinds, rounded[index])
             reliability = grade_reliability(drawn[:, rows], source, weights[:, rows])
             for kind in kinds:
                 draws[index][kind][start:stop] = corrected(maxima[kind], reliability)

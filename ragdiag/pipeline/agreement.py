@@ -15,40 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.metrics.judge_reliability import ordinal_alpha
+from ragdiag.metrics.judge_reliability import (
+    interval_alpha,
+    ordinal_alpha,
+    repeat_alpha,
+)
 
-__all__ = ["agreement_summary", "ordinal_alpha"]
-
-
-def interval_alpha(matrix: np.ndarray) -> float | None:
-    """Krippendorff's α, interval metric δ² = (a − b)², in closed form (Krippendorff 2011, "Computing
-    Krippendorff's Alpha-Reliability", §C): α = 1 − D_o / D_e with, over the n values of units rated
-    at least twice (m_u values in unit u),
-    D_o = (1/n) Σ_u Σ_{i≠j∈u} (v_i − v_j)² / (m_u − 1) and D_e = Σ_{i≠j} (v_i − v_j)² / (n (n − 1)),
-    using Σ_{i≠j} (v_i − v_j)² = 2 m Σ v² − 2 (Σ v)². Equal to ``krippendorff.alpha(level="interval")``
-    (tested), in O(values) memory where the package builds units × values × values arrays."""
-    if matrix.shape[0] < 2:
-        return None
-    present = ~np.isnan(matrix)
-    counts = present.sum(axis=0)
-    pairable = counts >= 2
-    values = np.where(present, matrix, 0.0)[:, pairable]
-    m = counts[pairable].astype(np.float64)
-    n = m.sum()
-    if n < 2 or np.unique(values[present[:, pairable]]).size < 2:
-        return None
-    sums, squares = values.sum(axis=0), (values ** 2).sum(axis=0)
-    observed = np.sum((2 * m * squares - 2 * sums ** 2) / (m - 1)) / n
-    expected = (2 * n * squares.sum() - 2 * sums.sum() ** 2) / (n * (n - 1))
-    return float(1 - observed / expected)
+__all__ = ["agreement_summary", "interval_alpha", "ordinal_alpha"]
 
 
 def _alpha(matrix: np.ndarray) -> tuple[str, float | None]:
-    """("ordinal", α) for whole-number grades, ("interval", α) for expected grades."""
-    present = matrix[~np.isnan(matrix)]
-    if np.all(present == np.round(present)):
-        return "ordinal", ordinal_alpha(matrix)
-    return "interval", interval_alpha(matrix)
+    """("ordinal", α) for whole-number grades, ("interval", α) for expected grades; ``matrix`` is raters × items."""
+    return repeat_alpha(matrix.T)
 
 
 def agreement_summary(grades: np.ndarray, judges: list[str]) -> dict[str, Any]:

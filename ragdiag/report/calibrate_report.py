@@ -24,6 +24,18 @@ def confusion_table(agreement: dict) -> Table:
     return table
 
 
+def ppi_gap_note(estimates: dict) -> str | None:
+    """Why a group's PPI cell is empty (fewer labelled items than PPI needs), or None."""
+    from ragdiag.metrics.ppi_estimates import MIN_LABELLED
+
+    short = [f"{row['group']} ({row['labelled']})" for row in estimates.get("mean_grade", [])
+             if row.get("ppi") is None and row.get("labelled", 0) < MIN_LABELLED]
+    if not short:
+        return None
+    return (f"PPI –: {', '.join(short)} labelled, fewer than the {MIN_LABELLED} PPI needs; label more "
+            "(--suggest N) or group less finely (--by)")
+
+
 def estimate_tables(result: dict) -> list[Table]:
     estimates = result["estimates"]
     level = f"{100 * (1 - estimates['alpha']):.0f}%"
@@ -60,6 +72,9 @@ def print_calibration(result: dict, console: Console) -> None:
         console.print(confusion_table(agreement))
     for table in estimate_tables(result):
         console.print(table)
+    gap = ppi_gap_note(result["estimates"])
+    if gap:
+        console.print(gap, style="dim")
     suggested = result.get("suggested")
     if suggested:
         console.print(f"wrote {suggested['sheet']}: {suggested['items']} items to label (highest "

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
-from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
-from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.coverage_text import verdict_basis
+from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
+from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 
 
 def _cell(entry: dict | None) -> str:
@@ -239,6 +239,8 @@ def print_report(report: dict, console: Console) -> None:
     info = f"seed {meta['seed']} · bootstrap {meta['bootstrap'] or 'off'}"
     if meta.get("ties"):
         info += f" · ties: {meta['ties']}"
+    if str(meta.get("grade_classes", "as given")).startswith("rounded"):
+        info += f" · grades {meta['grade_classes']}"
     console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})", highlight=False)
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):

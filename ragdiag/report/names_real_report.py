@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-METRIC_LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}  # the keys of each impact's "difference"
+LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}  # the metrics of probes.query_impact
 
 
 def _difference(entry: dict[str, Any]) -> str:
@@ -35,11 +35,12 @@ def render(doc: dict[str, Any], console: Console) -> None:
                         f"name; [95% paired bootstrap interval])")
     table.add_column("ablation")
     table.add_column("queries", justify="right")
-    for label in METRIC_LABELS.values():
-        table.add_column(f"Δ {label}", justify="right")
+    metrics = list(doc["impacts"][0]["difference"]) if doc["impacts"] else list(LABELS)  # in the order computed
+    for m in metrics:
+        table.add_column(f"Δ {LABELS.get(m, m)}", justify="right")
     for impact in doc["impacts"]:
         table.add_row(impact["name"], str(impact["changed_queries"]),
-                      *(_difference(impact["difference"][m]) for m in METRIC_LABELS))
+                      *(_difference(impact["difference"][m]) for m in metrics))
     console.print(table)
     for impact in doc["impacts"]:
         if not impact["worst"]:

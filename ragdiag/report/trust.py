@@ -8,7 +8,6 @@ each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.
 from __future__ import annotations
 
 
-
 def survival_clause(verdict: dict) -> str | None:
     """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
     a joint bootstrap."""
@@ -46,6 +45,8 @@ def reliability_sentence(reliability: dict) -> str:
         parts.append(f"one grade alone ICC(1,1) = {reliability['icc_1_1']:.2f}")
     if reliability.get("alpha_ordinal") is not None:
         parts.append(f"Krippendorff's α (ordinal) = {reliability['alpha_ordinal']:.2f}")
+    elif reliability.get("alpha_interval") is not None:
+        parts.append(f"Krippendorff's α (interval, expected grades) = {reliability['alpha_interval']:.2f}")
     text = "; ".join(parts)
     if used is not None:
         text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
@@ -92,8 +93,15 @@ def _interval_text(block: dict | None) -> str:
 
 
 def calibrate_trust(result: dict) -> list[str]:
-    """Plain sentences for a calibrate result: agreement first, then what the human labels changed."""
+    """Plain sentences for a calibrate result: rows left out by the reference gate (when any), agreement,
+    then what the human labels changed."""
     lines = []
+    gate = (result.get("meta") or {}).get("reference_gate") or {}
+    if gate.get("degenerate_rows"):
+        kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.get("by_kind") or {}).items() if count)
+        lines.append(f"{gate['degenerate_rows']} of {gate['rows_checked']} graded rows have a degenerate ideal answer "
+                     f"({kinds}): " + ("kept (--keep-degenerate)" if gate.get("kept")
+                                      else "left out of everything below; --keep-degenerate uses them"))
     agreement = result.get("agreement")
     if agreement:
         text = (f"the judge agrees with humans within one grade on {100 * agreement['within_one']:.0f}% of "

@@ -182,3 +182,50 @@ def test_suggest_ranks_by_the_entropy_of_grade_probs_when_present(files, tmp_pat
     picked = [row["id"] for row in csv.DictReader((tmp_path / "s.csv").open())]
     flat_ids = {r["id"] for n, r in enumerate(records) if n % 10 == 0}
     assert set(picked) <= flat_ids
+
+
+def test_rows_graded_against_a_degenerate_ideal_answer_are_left_out_unless_kept(files, tmp_path):
+    """As correlate: a row whose ideal answer is a refusal (``grade --keep-degenerate`` graded it and
+    kept the flag) does not enter the agreement or the estimates; --keep-degenerate uses it."""
+    records = json.loads(files["graded"].read_text())
+    refused = {r["id"] for r in records[:2]}
+    for record in records:
+        record["answer_ideal"] = "The references are insufficient to answer the question." if record["id"] in refused \
+            else f"An answer about {record['id']}."
+    graded = tmp_path / "graded.json"
+    graded.write_text(json.dumps(records))
+    left_out = sum(r["id"] in refused for r in records)
+    out = tmp_path / "calib.json"
+    result = _run("--graded", graded, "--human", files["human"], "--out", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    gate = doc["meta"]["reference_gate"]
+    assert gate["excluded_rows"] == gate["degenerate_rows"] == left_out > 0 and gate["by_kind"] == {"refusal": left_out}
+    assert doc["meta"]["items"] == len(records) - left_out
+    assert f"{left_out} of {len(records)} graded rows have a degenerate ideal answer (refusal {left_out})" in \
+        result.stdout.replace("\n", " ")
+    kept = tmp_path / "kept.json"
+    result = _run("--graded", graded, "--human", files["human"], "--out", kept, "--keep-degenerate")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(kept.read_text())
+    assert doc["meta"]["items"] == len(records) and doc["meta"]["reference_gate"]["kept"] is True
+
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-llm-answers"
+
+
+@pytest.mark.skipif(not (REAL / "msmarco.graded.json").exists(), reason=f"real model answers absent: {REAL}")
+def test_real_prompt_echo_ideal_answers_are_left_out_as_correlate_does(tmp_path):
+    """On a 1.5B model's MS MARCO run (SOURCE.md there) one ideal answer echoes the prompt: its 2 rows
+    are left out, as correlate leaves them out. The "human" file here is only the judge's own grades,
+    rounded — a mechanics check, not an agreement measurement."""
+    graded = REAL / "msmarco.graded.json"
+    rows = [r for r in json.loads(graded.read_text()) if r.get("grade") is not None]
+    human = tmp_path / "human.jsonl"
+    human.write_text("".join(json.dumps({k: r[k] for k in ("id", "E", "K", "Nc", "Np")}
+                                        | {"grade": int(min(5, max(1, round(r["grade"]))))}) + "\n" for r in rows))
+    out = tmp_path / "calib.json"
+    result = _run("--graded", graded, "--human", human, "--out", out)
+    assert result.exit_code == 0, result.output
+    meta = json.loads(out.read_text())["meta"]
+    assert meta["reference_gate"]["by_kind"] == {"prompt_echo": 2} and meta["items"] == len(rows) - 2

@@ -127,3 +127,23 @@ def test_batched_tables_equal_one_at_a_time():
         single = correlation_curves(values, counts[b], grades, KINDS)
         for kind in KINDS:
             np.testing.assert_allclose(batched[kind][b], single[kind], rtol=0, atol=1e-12)
+
+
+def test_expected_grades_of_a_large_file_are_rounded_to_a_bounded_number_of_classes():
+    """Expected grades (logprobs) are floats: with more than 401 distinct values they are rounded to 0.01
+    for the tuple × grade tables (whose memory grows with the classes); Spearman moves by at most a few
+    1e-4 against scipy on the exact floats, and fewer distinct values are used as given."""
+    from ragdiag.metrics.measure_tables import MAX_GRADE_CLASSES, grade_classes
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 6, 3000) / 5
+    grade = np.clip(1 + 3 * x + rng.normal(0, 0.8, 3000), 1, 5)
+    classes, of = grade_classes(grade)
+    assert len(classes) <= MAX_GRADE_CLASSES and np.allclose(classes[of], grade, atol=0.005)
+    distinct, tuple_of_row = np.unique(x, return_inverse=True)
+    table = np.zeros((len(distinct), len(classes)))
+    np.add.at(table, (tuple_of_row, of), 1)
+    rounded = correlation_curves(distinct[None, :], table, classes, ("spearman",))["spearman"][0]
+    assert rounded == pytest.approx(stats.spearmanr(x, grade).statistic, abs=5e-4)
+    few = np.round(grade[:300] * 3) / 3  # means of 3 whole repeats: 13 classes, kept exactly
+    assert np.array_equal(grade_classes(few)[0], np.unique(few))

@@ -41,11 +41,33 @@ def test_summary_reports_alpha_next_to_icc():
     assert summary["alpha_ordinal"] is not None and summary["ratings_per_row"] == 4.0
 
 
+def test_expected_grades_get_interval_alpha_not_ordinal():
+    """Logprob grades are floats: α at the interval level (closed form, equal to the krippendorff package
+    on a small matrix), never the ordinal α whose value × value arrays would not fit for thousands of floats."""
+    import krippendorff
+
+    ratings = SHROUT_FLEISS / 2 + 0.013 * np.arange(4)  # 24 distinct non-integer values
+    summary = reliability_summary(ratings, "repeats")
+    assert summary["alpha_ordinal"] is None
+    expected = krippendorff.alpha(reliability_data=ratings.T, level_of_measurement="interval")
+    assert abs(summary["alpha_interval"] - expected) < 1e-12
+    big = np.random.default_rng(0).uniform(1, 5, (20_000, 3))  # 60,000 distinct values: fast, O(values) memory
+    assert reliability_summary(big, "repeats")["alpha_interval"] < 0.05
+
+
 def test_resampled_ratings_keep_each_rows_values_and_missing_count():
     ratings = np.array([[1, 5, np.nan], [2, 2, 2], [4, np.nan, np.nan]])
     drawn = resample_ratings(ratings, np.random.default_rng(0), 50)
     assert np.all(np.isnan(drawn[:, 0, 2])) and np.all(np.isnan(drawn[:, 2, 1:]))
     assert set(np.unique(drawn[:, 0, :2])) <= {1.0, 5.0} and np.all(drawn[:, 1] == 2) and np.all(drawn[:, 2, 0] == 4)
+
+
+def test_resampling_does_not_depend_on_the_order_of_the_repeats():
+    ratings = np.array([[1, 5, 3], [2, np.nan, 4], [4, 4, 2]])
+    shuffled = np.array([[5, 3, 1], [np.nan, 4, 2], [2, 4, 4]])
+    first = resample_ratings(ratings, np.random.default_rng(3), 20)
+    again = resample_ratings(shuffled, np.random.default_rng(3), 20)
+    assert np.array_equal(first, again, equal_nan=True)
 
 
 def _simulated_cell(rng: np.random.Generator, n: int, noise_p: float, repeats: int):

@@ -28,6 +28,14 @@ its grade), each digit d in 1..5 gets logprob −(d − s)² / 0.5 − log Z, th
 the list is sorted and cut to ``top_logprobs``, and the content is the most likely digit. Set
 ``omit_logprobs = True`` to answer such requests without logprobs, as servers without support do.
 
+``judge_noise(sd, seed=0)`` (test-server behaviour, for demos of the judge-noise correction): every judge
+reply is shifted by e ~ N(0, sd), drawn by ``random.Random`` seeded with (seed, sha256 of the request
+body, how many times this server has seen that body): a digit reply's grade becomes
+min(5, max(1, round(g + e))), a logprob reply's score s becomes s + e. Identical requests — the repeats
+of ``grade --repeats N``, which differ only in their cache key — thus get different, reproducible
+draws, handed out in arrival order (send repeats one at a time, ``--workers 1``, for the same draw per
+repeat on every run). ``sd = 0`` (the default) turns it off.
+
 Knobs and counters come from :class:`tests.servers.base.LocalServer` (``latency``,
 ``fail_next(status, times=1, retry_after=None)``, ``fail_always``, ``fail_after``, ``malformed_next``,
 ``api_key``; ``requests``, ``completed``, ``bodies``, ``statuses``); ``script_judge(*replies)`` sets the
@@ -45,9 +53,11 @@ Usage::
 from __future__ import annotations
 
 import collections
+import hashlib
 import html
 import json
 import math
+import random
 import re
 from typing import Any
 
@@ -105,8 +115,9 @@ def judge_reply(user: str) -> str | None:
 _OVERLAP = re.compile(r"overlap (\d+(?:\.\d+)?)")
 
 
-def top_logprobs(text: str, n: int) -> list[dict[str, Any]]:
-    """The deterministic first-token top_logprobs for a reply ``text`` (see the module docstring)."""
+def top_logprobs(text: str, n: int, shift: float = 0.0) -> list[dict[str, Any]]:
+    """The deterministic first-token top_logprobs for a reply ``text``, its score moved by ``shift``
+    (see the module docstring)."""
     try:
         verdict = json.loads(text)
     except ValueError:
@@ -114,7 +125,7 @@ def top_logprobs(text: str, n: int) -> list[dict[str, Any]]:
     if not isinstance(verdict, dict) or not isinstance(verdict.get("grade"), (int, float)):
         return [{"token": text.split()[0] if text.split() else "test", "logprob": 0.0, "bytes": None}][:n]
     overlap = _OVERLAP.search(str(verdict.get("reason", "")))
-    score = 1 + 4 * float(overlap.group(1)) if overlap else float(verdict["grade"])
+    score = (1 + 4 * float(overlap.group(1)) if overlap else float(verdict["grade"])) + shift
     raw = {str(d): -((d - score) ** 2) / 0.5 for d in range(1, 6)}
     log_z = math.log(sum(math.exp(v) for v in raw.values()) + math.exp(-8.0))
     entries = [{"token": t, "logprob": v - log_z, "bytes": None} for t, v in raw.items()]
@@ -122,9 +133,22 @@ def top_logprobs(text: str, n: int) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: -e["logprob"])[:n]
 
 
-def logprob_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+def shifted_grade(text: str, shift: float) -> str:
+    """A judge reply ``{"grade": g, ...}`` with g moved to min(5, max(1, round(g + shift))); other text as is."""
+    try:
+        verdict = json.loads(text)
+    except ValueError:
+        return text
+    if shift == 0 or not isinstance(verdict, dict) or not isinstance(verdict.get("grade"), (int, float)):
+        return text
+    grade = min(5, max(1, round(verdict["grade"] + shift)))
+    return json.dumps({**verdict, "grade": grade, "reason": f"{verdict.get('reason', '')}; judge noise {shift:+.2f} "
+                       "(test-server knob)"}, ensure_ascii=False)
+
+
+def logprob_completion(body: dict[str, Any], text: str, shift: float = 0.0) -> dict[str, Any]:
     """A chat.completion whose content is the most likely first token, with its top_logprobs."""
-    top = top_logprobs(text, int(body.get("top_logprobs") or 1))
+    top = top_logprobs(text, int(body.get("top_logprobs") or 1), shift)
     reply = ChatServer.completion(body, top[0]["token"])
     reply["choices"][0]["logprobs"] = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"],
                                                     "bytes": None, "top_logprobs": top}]}
@@ -156,6 +180,25 @@ class ChatServer(LocalServer):
         self.context_tokens: int | None = None
         self.report_context = False
         self.context_rejections = 0
+        self.noise_sd, self.noise_seed = 0.0, 0
+        self._seen_bodies: collections.Counter[str] = collections.Counter()
+
+    def judge_noise(self, sd: float, seed: int = 0) -> None:
+        """Shift every judge reply by a seeded N(0, sd) draw (see the module docstring); 0 turns it off."""
+        with self._lock:
+            self.noise_sd, self.noise_seed = float(sd), int(seed)
+
+    def _noise_shift(self, body: dict[str, Any], text: str) -> float:
+        """This reply's draw e ~ N(0, sd): seeded by (seed, body hash, times this body was seen); 0 when off
+        or when ``text`` is not a judge verdict."""
+        if not self.noise_sd or shifted_grade(text, 1.0) == text:
+            return 0.0
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            seen = self._seen_bodies[digest]
+            self._seen_bodies[digest] += 1
+            sd, seed = self.noise_sd, self.noise_seed
+        return random.Random(f"{seed}:{digest}:{seen}").gauss(0.0, sd)
 
     def context_limit(self, tokens: int | None, report: bool = False) -> None:
         """Answer 400 ``context_length_exceeded`` past ``tokens`` prompt words (None: no limit); ``report``
@@ -203,9 +246,11 @@ class ChatServer(LocalServer):
         rejected = self._context_rejection(body)
         if rejected is not None:
             return 400, rejected
+        text = self._text(body)
+        shift = self._noise_shift(body, text)
         if body.get("logprobs") and not self.omit_logprobs:
-            return 200, logprob_completion(body, self._text(body))
-        return 200, self.completion(body, self._text(body))
+            return 200, logprob_completion(body, text, shift)
+        return 200, self.completion(body, shifted_grade(text, shift))
 
     def _context_rejection(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """OpenAI's 400 body for a prompt over :meth:`context_limit`, else None."""

@@ -17,7 +17,9 @@ test server and is never an LLM's answer or judgement.
   ``{"grade": g, "reason": "toy model token overlap …"}``.
 
 Knobs of the chat test server apply (``context_limit(words, report=False)``: HTTP 400 "context length
-exceeded" past that many prompt words; ``--context-limit`` / ``--report-context`` on the command line);
+exceeded" past that many prompt words; ``--context-limit`` / ``--report-context`` on the command line;
+``judge_noise(sd, seed)``: seeded N(0, sd) shifts of judge replies, so repeats disagree —
+``--judge-noise`` / ``--noise-seed``; logprob replies as the chat test server's);
 a French prompt with no reference gets ``"Les références ne suffisent pas pour répondre."``.
 
 Prompt layouts: the fenced v2 prompts (``<passage id="N">…</passage>``, ``<ideal_answer>``,
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import threading
 from http.server import ThreadingHTTPServer
@@ -166,10 +169,17 @@ def main() -> None:
     parser.add_argument("--context-limit", type=int, default=None,
                         help="answer 400 context_length_exceeded past this many prompt words")
     parser.add_argument("--report-context", action="store_true", help="list --context-limit as max_model_len in /v1/models")
+    parser.add_argument("--judge-noise", type=float, default=0.0,
+                        help="test-server knob: shift each judge reply by a seeded N(0, SD) draw (repeats disagree)")
+    parser.add_argument("--noise-seed", type=int, default=0, help="seed of the --judge-noise draws")
     args = parser.parse_args()
+    if not (args.judge_noise >= 0 and math.isfinite(args.judge_noise)):
+        parser.error("--judge-noise must be a finite SD >= 0")
     with ToyModel(latency=args.latency, port=args.port) as toy:
         toy.context_limit(args.context_limit, args.report_context)
-        print(f"toy model test server (not an LLM) at {toy.base_url}; Ctrl-C stops it", flush=True)
+        toy.judge_noise(args.judge_noise, args.noise_seed)
+        noise = f"; judge noise N(0, {args.judge_noise:g}) seed {args.noise_seed}" if args.judge_noise else ""
+        print(f"toy model test server (not an LLM) at {toy.base_url}{noise}; Ctrl-C stops it", flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

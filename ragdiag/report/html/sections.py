@@ -327,6 +327,7 @@ def graded_section(item: Input) -> Section:
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
     from ragdiag.report import trust
+    from ragdiag.report.calibrate_report import ppi_gap_note
 
     doc = item.doc
     meta = doc.get("meta") or {}
@@ -351,6 +352,9 @@ def calibrate_section(item: Input) -> Section:
                       [[m["group"], m["items"], m["labelled"], cell(m["ppi"]), cell(m["judge_only"]),
                         cell(m["human_only"])] for m in estimates.get("mean_grade", [])],
                       caption=f"mean grade per {estimates.get('by', 'group')} ({level} intervals)"))
+    gap = ppi_gap_note(estimates)
+    if gap:
+        body.append(f'<p class="note">{esc(gap)}</p>')
     body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
                       [[s["measure"], cell(s["ppi"]), cell(s["judge_only"]), cell(s["human_only"])]
                        for s in estimates.get("slopes", [])],
