@@ -57,42 +57,39 @@ def _number(row: dict, column: str, source: str, index: int, required: bool = Fa
     return number
 
 
-def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str, float]:
-    """Every ``metric@k`` of ``run`` in an evaluate result JSON."""
+def _result(path: Path, field: str, kind: str, key: str, source: str, index: int) -> list:
+    """The ``key`` list of a ragdiag ``kind`` result JSON named in ``field`` of record ``index``."""
     try:
         result = orjson.loads(path.read_bytes())
     except FileNotFoundError:
-        raise DataError.at(source, index, "evaluate", f"{path}: no such file") from None
+        raise DataError.at(source, index, field, f"{path}: no such file") from None
     except (OSError, orjson.JSONDecodeError) as err:
-        raise DataError.at(source, index, "evaluate", f"{path}: not a ragdiag evaluate result ({err})") from None
-    runs = result.get("runs") if isinstance(result, dict) else None
-    if not isinstance(runs, list):
-        raise DataError.at(source, index, "evaluate", f"{path}: not a ragdiag evaluate result (no 'runs')")
-    block = next((r for r in runs if isinstance(r, dict) and r.get("run") == run), None)
+        raise DataError.at(source, index, field, f"{path}: not a ragdiag {kind} result ({err})") from None
+    items = result.get(key) if isinstance(result, dict) else None
+    if not isinstance(items, list):
+        raise DataError.at(source, index, field, f"{path}: not a ragdiag {kind} result (no '{key}')")
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str, float]:
+    """Every ``metric@k`` of ``run`` in an evaluate result JSON."""
+    runs = _result(path, "evaluate", "evaluate", "runs", source, index)
+    block = next((r for r in runs if r.get("run") == run), None)
     if block is None:
-        names = ", ".join(str(r.get("run")) for r in runs if isinstance(r, dict))
-        raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {names})")
+        raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {', '.join(str(r.get('run')) for r in runs)})")
     return {f"{m['metric']}@{m['k']}": float(m["value"]) for m in block.get("metrics", [])
             if m.get("value") is not None}
 
 
 def _sweep_latency(path: Path, point: str, source: str, index: int) -> dict[str, float]:
     """p50 and p95 single-query latency (ms) of one point (or the exact control) of a sweep.json."""
-    try:
-        result = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise DataError.at(source, index, "sweep", f"{path}: no such file") from None
-    except (OSError, orjson.JSONDecodeError) as err:
-        raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result ({err})") from None
-    points = result.get("points") if isinstance(result, dict) else None
-    if not isinstance(points, list):
-        raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result (no 'points')")
-    found = next((p for p in points if isinstance(p, dict) and p.get("label") == point), None)
+    points = _result(path, "sweep", "sweep", "points", source, index)
+    found = next((p for p in points if p.get("label") == point), None)
     if found is None and point == "exact":
-        found = next((c for c in result.get("controls") or [] if isinstance(c, dict) and c.get("control") == "exact"),
-                     None)
+        controls = _result(path, "sweep", "sweep", "controls", source, index)
+        found = next((c for c in controls if c.get("control") == "exact"), None)
     if found is None:
-        labels = ", ".join(str(p.get("label")) for p in points if isinstance(p, dict))
+        labels = ", ".join(str(p.get("label")) for p in points)
         raise DataError.at(source, index, "point", f"no point '{point}' in {path} (points: {labels[:300]})")
     latency = found.get("latency_ms") or {}
     if not isinstance(latency.get("p50"), (int, float)):
