@@ -28,7 +28,7 @@ def calibrate(
     suggest: Annotated[int, p.int_option("--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,
     sheet: Annotated[Path, p.path_option("--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
     answers: Annotated[Optional[Path], p.path_option("--answers", "The answers file of 'ragdiag generate', to fill the sheet's question column.")] = None,
-    keep_degenerate: Annotated[bool, typer.Option("--keep-degenerate", help="Use rows whose ideal answer is degenerate (a refusal, a prompt echo, …; see the reference-quality gate); by default they are left out and counted, as correlate does.")] = False,
+    keep_degenerate: Annotated[bool, typer.Option("--keep-degenerate", help="Use rows whose ideal answer is degenerate (a refusal, a prompt echo, an empty or overlong answer: the reference-quality gate); by default they are left out and counted, as correlate does.")] = False,
 ) -> None:
     """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and
     prediction-powered estimates of the mean grade and of the slope of grade on P, R and nDCG, next to
