@@ -31,5 +31,8 @@ def verdict_basis(report: dict[str, Any]) -> tuple[str, bool] | None:
                 f"{coverage['threshold_points']:g}); the verdict below uses every graded row, so it compares "
                 "different queries at different K and is biased. Rerun correlate with --complete-cases to keep only "
                 "the queries graded at every K."), True)
+    if all(e["covered"] == e["items"] for e in coverage["by_K"]):
+        rows = sum(e["items"] for e in coverage["by_K"])
+        return f"graded: every row at every K ({len(coverage['by_K'])} cut-offs, {rows} rows).", False
     return ((f"graded per K: {per_k_text(coverage)}. The verdict uses every graded row ({gaps}, within "
             f"{coverage['threshold_points']:g})."), False)
