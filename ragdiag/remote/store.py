@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Iterator, Sequence
 
 from ragdiag.errors import RagdiagError
 
+INIT_ATTEMPTS = 20
 BUSY_TIMEOUT_S = 60.0
 CACHE_MODES = ("rw", "replay", "off", "refresh")  # read+write | cache only, never the network | none | re-ask once
 
@@ -66,7 +68,14 @@ class SqliteStore:
             raise unusable(self.path, f"cannot be opened as a cache ({err})") from None
         with self._guard():
             self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            for attempt in range(INIT_ATTEMPTS):  # switching a new file to WAL answers "locked" at once, without
+                try:                              # waiting, while another process is switching it too
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as err:
+                    if "locked" not in str(err) or attempt == INIT_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.1 * (attempt + 1))
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             for statement in schema:
