@@ -54,6 +54,10 @@ browser:
 	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "make browser: chromium not installed (the browser test will skip, saying why): apt-get install chromium failed" >&2; \
 	else echo "make browser: chromium not installed (the browser test will skip, saying why): no root apt-get here" >&2; fi
 
+# ruff over the package, the tests and the benchmarks (rules in pyproject.toml [tool.ruff]).
+lint: install
+	$(VENV)/bin/ruff check ragdiag tests benchmarks tools
+
 bench: install
 	$(PY) benchmarks/run_all.py
 

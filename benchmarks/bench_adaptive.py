@@ -24,11 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._report import git_revision, write_section  # noqa: E402
-from ragdiag.bench.adaptive import adaptive_study  # noqa: E402
-from ragdiag.bench.recall import exact_ground_truth  # noqa: E402
-from ragdiag.retrieval.index_specs import parse_index_spec  # noqa: E402
-from ragdiag.retrieval.indexes import build_index, prepare_vectors  # noqa: E402
+from benchmarks._report import git_revision, write_section
+from ragdiag.bench.adaptive import adaptive_study
+from ragdiag.bench.recall import exact_ground_truth
+from ragdiag.retrieval.index_specs import parse_index_spec
+from ragdiag.retrieval.indexes import build_index, prepare_vectors
 
 K, DELTAS, REPEATS, SEED = 10, (0.5, 0.9), 7, 0
 SHARES = (0.0, 0.1, 0.2, 0.3, 0.5)

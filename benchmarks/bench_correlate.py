@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import ROOT, median_time, write_section  # noqa: E402
+from _report import ROOT, median_time, write_section
 
 sys.path.insert(0, str(ROOT))  # tools/ and tests/ are not in the wheel
-from ragdiag.metrics.alpha_grid import parse_alpha_grid  # noqa: E402
-from tests.metrics.reference import reference_correlate  # noqa: E402
-from tools.synthetic import synthetic_graded  # noqa: E402
+from ragdiag.metrics.alpha_grid import parse_alpha_grid
+from tests.metrics.reference import reference_correlate
+from tools.synthetic import synthetic_graded
 
 RAGDIAG = str(ROOT / ".venv" / "bin" / "ragdiag")
 MID_CONFIGS = (

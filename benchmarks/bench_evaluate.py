@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import ROOT, median_time, write_section  # noqa: E402
+from _report import ROOT, median_time, write_section
 
 RAGDIAG = str(ROOT / ".venv" / "bin" / "ragdiag")
 N_QUERIES, DEPTH, POOL, REPLICATES, REPEATS = 10_000, 100, 40, 1000, 3

@@ -82,9 +82,9 @@ def main() -> None:
         for rep in range(REPEATS):
             config = ClientConfig(base_url=server.base_url, cache_dir=tmp_dir / f"cache{rep}", workers=WORKERS)
             before = server.requests
-            cold, _ = median_time(lambda: run_grade(answers, tmp_dir / "g.json", config, progress=False), 1)
+            cold, _ = median_time(lambda config=config: run_grade(answers, tmp_dir / "g.json", config, progress=False), 1)
             sent_cold = server.requests - before
-            warm, _ = median_time(lambda: run_grade(answers, tmp_dir / "g.json", config, progress=False), 1)
+            warm, _ = median_time(lambda config=config: run_grade(answers, tmp_dir / "g.json", config, progress=False), 1)
             counts.append((sent_cold, server.requests - before - sent_cold))
             cold_samples.append(cold)
             warm_samples.append(warm)

@@ -30,13 +30,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._report import write_section  # noqa: E402
-from ragdiag.bench.pgvector_sweep import run_backend_sweep  # noqa: E402
-from ragdiag.bench.sweep import SweepOptions  # noqa: E402
-from ragdiag.retrieval.indexes import prepare_vectors  # noqa: E402
-from ragdiag.retrieval.pgvector_index import PgIndex, table_name  # noqa: E402
-from ragdiag.retrieval.pgvector_server import Backend, connect, server_info, server_url, tune_embedded  # noqa: E402
-from ragdiag.retrieval.pgvector_specs import parse_pg_spec  # noqa: E402
+from benchmarks._report import write_section
+from ragdiag.bench.pgvector_sweep import run_backend_sweep
+from ragdiag.bench.sweep import SweepOptions
+from ragdiag.retrieval.indexes import prepare_vectors
+from ragdiag.retrieval.pgvector_index import PgIndex, table_name
+from ragdiag.retrieval.pgvector_server import Backend, connect, server_info, server_url, tune_embedded
+from ragdiag.retrieval.pgvector_specs import parse_pg_spec
 
 DIM, NQ, K, SEED = 384, 1_000, 10, 0
 EF = "10|20|40|80"

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import ROOT, median_time, write_section  # noqa: E402
+from _report import ROOT, median_time, write_section
 
 RAGDIAG = str(ROOT / ".venv" / "bin" / "ragdiag")
 NAMES = ["probe", "names", "--queries", "30", "--runs", "15", "--seed", "0", "--format", "json"]

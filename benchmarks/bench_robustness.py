@@ -23,10 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._report import write_section  # noqa: E402
-from ragdiag.bench.sweep import SweepOptions, run_sweep  # noqa: E402
-from ragdiag.retrieval.index_specs import parse_index_spec  # noqa: E402
-from ragdiag.retrieval.indexes import build_index, index_bytes, search, set_search_params  # noqa: E402
+from benchmarks._report import write_section
+from ragdiag.bench.sweep import SweepOptions, run_sweep
+from ragdiag.retrieval.index_specs import parse_index_spec
+from ragdiag.retrieval.indexes import build_index, index_bytes, search, set_search_params
 
 N, DIM, NQ, K, SEED = 100_000, 384, 1_000, 10, 0
 SPECS = ["hnsw:M=16,efConstruction=100,efSearch=16|32|64|128", "ivf:nlist=1024,nprobe=1|4|16|64"]

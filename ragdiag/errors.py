@@ -16,7 +16,7 @@ class DataError(RagdiagError):
     """Malformed or inconsistent input data; the message names file, record and field."""
 
     @classmethod
-    def at(cls, source: str, index: int | None, field: str | None, problem: str) -> "DataError":
+    def at(cls, source: str, index: int | None, field: str | None, problem: str) -> DataError:
         """Build the message ``<source>: record <index>: field '<field>': <problem>``."""
         parts = [source]
         if index is not None:

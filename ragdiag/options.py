@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ragdiag.errors import RagdiagError
 
@@ -17,17 +17,6 @@ def parse_choices(value: str, allowed: Sequence[str], what: str, flag: str, expe
         if name not in allowed:
             raise RagdiagError(f"unknown {what} '{name}': expected {hint}")
     return names
-
-
-def parse_deltas(text: str, flag: str = "--delta") -> tuple[float, ...]:
-    """``"0.1,0.3"`` → (0.1, 0.3); each δ of Robustness-δ@K must lie in (0, 1]."""
-    try:
-        deltas = tuple(float(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise RagdiagError(f"{flag} '{text}': expected comma-separated numbers") from None
-    if not deltas or any(not 0 < d <= 1 for d in deltas):
-        raise RagdiagError(f"{flag} '{text}': every δ must be in (0, 1]")
-    return deltas
 
 
 def parse_pair(text: str, what: str = "measures", example: str = "T,F") -> tuple[str, str]:

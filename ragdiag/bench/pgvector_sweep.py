@@ -19,7 +19,14 @@ from ragdiag.bench.sweep import SweepOptions, check_inputs, measure_point, run_s
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
-from ragdiag.retrieval.pgvector_server import Backend, connect, preflight, server_info, server_url, tune_embedded
+from ragdiag.retrieval.pgvector_server import (
+    Backend,
+    connect,
+    preflight,
+    server_info,
+    server_url,
+    tune_embedded,
+)
 from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
 
 

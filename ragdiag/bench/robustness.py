@@ -21,10 +21,11 @@ from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
+from ragdiag.io.files import file_sha256
 from ragdiag.io.npy_input import read_npy
-from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
-from ragdiag.retrieval.beir import file_sha256, load_corpus, load_qrels, load_queries
+from ragdiag.retrieval.beir import load_corpus, load_qrels, load_queries
 from ragdiag.retrieval.formats import read_run, run_depth, run_ids
 from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import check_metric, prepare_vectors
@@ -207,8 +208,8 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         points, rows, files = _labelled(opts)
         mode, shape, analyses = "labelled", {}, {}
     else:
-        from ragdiag.retrieval.pgvector_server import parse_backend
         from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
+        from ragdiag.retrieval.pgvector_server import parse_backend
 
         backend = parse_backend(opts.backend)
         check_specs(opts.index, backend)

@@ -8,8 +8,8 @@ Robustness-δ@K (:mod:`ragdiag.bench.recall`), batch QPS and single-query latenc
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -17,7 +17,12 @@ from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, s
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import IndexSpec, check_index_params, check_refine
-from ragdiag.retrieval.indexes import build_index, index_bytes, search, set_search_params
+from ragdiag.retrieval.indexes import (
+    build_index,
+    index_bytes,
+    search,
+    set_search_params,
+)
 
 
 @dataclass
@@ -91,7 +96,7 @@ def run_sweep(
                 bar.update(task, description=f"searching {spec.kind} {params}")
                 set_search_params(index, params, k=opts.k)
                 point, recall, ids = measure_point(
-                    index, lambda: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
+                    index, lambda index=index: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
                 point.update(build_s=build_s, index_bytes=size, threads=faiss.omp_get_max_threads())
                 points.append(point)
                 recalls.append(recall)

@@ -74,8 +74,20 @@ def _root(
 
 def _register() -> None:
     """Attach every command module, in the order of the data flow (modules import nothing heavy)."""
-    from ragdiag.cli import cache, correlate, generate, grade, index, noise, pipeline, probe, retrieve, robustness
-    from ragdiag.cli import import_data, report
+    from ragdiag.cli import (
+        cache,
+        correlate,
+        generate,
+        grade,
+        import_data,
+        index,
+        noise,
+        pipeline,
+        probe,
+        report,
+        retrieve,
+        robustness,
+    )
 
     app.command("correlate")(correlate.correlate)
     app.command("generate")(generate.generate)

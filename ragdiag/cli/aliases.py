@@ -8,7 +8,8 @@ an option value, the tokens that replace it (``--no-cache`` → ``--cache off``)
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Union
+from collections.abc import Callable
+from typing import Optional, Union
 
 Renamed = Union[str, Callable[[Optional[str]], Optional[str]], tuple[str, ...]]
 

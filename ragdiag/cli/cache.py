@@ -54,7 +54,7 @@ def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (out
            cache_dir: CacheDir = None,
            kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
     """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.paths import check_paths
     from ragdiag.remote.cache_admin import export_cache
 
     check_paths(outputs={"--out": out}, folders={"--cache-dir": cache_dir})

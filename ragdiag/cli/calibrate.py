@@ -35,8 +35,8 @@ def calibrate(
     judge-only and human-only ones; --suggest N writes the items worth labelling next."""
     from rich.console import Console
 
-    from ragdiag.cli.paths import check_paths
     from ragdiag.commands.calibrate import CalibrateRequest, run
+    from ragdiag.io.paths import check_paths
     from ragdiag.report.calibrate_report import print_calibration
 
     check_paths(inputs={"--graded": graded, "--human": human, "--answers": answers}, outputs={"--out": out, "--sheet": sheet if suggest else None})

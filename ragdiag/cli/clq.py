@@ -31,9 +31,9 @@ def clq(
     score (retrieval-local and end-to-end) and the marginal quality per ms as K grows."""
     from rich.console import Console
 
-    from ragdiag.cli.paths import check_paths
     from ragdiag.commands.clq import ClqRequest, run
     from ragdiag.errors import RagdiagError
+    from ragdiag.io.paths import check_paths
     from ragdiag.io.writer import write_text
     from ragdiag.report.clq_report import csv_text, render_table, table_text, write_plot
 

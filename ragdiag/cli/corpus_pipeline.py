@@ -43,8 +43,8 @@ def check_corpus_flags(corpus: Path | None, retriever: list[str] | None, texts: 
 def corpus_pipeline(corpus: Path, queries: Path | None, qrels: Path | None, retriever: list[str], ks: list[int],
                     out_dir: Path, depth: int | None, ideal_cap: int, max_queries: int | None,
                     embed_base_url: str | None, repeats: int, judges: list[str], segments: str, min_samples: int,
-                    config: "ClientConfig", min_coverage: float, progress: bool, grading: Any = None,
-                    settings: "AnswerSettings | None" = None, complete_cases: bool = False) -> None:
+                    config: ClientConfig, min_coverage: float, progress: bool, grading: Any = None,
+                    settings: AnswerSettings | None = None, complete_cases: bool = False) -> None:
     """Run :func:`ragdiag.pipeline.corpus_run.run_corpus_pipeline` and print its summaries."""
     from rich.console import Console
 

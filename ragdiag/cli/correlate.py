@@ -65,7 +65,7 @@ def correlate(
     estimated from the ranking (relevant passages in the top x·K); T(α) = (1−α)·n − α·(K−n)/K;
     nDCG@K; P = n/K (precision@K); R = n/Np (recall@K).
     """
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.paths import check_paths
 
     source = metric_table if metric_table is not None else graded
     check_paths(inputs={"--table" if metric_table is not None else "--graded": source,
@@ -94,10 +94,11 @@ def correlate(
 
     from ragdiag.data.loaders import load_graded
     from ragdiag.data.reference_gate import make_gate
+    from ragdiag.io.lists import parse_deltas
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.measure_tables import parse_measures
-    from ragdiag.options import parse_deltas, parse_pair
+    from ragdiag.options import parse_pair
     from ragdiag.report.correlate_report import print_report, render_text, write_heatmap
     from ragdiag.report.correlation_file import write_correlation
     from ragdiag.report.coverage_text import verdict_basis
@@ -134,7 +135,10 @@ def correlate(
     if plot is not None:
         write_heatmap(report, plot)
     if grade_plot is not None or compare_plot is not None:
-        from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
+        from ragdiag.report.paper003_figures import (
+            write_comparison_heatmap,
+            write_grade_heatmaps,
+        )
 
         note = "SIMULATED GRADES: bundled sample" if report["meta"].get("simulated_grades") else None
         if grade_plot is not None:

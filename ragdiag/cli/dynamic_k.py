@@ -36,10 +36,11 @@ def dynamic_k(
     queries, with paired bootstrap intervals (paper 001 §5.2, §6)."""
     from rich.console import Console
 
-    from ragdiag.cli.evaluate import parse_ks
-    from ragdiag.cli.paths import check_paths
     from ragdiag.commands.dynamic_k import DynamicKRequest, run
     from ragdiag.evaluate.dynamic_k import DynamicKParams
+    from ragdiag.io.lists import parse_ks
+    from ragdiag.io.out_format import out_format
+    from ragdiag.io.paths import check_paths
     from ragdiag.io.writer import write_text
     from ragdiag.report.dynamic_k_report import (
         csv_text,
@@ -47,12 +48,11 @@ def dynamic_k(
         table_text,
         write_plot,
     )
-    from ragdiag.io.out_format import out_format
 
     inputs = {"--qrels": qrels, "--run-low": run_low, "--run-high": run_high, "--signal-run": signal_run,
               "--signal": signal}
     check_paths(inputs=inputs, outputs={"--out": out}, plots={"--plot": plot})
-    params = DynamicKParams(k_low=k_low, k_high=k_high, ks=parse_ks(ks), escalate_when=escalate_when, steps=steps,
+    params = DynamicKParams(k_low=k_low, k_high=k_high, ks=parse_ks(ks, "--ks"), escalate_when=escalate_when, steps=steps,
                             tokens_per_candidate=tokens_per_candidate, price_per_mtok=price, bootstrap=bootstrap,
                             seed=seed)
     _, doc = run(DynamicKRequest(qrels, run_low, run_high, params, signal_run, margin_rank, signal))

@@ -9,8 +9,18 @@ from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli.params import FLOAT, INTEGER, PATH, TEXT, FormatOpt, OutputFormat, Seed, finite_float
+from ragdiag.cli.params import (
+    FLOAT,
+    INTEGER,
+    PATH,
+    TEXT,
+    FormatOpt,
+    OutputFormat,
+    Seed,
+    finite_float,
+)
 from ragdiag.errors import RagdiagError
+from ragdiag.io.lists import parse_ks
 from ragdiag.options import parse_choices
 
 METRIC_NAMES = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged",
@@ -20,17 +30,6 @@ METRIC_NAMES = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "ha
 def _unit(flag: str, help_text: str):
     check = finite_float(0.0, 1.0)
     return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check)
-
-
-def parse_ks(text: str) -> tuple[int, ...]:
-    """``"10,20,30"`` → (10, 20, 30); each K in [1, 100000], duplicates dropped."""
-    try:
-        ks = tuple(dict.fromkeys(int(part) for part in text.split(",") if part.strip()))
-    except ValueError:
-        raise RagdiagError(f"--k '{text}': expected comma-separated integers, e.g. 10,20,30") from None
-    if not ks or any(not 1 <= k <= 100_000 for k in ks):
-        raise RagdiagError(f"--k '{text}': every K must be an integer in [1, 100000]")
-    return ks
 
 
 def _slow_progress(after: float = 2.0):
@@ -71,17 +70,22 @@ def evaluate(
     from ragdiag.evaluate.evaluation import EvaluateParams
     from ragdiag.evaluate.job import check_params, evaluate_files
     from ragdiag.io.out_format import out_format
-    from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl, write_text
+    from ragdiag.io.writer import (
+        check_output_path,
+        guard_outputs,
+        write_jsonl,
+        write_text,
+    )
     from ragdiag.metrics.graded_utility import RarityWeights
     from ragdiag.report import evaluate_report as report
 
     if not run:
         raise RagdiagError("give at least one --run")
-    params = EvaluateParams(parse_ks(k), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
+    params = EvaluateParams(parse_ks(k, "--k"), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
     check_params(params)
     inputs = [qrels, *run, answers]
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.paths import check_paths
 
     check_paths(plots={"--plot": plot})  # an image suffix, before any work
     for path in (out, per_query, plot):

@@ -43,9 +43,10 @@ def generate(
 ) -> None:
     """Write one ideal answer per query and one top-K answer per (ranked sample, K); count degenerate answers
     (empty, refusal, prompt echo, question copy, too long) per kind."""
-    from ragdiag.cli.paths import check_paths
     from ragdiag.data.reference_gate import make_gate
-    from ragdiag.pipeline.generate import parse_ks, run_generate
+    from ragdiag.io.lists import parse_ks
+    from ragdiag.io.paths import check_paths
+    from ragdiag.pipeline.generate import run_generate
     from ragdiag.pipeline.run_meta import check_coverage
 
     check_ranking_source(ranked, embedder)
@@ -54,7 +55,7 @@ def generate(
     check_paths(inputs={flag: Path(v) for flag, v in local.items() if v and Path(v).exists()},
                 outputs={"--out": out, "--ranked-out": ranked_out}, folders={"--cache-dir": config.cache_dir})
     gate = make_gate(degenerate_patterns, long_answer_ratio)
-    result = run_generate(texts, ranked, parse_ks(ks), dataset.value, out, config, embedder, ranked_out, progress,
+    result = run_generate(texts, ranked, sorted(parse_ks(ks, "--ks")), dataset.value, out, config, embedder, ranked_out, progress,
                           gate=gate, settings=settings)
     render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest})
     check_coverage(result.summary, min_coverage, result.manifest)

@@ -41,8 +41,8 @@ def grade(
     Rows whose ideal answer is degenerate (empty, a refusal, an echo of the prompt, a copy of the
     question, far longer than the median) are not sent to the judge unless --keep-degenerate.
     """
-    from ragdiag.cli.paths import check_paths
     from ragdiag.data.reference_gate import make_gate
+    from ragdiag.io.paths import check_paths
     from ragdiag.pipeline.grade import judge_models, run_grade
     from ragdiag.pipeline.run_meta import check_coverage
 

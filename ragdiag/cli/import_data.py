@@ -17,7 +17,13 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
     from ragdiag.data.importers import SCORE_SCALES, convert, read_records
     from ragdiag.errors import RagdiagError
     from ragdiag.io.run_record import stamp, start_run
-    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
+    from ragdiag.io.writer import (
+        check_output_dir,
+        guard_outputs,
+        sidecar_path,
+        write_json,
+        write_jsonl,
+    )
 
     if score_scale is not None and score_scale not in SCORE_SCALES:
         raise RagdiagError(f"--score-scale must be one of {', '.join(SCORE_SCALES)}, got '{score_scale}'")

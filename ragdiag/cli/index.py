@@ -32,7 +32,7 @@ def build(
     batch_size: p.BatchSize = None,
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.paths import check_paths
     from ragdiag.retrieval.store import BuildOptions, build_index_dir
 
     check_paths(inputs={"--corpus": corpus}, folders={"--out-dir": out_dir, "--cache-dir": cache_dir})

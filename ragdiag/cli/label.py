@@ -38,10 +38,9 @@ def label(
     progress: bool,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
+    from ragdiag.io.paths import check_paths
     from ragdiag.pipeline.label import LabelOptions, run_label
     from ragdiag.pipeline.run_meta import check_coverage
-
-    from ragdiag.cli.paths import check_paths
 
     check_paths(inputs={"--corpus": corpus, "--queries": queries, "--human": human}, outputs={"--out": out},
                 folders={"--cache-dir": config.cache_dir})  # before the pool is embedded and judged

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ragdiag.cli import params as p
 from ragdiag.cli.params import CacheDir  # noqa: F401 - re-exported for cli/cache.py
@@ -68,4 +69,4 @@ def _say_if_test_server(model: str) -> None:
 
 def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
     """A string annotation (``from __future__ import annotations``) evaluated in the command's module."""
-    return eval(annotation, fn.__globals__) if isinstance(annotation, str) else annotation  # noqa: S307
+    return eval(annotation, fn.__globals__) if isinstance(annotation, str) else annotation

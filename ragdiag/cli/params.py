@@ -20,11 +20,14 @@ same on every typer version.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Optional
 
 import typer
+
+from ragdiag.io.lists import list_callback, parse_deltas, parse_ks
 
 INTEGER, FLOAT, TEXT, PATH = "INTEGER", "FLOAT", "TEXT", "PATH"
 SEED_MAX = 2**32 - 1
@@ -88,30 +91,6 @@ def float_option(flag: str, help_text: str, lo: float | None = None, hi: float |
                  lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra):
     """A command's own float option: finite and within the interval, checked before any work."""
     return _float_option(flag, help_text, lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional, **extra)
-
-
-def _check_ks(value: str) -> str:
-    """``--ks``: positive integers, comma-separated."""
-    if value is None:
-        return value
-    try:
-        ks = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"{value!r}: expected comma-separated integers such as 2,3,5") from None
-    if not ks or min(ks) < 1:
-        raise typer.BadParameter(f"{value!r}: every cut-off must be a positive integer")
-    return value
-
-
-def _check_deltas(value: str) -> str:
-    """``--delta``: numbers in (0, 1], comma-separated."""
-    try:
-        deltas = [float(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"{value!r}: expected comma-separated numbers in (0, 1]") from None
-    if not deltas or any(not (math.isfinite(d) and 0 < d <= 1) for d in deltas):
-        raise typer.BadParameter(f"{value!r}: every δ must be in (0, 1]")
-    return value
 
 
 def checked_by(module: str, function: str) -> Callable[[Optional[str]], Optional[str]]:
@@ -269,13 +248,13 @@ DEFAULT_CANDIDATES = 100
 
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
 K = Annotated[int, typer.Option("--k", help="Cut-off K: passages per query.", min=1, max=100_000, metavar=INTEGER)]
-Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT, callback=_check_ks)]
+Ks = Annotated[str, typer.Option("--ks", help="Cut-offs K, comma-separated, e.g. 2,3,5.", metavar=TEXT, callback=list_callback(parse_ks, "--ks"))]
 MetricOpt = Annotated[Metric, typer.Option(
     "--metric", metavar=choices_metavar(Metric),
     help="Vector similarity; cosine suits text embedders. For .npy vectors, ip searches by inner product "
          "(robustness's former default; same ranking as cosine on unit-length vectors) and l2 by distance "
          "(e.g. SIFT).")]
-Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT, callback=_check_deltas)]
+Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ@K (share of queries with recall ≥ δ), comma-separated, each in (0, 1].", metavar=TEXT, callback=list_callback(parse_deltas, "--delta"))]
 Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT)]
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
 Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
@@ -289,7 +268,6 @@ Corpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl (_id, 
 Queries = Annotated[Path, typer.Option("--queries", help="BEIR queries.jsonl (_id, text).", metavar=PATH)]
 QueryVectors = Annotated[Optional[Path], typer.Option("--query-vectors", help="Query vectors Q.npy (m × dim).", metavar=PATH)]
 BaseVectors = Annotated[Optional[Path], typer.Option("--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
-NQueries = Annotated[int, typer.Option("--n-queries", help="Number of queries.", min=1, max=1_000_000, metavar=INTEGER)]
 Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels: BEIR TSV (query-id corpus-id score, header optional) or TREC (qid 0 docid rel), sniffed by column count.", metavar=PATH)]
 Run = Annotated[Optional[Path], typer.Option("--run", help="Run file: run.jsonl from 'ragdiag retrieve' or a TREC run (qid Q0 docid rank score tag).", metavar=PATH)]
 IndexDir = Annotated[Path, typer.Option("--index-dir", help="Index folder written by 'ragdiag index build'.", metavar=PATH)]
@@ -338,7 +316,6 @@ SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Anot
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
 Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
 Measures = Annotated[str, typer.Option("--measures", help="Comma list of F, E, T, T' (paper 003 eq. 4: T without the 1/K; quote it in a shell), nDCG, P, R (defined in the command's help above).", metavar=TEXT, callback=checked_by("ragdiag.metrics.measure_tables", "parse_measures"))]
-CorrKinds = Annotated[str, typer.Option("--corr", help="Correlation kinds, comma list of spearman, pearson, kendall_b, kendall_c; the first drives the verdict and the plot.", metavar=TEXT, callback=checked_by("ragdiag.metrics.analysis", "parse_kinds"))]
 AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
 Compare = Annotated[Optional[str], typer.Option("--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment.", metavar=TEXT, callback=checked_by("ragdiag.options", "parse_pair"))]

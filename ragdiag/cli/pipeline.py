@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from ragdiag.cli import corpus_pipeline as cp
 from ragdiag.cli import answer_options as ao
+from ragdiag.cli import corpus_pipeline as cp
 from ragdiag.cli import params as p
 from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
@@ -58,9 +58,9 @@ def pipeline(
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
     from rich.console import Console
 
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.lists import parse_ks
+    from ragdiag.io.paths import check_paths
     from ragdiag.pipeline.end_to_end import GradingOptions, run_pipeline
-    from ragdiag.pipeline.generate import parse_ks
     from ragdiag.pipeline.grade import judge_models
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.correlate_report import print_report
@@ -72,13 +72,13 @@ def pipeline(
     settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
     if corpus is not None:
         check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
-        cp.corpus_pipeline(corpus, queries, qrels, retriever, parse_ks(ks), out_dir, depth, ideal_cap, max_queries,
+        cp.corpus_pipeline(corpus, queries, qrels, retriever, sorted(parse_ks(ks, "--ks")), out_dir, depth, ideal_cap, max_queries,
                            embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
                            config, min_coverage, progress, grading, settings, complete_cases)
         return
     check_ranking_source(ranked, embedder)
     check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
-    result = run_pipeline(texts, ranked, embedder, parse_ks(ks), dataset.value, out_dir, config, repeats,
+    result = run_pipeline(texts, ranked, embedder, sorted(parse_ks(ks, "--ks")), dataset.value, out_dir, config, repeats,
                           judge_models(config, second_judge), segments.value, min_samples, progress, grading,
                           graded_name="graded.parquet" if parquet else "graded.json", settings=settings,
                           complete_cases=complete_cases)

@@ -75,7 +75,7 @@ def names(
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.io.paths import check_paths
     from ragdiag.report.probe_output import print_probe_output
 
     check_paths(inputs={"--queries": queries, "--corpus": corpus, "--qrels": qrels, "--names": names},
@@ -84,7 +84,9 @@ def names(
         _names_on_real_queries(queries, corpus, qrels, lang, embedder, ablations, k, names, bootstrap, seed, fmt, out,
                                plot, cache_dir, cache)
         return
-    from ragdiag.probes.commands import probe_names  # after the checks: it needs the probes extra
+    from ragdiag.probes.commands import (
+        probe_names,  # after the checks: it needs the probes extra
+    )
 
     print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value if fmt else None, out, plot,
                                    cache_dir, cache_mode=cache.value))

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 import typer
 
 
 def report(
-    inputs: List[Path] = typer.Argument(..., metavar="RESULT",
+    inputs: list[Path] = typer.Argument(..., metavar="RESULT",
                                         help="Result JSON files (correlate, robustness, sweep, evaluate, probes, "
                                              "LLM manifests, graded, corpus_run.json) and/or run folders holding them."),
     out: Path = typer.Option(..., "--out", help="The HTML file to write (styles, scripts and images inlined)."),

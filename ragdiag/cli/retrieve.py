@@ -35,8 +35,9 @@ def retrieve(
     batch_size: p.BatchSize = None,
 ) -> None:
     """Rank the indexed corpus for each query and write the run (jsonl or TREC)."""
-    from ragdiag.cli.paths import check_paths
-    from ragdiag.retrieval.search import RetrieveOptions, retrieve as run_retrieve
+    from ragdiag.io.paths import check_paths
+    from ragdiag.retrieval.search import RetrieveOptions
+    from ragdiag.retrieval.search import retrieve as run_retrieve
 
     check_paths(inputs={"--index-dir": index_dir, "--queries": queries}, outputs={"--out": out},
                 folders={"--cache-dir": cache_dir})

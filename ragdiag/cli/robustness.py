@@ -48,10 +48,15 @@ def robustness(
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    from ragdiag.bench.robustness import RobustnessOptions, input_paths, run_robustness, write_outputs
-    from ragdiag.cli.paths import check_paths
+    from ragdiag.bench.robustness import (
+        RobustnessOptions,
+        input_paths,
+        run_robustness,
+        write_outputs,
+    )
+    from ragdiag.io.lists import parse_deltas
     from ragdiag.io.out_format import out_format
-    from ragdiag.options import parse_deltas
+    from ragdiag.io.paths import check_paths
 
     check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
                         "--queries": queries, "--qrels": qrels, **{f"--run {r}": r for r in run or []}},

@@ -10,7 +10,18 @@ import typer
 from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.cli.params import DEFAULT_DELTAS, FLOAT, INTEGER, PATH, TEXT, Deltas, Embedder, OutDir, finite_float
+from ragdiag.cli.params import (
+    DEFAULT_DELTAS,
+    FLOAT,
+    INTEGER,
+    PATH,
+    TEXT,
+    Deltas,
+    Embedder,
+    OutDir,
+    finite_float,
+)
+
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
     from ragdiag.llm.client import ClientConfig
 
@@ -74,9 +85,10 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
-    from ragdiag.cli.paths import check_paths
     from ragdiag.errors import RagdiagError
-    from ragdiag.options import parse_choices, parse_deltas
+    from ragdiag.io.lists import parse_deltas
+    from ragdiag.io.paths import check_paths
+    from ragdiag.options import parse_choices
     from ragdiag.pipeline.grade import GradingOptions
     from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.sweep_accuracy import print_relative_accuracy

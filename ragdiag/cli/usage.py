@@ -14,15 +14,27 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Callable, Iterable, Optional, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Optional
 
 import typer
 
 try:  # recent typers vendor click as typer._click
-    from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
+    from typer._click.exceptions import (
+        BadParameter,
+        ClickException,
+        NoSuchOption,
+        UsageError,
+    )
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - typer on top of click
-    from click.exceptions import Abort, BadParameter, ClickException, NoSuchOption, UsageError
+    from click.exceptions import (
+        Abort,
+        BadParameter,
+        ClickException,
+        NoSuchOption,
+        UsageError,
+    )
 
 from ragdiag.cli.aliases import DEPRECATED
 

@@ -95,9 +95,9 @@ def _cache(folder: BatchFolder, request: BatchRequest):
 
 def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> Collected:
     """``--from OUTPUT.jsonl``: results of the open vllm-file requests, checked, then cached."""
-    from ragdiag.data.loaders import _existing_file
+    from ragdiag.io.files import existing_file
 
-    source = _existing_file(request.source)
+    source = existing_file(request.source)
     entries = folder.active("vllm-file")
     if not entries:
         raise RagdiagError(f"{folder.path}: no open vllm-file requests to collect {source} into")

@@ -22,10 +22,10 @@ from ragdiag.data.graded_table import (
     ideal_answer_kinds,
 )
 from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
-from ragdiag.data.loaders import read_json_records
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
+from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
 from ragdiag.metrics.measures import ndcg_from_in_k

@@ -26,7 +26,8 @@ from ragdiag.data.public_sets import (
     public_set,
 )
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import file_sha256, stamp, start_run
+from ragdiag.io.files import file_sha256
+from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, write_json, write_jsonl, write_text
 
 MANIFEST = "manifest.json"

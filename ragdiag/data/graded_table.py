@@ -6,11 +6,11 @@ downstream (measures, segments, correlations) works on these numpy arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable
-
 import itertools
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class GradedTable:
         """Negatives in the top K: K − n."""
         return self.K - self.n
 
-    def take(self, mask: np.ndarray) -> "GradedTable":
+    def take(self, mask: np.ndarray) -> GradedTable:
         """The rows where ``mask`` is true (codes and names kept)."""
         cols = {name: getattr(self, name)[mask] for name in _ARRAY_COLUMNS}
         kinds = None if self.degenerate_kinds is None else [k for k, m in zip(self.degenerate_kinds, mask) if m]

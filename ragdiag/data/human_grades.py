@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdiag.data.loaders import read_jsonl_lines
 from ragdiag.errors import DataError
+from ragdiag.io.jsonl import read_jsonl_lines
 
 ItemKey = tuple[str, str, int, int, int]  # id, E, Nc, Np, K: the samples_graded key
 

@@ -17,6 +17,7 @@ answer, the reference answer and the reference (relevant) contexts; optionally a
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -94,10 +95,8 @@ def _decode_lists(row: dict[str, Any]) -> dict[str, Any]:
             try:
                 value = orjson.loads(value)
             except orjson.JSONDecodeError:
-                try:
+                with contextlib.suppress(ValueError, SyntaxError):
                     value = ast.literal_eval(value)
-                except (ValueError, SyntaxError):
-                    pass
         out[key] = value
     return out
 

@@ -8,14 +8,10 @@ unreachable hub an error).
 
 from __future__ import annotations
 
-import gc
-import gzip
-import hashlib
 import importlib.util
 import json
 import os
 import socket
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -25,98 +21,14 @@ from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_ta
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.extras import install_command
-from ragdiag.io.text_input import check_utf8
+from ragdiag.io.files import existing_file, file_sha256
+from ragdiag.io.jsonl import no_cyclic_gc, read_json_records
 from ragdiag.resources import resource_path
 
 HF_REPO = "primer-ai/retrieval-response"
 HF_REPO_ENV = "RAGDIAG_HF_REPO"
 GRADED_FILE = "samples_graded.json"
 BUNDLED_SAMPLE = "retrieval-response-sample"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@contextmanager
-def _no_cyclic_gc():
-    """Pause the cyclic garbage collector while parsing: millions of new containers would
-    otherwise trigger repeated full collections (about 40% of the parse time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def read_json_records(path: Path) -> list[Any]:
-    """Records of a JSON list file or a JSONL file (``.gz`` allowed); errors name file and line."""
-    with _no_cyclic_gc():
-        return _parse_records(path)
-
-
-def _existing_file(path: Path) -> Path:
-    """``path`` as a Path, or one line: not found, or found but not a regular file (a folder, ``/dev/null``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
-    return path
-
-
-def _parse_records(path: Path) -> list[Any]:
-    import orjson
-
-    path = _existing_file(path)
-    try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError, gzip.BadGzipFile) as err:
-        raise DataError(f"{path}: cannot read: {err}") from None
-    check_utf8(path, data)
-    stripped = data.lstrip()
-    if stripped.startswith(b"["):
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    records = []
-    for line_no, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(orjson.loads(line))
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"{path}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
-    if not records and stripped:
-        raise DataError(f"{path}: expected a JSON list or JSON lines")
-    return records
-
-
-def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
-    """(line number, record) of a JSON-lines file, 1-based, blank lines skipped; errors name the line."""
-    import orjson
-
-    path = _existing_file(path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err}") from None
-    check_utf8(path, data)
-    out = []
-    with _no_cyclic_gc():
-        for line_no, line in enumerate(data.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append((line_no, orjson.loads(line)))
-            except orjson.JSONDecodeError as err:
-                raise DataError(f"{path}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
-    return out
 
 
 def _bundled_meta() -> dict[str, Any]:
@@ -135,18 +47,17 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
     to Parquet, which carries no answer texts)."""
     path = Path(path)
     if is_parquet(path):
-        _existing_file(path)
+        existing_file(path)
         source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
         return read_graded_parquet(path, source)
-    with _no_cyclic_gc():
-        records = _parse_records(path)
+    records = read_json_records(path)
     if not isinstance(records, list):
         raise DataError(f"{path}: expected a JSON list of graded samples")
     sha256 = file_sha256(path)
     if not simulated_grades and sha256 == file_sha256(bundled_sample_path()):
         simulated_grades = True  # the bundled sample given by path: its grades are simulated all the same
     source = GradedSource(name=name or str(path), sha256=sha256, simulated_grades=simulated_grades)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return build_graded_table(records, str(path), source, gate)
 
 

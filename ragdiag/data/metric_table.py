@@ -9,16 +9,17 @@ naming the file, row and column.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.files import file_sha256
 from ragdiag.io.parquet_input import parquet_rows
-from ragdiag.io.run_record import file_sha256
 from ragdiag.io.text_input import check_utf8, csv_rows
 
 SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragdiag.data.loaders import read_jsonl_lines
 from ragdiag.errors import DataError
+from ragdiag.io.jsonl import read_jsonl_lines
 
 ID_FIELDS = ("query_id", "_id")
 

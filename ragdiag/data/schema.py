@@ -71,7 +71,7 @@ class TextsSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<texts>", index: int = 1) -> "TextsSample":
+    def from_dict(cls, record: Any, source: str = "<texts>", index: int = 1) -> TextsSample:
         sid = _require(record, source, index, "id", str)
         q = _require(record, source, index, "q", str)
         p = _require(record, source, index, "p", list)
@@ -104,7 +104,7 @@ class RankedSample:
         return (self.id, self.E, self.Nc, self.Np)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<ranked>", index: int = 1) -> "RankedSample":
+    def from_dict(cls, record: Any, source: str = "<ranked>", index: int = 1) -> RankedSample:
         sid = _require(record, source, index, "id", str)
         emb = _require(record, source, index, "E", str)
         nc = _require(record, source, index, "Nc", int)
@@ -148,7 +148,7 @@ class GradedSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<graded>", index: int = 1) -> "GradedSample":
+    def from_dict(cls, record: Any, source: str = "<graded>", index: int = 1) -> GradedSample:
         check_graded_record(record, source, index)
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
         extra = {k: v for k, v in record.items() if k not in known}

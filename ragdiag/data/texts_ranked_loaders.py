@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ragdiag.data.loaders import HF_REPO, HF_REPO_ENV, file_sha256, hub_reachable, read_json_records
-from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, RankedSample, TextsSample, subset_of
+from ragdiag.data.loaders import HF_REPO, HF_REPO_ENV, hub_reachable
+from ragdiag.data.schema import (
+    DATASET_NAMES,
+    SUBSET_OF_DATASET,
+    RankedSample,
+    TextsSample,
+    subset_of,
+)
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.files import file_sha256
+from ragdiag.io.jsonl import read_json_records
 
 TEXTS_FILE = "samples_texts.json"
 RANKED_FILE = "samples_ranked.json"

@@ -8,9 +8,10 @@ standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); interva
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.evaluation import EvaluateParams, conventions, evaluate
 from ragdiag.evaluate.inputs import align_run, load_answers, load_graded_qrels
-from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.run_record import stamp, start_run
 
 
 def check_params(p: EvaluateParams) -> None:

@@ -11,9 +11,9 @@ Pool sources, comma-separated in ``--pool``:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion

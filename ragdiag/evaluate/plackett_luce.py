@@ -17,8 +17,8 @@ lock path) broken by θ. Refinement stops when the Top-N order has been the same
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class RefineState:
     locks: set[tuple[int, int]] = field(default_factory=set)
 
     @classmethod
-    def start(cls, items: Sequence[str], prior: Sequence[float] | None = None) -> "RefineState":
+    def start(cls, items: Sequence[str], prior: Sequence[float] | None = None) -> RefineState:
         theta = np.zeros(len(items)) if prior is None else np.asarray(prior, dtype=np.float64) - np.mean(prior)
         return cls(list(items), theta, np.full(len(items), 1e-9))
 

@@ -13,7 +13,7 @@ trec_eval's doc-id tie-break.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -4,6 +4,7 @@ file without a known suffix is read by programs more often than by people)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ragdiag.errors import RagdiagError
@@ -29,3 +30,15 @@ def out_format(out: Path, fmt: str | None, available: tuple[str, ...] = ("table"
 def screen_format(fmt: str | None) -> str:
     """What is printed when nothing else is asked: the table."""
     return fmt or "table"
+
+
+def write_result(out: Path, fmt: str | None, texts: Mapping[str, Callable[[], str]],
+                 inputs: Iterable[Path | None] = (), flag: str = "--out") -> str:
+    """Write a command's result to ``out`` in the format :func:`out_format` picks among the ones
+    ``texts`` can render (``{"json": …, "csv": …, "table": …}``, each called only when chosen),
+    through the atomic writer that refuses to overwrite an input; returns the format written."""
+    from ragdiag.io.writer import write_text
+
+    kind = out_format(out, fmt, tuple(texts), flag)
+    write_text(out, texts[kind](), inputs=[p for p in inputs if p is not None])
+    return kind

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "sig", "credential", "passfile")
 
 

@@ -13,13 +13,15 @@ import hashlib
 import os
 import platform
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ragdiag import __version__
+from ragdiag.io.files import file_sha256
 from ragdiag.io.redact import redact_arg
 
 RUN_RECORD_KEY = "run_record"
@@ -38,15 +40,6 @@ def package_versions(names: Iterable[str] = KEY_LIBRARIES) -> dict[str, str]:
     return out
 
 
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """sha256 hex digest of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def describe_input(path: str | os.PathLike[str]) -> dict[str, Any]:
     """``{"path", "bytes", "sha256"}`` of an input file; a folder hashes its files' (name, sha256)
     pairs in sorted order; anything else (a hub name, ``bundled``) is kept as a name."""
@@ -63,7 +56,7 @@ def describe_input(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _host() -> dict[str, Any]:
@@ -88,7 +81,7 @@ class RunRecord:
     finished_at: str | None = None
     host: dict[str, Any] = field(default_factory=_host)
 
-    def add_inputs(self, *paths: str | os.PathLike[str] | None) -> "RunRecord":
+    def add_inputs(self, *paths: str | os.PathLike[str] | None) -> RunRecord:
         """Record inputs (``None`` skipped) with their size and sha256."""
         self.inputs.extend(describe_input(p) for p in paths if p is not None)
         return self

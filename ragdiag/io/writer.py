@@ -13,9 +13,10 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 
@@ -155,9 +156,8 @@ def atomic_path(path: PathLike, *, inputs: Iterable[PathLike | None] = (), what:
 
 def write_bytes(path: PathLike, data: bytes, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
     """Write ``data`` to ``path`` atomically (see module doc)."""
-    with atomic_path(path, inputs=inputs, what=what) as tmp:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
+    with atomic_path(path, inputs=inputs, what=what) as tmp, open(tmp, "wb") as handle:
+        handle.write(data)
     return Path(path)
 
 
@@ -173,8 +173,7 @@ def write_json(path: PathLike, data: Any, *, inputs: Iterable[PathLike | None] =
 
 def write_jsonl(path: PathLike, rows: Iterable[dict[str, Any]], *, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Write one JSON object a line atomically (the rows are streamed into the temporary file)."""
-    with atomic_path(path, inputs=inputs) as tmp:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    with atomic_path(path, inputs=inputs) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return Path(path)

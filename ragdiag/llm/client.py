@@ -22,22 +22,28 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
-from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
-from ragdiag.llm.batch_config import MAX_BYTES, MAX_REQUESTS, batch_runner, check_batch_settings
+from ragdiag.llm.batch_config import (
+    MAX_BYTES,
+    MAX_REQUESTS,
+    batch_runner,
+    check_batch_settings,
+)
 from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.logprobs import logprob_params, pack_reply
 from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
+from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
 from ragdiag.remote.endpoint import check_endpoint
-from ragdiag.remote.store import CACHE_MODES
 from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
+from ragdiag.remote.store import CACHE_MODES
 from ragdiag.remote.transport import check_timeout, openai_client, reply_json
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 

@@ -74,7 +74,7 @@ class TokenizerJsonCounter:
 
         try:
             self._fast = Tokenizer.from_file(str(self.path))
-        except Exception as err:  # noqa: BLE001 - tokenizers raises a bare Exception on a corrupt file
+        except Exception as err:
             raise RagdiagError(f"--tokenizer: cannot load {self.path}: {str(err).splitlines()[0]}") from None
         self._fast.no_truncation()
         self._fast.no_padding()
@@ -119,7 +119,7 @@ def tiktoken_counter(model: str) -> TiktokenCounter | None:
         return None
     try:
         return TiktokenCounter(tiktoken.encoding_for_model(model))
-    except Exception:  # noqa: BLE001 - KeyError for unknown models; network errors when the encoding file is not cached
+    except Exception:
         return None
 
 

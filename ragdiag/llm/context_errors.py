@@ -62,7 +62,7 @@ def error_text(err: BaseException) -> str:
     if response is not None:
         try:
             raw = response.text
-        except Exception:  # noqa: BLE001 - a streamed or closed response: the message and body say enough
+        except Exception:
             raw = ""
     return " ".join(part for part in (str(err), json.dumps(body, default=str) if body is not None else "", raw) if part)
 

@@ -10,9 +10,10 @@ Completed calls are already in the cache, so a rerun resumes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.batch import Deferred
@@ -32,7 +33,13 @@ class RunOutcome:
 
 def _progress(enabled: bool):
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -44,7 +44,7 @@ class TiedGroups:
     row_of: np.ndarray  # (A,) index into distinct
 
     @classmethod
-    def of(cls, values: np.ndarray) -> "TiedGroups":
+    def of(cls, values: np.ndarray) -> TiedGroups:
         order = np.argsort(values, axis=1, kind="stable")
         ordered = np.take_along_axis(values, order, axis=1)
         starts = np.concatenate(

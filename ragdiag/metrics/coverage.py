@@ -86,7 +86,7 @@ def table_coverage(table: GradedTable, segmentation: str) -> dict[str, Any]:
     segment of ``segmentation``, the two gaps in points, and whether either exceeds :data:`GAP_POINTS`."""
     full = table.with_missing if table.with_missing is not None else table
     graded = np.isfinite(full.grade)
-    by_k = [_entry(int(k), int((full.K == k).sum()), int(graded[full.K == k].sum())) for k in np.unique(full.K)]
+    by_k = [_entry(int(k), int((k == full.K).sum()), int(graded[k == full.K].sum())) for k in np.unique(full.K)]
     for entry in by_k:
         entry["K"] = entry.pop("group")
     by_segment = []

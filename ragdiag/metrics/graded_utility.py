@@ -93,11 +93,6 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def ideal_gain(pool_counts: np.ndarray, k: int, params: RarityWeights = DEFAULT_WEIGHTS) -> np.ndarray:
-    """G_ideal(q, K): the sum of the K largest rarity weights in the judged pool P_q."""
-    return _top_weights_sum(rarity_weights(pool_counts, params), pool_counts, k)
-
-
 def ra_nwg(ranked: np.ndarray, pool_counts: np.ndarray, k: int, params: RarityWeights = DEFAULT_WEIGHTS) -> np.ndarray:
     """RA-nWG@K = G_obs / G_ideal (paper 001 §2; docs/methods.md#8-graded-utility-metrics).
 

@@ -14,7 +14,12 @@ import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.metrics.correlation import correlation_curves, maximum
-from ragdiag.metrics.measure_tables import ALPHA_MEASURES, RowColumns, distinct_table, evaluate
+from ragdiag.metrics.measure_tables import (
+    ALPHA_MEASURES,
+    RowColumns,
+    distinct_table,
+    evaluate,
+)
 from ragdiag.metrics.measures import ndcg, recall, robustness_at_k
 from ragdiag.metrics.segments import sibling_positives
 

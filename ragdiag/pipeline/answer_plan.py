@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,7 +150,9 @@ class AnswerPlan:
     def fit(self, prompt: Prompt, query: str, passages: list[str], tokens: int | None = None) -> Fitted:
         """The messages for ``query`` and ``passages``, fitted to ``tokens`` (default: the run's budget,
         if any)."""
-        build: Callable[[list[str]], list[dict[str, str]]] = lambda ps: prompt.messages(query=query, references=ps)
+        def build(ps: list[str]) -> list[dict[str, str]]:
+            return prompt.messages(query=query, references=ps)
+
         budget = self._budget(tokens)
         if budget is None:
             return Fitted(build(passages), passages, 0, None)

@@ -31,7 +31,7 @@ class RetrieverSpec:
     embedder: str = ""
     index: IndexSpec | None = None
     bm25: object = None  # ragdiag.retrieval.bm25.Bm25Config
-    parts: tuple["RetrieverSpec", ...] = ()
+    parts: tuple[RetrieverSpec, ...] = ()
 
 
 def _is_index_kind(part: str) -> bool:

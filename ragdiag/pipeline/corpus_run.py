@@ -24,10 +24,14 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.llm.client import ClientConfig
-from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.metrics.segments import segmentation_for
+from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
-from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, RetrieverSpec, parse_retriever
+from ragdiag.pipeline.corpus_retrievers import (
+    CorpusRetrieval,
+    RetrieverSpec,
+    parse_retriever,
+)
 from ragdiag.pipeline.generate import _stderr_line
 from ragdiag.retrieval.formats import write_run
 
@@ -77,11 +81,6 @@ def check_config(cfg: CorpusRunConfig) -> tuple[list[RetrieverSpec], int]:
     if cfg.ideal_cap < 1:
         raise RagdiagError(f"--ideal-cap must be at least 1, got {cfg.ideal_cap}")
     return specs, depth
-
-
-def _at_k(hits: list[int], ks: list[int], np_: int) -> tuple[list[int], list[float], list[float]]:
-    cut = [k for k in ks if k <= len(hits)]
-    return cut, [sum(hits[:k]) / k for k in cut], [sum(hits[:k]) / np_ for k in cut]
 
 
 def build_samples(data: CorpusData, rankings: dict[str, list[list[tuple[int, float]]]], ks: list[int], depth: int,

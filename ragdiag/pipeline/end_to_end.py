@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.generate import GenerateResult, _stderr_line, run_generate
 from ragdiag.pipeline.grade import GradeResult, GradingOptions, run_grade
-from ragdiag.io.run_record import stamp, start_run
-from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
 from ragdiag.pipeline.run_meta import manifest_path
 
 
@@ -77,7 +77,6 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     from ragdiag.data.loaders import load_graded_file
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import run_correlation
-
     from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
 
     if segments not in SEGMENTATIONS:

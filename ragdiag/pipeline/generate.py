@@ -9,22 +9,30 @@ pairs are reported (count and first ids), never dropped silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragdiag.data.reference_gate import KINDS, ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.writer import write_json, write_jsonl
 from ragdiag.llm.client import ClientConfig, LLMClient
-from ragdiag.llm.prompts import Prompt
 from ragdiag.llm.language import LANGS
+from ragdiag.llm.prompts import Prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.metrics.coverage import coverage_line, topk_coverage
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
-from ragdiag.io.writer import write_json, write_jsonl
-from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
+from ragdiag.pipeline.run_meta import (
+    guard_run_outputs,
+    open_record,
+    run_details,
+    run_meta,
+    summary,
+    write_manifest,
+)
 
 
 @dataclass
@@ -36,17 +44,6 @@ class GenerateResult:
     summary: dict[str, Any]
     failures: list[dict[str, Any]]
     manifest: Path
-
-
-def parse_ks(text: str) -> list[int]:
-    """``"2,3,5"`` → [2, 3, 5] (positive, sorted, unique)."""
-    try:
-        ks = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise RagdiagError(f"cut-offs K: expected comma-separated integers such as 2,3,5, got '{text}'") from None
-    if not ks or ks[0] < 1:
-        raise RagdiagError(f"cut-offs K must be positive, got '{text}'")
-    return ks
 
 
 def _candidate(sample: TextsSample, np_: int, index: int) -> str:

@@ -27,19 +27,27 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
-from ragdiag.data.loaders import file_sha256, read_jsonl_lines
 from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.files import file_sha256
+from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
 from ragdiag.llm.prompts import load_prompt, load_prompt_lang
-from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.llm.runner import run_items
+from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
+from ragdiag.pipeline.run_meta import (
+    guard_run_outputs,
+    open_record,
+    run_details,
+    run_meta,
+    summary,
+    write_manifest,
+)
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 GRADE_MODES = ("digit", "logprobs")

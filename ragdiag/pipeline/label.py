@@ -22,9 +22,9 @@ import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
-from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
+from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.io.writer import write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
@@ -32,7 +32,14 @@ from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary, ordinal_alpha
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.refine_pools import refine_pools
-from ragdiag.pipeline.run_meta import guard_run_outputs, open_record, run_details, run_meta, summary, write_manifest
+from ragdiag.pipeline.run_meta import (
+    guard_run_outputs,
+    open_record,
+    run_details,
+    run_meta,
+    summary,
+    write_manifest,
+)
 from ragdiag.retrieval.beir import load_corpus, load_queries
 from ragdiag.retrieval.formats import check_ids_fit
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ragdiag.llm.client import LLMClient
 from ragdiag.llm.prompts import load_prompt

@@ -9,8 +9,9 @@ parallel on the client's workers; within a query the rounds are sequential. Seed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any, Sequence
+from typing import Any
 
 from ragdiag.evaluate.plackett_luce import RefineOutcome, RefineParams, refine
 from ragdiag.llm.client import LLMClient

@@ -6,13 +6,20 @@ Every file goes through :mod:`ragdiag.io.writer` (atomic, never over an input).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import RunRecord, stamp, start_run
-from ragdiag.io.writer import OutputError, PathLike, guard_outputs, sidecar_path, write_json
+from ragdiag.io.writer import (
+    OutputError,
+    PathLike,
+    guard_outputs,
+    sidecar_path,
+    write_json,
+)
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.remote.urls import redact_url
 

@@ -31,7 +31,6 @@ ABLATIONS = (
     "author_position_shift",
     "unicode_normalization_stress",
 )
-ROLES = ("C1", "C2a", "C2b", "C3", "C4")
 NEAR_MISS_DISTANCE = 2  # Levenshtein distance of every near-miss impostor to the true name
 NNBSP = "\u202f"  # narrow no-break space
 _CASINGS = ("upper", "lower", "title")

@@ -8,16 +8,16 @@ from pathlib import Path
 from rich.table import Table
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.files import file_sha256
 from ragdiag.io.out_format import out_format
 from ragdiag.io.run_record import RunRecord, stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_text
-from ragdiag.report import probe_report as render
 from ragdiag.probes.ablations import NEAR_MISS_DISTANCE, parse_ablations
 from ragdiag.probes.embedding import load_embedders, make_meta
 from ragdiag.probes.names import FAKER_LOCALES, run_names_probe
 from ragdiag.probes.noise import parse_levels, run_noise_probe
-from ragdiag.data.loaders import file_sha256
 from ragdiag.probes.probe_data import bundled_queries_path, load_queries, parse_langs
+from ragdiag.report import probe_report as render
 
 FORMATS = ("table", "json")
 

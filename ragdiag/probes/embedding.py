@@ -8,7 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ragdiag import __version__
-from ragdiag.retrieval.embedders import EmbedStats, Embedder, load_embedder
+from ragdiag.retrieval.embedders import Embedder, EmbedStats, load_embedder
 
 
 def load_embedders(specs: list[str], cache_dir: Path | None, use_cache: bool = True,

@@ -20,9 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragdiag.errors import RagdiagError
-from ragdiag.probes.ablations import NEAR_MISS_DISTANCE, Author, BundleSpec, near_miss, render_bundle
-from ragdiag.probes.probe_data import NameTemplates, load_name_templates
+from ragdiag.probes.ablations import (
+    NEAR_MISS_DISTANCE,
+    Author,
+    BundleSpec,
+    near_miss,
+    render_bundle,
+)
 from ragdiag.probes.embedding import embedding_calls
+from ragdiag.probes.probe_data import NameTemplates, load_name_templates
 from ragdiag.retrieval.embedders import Embedder
 
 FAKER_LOCALES = {"en": ["en_US", "en_GB"], "fr": ["fr_FR"]}

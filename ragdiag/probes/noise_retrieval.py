@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdiag.data.loaders import file_sha256
 from ragdiag.errors import RagdiagError
+from ragdiag.io.files import file_sha256
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def kendall_tau_topk(clean_order_scores: np.ndarray) -> float:
 
 
 def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: int, progress: bool,
-                     judged: "JudgedQueries | None" = None) -> list[dict]:
+                     judged: JudgedQueries | None = None) -> list[dict]:
     """Per level: ``recall_at_k``, ``overlap_at_k``, ``kendall_tau`` (means over queries) and ``k``;
     with ``judged`` (qrels), ``qrels_impact``: N-Recall4+, RA-nWG and recall@K of the noisy queries
     against the clean ones (:func:`ragdiag.probes.query_impact.variant_impact`)."""
@@ -104,7 +104,7 @@ class JudgedQueries:
     seed: int
 
     @classmethod
-    def of(cls, query_ids: list[str], qrels, bootstrap: int, seed: int) -> "JudgedQueries":
+    def of(cls, query_ids: list[str], qrels, bootstrap: int, seed: int) -> JudgedQueries:
         positions = [i for i, q in enumerate(query_ids) if q in qrels.grades]
         if not positions:
             raise RagdiagError(f"--qrels {qrels.source}: none of the probe's query ids is judged "

@@ -11,8 +11,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag.data.loaders import file_sha256, read_json_records
 from ragdiag.errors import DataError
+from ragdiag.io.files import file_sha256
+from ragdiag.io.jsonl import read_json_records
 from ragdiag.options import parse_choices
 from ragdiag.resources import resource_path
 

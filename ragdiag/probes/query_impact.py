@@ -8,8 +8,9 @@ queries come with paired bootstrap intervals (one set of draws over queries for 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 ABLATIONS = ("mask", "gibberish", "replace")
 MASK_TOKEN = {"en": "NAME", "fr": "NOM"}
@@ -103,8 +103,7 @@ def ablate(text: str, spans: Sequence[tuple[int, int]], ablation: str, lang: str
     out, last = [], 0
     for start, end in spans:
         name = text[start:end]
-        new = {"mask": lambda: MASK_TOKEN[lang], "gibberish": lambda: _gibberish(name),
-               "replace": lambda: replacement(name)}[ablation]()
+        new = {"mask": lambda _: MASK_TOKEN[lang], "gibberish": _gibberish, "replace": replacement}[ablation](name)
         out += [text[last:start], new]
         last = end
     return "".join(out) + text[last:]

@@ -11,8 +11,9 @@ entry, as in exports written before embeddings were exported), so one file can h
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
@@ -109,7 +110,7 @@ def _export_records(source: Path) -> tuple[list[tuple[int, Any]], list[str]]:
     is not an export at all: one line."""
     import orjson
 
-    from ragdiag.data.loaders import read_json_records
+    from ragdiag.io.jsonl import read_json_records
 
     data = source.read_bytes() if source.is_file() else b""
     if not source.is_file() or source.suffix == ".gz" or data.lstrip().startswith(b"["):

@@ -15,8 +15,9 @@ import math
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.store import SqliteStore, canonical_json, request_key

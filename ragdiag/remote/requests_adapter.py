@@ -11,7 +11,8 @@ failures as ``requests`` connection errors, which the SDK turns into its own exc
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import requests

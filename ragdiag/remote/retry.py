@@ -13,8 +13,9 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require

@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import time
 import threading
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 

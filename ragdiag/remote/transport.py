@@ -16,9 +16,10 @@ httpx and the SDKs are imported when a client is built, never when this module i
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require

@@ -3,8 +3,8 @@ through the one atomic writer, never over an input."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ragdiag.io.out_format import out_format
 from ragdiag.io.writer import PathLike, guard_outputs, write_text

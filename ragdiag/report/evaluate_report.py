@@ -130,8 +130,10 @@ def render_table(result: dict[str, Any], console: Console) -> None:
         comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries where b is better / worse; lower is better for Harm and Unjudged)")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
             comp.add_column(name, justify="right" if name in ("k", "improved", "worsened", "n") else "left")
+        def share(x: float | None) -> str:
+            return "NA" if x is None else f"{x:.2f}"
+
         for c in result["comparisons"]:
-            share = (lambda x: "NA" if x is None else f"{x:.2f}")
             comp.add_row(c["a"], c["b"], METRIC_LABELS.get(c["metric"], c["metric"]), str(c["k"]), _diff(c),
                          share(c["improved"]), share(c["worsened"]), str(c["n_defined"]))
         console.print(comp)

@@ -3,7 +3,8 @@ logs and the ``ragdiag: note:`` helper (:mod:`ragdiag.io.progress`, re-exported 
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from rich.console import Console
 

@@ -183,7 +183,7 @@ def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
             ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
     exact = next(c for c in result["controls"] if c["name"] == "exact")
     ax.scatter([exact["grade_mean"]], [exact["qps_batch"]], marker="s", color="black", zorder=3,
-               label=f"exact k-NN (flat)")
+               label="exact k-NN (flat)")
     rec = result["recommendation"]
     if rec["point"] is not None:
         ax.scatter([rec["grade_mean"]], [rec["qps_batch"]], s=220, facecolors="none", edgecolors="red", linewidths=2,

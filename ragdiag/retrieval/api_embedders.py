@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.endpoint import check_endpoint
 from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
-from ragdiag.remote.transport import openai_client, reply_json, voyage_client, voyage_embeddings
+from ragdiag.remote.transport import (
+    openai_client,
+    reply_json,
+    voyage_client,
+    voyage_embeddings,
+)
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 from ragdiag.retrieval.embedder_base import Embedder
 

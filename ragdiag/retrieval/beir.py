@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ragdiag.data.loaders import file_sha256
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.text_input import decode_utf8, too_deep
 from ragdiag.retrieval.formats import read_qrels, read_run, run_ids
 
-__all__ = ["file_sha256", "load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
+__all__ = ["load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:

@@ -61,7 +61,7 @@ class Bm25Config:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Bm25Config":
+    def from_dict(cls, data: dict) -> Bm25Config:
         known = {k: data[k] for k in ("variant", "k1", "b", "epsilon", "lang", "stem", "accents") if k in data}
         return check_config(cls(**known))
 
@@ -138,7 +138,7 @@ class BM25Index:
         self.n_docs = int(engine.scores["num_docs"])
 
     @classmethod
-    def build(cls, texts: list[str], config: Bm25Config | None = None, source: str = "corpus") -> "BM25Index":
+    def build(cls, texts: list[str], config: Bm25Config | None = None, source: str = "corpus") -> BM25Index:
         """Tokenise ``texts`` and build the score matrix (one column of precomputed scores per term)."""
         config = check_config(config or Bm25Config())
         bm25s = require("bm25s")

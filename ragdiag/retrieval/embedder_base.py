@@ -15,8 +15,13 @@ import numpy as np
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
+from ragdiag.remote.embedding_cache import (
+    CACHE_FILE,
+    EmbeddingCache,
+    VectorKeys,
+    text_key,
+)
 from ragdiag.remote.store import CACHE_MODES
-from ragdiag.remote.embedding_cache import CACHE_FILE, EmbeddingCache, VectorKeys, text_key
 
 
 @dataclass

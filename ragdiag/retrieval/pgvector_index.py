@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -121,7 +121,7 @@ class PgIndex:
     def copy_in(self, vectors: np.ndarray) -> None:
         """``COPY … FROM STDIN (FORMAT BINARY)`` in batches of :data:`COPY_BATCH` rows."""
         for start in range(0, len(vectors), COPY_BATCH):
-            with self.conn.cursor() as cur:
+            with self.conn.cursor() as cur:  # noqa: SIM117 (the inner context needs the outer one's object)
                 with cur.copy(self._sql("COPY {table} (id, embedding) FROM STDIN WITH (FORMAT BINARY)")) as copy:
                     copy.set_types(["int4", "vector"])
                     for i in range(start, min(start + COPY_BATCH, len(vectors))):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require

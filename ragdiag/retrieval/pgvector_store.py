@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.pgvector_index import PgIndex, connection_errors, table_name
-from ragdiag.retrieval.pgvector_server import Backend, connect, parse_backend, preflight, server_info, server_url, tune_embedded
+from ragdiag.retrieval.pgvector_server import (
+    Backend,
+    connect,
+    parse_backend,
+    preflight,
+    server_info,
+    server_url,
+    tune_embedded,
+)
 from ragdiag.retrieval.pgvector_specs import PgSpec, is_pg_spec, parse_pg_spec
 
 

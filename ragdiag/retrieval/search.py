@@ -14,9 +14,10 @@ from pathlib import Path
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import start_run, stamp
+from ragdiag.io.files import file_sha256
+from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json
-from ragdiag.retrieval.beir import file_sha256, load_queries
+from ragdiag.retrieval.beir import load_queries
 from ragdiag.retrieval.chunking import pool_max
 from ragdiag.retrieval.formats import RUN_FORMATS, check_ids_fit, write_run
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion

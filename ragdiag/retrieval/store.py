@@ -23,15 +23,31 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import start_run, stamp
-from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
-from ragdiag.retrieval.beir import corpus_file, file_sha256, load_corpus
+from ragdiag.io.files import file_sha256
 from ragdiag.io.progress import note
-from ragdiag.retrieval.bm25 import BM25_FILES, BM25Index, Bm25Config, load_bm25, parse_bm25_spec, save_bm25
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
+from ragdiag.retrieval.beir import corpus_file, load_corpus
+from ragdiag.retrieval.bm25 import (
+    BM25_FILES,
+    Bm25Config,
+    BM25Index,
+    load_bm25,
+    parse_bm25_spec,
+    save_bm25,
+)
 from ragdiag.retrieval.chunking import check_fits, parse_chunk, split_documents
 from ragdiag.retrieval.embedders import load_embedder, resolve_device
 from ragdiag.retrieval.index_specs import check_index_params, parse_index_spec
-from ragdiag.retrieval.indexes import build_index, check_metric, index_bytes, load_index, prepare_vectors, save_index, set_search_params
+from ragdiag.retrieval.indexes import (
+    build_index,
+    check_metric,
+    index_bytes,
+    load_index,
+    prepare_vectors,
+    save_index,
+    set_search_params,
+)
 
 MANIFEST = "manifest.json"
 DOC_IDS = "doc_ids.json"
@@ -169,7 +185,7 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     return manifest
 
 
-def _passages(embedder, texts: list[str], chunk: str | None) -> tuple[list[str], "np.ndarray | None", int | None]:
+def _passages(embedder, texts: list[str], chunk: str | None) -> tuple[list[str], np.ndarray | None, int | None]:
     """(texts to embed, passage → document position or None, count longer than the model window).
 
     With ``chunk`` the documents are split with the embedder's tokenizer; otherwise each document

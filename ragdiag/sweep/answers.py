@@ -20,8 +20,9 @@ Call accounting: a counting view of the client records, per item, the calls that
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient

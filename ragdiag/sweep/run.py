@@ -28,19 +28,26 @@ from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
 from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
+from ragdiag.data.reference_answers import load_reference_answers
+from ragdiag.data.reference_gate import count_kinds
 from ragdiag.errors import RagdiagError
+from ragdiag.io.progress import note
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.data.reference_answers import load_reference_answers
-from ragdiag.data.reference_gate import count_kinds
+from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
-from ragdiag.sweep.answers import AnswerJob, Answered, Context, answer_all, check_budget, count_needed
-from ragdiag.io.progress import note
-from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
+from ragdiag.sweep.answers import (
+    Answered,
+    AnswerJob,
+    Context,
+    answer_all,
+    check_budget,
+    count_needed,
+)
 
 CONTROLS = ("exact", "gold", "empty")
 ACCURACY_THRESHOLD_RANGE = (1.0, 5.0)

@@ -52,7 +52,7 @@ def _ragdiag(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProces
 
 
 def test_core_has_no_heavy_dependency(core_venv):
-    probe = "import importlib.util, json; print(json.dumps({m: importlib.util.find_spec(m) is not None for m in %r}))" % (HEAVY,)
+    probe = f"import importlib.util, json; print(json.dumps({{m: importlib.util.find_spec(m) is not None for m in {HEAVY!r}}}))"
     found = json.loads(_run([str(core_venv / "bin" / "python"), "-c", probe]).stdout)
     assert not any(found.values()), f"the core install pulled {[m for m, ok in found.items() if ok]}"
 

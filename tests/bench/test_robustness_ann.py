@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragdiag.bench.recall import ann_recall, exact_ground_truth, recall_histogram, robustness
+from ragdiag.bench.recall import (
+    ann_recall,
+    exact_ground_truth,
+    recall_histogram,
+    robustness,
+)
 from ragdiag.cli import app
 from ragdiag.retrieval.indexes import prepare_vectors
 
@@ -35,10 +40,7 @@ def test_exact_ground_truth_equals_brute_force(npy, metric):
     queries = prepare_vectors(np.load(npy / "queries.npy"), metric, "q")
     _, ids = exact_ground_truth(base, queries, 10, metric)
     base64_, q64 = base.astype(np.float64), queries.astype(np.float64)
-    if metric == "l2":
-        dist = ((q64[:, None, :] - base64_[None]) ** 2).sum(-1)
-    else:
-        dist = -(q64 @ base64_.T)
+    dist = ((q64[:, None, :] - base64_[None]) ** 2).sum(-1) if metric == "l2" else -(q64 @ base64_.T)
     brute = np.argsort(dist, axis=1, kind="stable")[:, :10]
     # same sets (order of float near-ties may differ between float32 faiss and float64 numpy)
     overlap = np.mean([len(set(a) & set(b)) for a, b in zip(ids, brute)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
@@ -17,7 +18,6 @@ def _paths(command, prefix=()):
         yield from _paths(sub, (*prefix, name))
 
 
-import typer.main
 
 COMMANDS = sorted(_paths(typer.main.get_command(app)))
 

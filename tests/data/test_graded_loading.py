@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from ragdiag.data.graded_table import GradedSource, build_graded_table
-from ragdiag.data.loaders import load_graded_dataset, load_graded_file, load_graded_hub, read_json_records
-from tools.synthetic import synthetic_graded
+from ragdiag.data.loaders import load_graded_dataset, load_graded_file, load_graded_hub
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.jsonl import read_json_records
+from tools.synthetic import synthetic_graded
 
 
 def _write(path: Path, records) -> Path:

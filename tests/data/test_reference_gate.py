@@ -142,6 +142,6 @@ def test_cli_defaults_match_the_library():
     from ragdiag.pipeline.grade import GradingOptions
 
     assert params.DEFAULT_LONG_ANSWER_RATIO == DEFAULT_LONG_RATIO == GradingOptions.long_answer_ratio
-    assert params.DEFAULT_TOP_LOGPROBS == GradingOptions.top_logprobs
+    assert GradingOptions.top_logprobs == params.DEFAULT_TOP_LOGPROBS
     assert "Range [1.5, 1000]" in params.LongAnswerRatio.__metadata__[0].help
     assert LONG_RATIO_RANGE == (1.5, 1000.0)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools import sample_builder as sb
-from tools.sample_passages import MAX_WORDS, MIN_WORDS, load_topics, write_texts_samples
 from ragdiag.data.schema import RankedSample, TextsSample, check_graded_record
 from ragdiag.errors import DataError
 from ragdiag.pipeline.rank import rank_by_cosine
 from ragdiag.resources import resource_path
+from tools import sample_builder as sb
+from tools.sample_passages import MAX_WORDS, MIN_WORDS, load_topics, write_texts_samples
 
 SAMPLE_DIR = resource_path("fixtures", "retrieval-response-sample")
 FILES = ("samples_texts.json", "samples_ranked.json", "samples_graded.json")
@@ -57,7 +57,7 @@ def test_ranked_records_match_paper_figure_22(shipped):
         assert len(sr.rank) == sr.Nc and sorted(sr.rank) == list(range(sr.Nc))
         assert sr.Nc <= len(sq["p"]) + len(sq["n"]) and sr.Np <= len(sq["p"])
         assert 2 <= sr.Np < sr.Nc
-        assert sr.E == "L6" and sr.K == list(range(2, 16))
+        assert sr.E == "L6" and list(range(2, 16)) == sr.K
         hits = np.cumsum([i < sr.Np for i in sr.rank])
         for k, p, r in zip(sr.K, sr.P, sr.R):
             assert p == hits[k - 1] / k and r == hits[k - 1] / sr.Np

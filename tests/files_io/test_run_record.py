@@ -5,7 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ragdiag.io.run_record import RUN_RECORD_KEY, describe_input, stamp, start_run, without_run_record
+from ragdiag.io.run_record import (
+    RUN_RECORD_KEY,
+    describe_input,
+    stamp,
+    start_run,
+    without_run_record,
+)
 
 
 def test_record_carries_inputs_with_sha256_and_the_documented_fields(tmp_path):

@@ -7,8 +7,16 @@ import stat
 
 import pytest
 
-from ragdiag.io.writer import (OutputError, atomic_path, check_output_dir, guard_outputs, sidecar_path, write_json,
-                               write_jsonl, write_text)
+from ragdiag.io.writer import (
+    OutputError,
+    atomic_path,
+    check_output_dir,
+    guard_outputs,
+    sidecar_path,
+    write_json,
+    write_jsonl,
+    write_text,
+)
 
 
 def test_output_equal_to_an_input_is_refused_by_path_symlink_and_hard_link(tmp_path):

@@ -9,11 +9,11 @@ import pytest
 from scipy import stats
 
 from ragdiag.data.graded_table import GradedSource, build_graded_table
-from tools.synthetic import synthetic_graded
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
 from ragdiag.metrics.correlation import KINDS, correlation_curves
 from tests.metrics.reference import correlation_at, reference_correlate, segment_samples
+from tools.synthetic import synthetic_graded
 
 GRID = "l12^0.75"
 MEASURES = ("F", "E", "T", "T'", "nDCG", "P", "R")

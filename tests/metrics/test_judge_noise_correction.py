@@ -8,7 +8,11 @@ import numpy as np
 
 from ragdiag.metrics.judge_reliability import corrected, icc_oneway, reliability_summary
 from ragdiag.metrics.measure_tables import RowColumns, distinct_table
-from ragdiag.metrics.noise_correction import corrected_interval, joint_bootstrap, resample_ratings
+from ragdiag.metrics.noise_correction import (
+    corrected_interval,
+    joint_bootstrap,
+    resample_ratings,
+)
 
 # Shrout & Fleiss (1979), Table 2: 6 targets rated by 4 judges; their Table 4 gives
 # ICC(1,1) = 0.17 and ICC(1,k) = 0.44.

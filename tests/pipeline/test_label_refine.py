@@ -59,7 +59,7 @@ def test_core_beats_single_shot_over_seeds():
         truth_value = dict(zip(items, rng.random(20)))
         truth = sorted(items, key=lambda d: -truth_value[d])
 
-        def judge(batch, seed=seed):
+        def judge(batch, seed=seed, truth_value=truth_value):
             digest = hashlib.sha256(f"{seed}|{'|'.join(batch)}".encode()).digest()
             order = noisy_ranking([truth_value[d] for d in batch], 0.3, np.random.default_rng(int.from_bytes(digest[:8], "little")))
             return [batch[i] for i in order]

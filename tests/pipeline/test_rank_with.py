@@ -23,7 +23,7 @@ def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
     for s in samples:
         assert s.E == "L6" and s.K == [2, 3] and sorted(s.rank) == list(range(6))
         hits = np.cumsum(np.asarray(s.rank) < s.Np)
-        assert s.P == [hits[1] / 2, hits[2] / 3] and s.R == [hits[1] / 2, hits[2] / 2]
+        assert [hits[1] / 2, hits[2] / 3] == s.P and [hits[1] / 2, hits[2] / 2] == s.R
     # the topic word is in the query and both positives only: the embedder puts them first
     assert all(set(s.rank[:2]) == {0, 1} for s in samples)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -46,7 +46,7 @@ def test_rank_with_local_reproduces_the_bundled_sample_rankings(tmp_path):
     try:
         ranked = rank_texts([TextsSample.from_dict(t) for t in texts], "local", list(range(2, 16)), tmp_path, False,
                             variants)
-    except Exception as err:  # noqa: BLE001 - only a model that cannot load is a reason to skip
+    except Exception as err:
         if "cannot load" in str(err) or isinstance(err, (ImportError, OSError)):
             pytest.skip(f"local model unavailable: {err}")
         raise

@@ -9,8 +9,18 @@ import pytest
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.probes.names import NamesTexts, margins, summarise
-from ragdiag.probes.noise import apply_casing, build_noise_texts, compose_noisy, parse_levels
-from ragdiag.probes.probe_data import ProbeQuery, load_noise_bank, load_queries, parse_langs
+from ragdiag.probes.noise import (
+    apply_casing,
+    build_noise_texts,
+    compose_noisy,
+    parse_levels,
+)
+from ragdiag.probes.probe_data import (
+    ProbeQuery,
+    load_noise_bank,
+    load_queries,
+    parse_langs,
+)
 
 
 def test_margins_from_known_cosines():

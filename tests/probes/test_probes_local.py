@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -55,7 +56,7 @@ def test_second_identical_run_makes_no_embedding_call(names_run):
     assert again.exit_code == 0
     counters = [line for line in again.stderr.splitlines() if line.startswith("embedding calls")]
     assert len(counters) == 2 and all(": 0 model calls, 0 texts embedded" in line for line in counters)
-    assert json.loads(open(args[args.index("--out") + 1]).read())[0]["ablations"] == docs[0]["ablations"]
+    assert json.loads(Path(args[args.index("--out") + 1]).read_text())[0]["ablations"] == docs[0]["ablations"]
 
 
 def test_names_table_reads_like_table_4_1(names_run, cache_dir):

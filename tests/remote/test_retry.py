@@ -5,7 +5,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from ragdiag.remote.retry import BadReply, CallFailed, Refused, RetryPolicy, call_with_retries, retry_after_seconds
+from ragdiag.remote.retry import (
+    BadReply,
+    CallFailed,
+    Refused,
+    RetryPolicy,
+    call_with_retries,
+    retry_after_seconds,
+)
 
 
 def _status_error(status: int, headers: dict[str, str] | None = None) -> httpx.HTTPStatusError:

@@ -11,8 +11,8 @@ import pytest
 
 from ragdiag.errors import RagdiagError
 from ragdiag.remote.call_cache import CallCache
-from ragdiag.remote.store import SqliteStore, canonical_json, request_key
 from ragdiag.remote.embedding_cache import EmbeddingCache
+from ragdiag.remote.store import SqliteStore, canonical_json, request_key
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT NOT NULL)",)
 

@@ -179,7 +179,7 @@ def test_endpoint_check_dead_server_refused_key_and_redaction():
         check_endpoint(dead, "k", "OPENAI_API_KEY")
     message = str(caught.value)
     assert message.startswith("cannot reach http://127.0.0.1:") and "secret" not in message and "user" not in message
-    with use_transport(httpx.MockTransport(lambda request: httpx.Response(401))):
+    with use_transport(httpx.MockTransport(lambda request: httpx.Response(401))):  # noqa: SIM117 (the inner context needs the outer one's object)
         with pytest.raises(Refused, match=r"refused the API key \(HTTP 401\); check \$OPENAI_API_KEY"):
             check_endpoint(BASE, "k", "OPENAI_API_KEY")
     with use_transport(httpx.MockTransport(lambda request: httpx.Response(503))):

@@ -8,7 +8,15 @@ import pytest
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.bm25 import (
-    BM25_FILES, BM25Index, Bm25Config, Tokenizer, fold_accents, load_bm25, parse_bm25_spec, save_bm25, tokenize,
+    BM25_FILES,
+    Bm25Config,
+    BM25Index,
+    Tokenizer,
+    fold_accents,
+    load_bm25,
+    parse_bm25_spec,
+    save_bm25,
+    tokenize,
     top_k_from_scores,
 )
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion

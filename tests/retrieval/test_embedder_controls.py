@@ -12,8 +12,18 @@ from typer.testing import CliRunner
 
 from ragdiag.errors import RagdiagError
 from ragdiag.io.progress import LineProgress, progress_reporter
-from ragdiag.retrieval.chunking import check_fits, parse_chunk, pool_max, split_documents
-from ragdiag.retrieval.embedders import SentenceTransformerEmbedder, load_embedder, parse_st_options, resolve_device
+from ragdiag.retrieval.chunking import (
+    check_fits,
+    parse_chunk,
+    pool_max,
+    split_documents,
+)
+from ragdiag.retrieval.embedders import (
+    SentenceTransformerEmbedder,
+    load_embedder,
+    parse_st_options,
+    resolve_device,
+)
 
 
 def test_spec_options_keep_trailing_spaces_and_decode_percent():

@@ -10,7 +10,13 @@ import pytest
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.writer import OutputError
 from ragdiag.retrieval.beir import load_qrels, load_run
-from ragdiag.retrieval.formats import read_qrels, read_run, read_run_ids, run_depth, write_run
+from ragdiag.retrieval.formats import (
+    read_qrels,
+    read_run,
+    read_run_ids,
+    run_depth,
+    write_run,
+)
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

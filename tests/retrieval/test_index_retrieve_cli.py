@@ -143,9 +143,9 @@ def test_scifact_bm25_run_against_qrels(tmp_path, monkeypatch, server):
     lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
     test_ids = sorted({line.split("\t")[0] for line in lines[1:]}, key=int)[:100]  # 100 claims keep it fast
     qrels = tmp_path / "qrels.tsv"
-    qrels.write_text("\n".join([lines[0], *[l for l in lines[1:] if l.split("\t")[0] in test_ids]]) + "\n")
-    queries = _jsonl(tmp_path / "q.jsonl", [json.loads(l) for l in (SCIFACT / "queries.jsonl").read_text().splitlines()
-                                            if json.loads(l)["_id"] in test_ids])
+    qrels.write_text("\n".join([lines[0], *[row for row in lines[1:] if row.split("\t")[0] in test_ids]]) + "\n")
+    queries = _jsonl(tmp_path / "q.jsonl", [json.loads(row) for row in (SCIFACT / "queries.jsonl").read_text().splitlines()
+                                            if json.loads(row)["_id"] in test_ids])
     result = runner.invoke(app, ["retrieve", "--index-dir", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
                                  "--k", "10", "--out", str(tmp_path / "run.jsonl")])
     assert result.exit_code == 0, result.output

@@ -8,7 +8,13 @@ import pytest
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.indexes import (
-    build_index, index_bytes, load_index, prepare_vectors, save_index, search, set_search_params,
+    build_index,
+    index_bytes,
+    load_index,
+    prepare_vectors,
+    save_index,
+    search,
+    set_search_params,
 )
 
 

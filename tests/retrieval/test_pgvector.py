@@ -13,10 +13,15 @@ import pytest
 
 from ragdiag.bench.recall import ann_recall, exact_ground_truth
 from ragdiag.errors import RagdiagError
+from ragdiag.io.redact import redact_url
 from ragdiag.retrieval.indexes import prepare_vectors
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
-from ragdiag.io.redact import redact_url
-from ragdiag.retrieval.pgvector_server import Backend, connect, parse_backend, server_url
+from ragdiag.retrieval.pgvector_server import (
+    Backend,
+    connect,
+    parse_backend,
+    server_url,
+)
 from ragdiag.retrieval.pgvector_specs import parse_pg_spec
 from ragdiag.retrieval.pgvector_store import build_dense, check_build, open_dense
 
@@ -242,6 +247,6 @@ def test_index_folder_table_round_trip(server, tmp_path):
     assert rebuilt["table"] == block["table"]
     url_manifest = {"meta": {"pgvector": {**block, "backend": "pgvector:postgresql://h/db"}, "metric": "cosine"},
                     "n_docs": 400, "dim": base.shape[1]}
-    with pytest.raises(RagdiagError, match="pass --backend pgvector:postgresql"):
+    with pytest.raises(RagdiagError, match="pass --backend pgvector:postgresql"):  # noqa: SIM117 (the inner context needs the outer one's object)
         with open_dense(tmp_path / "folder", url_manifest, None):
             pass

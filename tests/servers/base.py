@@ -203,7 +203,7 @@ class LocalServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            def do_GET(self) -> None:
                 if self.path.rstrip("/") != "/v1/models":
                     send_json(self, 404, {"error": {"message": f"no route {self.path}"}}, {})
                     return
@@ -215,7 +215,7 @@ class LocalServer:
                     return
                 send_json(self, 200, {"object": "list", "data": server.model_entries()}, {})
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.path.rstrip("/") != "/v1" + server.route:
                     send_json(self, 404, {"error": {"message": f"no route {self.path}"}}, {})

@@ -22,6 +22,7 @@ Usage (the README's batch loop)::
 
 from __future__ import annotations
 
+import contextlib
 import email.parser
 import email.policy
 import json
@@ -239,10 +240,8 @@ def main() -> None:
         return
     with BatchServer(port=args.port, fail_every=args.fail_every) as server:
         print(f"batch test server (not an LLM) at {server.base_url}; Ctrl-C stops it", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
@@ -180,10 +181,8 @@ def main() -> None:
         toy.judge_noise(args.judge_noise, args.noise_seed)
         noise = f"; judge noise N(0, {args.judge_noise:g}) seed {args.noise_seed}" if args.judge_noise else ""
         print(f"toy model test server (not an LLM) at {toy.base_url}{noise}; Ctrl-C stops it", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
 
 
 if __name__ == "__main__":

@@ -98,8 +98,9 @@ def test_warm_rerun_sends_nothing_and_reproduces(workdir, corpus, sweep_cli, ser
     assert toy.requests == before
     first, second = _load(out)[0], _load(again)[0]
     assert all(p["calls_sent"] == 0 for p in second["points"] + second["controls"])
-    strip = lambda r: [{k: v for k, v in p.items() if k not in ("qps_batch", "qps_batch_runs", "latency_ms", "build_s",
-                                                                   "calls_sent", "calls_reused")} for p in r["points"]]
+    def strip(r):
+        return [{k: v for k, v in p.items() if k not in ("qps_batch", "qps_batch_runs", "latency_ms", "build_s",
+                                                                       "calls_sent", "calls_reused")} for p in r["points"]]
     assert strip(first) == strip(second)
     assert first["delta_calibration"] == second["delta_calibration"]
     assert without_run_record(first)["recall_buckets"] == second["recall_buckets"]

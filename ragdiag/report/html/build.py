@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ragdiag import __version__
@@ -19,6 +19,6 @@ def build_report(paths: list[Path], title: str = "ragdiag report") -> tuple[str,
     inputs, notes = collect(paths)
     inputs.sort(key=lambda item: ORDER.index(item.kind))
     sections = [render(item) for item in inputs]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     subtitle = f"{len(sections)} results from {', '.join(str(p) for p in paths)} · ragdiag {__version__} · {stamp}"
     return page(title, subtitle, sections), sections, notes

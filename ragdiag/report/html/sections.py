@@ -5,17 +5,32 @@ from __future__ import annotations
 import importlib.util
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragdiag.errors import DataError
 from ragdiag.extras import install_command
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.html.inputs import Input
-from ragdiag.report.provenance import TEST_SERVER_MODELS
-from ragdiag.report.html.page import Raw, Section, esc, image, interval, labels, num, record_block, table
-from ragdiag.report.html.reference_gate import correlate_gate_html, counts_html, graded_notes
+from ragdiag.report.html.page import (
+    Raw,
+    Section,
+    esc,
+    image,
+    interval,
+    labels,
+    num,
+    record_block,
+    table,
+)
+from ragdiag.report.html.reference_gate import (
+    correlate_gate_html,
+    counts_html,
+    graded_notes,
+)
 from ragdiag.report.html.shapes import check_shape
+from ragdiag.report.provenance import TEST_SERVER_MODELS
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 

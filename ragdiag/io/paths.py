@@ -1,4 +1,4 @@
-"""Output paths checked before any work starts, each error naming its flag (issue 9).
+"""Input and output paths checked before any work starts, each error naming its flag (issue 9).
 
 The library writers check again when they write (``ragdiag.io.writer``); checking here first
 means a bad ``--out``/``--plot``/``--out-dir`` costs no embedding, no index build, no LLM call.
@@ -6,8 +6,9 @@ means a bad ``--out``/``--plot``/``--out-dir`` costs no embedding, no index buil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from ragdiag.errors import RagdiagError
 from ragdiag.io.writer import check_output_dir, check_output_path, guard_outputs
@@ -17,10 +18,12 @@ PLOT_SUFFIXES = (".png",)  # every plot writer saves PNG
 Paths = Mapping[str, Optional[Path]]
 
 
-def check_paths(*, inputs: Paths = {}, outputs: Paths = {}, plots: Paths = {}, folders: Paths = {}) -> None:
+def check_paths(*, inputs: Paths | None = None, outputs: Paths | None = None, plots: Paths | None = None,
+                folders: Paths | None = None) -> None:
     """Refuse, naming the flag: a plot with an unknown image suffix; an output that is a folder,
     a device or unwritable; a folder option that is an existing file; an output that is an input
     (same path, symlink or hard link) or that another output also names."""
+    inputs, outputs, plots, folders = inputs or {}, outputs or {}, plots or {}, folders or {}
     for flag, path in plots.items():
         if path is not None and path.suffix.lower() not in PLOT_SUFFIXES:
             raise RagdiagError(f"{flag} {path}: unknown image type '{path.suffix}'; plots are written as PNG, use a .png name")

@@ -80,7 +80,7 @@ def test_well_formed_records_load_and_correlate(records):
     table = build_graded_table(records, "<mem>", GradedSource("<mem>"))
     assert len(table) + table.skipped_missing_grade == len(records)
     values = ndcg(table.in_k, table.K, table.n)
-    assert ((table.n <= table.Np) & (table.K <= table.Nc) & (values >= 0) & (values <= 1 + 1e-12)).all()
+    assert ((table.n <= table.Np) & (table.Nc >= table.K) & (values >= 0) & (values <= 1 + 1e-12)).all()
     if len(table):
         _correlate(table)
 

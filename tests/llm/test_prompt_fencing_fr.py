@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ragdiag.llm.prompts import load_prompt, load_prompt_lang
-from tests.hardening.test_security_prompts import HOSTILE, _elements, _outside, _user
+from tests.llm.test_prompt_fencing import HOSTILE, _elements, _outside, _user
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)

@@ -10,8 +10,8 @@ replay miss instead of the expected message.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from typer.testing import CliRunner
