@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from ragdiag.cli import params as p
+from ragdiag.io.lists import parse_ks
 
 
 def dynamic_k(
@@ -34,37 +34,18 @@ def dynamic_k(
     """Dynamic K: escalate to K_high only the queries whose signal looks uncertain, sweep the
     threshold, and compare RA-nWG, N-Recall4+, PROC and cost with fixed K_low and K_high on the same
     queries, with paired bootstrap intervals (paper 001 §5.2, §6)."""
-    from rich.console import Console
+    from ragdiag.commands.dynamic_k import DynamicKParams, DynamicKRequest, run
+    from ragdiag.report import dynamic_k_report as report
 
-    from ragdiag.commands.dynamic_k import DynamicKRequest, run
-    from ragdiag.evaluate.dynamic_k import DynamicKParams
-    from ragdiag.io.lists import parse_ks
-    from ragdiag.io.out_format import out_format
-    from ragdiag.io.paths import check_paths
-    from ragdiag.io.writer import write_text
-    from ragdiag.report.dynamic_k_report import (
-        csv_text,
-        render_table,
-        table_text,
-        write_plot,
-    )
-
-    inputs = {"--qrels": qrels, "--run-low": run_low, "--run-high": run_high, "--signal-run": signal_run,
-              "--signal": signal}
-    check_paths(inputs=inputs, outputs={"--out": out}, plots={"--plot": plot})
     params = DynamicKParams(k_low=k_low, k_high=k_high, ks=parse_ks(ks, "--ks"), escalate_when=escalate_when, steps=steps,
                             tokens_per_candidate=tokens_per_candidate, price_per_mtok=price, bootstrap=bootstrap,
                             seed=seed)
-    _, doc = run(DynamicKRequest(qrels, run_low, run_high, params, signal_run, margin_rank, signal))
+    result = run(DynamicKRequest(qrels, run_low, run_high, params, signal_run, margin_rank, signal, out,
+                                 fmt.value if fmt else None, plot))
     chosen = fmt.value if fmt else "table"
-    if out is not None:
-        kind = out_format(out, fmt.value if fmt else None)
-        text = {"json": lambda: json.dumps(doc, indent=2, allow_nan=False) + "\n",
-                "csv": lambda: csv_text(doc)}.get(kind, lambda: table_text(doc))()
-        write_text(out, text, inputs=[x for x in inputs.values() if x is not None])
-    if plot is not None:
-        write_plot(doc, plot)
     if chosen == "table":
-        render_table(doc, Console())
+        from rich.console import Console
+
+        report.render_table(result, Console())
     elif out is None:
-        typer.echo(json.dumps(doc, indent=2, allow_nan=False) + "\n" if chosen == "json" else csv_text(doc), nl=False)
+        typer.echo(report.json_text(result) if chosen == "json" else report.csv_text(result), nl=False)

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.params import (
     FLOAT,
     INTEGER,
@@ -20,11 +21,9 @@ from ragdiag.cli.params import (
     finite_float,
 )
 from ragdiag.errors import RagdiagError
+from ragdiag.evaluate.registry import METRIC_NAMES, metrics_help
 from ragdiag.io.lists import parse_ks
 from ragdiag.options import parse_choices
-
-METRIC_NAMES = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged",
-                "ndcg", "recall", "mrr", "map", "precision")
 
 
 def _unit(flag: str, help_text: str):
@@ -32,25 +31,12 @@ def _unit(flag: str, help_text: str):
     return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check)
 
 
-def _slow_progress(after: float = 2.0):
-    """A stderr logger that stays silent for the first ``after`` seconds (small inputs print nothing extra)."""
-    import time
-
-    start = time.perf_counter()
-
-    def log(line: str) -> None:
-        if time.perf_counter() - start >= after:
-            typer.echo(f"ragdiag evaluate: {line}", err=True)
-
-    return log
-
-
 def evaluate(
     run: Annotated[list[Path], typer.Option("--run", help="Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", metavar=PATH)],
     qrels: Annotated[Path, typer.Option("--qrels", help="Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", metavar=PATH)],
     k: Annotated[str, typer.Option("--ks", "--k", help="Cut-offs K, comma-separated (--k is the same).", metavar=TEXT)] = "10,20,30",
     pool_depth: Annotated[int, typer.Option("--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
-    metrics: Annotated[str, typer.Option("--metrics", help=f"Comma list of {', '.join(METRIC_NAMES)} (default all).", metavar=TEXT)] = ",".join(METRIC_NAMES),
+    metrics: Annotated[str, typer.Option("--metrics", help=metrics_help(), metavar=TEXT)] = ",".join(METRIC_NAMES),
     gold: Annotated[int, typer.Option("--gold", help="Grade counted as useful (Hit, attribution, relevance of recall/mrr/map/precision).", min=2, max=5, metavar=INTEGER)] = 4,
     harm_max: Annotated[int, typer.Option("--harm-max", help="Judged passages with grade ≤ this count as harm.", min=1, max=4, metavar=INTEGER)] = 2,
     alpha: Annotated[float, typer.Option("--alpha", help="Rarity exponent α (0 turns rarity off). Range [0, 10].", metavar=FLOAT, callback=finite_float(0.0, 10.0))] = 1.0,
@@ -58,7 +44,7 @@ def evaluate(
     cap3: Annotated[float, _unit("--cap3", "Cap c3 on the grade-3 weight.")] = 0.4,
     fallback4: Annotated[float, _unit("--fallback4", "Grade-4 weight f4 when the pool has no grade 5.")] = 0.8,
     fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates over queries for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)] = 1000,
+    bootstrap: p.Bootstrap = 1000,
     seed: Seed = 0,
     answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
     fmt: FormatOpt = None,
@@ -67,61 +53,25 @@ def evaluate(
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG: RA-nWG@K beside PROC@K per run, with intervals.", metavar=PATH)] = None,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
-    from ragdiag.evaluate.evaluation import EvaluateParams
-    from ragdiag.evaluate.job import check_params, evaluate_files
-    from ragdiag.io.out_format import out_format
-    from ragdiag.io.writer import (
-        check_output_path,
-        guard_outputs,
-        write_jsonl,
-        write_text,
-    )
-    from ragdiag.metrics.graded_utility import RarityWeights
+    from ragdiag.commands.evaluate import EvaluateParams, EvaluateRequest, RarityWeights
+    from ragdiag.commands.evaluate import run as evaluate_run
     from ragdiag.report import evaluate_report as report
 
     if not run:
         raise RagdiagError("give at least one --run")
     params = EvaluateParams(parse_ks(k, "--k"), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
-    check_params(params)
-    inputs = [qrels, *run, answers]
-    from ragdiag.io.paths import check_paths
-
-    check_paths(plots={"--plot": plot})  # an image suffix, before any work
-    for path in (out, per_query, plot):
-        if path is not None:
-            check_output_path(path)
-    guard_outputs([out, per_query, plot], inputs)
-    chosen = out_format(out, fmt.value if fmt else None) if out is not None else (fmt.value if fmt else "table")
-    if plot is not None:
-        from ragdiag.extras import require
-
-        require("matplotlib")
-    result, rows = evaluate_files(qrels, run, params, answers, log=_slow_progress())
-    if chosen == OutputFormat.json.value:
-        import json
-
-        text = json.dumps(result, ensure_ascii=False, indent=1) + "\n"
-    elif chosen == OutputFormat.csv.value:
-        text = report.csv_text(result)
-    else:
-        text = None
-    if out is not None:
-        if text is None:
-            write_text(out, report.table_text(result), inputs=inputs)
-        else:
-            write_text(out, text, inputs=inputs)
-    if per_query is not None:
-        write_jsonl(per_query, rows, inputs=inputs)
-    if plot is not None:
-        report.write_plot(result, plot, inputs)
+    result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
     if out is None:
-        if text is None:
+        chosen = fmt.value if fmt else "table"
+        if chosen == OutputFormat.json.value:
+            sys.stdout.write(report.json_text(result))
+        elif chosen == OutputFormat.csv.value:
+            sys.stdout.write(report.csv_text(result))
+        else:
             from rich.console import Console
 
             report.render_table(result, Console())
-        else:
-            sys.stdout.write(text)
     else:
         for line in report.decision_lines(result):
             typer.echo(line, err=True)

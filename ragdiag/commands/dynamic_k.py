@@ -1,17 +1,18 @@
-"""``ragdiag dynamic-k``: read qrels, the K_low and K_high runs and the signal; sweep; stamp."""
+"""``ragdiag dynamic-k``: check the paths, read qrels, the K_low and K_high runs and the signal;
+sweep; write the result (``--out``) and the plot; stamp."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.evaluate.dynamic_k import (
+    DynamicKMeta,
     DynamicKParams,
     DynamicKResult,
     check_params,
@@ -19,7 +20,12 @@ from ragdiag.evaluate.dynamic_k import (
     score_margins,
 )
 from ragdiag.evaluate.inputs import align_run, load_graded_qrels
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.out_format import write_result
+from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import start_run
+from ragdiag.report import dynamic_k_report as report
+
+__all__ = ["DynamicKParams", "DynamicKRequest", "run"]
 
 
 @dataclass
@@ -31,6 +37,14 @@ class DynamicKRequest:
     signal_run: Path | None = None
     margin_rank: int = 10
     signal: Path | None = None
+    out: Path | None = None
+    fmt: str | None = None  # --format; None: the suffix of --out decides
+    plot: Path | None = None
+
+    @property
+    def inputs(self) -> dict[str, Path | None]:
+        return {"--qrels": self.qrels, "--run-low": self.run_low, "--run-high": self.run_high,
+                "--signal-run": self.signal_run, "--signal": self.signal}
 
 
 def read_signal(path: Path, query_ids: list[str]) -> np.ndarray:
@@ -70,15 +84,15 @@ def _margins(path: Path, query_ids: list[str], rank: int) -> np.ndarray:
     return score_margins([[score for _, score in run[q]] for q in query_ids], rank)
 
 
-def run(request: DynamicKRequest) -> tuple[DynamicKResult, dict[str, Any]]:
-    """The sweep and its JSON document (``meta``, the result, ``run_record``)."""
+def run(request: DynamicKRequest) -> DynamicKResult:
+    """Check, sweep, write ``--out`` and ``--plot``; the result carries ``meta`` and its run record."""
+    check_paths(inputs=request.inputs, outputs={"--out": request.out}, plots={"--plot": request.plot})
     p = request.params
     check_params(p)
     if request.signal is not None and request.signal_run is not None:
         raise RagdiagError("--signal and --signal-run are two sources for the same signal: give one")
-    record = start_run("ragdiag dynamic-k", inputs=[request.qrels, request.run_low, request.run_high,
-                                                    request.signal_run, request.signal],
-                       seeds={"bootstrap": p.seed})
+    inputs = [path for path in request.inputs.values() if path is not None]
+    record = start_run("ragdiag dynamic-k", inputs=inputs, seeds={"bootstrap": p.seed})
     qrels = load_graded_qrels(request.qrels)
     low = align_run(request.run_low, qrels)
     high = align_run(request.run_high, qrels, [low.name])
@@ -93,7 +107,13 @@ def run(request: DynamicKRequest) -> tuple[DynamicKResult, dict[str, Any]]:
         signal = _margins(source, qrels.query_ids, request.margin_rank)
         name = f"score margin rank 1 − rank {request.margin_rank} of {source}"
     result = dynamic_k(low.ranked, high.ranked, qrels.pool_counts(), signal, p, name)
-    document = {"meta": {"command": "ragdiag dynamic-k", "qrels": str(request.qrels), "qrels_binary": qrels.binary,
-                         "run_low": str(request.run_low), "run_high": str(request.run_high)},
-                **result.to_json()}
-    return result, stamp(document, record)
+    result.meta = DynamicKMeta("ragdiag dynamic-k", str(request.qrels), qrels.binary, str(request.run_low),
+                               str(request.run_high))
+    result.run_record = record.as_dict()
+    if request.out is not None:
+        write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
+                                                "csv": lambda: report.csv_text(result),
+                                                "table": lambda: report.table_text(result)}, inputs)
+    if request.plot is not None:
+        report.write_plot(result, request.plot, inputs)
+    return result

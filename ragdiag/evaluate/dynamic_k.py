@@ -24,6 +24,7 @@ import numpy as np
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
+from ragdiag.evaluate.result import Estimate
 
 METRICS = ("ra_nwg", "nrecall4", "proc")
 
@@ -78,25 +79,76 @@ def escalated(signal: np.ndarray, theta: float, escalate_when: str) -> np.ndarra
 
 @dataclass
 class PolicyRow:
+    """One policy: fixed K_low, a threshold θ, or fixed K_high; metric means and paired differences."""
+
     threshold: float | None
     label: str
     share_escalated: float
     mean_candidates: float
     cost_per_1k: float
-    metrics: dict[str, dict[str, Any]]
-    vs_low: dict[str, dict[str, Any]]
-    vs_high: dict[str, dict[str, Any]]
+    metrics: dict[str, Estimate]
+    vs_low: dict[str, Estimate]
+    vs_high: dict[str, Estimate]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "label": self.label, "share_escalated": self.share_escalated,
+                "mean_candidates": self.mean_candidates, "cost_per_1k": self.cost_per_1k,
+                **{part: {n: e.to_json() for n, e in getattr(self, part).items()}
+                   for part in ("metrics", "vs_low", "vs_high")}}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> PolicyRow:
+        return cls(doc["threshold"], doc["label"], doc["share_escalated"], doc["mean_candidates"], doc["cost_per_1k"],
+                   *({n: Estimate(**e) for n, e in doc[part].items()} for part in ("metrics", "vs_low", "vs_high")))
+
+
+@dataclass
+class SignalInfo:
+    name: str
+    escalate_when: str
+    defined: int
+    median: float
+    min: float
+    max: float
+
+
+@dataclass
+class DynamicKMeta:
+    command: str
+    qrels: str
+    qrels_binary: bool
+    run_low: str
+    run_high: str
 
 
 @dataclass
 class DynamicKResult:
-    params: dict[str, Any]
+    """The sweep (``policies``: fixed K_low, each θ, fixed K_high); the command adds ``meta`` and the run record."""
+
+    params: DynamicKParams
     queries: int
-    signal: dict[str, Any]
+    signal: SignalInfo
     policies: list[PolicyRow]
+    meta: DynamicKMeta | None = None
+    run_record: dict[str, Any] | None = None
+
+    @property
+    def metric_names(self) -> list[str]:
+        return list(self.policies[0].metrics)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        doc: dict[str, Any] = {} if self.meta is None else {"meta": asdict(self.meta)}
+        doc.update({"params": {**asdict(self.params), "ks": list(self.params.ks)}, "queries": self.queries,
+                    "signal": asdict(self.signal), "policies": [p.to_json() for p in self.policies]})
+        if self.run_record is not None:
+            doc["run_record"] = self.run_record
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict) -> DynamicKResult:
+        params = DynamicKParams(**{**doc["params"], "ks": tuple(doc["params"]["ks"])})
+        return cls(params, doc["queries"], SignalInfo(**doc["signal"]), [PolicyRow.from_json(p) for p in doc["policies"]],
+                   DynamicKMeta(**doc["meta"]) if "meta" in doc else None, doc.get("run_record"))
 
 
 def _per_query(ranked: np.ndarray, counts: np.ndarray, pool_depth: int, ks: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -104,8 +156,8 @@ def _per_query(ranked: np.ndarray, counts: np.ndarray, pool_depth: int, ks: tupl
     return {f"{m}@{k}": graded_values(ranked, counts, m, k, p) for m in METRICS for k in ks}
 
 
-def _entry(s: bootstrap.Summary) -> dict[str, Any]:
-    return {"value": s.value, "ci": list(s.ci) if s.ci else None, "n_defined": s.n_defined}
+def _entry(s: bootstrap.Summary) -> Estimate:
+    return Estimate(s.value, list(s.ci) if s.ci else None, s.n_defined)
 
 
 def dynamic_k(ranked_low: np.ndarray, ranked_high: np.ndarray, counts: np.ndarray, signal: np.ndarray,
@@ -136,6 +188,6 @@ def dynamic_k(ranked_low: np.ndarray, ranked_high: np.ndarray, counts: np.ndarra
             vs_low={n: _entry(summary[(index, "vs_low", n)]) for n in names},
             vs_high={n: _entry(summary[(index, "vs_high", n)]) for n in names}))
     finite = signal[np.isfinite(signal)]
-    info = {"name": signal_name, "escalate_when": params.escalate_when, "defined": int(finite.size),
-            "median": float(np.median(finite)), "min": float(finite.min()), "max": float(finite.max())}
-    return DynamicKResult(asdict(params), int(len(signal)), info, rows)
+    info = SignalInfo(signal_name, params.escalate_when, int(finite.size), float(np.median(finite)),
+                      float(finite.min()), float(finite.max()))
+    return DynamicKResult(params, int(len(signal)), info, rows)

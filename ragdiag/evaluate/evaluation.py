@@ -8,22 +8,48 @@ standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); interva
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragdiag.errors import RagdiagError
 from ragdiag.evaluate import bootstrap
-from ragdiag.evaluate.inputs import AlignedRun, Answers, GradedQrels, answer_grades
+from ragdiag.evaluate.inputs import (
+    AlignedRun,
+    Answers,
+    GradedQrels,
+    align_run,
+    answer_grades,
+    load_answers,
+    load_graded_qrels,
+)
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
-from ragdiag.evaluate.standard import STANDARD_METRICS, StandardScorer, gain_mapping
+from ragdiag.evaluate.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
+from ragdiag.evaluate.result import (
+    Attribution,
+    Comparison,
+    Decision,
+    EvaluateMeta,
+    EvaluateResult,
+    MetricValue,
+    ResultParams,
+    RunInfo,
+    RunResult,
+    StageAtK,
+    StageShare,
+    Thresholds,
+    Verdict,
+)
+from ragdiag.evaluate.standard import StandardScorer, gain_mapping
+from ragdiag.io.progress import progress_reporter
+from ragdiag.io.run_record import start_run
 from ragdiag.metrics import graded_utility as gu
 
-LOWER_IS_BETTER = ("harm", "unjudged")
-GRADED_METRICS = ("ra_nwg", "proc", "pct_proc", "nrecall4", "nrecall5", "hit", "harm", "unjudged")
-ALL_METRICS = GRADED_METRICS + STANDARD_METRICS
 # Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).
 PROC_RETRIEVAL_BOUND_BELOW = 0.8
 PCT_PROC_ORDERING_BOUND_BELOW = 0.9
@@ -40,7 +66,7 @@ class EvaluateParams:
 
     ks: tuple[int, ...] = (10, 20, 30)
     pool_depth: int = 100
-    metrics: tuple[str, ...] = ALL_METRICS
+    metrics: tuple[str, ...] = METRIC_NAMES
     gold: int = 4
     harm_max: int = 2
     weights: gu.RarityWeights = field(default_factory=gu.RarityWeights)
@@ -122,12 +148,24 @@ class _Columns:
         return dict(zip(self.keys, summaries))
 
 
-def _entry(summary: bootstrap.Summary) -> dict[str, Any]:
-    return {"value": summary.value, "ci": list(summary.ci) if summary.ci else None, "n_defined": summary.n_defined}
+def _estimate(summary: bootstrap.Summary) -> tuple[float | None, list[float] | None, int]:
+    return summary.value, list(summary.ci) if summary.ci else None, summary.n_defined
+
+
+def _decision(summary: dict, run: str, ks: Sequence[int]) -> Decision:
+    """The PROC decision at the first K, and the verdict at every K."""
+    by_k = []
+    for k in ks:
+        proc_m = summary[("metric", run, "proc", k)].value
+        pct_m = summary[("metric", run, "pct_proc", k)].value
+        by_k.append(Verdict(k, verdict(proc_m, pct_m), proc_m, pct_m))
+    first = by_k[0]
+    return Decision(first.k, first.verdict, first.proc, first.pct_proc, VERDICT_ADVICE.get(first.verdict or ""), by_k,
+                    Thresholds(PROC_RETRIEVAL_BOUND_BELOW, PCT_PROC_ORDERING_BOUND_BELOW))
 
 
 def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
-             answers: Answers | None = None, answers_source: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+             answers: Answers | None = None, answers_source: str = "") -> tuple[EvaluateResult, list[dict[str, Any]]]:
     """The result (``params``, ``runs``, ``comparisons``; the caller adds ``meta``) and the per-query rows."""
     counts = qrels.pool_counts()
     query_ids = qrels.query_ids
@@ -157,31 +195,21 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
 
     out_runs = []
     for run in runs:
-        metrics = [{"metric": m, "k": k, **_entry(summary[("metric", run.name, m, k)])} for m in p.metrics for k in p.ks]
-        by_k = []
-        for k in p.ks:
-            proc_m = summary[("metric", run.name, "proc", k)].value
-            pct_m = summary[("metric", run.name, "pct_proc", k)].value
-            by_k.append({"k": k, "verdict": verdict(proc_m, pct_m), "proc": proc_m, "pct_proc": pct_m})
-        first = by_k[0]
-        decision = {**first, "advice": VERDICT_ADVICE.get(first["verdict"] or ""), "by_k": by_k,
-                    "thresholds": {"proc_below_is_retrieval_bound": PROC_RETRIEVAL_BOUND_BELOW,
-                                   "pct_proc_below_is_ordering_bound": PCT_PROC_ORDERING_BOUND_BELOW}}
+        metrics = [MetricValue(m, k, *_estimate(summary[("metric", run.name, m, k)])) for m in p.metrics for k in p.ks]
         attribution = None
         if answers:
-            attribution = {"answers": answers_source, "by_k": []}
+            attribution = Attribution(answers_source)
             for k in p.ks:
                 if (run.name, k) not in stages:
                     continue
                 codes = stages[(run.name, k)]
-                shares = {s: {**_entry(summary[("stage", run.name, k, s)]), "count": int((codes == i).sum())}
+                shares = {s: StageShare(*_estimate(summary[("stage", run.name, k, s)]), int((codes == i).sum()))
                           for i, s in enumerate(gu.STAGES)}
-                attribution["by_k"].append({"k": k, "matched_answers": matched[(run.name, k)],
-                                            "graded_answers": int((codes >= 0).sum()), "shares": shares})
-            if not attribution["by_k"]:
-                attribution["note"] = (f"no answer in {answers_source} matches run '{run.name}' (E = run name) "
-                                       f"at K in {list(p.ks)}")
-        out_runs.append({"run": run.name, "metrics": metrics, "decision": decision, "attribution": attribution})
+                attribution.by_k.append(StageAtK(k, matched[(run.name, k)], int((codes >= 0).sum()), shares))
+            if not attribution.by_k:
+                attribution.note = (f"no answer in {answers_source} matches run '{run.name}' (E = run name) "
+                                    f"at K in {list(p.ks)}")
+        out_runs.append(RunResult(run.name, metrics, _decision(summary, run.name, p.ks), attribution))
 
     comparisons = []
     for a, b in pairs:
@@ -190,14 +218,13 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
                 s = summary[("diff", a, b, m, k)]
                 higher, lower, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
                 improved, worsened = (lower, higher) if m in LOWER_IS_BETTER else (higher, lower)
-                comparisons.append({"a": a, "b": b, "metric": m, "k": k, "diff": s.value,
-                                    "ci": list(s.ci) if s.ci else None, "improved": improved,
-                                    "worsened": worsened, "n_defined": n_both})
+                comparisons.append(Comparison(a, b, m, k, s.value, list(s.ci) if s.ci else None, improved, worsened,
+                                              n_both))
 
-    params = {"k": list(p.ks), **p.weights.as_dict(), "gold": p.gold, "harm_max": p.harm_max,
-              "pool_depth": p.pool_depth, "metrics": list(p.metrics), "bootstrap": p.bootstrap, "seed": p.seed}
-    result = {"params": params, "runs": out_runs, "comparisons": comparisons,
-              "label_heterogeneity": label_heterogeneity(counts).to_json()}
+    w = p.weights
+    params = ResultParams(list(p.ks), w.alpha, w.cap4, w.cap3, w.fallback4, w.fallback3, p.gold, p.harm_max,
+                          p.pool_depth, list(p.metrics), p.bootstrap, p.seed)
+    result = EvaluateResult(None, params, out_runs, comparisons, label_heterogeneity(counts))
     rows = _per_query_rows(runs, per_run, stages, query_ids, p)
     return result, rows
 
@@ -237,3 +264,39 @@ def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
     if qrels.binary:
         notes["qrels"] = "binary qrels: relevant (1) read as grade 5, not relevant (0) as grade 1"
     return notes
+
+
+def check_params(p: EvaluateParams) -> None:
+    """Cross-option checks done before any file is read (single-option ranges are checked by the CLI)."""
+    if not p.ks:
+        raise RagdiagError("no cut-off K given")
+    if p.pool_depth < max(p.ks):
+        raise RagdiagError(f"the pool depth {p.pool_depth} is below the largest K {max(p.ks)}: PROC needs a pool at least K deep")
+
+
+def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParams, answers_path: Path | None = None,
+                   progress: bool = True) -> tuple[EvaluateResult, list[dict[str, Any]]]:
+    """Read the qrels, every run and the answers, evaluate; returns the stamped result and the
+    per-query rows. Progress (one step per file read and one for the metrics and bootstrap) goes to
+    stderr through :mod:`ragdiag.io.progress`, silent for short work."""
+    check_params(p)
+    record = start_run("ragdiag evaluate", inputs=[qrels_path, *run_paths, answers_path], seeds={"bootstrap": p.seed})
+    started = time.perf_counter()
+    steps = 2 + len(run_paths) + (answers_path is not None)
+    with progress_reporter("ragdiag evaluate: reading inputs, metrics and bootstrap", steps, enabled=progress) as bar:
+        qrels = load_graded_qrels(qrels_path)
+        bar.advance()
+        runs: list[AlignedRun] = []
+        for path in run_paths:
+            runs.append(align_run(path, qrels, [r.name for r in runs]))
+            bar.advance()
+        answers = load_answers(answers_path) if answers_path is not None else None
+        if answers_path is not None:
+            bar.advance()
+        result, rows = evaluate(qrels, runs, p, answers, str(answers_path) if answers_path else "")
+        bar.advance()
+    result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
+                               [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in runs],
+                               conventions(p, qrels), round(time.perf_counter() - started, 3))
+    result.run_record = record.as_dict()
+    return result, rows

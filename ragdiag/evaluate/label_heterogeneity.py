@@ -8,28 +8,9 @@ grade-4 + grade-5 12.6%". Wide spreads are why RA-nWG normalises per query.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
-
-@dataclass
-class Spread:
-    median: float
-    mean: float
-
-
-@dataclass
-class LabelHeterogeneity:
-    queries: int
-    grade5: Spread
-    grade4: Spread
-    grade45: Spread
-    prevalence45: Spread
-    queries_without_grade5: int
-
-    def to_json(self) -> dict:
-        return asdict(self)
+from ragdiag.evaluate.result import LabelHeterogeneity, Spread
 
 
 def _spread(values: np.ndarray) -> Spread:

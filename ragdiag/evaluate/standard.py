@@ -19,8 +19,6 @@ import numpy as np
 
 from ragdiag.extras import require
 
-STANDARD_METRICS = ("ndcg", "recall", "mrr", "map", "precision")
-
 
 def measure_name(metric: str, k: int, gold: int) -> str:
     """The ir_measures measure string of a ragdiag metric name at cut-off ``k``."""

@@ -178,11 +178,12 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
                           complete_cases=cfg.complete_cases)
     evaluation = None
     if data.graded:
-        from ragdiag.evaluate.evaluation import EvaluateParams
-        from ragdiag.evaluate.job import evaluate_files
+        from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
 
-        evaluation, rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
-                                          EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed))
+        evaluated, rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
+                                         EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
+                                         progress=progress)
+        evaluation = evaluated.to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
     summary = {

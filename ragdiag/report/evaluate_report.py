@@ -4,118 +4,119 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.evaluate.registry import STANDARD_METRICS, label
+from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
 
-METRIC_LABELS = {
-    "ra_nwg": "RA-nWG", "proc": "PROC", "pct_proc": "%PROC", "nrecall4": "N-Recall4+", "nrecall5": "N-Recall5",
-    "hit": "Hit", "harm": "Harm", "unjudged": "Unjudged", "ndcg": "nDCG", "recall": "Recall", "mrr": "MRR",
-    "map": "MAP", "precision": "P",
-}
 
-
-def _value(entry: dict[str, Any]) -> str:
-    if entry.get("value") is None:
+def _value(entry: MetricValue | StageShare) -> str:
+    if entry.value is None:
         return "NA"
-    text = f"{entry['value']:.3f}"
-    if entry.get("ci"):
-        text += f" [{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
+    text = f"{entry.value:.3f}"
+    if entry.ci:
+        text += f" [{entry.ci[0]:.3f}, {entry.ci[1]:.3f}]"
     return text
 
 
-def _diff(entry: dict[str, Any]) -> str:
-    if entry.get("diff") is None:
+def _diff(entry: Comparison) -> str:
+    if entry.diff is None:
         return "NA"
-    text = f"{entry['diff']:+.3f}"
-    if entry.get("ci"):
-        text += f" [{entry['ci'][0]:+.3f}, {entry['ci'][1]:+.3f}]"
+    text = f"{entry.diff:+.3f}"
+    if entry.ci:
+        text += f" [{entry.ci[0]:+.3f}, {entry.ci[1]:+.3f}]"
     return text
 
 
-def heterogeneity_line(h: dict[str, Any]) -> str:
+def heterogeneity_line(h: LabelHeterogeneity) -> str:
     """Paper 001 §3.5's summary of how unevenly useful passages spread over queries, in its words."""
-    return (f"label heterogeneity over {h['queries']} queries — median per-query counts: grade 5 "
-            f"{h['grade5']['median']:g} (mean {h['grade5']['mean']:.1f}), grade 4 {h['grade4']['median']:g} "
-            f"(mean {h['grade4']['mean']:.1f}), grade 4+5 {h['grade45']['median']:g} (mean {h['grade45']['mean']:.1f}); "
-            f"median pool prevalence of grade 4+5 {100 * h['prevalence45']['median']:.1f}%; "
-            f"{h['queries_without_grade5']} queries without a grade-5 passage")
+    return (f"label heterogeneity over {h.queries} queries — median per-query counts: grade 5 "
+            f"{h.grade5.median:g} (mean {h.grade5.mean:.1f}), grade 4 {h.grade4.median:g} "
+            f"(mean {h.grade4.mean:.1f}), grade 4+5 {h.grade45.median:g} (mean {h.grade45.mean:.1f}); "
+            f"median pool prevalence of grade 4+5 {100 * h.prevalence45.median:.1f}%; "
+            f"{h.queries_without_grade5} queries without a grade-5 passage")
 
 
-def header_lines(result: dict[str, Any]) -> list[str]:
+def header_lines(result: EvaluateResult) -> list[str]:
     """The parameters and conventions printed above every table."""
-    p, meta = result["params"], result["meta"]
+    p, meta = result.params, result.meta
     lines = [
-        f"ragdiag evaluate · qrels {meta['qrels']} · {meta['n_queries']} judged queries · K {p['k']} · pool depth {p['pool_depth']}",
-        f"weights: alpha={p['alpha']:g} cap4={p['cap4']:g} cap3={p['cap3']:g} fallback4={p['fallback4']:g} "
-        f"fallback3={p['fallback3']:g} (ragdiag defaults; seed 001's caps were lost) · gold >= {p['gold']} · harm <= {p['harm_max']}",
-        f"bootstrap: {p['bootstrap']} replicates over queries, seed {p['seed']}, 95% intervals in brackets; n = queries where defined",
+        f"ragdiag evaluate · qrels {meta.qrels} · {meta.n_queries} judged queries · K {list(p.k)} · pool depth {p.pool_depth}",
+        f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
+        f"fallback3={p.fallback3:g} (ragdiag defaults; seed 001's caps were lost) · gold >= {p.gold} · harm <= {p.harm_max}",
+        f"bootstrap: {p.bootstrap} replicates over queries, seed {p.seed}, 95% intervals in brackets; n = queries where defined",
     ]
-    std = meta["conventions"]["standard_metrics"]
-    if any(m in p["metrics"] for m in ("ndcg", "recall", "mrr", "map", "precision")):
+    std = meta.conventions["standard_metrics"]
+    if any(m in p.metrics for m in STANDARD_METRICS):
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
-    if "qrels" in meta["conventions"]:
-        lines.append(meta["conventions"]["qrels"])
-    if result.get("label_heterogeneity"):
-        lines.append(heterogeneity_line(result["label_heterogeneity"]))
-    for run in meta["runs"]:
-        lines.append(f"run {run['run']}: {run['path']} · depth {run['depth']}"
-                     + (f" · {run['skipped_queries']} unjudged queries skipped" if run["skipped_queries"] else "")
-                     + (f" · shallower than the pool depth: PROC uses its {run['depth']} passages" if run["depth"] < p["pool_depth"] else ""))
+    if "qrels" in meta.conventions:
+        lines.append(meta.conventions["qrels"])
+    if result.label_heterogeneity:
+        lines.append(heterogeneity_line(result.label_heterogeneity))
+    for run in meta.runs:
+        lines.append(f"run {run.run}: {run.path} · depth {run.depth}"
+                     + (f" · {run.skipped_queries} unjudged queries skipped" if run.skipped_queries else "")
+                     + (f" · shallower than the pool depth: PROC uses its {run.depth} passages" if run.depth < p.pool_depth else ""))
     return lines
 
 
-def decision_lines(result: dict[str, Any]) -> list[str]:
+def decision_lines(result: EvaluateResult) -> list[str]:
     out = []
-    for run in result["runs"]:
-        d = run["decision"]
-        t = d["thresholds"]
-        if d["verdict"] is None:
-            out.append(f"{run['run']}: no decision (PROC undefined on every query)")
+    for run in result.runs:
+        d = run.decision
+        t = d.thresholds
+        if d.verdict is None:
+            out.append(f"{run.run}: no decision (PROC undefined on every query)")
             continue
-        pct = "NA" if d["pct_proc"] is None else f"{d['pct_proc']:.3f}"
-        out.append(f"{run['run']} @{d['k']}: {d['verdict']} (PROC {d['proc']:.3f}, %PROC {pct}; retrieval-bound if PROC < "
-                   f"{t['proc_below_is_retrieval_bound']}, ordering-bound if %PROC < {t['pct_proc_below_is_ordering_bound']}) — {d['advice']}")
+        pct = "NA" if d.pct_proc is None else f"{d.pct_proc:.3f}"
+        out.append(f"{run.run} @{d.k}: {d.verdict} (PROC {d.proc:.3f}, %PROC {pct}; retrieval-bound if PROC < "
+                   f"{t.proc_below_is_retrieval_bound}, ordering-bound if %PROC < {t.pct_proc_below_is_ordering_bound}) — {d.advice}")
     return out
 
 
-def attribution_lines(result: dict[str, Any]) -> list[str]:
+def attribution_lines(result: EvaluateResult) -> list[str]:
     out = []
-    for run in result["runs"]:
-        att = run.get("attribution")
+    for run in result.runs:
+        att = run.attribution
         if not att:
             continue
-        if att.get("note"):
-            out.append(f"{run['run']}: {att['note']}")
-        for block in att["by_k"]:
-            parts = [f"{stage.replace('_', ' ')} {_value(s)} ({s['count']})" for stage, s in block["shares"].items()]
-            out.append(f"{run['run']} @{block['k']} ({block['graded_answers']} graded answers): " + "; ".join(parts))
+        if att.note:
+            out.append(f"{run.run}: {att.note}")
+        for block in att.by_k:
+            parts = [f"{stage.replace('_', ' ')} {_value(s)} ({s.count})" for stage, s in block.shares.items()]
+            out.append(f"{run.run} @{block.k} ({block.graded_answers} graded answers): " + "; ".join(parts))
     return out
 
 
-def render_table(result: dict[str, Any], console: Console) -> None:
+def json_text(result: EvaluateResult) -> str:
+    """The JSON document (what ``--format json`` prints or writes)."""
+    return json.dumps(result.to_json(), ensure_ascii=False, indent=1) + "\n"
+
+
+def render_table(result: EvaluateResult, console: Console) -> None:
     """Header, run × metric × K table, decisions, attribution and pairwise comparisons."""
     for line in header_lines(result):
         console.print(line, highlight=False, markup=False)
-    ks = result["params"]["k"]
+    ks = result.params.k
     table = Table(show_lines=False)
     table.add_column("run")
     table.add_column("metric")
     for k in ks:
         table.add_column(f"@{k}", justify="right")
     table.add_column("n", justify="right")
-    for run in result["runs"]:
-        by_metric: dict[str, dict[int, dict]] = {}
-        for entry in run["metrics"]:
-            by_metric.setdefault(entry["metric"], {})[entry["k"]] = entry
+    for run in result.runs:
+        by_metric: dict[str, dict[int, MetricValue]] = {}
+        for entry in run.metrics:
+            by_metric.setdefault(entry.metric, {})[entry.k] = entry
         for i, (metric, cells) in enumerate(by_metric.items()):
-            n = sorted({cells[k]["n_defined"] for k in ks})
-            table.add_row(run["run"] if i == 0 else "", METRIC_LABELS.get(metric, metric),
+            n = sorted({cells[k].n_defined for k in ks})
+            table.add_row(run.run if i == 0 else "", label(metric),
                           *[_value(cells[k]) for k in ks], "/".join(str(x) for x in n), end_section=i == len(by_metric) - 1)
     console.print(table)
     console.print("PROC decision:", highlight=False)
@@ -126,74 +127,74 @@ def render_table(result: dict[str, Any], console: Console) -> None:
         console.print("stage attribution (share of graded answers, 95% interval, count):", highlight=False)
         for line in lines:
             console.print("  " + line, highlight=False, markup=False)
-    if result["comparisons"]:
+    if result.comparisons:
         comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries where b is better / worse; lower is better for Harm and Unjudged)")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
             comp.add_column(name, justify="right" if name in ("k", "improved", "worsened", "n") else "left")
         def share(x: float | None) -> str:
             return "NA" if x is None else f"{x:.2f}"
 
-        for c in result["comparisons"]:
-            comp.add_row(c["a"], c["b"], METRIC_LABELS.get(c["metric"], c["metric"]), str(c["k"]), _diff(c),
-                         share(c["improved"]), share(c["worsened"]), str(c["n_defined"]))
+        for c in result.comparisons:
+            comp.add_row(c.a, c.b, label(c.metric), str(c.k), _diff(c), share(c.improved), share(c.worsened),
+                         str(c.n_defined))
         console.print(comp)
 
 
-def table_text(result: dict[str, Any], width: int = 160) -> str:
+def table_text(result: EvaluateResult, width: int = 160) -> str:
     """The table rendering as plain text (for ``--out`` with ``--format table``)."""
     buffer = io.StringIO()
     render_table(result, Console(file=buffer, width=width, no_color=True, force_terminal=False))
     return buffer.getvalue()
 
 
-def csv_text(result: dict[str, Any]) -> str:
+def csv_text(result: EvaluateResult) -> str:
     """One row per (run, metric, k) and per comparison: kind, run/a, b, metric, k, value, ci_low, ci_high, n_defined, improved, worsened."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["kind", "run", "b", "metric", "k", "value", "ci_low", "ci_high", "n_defined", "improved", "worsened"])
-    for run in result["runs"]:
-        for e in run["metrics"]:
-            ci = e["ci"] or [None, None]
-            writer.writerow(["metric", run["run"], "", e["metric"], e["k"], e["value"], ci[0], ci[1], e["n_defined"], "", ""])
-    for c in result["comparisons"]:
-        ci = c["ci"] or [None, None]
-        writer.writerow(["diff", c["a"], c["b"], c["metric"], c["k"], c["diff"], ci[0], ci[1], c["n_defined"], c["improved"], c["worsened"]])
+    for run in result.runs:
+        for e in run.metrics:
+            ci = e.ci or [None, None]
+            writer.writerow(["metric", run.run, "", e.metric, e.k, e.value, ci[0], ci[1], e.n_defined, "", ""])
+    for c in result.comparisons:
+        ci = c.ci or [None, None]
+        writer.writerow(["diff", c.a, c.b, c.metric, c.k, c.diff, ci[0], ci[1], c.n_defined, c.improved, c.worsened])
     return buffer.getvalue()
 
 
-def write_plot(result: dict[str, Any], path: Path, inputs: list[Path]) -> Path:
+def write_plot(result: EvaluateResult, path: Path, inputs: list[Path]) -> Path:
     """RA-nWG@K and PROC@K per run, side by side, bars with 95% intervals (matplotlib, Agg)."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ks = result["params"]["k"]
-    runs = result["runs"]
+    ks = result.params.k
+    runs = result.runs
     fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 4.6), squeeze=False, sharey=True)
     width = 0.8 / max(len(runs), 1)
     colours = {"ra_nwg": "#3b6ea5", "proc": "#b8cbe0"}
     for ax, k in zip(axes[0], ks):
         for i, run in enumerate(runs):
             for j, metric in enumerate(("ra_nwg", "proc")):
-                entry = next((e for e in run["metrics"] if e["metric"] == metric and e["k"] == k), None)
-                if entry is None or entry["value"] is None:
+                entry = run.value(metric, k)
+                if entry is None or entry.value is None:
                     continue
                 x = i + (j - 0.5) * width * 0.9
                 err = None
-                if entry["ci"]:
-                    err = [[entry["value"] - entry["ci"][0]], [entry["ci"][1] - entry["value"]]]
-                ax.bar(x, entry["value"], width * 0.9, yerr=err, capsize=3, color=colours[metric],
+                if entry.ci:
+                    err = [[entry.value - entry.ci[0]], [entry.ci[1] - entry.value]]
+                ax.bar(x, entry.value, width * 0.9, yerr=err, capsize=3, color=colours[metric],
                        edgecolor="#333333", linewidth=0.5, label=("RA-nWG (realised)" if metric == "ra_nwg" else "PROC (ceiling of the pool)") if i == 0 else None)
         ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels([r["run"] for r in runs], rotation=20, ha="right")
+        ax.set_xticklabels([r.run for r in runs], rotation=20, ha="right")
         ax.set_title(f"K = {k}")
         ax.set_ylim(0, 1.05)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("macro mean over judged queries")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
-    p = result["params"]
-    fig.suptitle(f"RA-nWG@K vs PROC@K (pool depth {p['pool_depth']}; 95% bootstrap intervals, {p['bootstrap']} replicates, seed {p['seed']})",
+    p = result.params
+    fig.suptitle(f"RA-nWG@K vs PROC@K (pool depth {p.pool_depth}; 95% bootstrap intervals, {p.bootstrap} replicates, seed {p.seed})",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     with atomic_path(path, inputs=inputs) as tmp:

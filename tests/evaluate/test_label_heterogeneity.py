@@ -52,5 +52,5 @@ def test_matches_a_count_from_the_qrels_text(path):
     assert h.grade45.median == statistics.median([a + b for a, b in zip(ref["n4"], ref["n5"])])
     assert h.prevalence45.median == pytest.approx(statistics.median(ref["prev"]), abs=1e-12)
     assert h.queries_without_grade5 == sum(1 for x in ref["n5"] if x == 0)
-    line = heterogeneity_line(h.to_json())
+    line = heterogeneity_line(h)
     assert line.startswith(f"label heterogeneity over {h.queries} queries") and "%" in line

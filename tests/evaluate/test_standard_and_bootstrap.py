@@ -94,14 +94,14 @@ def test_paired_bootstrap_of_identical_runs_is_zero_and_summaries_hold_the_mean(
 
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/data/msmarco-passage-sample (not in a plain clone)")
 def test_real_msmarco_graded_sample(tmp_path):
-    from ragdiag.evaluate.evaluation import EvaluateParams
-    from ragdiag.evaluate.job import evaluate_files
+    from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
 
     qrels = SHARED / "qrels" / "graded_thesis.tsv"
     run = tmp_path / "thesis_bm25.trec"
     lines = (SHARED / "candidates.tsv").read_text().splitlines()[1:]
     run.write_text("".join(f"{c[0]} Q0 {c[1]} {c[2]} {100 - int(c[2])} bm25\n" for c in (line.split("\t") for line in lines)))
-    result, rows = evaluate_files(qrels, [run], EvaluateParams(ks=(10, 20), pool_depth=20, bootstrap=100))
+    evaluated, rows = evaluate_files(qrels, [run], EvaluateParams(ks=(10, 20), pool_depth=20, bootstrap=100))
+    result = evaluated.to_json()
     assert result["meta"]["n_queries"] == 42
     by = {(m["metric"], m["k"]): m for m in result["runs"][0]["metrics"]}
     # the thesis pools are exactly the BM25 top-20: at K = 20 every judged passage is retrieved

@@ -229,33 +229,36 @@ HEADLINE_METRICS = ("ra_nwg", "proc", "pct_proc", "ndcg", "recall")
 def evaluate_section(item: Input) -> Section:
     """The decision first, then one row per run with the headline metrics and their intervals at
     the decision's K; every metric row and the paired comparisons folded below."""
-    from ragdiag.report.evaluate_report import METRIC_LABELS, decision_lines
+    from ragdiag.evaluate.registry import label
+    from ragdiag.evaluate.result import EvaluateResult
+    from ragdiag.report.evaluate_report import decision_lines
 
-    doc = item.doc
-    body = [labels(test_server=is_test_server(doc))]
-    runs = doc["runs"]
-    lines = decision_lines(doc) if all(isinstance(r.get("decision"), dict) for r in runs) else []
+    try:
+        result = EvaluateResult.from_json(item.doc)
+    except (KeyError, TypeError) as err:
+        raise DataError(f"{item.path}: not a complete ragdiag evaluate result (missing or wrong {err})") from None
+    body = [labels(test_server=is_test_server(item.doc))]
+    runs = result.runs
+    lines = decision_lines(result)
     if lines:
         body.append('<div class="verdict"><strong>Decision</strong><ul>'
                     + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
-    ks = (doc.get("params") or {}).get("k") or sorted({m.get("k") for r in runs for m in r.get("metrics", [])})
-    shown = [m for m in HEADLINE_METRICS if any(e.get("metric") == m for r in runs for e in r.get("metrics", []))]
+    ks = result.params.k or sorted({m.k for r in runs for m in r.metrics})
+    shown = [m for m in HEADLINE_METRICS if any(e.metric == m for r in runs for e in r.metrics)]
     rows = []
     for run in runs:
-        k = (run.get("decision") or {}).get("k") or (ks[-1] if ks else None)
-        by_metric = {e.get("metric"): e for e in run.get("metrics", []) if e.get("k") == k}
-        cells = [Raw(esc(f"{num(e.get('value'))} {interval(e.get('ci'))}".strip())) if e else "–"
+        k = run.decision.k or (ks[-1] if ks else None)
+        by_metric = {e.metric: e for e in run.metrics if e.k == k}
+        cells = [Raw(esc(f"{num(e.value)} {interval(e.ci)}".strip())) if e else "–"
                  for e in (by_metric.get(m) for m in shown)]
-        rows.append([run["run"], (run.get("decision") or {}).get("verdict") or "–", k, *cells])
+        rows.append([run.run, run.decision.verdict or "–", k, *cells])
     body.append("<h3>runs at a glance (95% intervals)</h3>"
-                + table(["run", "decision", "K", *(METRIC_LABELS.get(m, m) for m in shown)], rows))
-    every = [[run["run"], m.get("metric"), m.get("k"), m.get("value"), interval(m.get("ci")), m.get("n_defined")]
-             for run in runs for m in run.get("metrics", [])]
+                + table(["run", "decision", "K", *(label(m) for m in shown)], rows))
+    every = [[run.run, m.metric, m.k, m.value, interval(m.ci), m.n_defined] for run in runs for m in run.metrics]
     body.append(f"<details><summary>every metric ({len(every)} rows)</summary>"
                 + table(["run", "metric", "k", "value", "95% interval", "queries defined"], every) + "</details>")
-    if doc.get("comparisons"):
-        rows = [[c.get("a"), c.get("b"), c.get("metric"), c.get("k"), c.get("diff"), interval(c.get("ci")),
-                 c.get("improved"), c.get("worsened")] for c in doc["comparisons"]]
+    if result.comparisons:
+        rows = [[c.a, c.b, c.metric, c.k, c.diff, interval(c.ci), c.improved, c.worsened] for c in result.comparisons]
         body.append(f"<details><summary>paired comparisons ({len(rows)} rows)</summary>"
                     + table(["a", "b", "metric", "k", "difference", "95% interval", "improved", "worsened"], rows)
                     + "</details>")

@@ -1,0 +1,87 @@
+"""Byte-compatibility of the issue-17 refactor: the result objects of ``evaluate``, ``dynamic-k`` and
+``clq`` read the JSON the commands wrote before the change and give it back unchanged, and a rerun
+on the same inputs writes the same JSON (same keys, same order, same floats), CSV and table; only
+the run record and the elapsed seconds differ between runs.
+
+The golden files in ``golden/`` were written by the code before the refactor (commit 493928c)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.evaluate.clq import ClqResult
+from ragdiag.evaluate.dynamic_k import DynamicKResult
+from ragdiag.evaluate.result import EvaluateResult
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GRADED = ROOT / "fixtures" / "graded-utility"
+EVALUATE_ARGS = ["evaluate", "--run", "bm25.jsonl", "--run", "dense.trec", "--qrels", "qrels.tsv", "--k", "2,3",
+                 "--pool-depth", "5", "--answers", "graded.json", "--bootstrap", "200", "--seed", "3"]
+EVALUATE_NO_BOOTSTRAP_ARGS = ["evaluate", "--run", "bm25.jsonl", "--qrels", "qrels.tsv", "--k", "2", "--pool-depth",
+                              "5", "--bootstrap", "0", "--metrics", "ra_nwg,proc,harm,ndcg"]
+DYNAMIC_K_ARGS = ["dynamic-k", "--qrels", "qrels.tsv", "--run-low", "low.jsonl", "--run-high", "high.jsonl",
+                  "--k-low", "10", "--k-high", "20", "--ks", "5,10", "--steps", "4", "--bootstrap", "100", "--seed", "7",
+                  "--price", "0.05"]
+CLQ_ARGS = ["clq", "--configs", "paper001-scenarios.csv", "--slo-ms", "400", "--budget", "1"]
+
+# (golden file stem, folder the command runs in (paths in the JSON are relative to it), arguments, result class)
+CASES = {
+    "evaluate": (GRADED, EVALUATE_ARGS, EvaluateResult),
+    "evaluate_no_bootstrap": (GRADED, EVALUATE_NO_BOOTSTRAP_ARGS, EvaluateResult),
+    "dynamic_k": (GOLDEN / "dynamic_k", DYNAMIC_K_ARGS, DynamicKResult),
+    "clq": (ROOT / "fixtures" / "clq", CLQ_ARGS, ClqResult),
+}
+
+
+def _volatile_removed(doc: dict) -> dict:
+    """The document without what differs between two runs: the run record and the elapsed seconds."""
+    doc = {k: v for k, v in doc.items() if k != "run_record"}
+    if isinstance(doc.get("meta"), dict):
+        doc["meta"] = {k: v for k, v in doc["meta"].items() if k != "seconds"}
+    return doc
+
+
+def _run(folder: Path, args: list[str], out: Path, monkeypatch, extra: tuple[str, ...] = ()) -> None:
+    monkeypatch.chdir(folder)
+    done = CliRunner().invoke(app, [*args, "--out", str(out), *extra])
+    assert done.exit_code == 0, done.output
+
+
+@pytest.mark.parametrize("stem", CASES)
+def test_result_objects_read_and_write_the_golden_json_unchanged(stem):
+    text = (GOLDEN / f"{stem}.json").read_text()
+    golden = json.loads(text)
+    result = CASES[stem][2].from_json(golden)
+    assert result.to_json() == golden
+    assert json.dumps(result.to_json(), ensure_ascii=False) == json.dumps(golden, ensure_ascii=False)  # key order
+
+
+@pytest.mark.parametrize("stem", CASES)
+def test_a_rerun_writes_the_golden_json(stem, tmp_path, monkeypatch):
+    folder, args, _ = CASES[stem]
+    out = tmp_path / f"{stem}.json"
+    _run(folder, args, out, monkeypatch)
+    new, golden = json.loads(out.read_text()), json.loads((GOLDEN / f"{stem}.json").read_text())
+    assert json.dumps(_volatile_removed(new), ensure_ascii=False) == json.dumps(_volatile_removed(golden), ensure_ascii=False)
+    assert new["run_record"].keys() == golden["run_record"].keys()
+
+
+@pytest.mark.parametrize("stem", ["evaluate", "dynamic_k", "clq"])
+@pytest.mark.parametrize("suffix", ["csv", "txt"])
+def test_a_rerun_writes_the_golden_csv_and_table(stem, suffix, tmp_path, monkeypatch):
+    folder, args, _ = CASES[stem]
+    out = tmp_path / f"{stem}.{suffix}"
+    _run(folder, args, out, monkeypatch)
+    assert out.read_text() == (GOLDEN / f"{stem}.{suffix}").read_text()
+
+
+def test_a_rerun_writes_the_golden_per_query_rows(tmp_path, monkeypatch):
+    rows = tmp_path / "rows.jsonl"
+    _run(GRADED, EVALUATE_ARGS, tmp_path / "e.json", monkeypatch, ("--per-query", str(rows)))
+    assert rows.read_text() == (GOLDEN / "evaluate.per_query.jsonl").read_text()
