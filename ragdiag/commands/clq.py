@@ -1,4 +1,5 @@
-"""``ragdiag clq``: read configurations, check them, analyse cost–latency–quality, write, stamp.
+"""``ragdiag clq``: check the paths, read configurations, check them, analyse cost–latency–quality,
+write the result (``--out``) and the plot, stamp.
 
 A configurations file (CSV, TSV, JSONL or JSON list) has one row per configuration:
 
@@ -21,13 +22,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.evaluate.clq import DEFAULT_QUALITY, ClqResult, Config, CostModel, analyse
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.evaluate.clq import DEFAULT_QUALITY, ClqMeta, ClqResult, Config, CostModel, analyse
+from ragdiag.io.out_format import write_result
+from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import start_run
+from ragdiag.report import clq_report as report
 
 COST_COLUMNS = tuple(f.name for f in fields(CostModel))
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "e2e_p50_ms")
@@ -40,6 +43,9 @@ class ClqRequest:
     slo_ms: float | None = None
     slo_percentile: str = "p50"
     budget: float | None = None
+    out: Path | None = None
+    fmt: str | None = None  # --format; None: the suffix of --out decides
+    plot: Path | None = None
 
 
 def _number(row: dict, column: str, source: str, index: int, required: bool = False) -> float | None:
@@ -147,8 +153,20 @@ def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
     return configs
 
 
-def run(request: ClqRequest) -> tuple[ClqResult, dict[str, Any]]:
-    """The analysis and its JSON document (``meta``, the result, ``run_record``)."""
+def parse_quality(text: str) -> tuple[str, ...]:
+    """``--quality``: METRIC@K names, comma-separated, duplicates dropped."""
+    names = tuple(dict.fromkeys(q.strip() for q in text.split(",") if q.strip()))
+    if not names or any("@" not in q for q in names):
+        raise RagdiagError(f"--quality '{text}': expected METRIC@K names, e.g. ra_nwg@10,nrecall4@10")
+    return names
+
+
+def run(request: ClqRequest) -> ClqResult:
+    """Check, analyse, write ``--out`` and ``--plot``; the result carries ``meta`` and its run record."""
+    check_paths(inputs={"--configs": request.configs}, outputs={"--out": request.out}, plots={"--plot": request.plot})
+    if not request.configs.is_file():
+        raise RagdiagError(f"--configs {request.configs}: no such file")
+    parse_quality(",".join(request.quality))
     if request.slo_percentile not in ("p50", "p95"):
         raise RagdiagError(f"--slo-percentile '{request.slo_percentile}': choose p50 or p95")
     record = start_run("ragdiag clq", inputs=[request.configs])
@@ -158,8 +176,13 @@ def run(request: ClqRequest) -> tuple[ClqResult, dict[str, Any]]:
         if lacking:
             raise RagdiagError(f"--slo-percentile p95: configuration '{lacking[0]}' has no latency_p95_ms")
     result = analyse(configs, request.quality, request.slo_ms, request.budget, request.slo_percentile)
-    document = {"meta": {"command": "ragdiag clq", "configs": str(request.configs), "quality": list(request.quality),
-                         "slo_ms": request.slo_ms, "slo_percentile": request.slo_percentile,
-                         "budget": request.budget},
-                **result.to_json()}
-    return result, stamp(document, record)
+    result.meta = ClqMeta("ragdiag clq", str(request.configs), list(request.quality), request.slo_ms,
+                          request.slo_percentile, request.budget)
+    result.run_record = record.as_dict()
+    if request.out is not None:
+        write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
+                                                "csv": lambda: report.csv_text(result),
+                                                "table": lambda: report.table_text(result)}, [request.configs])
+    if request.plot is not None:
+        report.write_plot(result, request.plot, [request.configs])
+    return result

@@ -85,16 +85,113 @@ def _best(configs: list[Config], primary: str) -> Config | None:
 
 
 @dataclass
-class ClqResult:
-    quality: list[str]
-    configs: list[dict[str, Any]]
-    frontier: list[str]
-    dominated: dict[str, list[str]]
-    choices: dict[str, Any]
-    marginal: list[dict[str, Any]] = field(default_factory=list)
+class ConfigRow:
+    """One configuration in the result: inputs, efficiency scores and whether it is on the frontier."""
+
+    name: str
+    family: str | None
+    k: float | None
+    cost: float
+    latency_p50: float
+    latency_p95: float | None
+    e2e_p50: float | None
+    quality: dict[str, float]
+    efficiency_retrieval: float | None
+    efficiency_e2e: float | None
+    pareto: bool
+
+
+@dataclass
+class SloChoice:
+    slo_ms: float
+    percentile: str
+    best: str | None
+
+
+@dataclass
+class BudgetChoice:
+    budget: float
+    best: str | None
+
+
+@dataclass
+class BothChoice:
+    best: str | None
+
+
+@dataclass
+class Choices:
+    """The best configuration by the primary quality under the SLO, the budget and both (when given)."""
+
+    primary: str
+    slo: SloChoice | None = None
+    budget: BudgetChoice | None = None
+    slo_and_budget: BothChoice | None = None
+
+    @property
+    def given(self) -> int:
+        """How many of the SLO, budget and both choices were asked for."""
+        return sum(c is not None for c in (self.slo, self.budget, self.slo_and_budget))
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> Choices:
+        return cls(doc["primary"], SloChoice(**doc["slo"]) if "slo" in doc else None,
+                   BudgetChoice(**doc["budget"]) if "budget" in doc else None,
+                   BothChoice(**doc["slo_and_budget"]) if "slo_and_budget" in doc else None)
+
+
+@dataclass
+class Marginal:
+    """Δquality / Δlatency between consecutive K of one family."""
+
+    family: str
+    from_k: float
+    to_k: float
+    metric: str
+    latency: str
+    d_quality: float
+    d_latency_ms: float
+    per_ms: float | None
+
+
+@dataclass
+class ClqMeta:
+    command: str
+    configs: str
+    quality: list[str]
+    slo_ms: float | None
+    slo_percentile: str
+    budget: float | None
+
+
+@dataclass
+class ClqResult:
+    quality: list[str]
+    configs: list[ConfigRow]
+    frontier: list[str]
+    dominated: dict[str, list[str]]
+    choices: Choices
+    marginal: list[Marginal] = field(default_factory=list)
+    meta: ClqMeta | None = None
+    run_record: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {} if self.meta is None else {"meta": asdict(self.meta)}
+        doc.update({"quality": list(self.quality), "configs": [asdict(c) for c in self.configs],
+                    "frontier": list(self.frontier), "dominated": dict(self.dominated),
+                    "choices": self.choices.to_json(), "marginal": [asdict(m) for m in self.marginal]})
+        if self.run_record is not None:
+            doc["run_record"] = self.run_record
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict) -> ClqResult:
+        return cls(doc["quality"], [ConfigRow(**c) for c in doc["configs"]], doc["frontier"], doc["dominated"],
+                   Choices.from_json(doc["choices"]), [Marginal(**m) for m in doc["marginal"]],
+                   ClqMeta(**doc["meta"]) if "meta" in doc else None, doc.get("run_record"))
 
 
 def analyse(configs: list[Config], quality: tuple[str, ...] = DEFAULT_QUALITY, slo_ms: float | None = None,
@@ -107,28 +204,25 @@ def analyse(configs: list[Config], quality: tuple[str, ...] = DEFAULT_QUALITY, s
     def latency(c: Config) -> float:
         return c.latency_p95 if slo_percentile == "p95" and c.latency_p95 is not None else c.latency_p50
 
-    choices: dict[str, Any] = {"primary": primary}
+    def name(best: Config | None) -> str | None:
+        return best.name if best else None
+
+    choices = Choices(primary)
     if slo_ms is not None:
-        best = _best([c for c in configs if latency(c) <= slo_ms], primary)
-        choices["slo"] = {"slo_ms": slo_ms, "percentile": slo_percentile, "best": best.name if best else None}
+        choices.slo = SloChoice(slo_ms, slo_percentile, name(_best([c for c in configs if latency(c) <= slo_ms], primary)))
     if budget is not None:
-        best = _best([c for c in configs if c.cost <= budget], primary)
-        choices["budget"] = {"budget": budget, "best": best.name if best else None}
+        choices.budget = BudgetChoice(budget, name(_best([c for c in configs if c.cost <= budget], primary)))
     if slo_ms is not None and budget is not None:
-        best = _best([c for c in configs if latency(c) <= slo_ms and c.cost <= budget], primary)
-        choices["slo_and_budget"] = {"best": best.name if best else None}
-    rows = []
-    for c in configs:
-        rows.append({"name": c.name, "family": c.family, "k": c.k, "cost": c.cost, "latency_p50": c.latency_p50,
-                     "latency_p95": c.latency_p95, "e2e_p50": c.e2e_p50, "quality": c.quality,
-                     "efficiency_retrieval": efficiency(c.quality, c.latency_p50),
-                     "efficiency_e2e": efficiency(c.quality, c.e2e_p50) if c.e2e_p50 else None,
-                     "pareto": not dominated[c.name]})
+        choices.slo_and_budget = BothChoice(name(_best([c for c in configs if latency(c) <= slo_ms and c.cost <= budget],
+                                                       primary)))
+    rows = [ConfigRow(c.name, c.family, c.k, c.cost, c.latency_p50, c.latency_p95, c.e2e_p50, c.quality,
+                      efficiency(c.quality, c.latency_p50), efficiency(c.quality, c.e2e_p50) if c.e2e_p50 else None,
+                      not dominated[c.name]) for c in configs]
     return ClqResult(list(quality), rows, frontier, {k: v for k, v in dominated.items() if v}, choices,
                      marginal_gains(configs, primary))
 
 
-def marginal_gains(configs: list[Config], metric: str) -> list[dict[str, Any]]:
+def marginal_gains(configs: list[Config], metric: str) -> list[Marginal]:
     """Per family, consecutive K: Δquality / Δlatency (per ms; end-to-end latency when every step has it)."""
     out = []
     families: dict[str, list[Config]] = {}
@@ -143,7 +237,6 @@ def marginal_gains(configs: list[Config], metric: str) -> list[dict[str, Any]]:
             lat_hi = hi.e2e_p50 if use_e2e else hi.latency_p50
             d_latency = lat_hi - lat_lo
             d_quality = hi.quality[metric] - lo.quality[metric]
-            out.append({"family": family, "from_k": lo.k, "to_k": hi.k, "metric": metric,
-                        "latency": "e2e" if use_e2e else "retrieval", "d_quality": d_quality,
-                        "d_latency_ms": d_latency, "per_ms": d_quality / d_latency if d_latency else None})
+            out.append(Marginal(family, lo.k, hi.k, metric, "e2e" if use_e2e else "retrieval", d_quality, d_latency,
+                                d_quality / d_latency if d_latency else None))
     return out

@@ -5,78 +5,90 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from ragdiag.evaluate.clq import ClqResult
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def summary_lines(doc: dict[str, Any]) -> list[str]:
+def summary_lines(result: ClqResult) -> list[str]:
     """The decision first: frontier, SLO/budget choices, then what dominates the rest."""
-    lines = [f"Pareto frontier (cost ↓, latency p50 ↓, {', '.join(doc['quality'])} ↑): " + ", ".join(doc["frontier"])]
-    choices, primary = doc["choices"], doc["choices"]["primary"]
-    if "slo" in choices:
-        slo = choices["slo"]
-        lines.append(f"SLO {slo['percentile']} ≤ {slo['slo_ms']:g} ms: best {primary} is "
-                     + (slo["best"] or "none — no configuration meets the SLO"))
-    if "budget" in choices:
-        lines.append(f"budget ≤ {choices['budget']['budget']:g} per 1,000 queries: best {primary} is "
-                     + (choices["budget"]["best"] or "none — every configuration costs more"))
-    if "slo_and_budget" in choices:
-        lines.append("both: " + (choices["slo_and_budget"]["best"] or "none meets both"))
-    for name, by in doc["dominated"].items():
+    lines = [f"Pareto frontier (cost ↓, latency p50 ↓, {', '.join(result.quality)} ↑): " + ", ".join(result.frontier)]
+    choices, primary = result.choices, result.choices.primary
+    if choices.slo is not None:
+        slo = choices.slo
+        lines.append(f"SLO {slo.percentile} ≤ {slo.slo_ms:g} ms: best {primary} is "
+                     + (slo.best or "none — no configuration meets the SLO"))
+    if choices.budget is not None:
+        lines.append(f"budget ≤ {choices.budget.budget:g} per 1,000 queries: best {primary} is "
+                     + (choices.budget.best or "none — every configuration costs more"))
+    if choices.slo_and_budget is not None:
+        lines.append("both: " + (choices.slo_and_budget.best or "none meets both"))
+    for name, by in result.dominated.items():
         lines.append(f"dominated: {name} (by {', '.join(by)})")
-    for m in doc["marginal"]:
-        rate = "–" if m["per_ms"] is None else f"{m['per_ms']:+.2e}"
-        lines.append(f"marginal {m['metric']} per ms ({m['latency']} latency), {m['family']} K {m['from_k']:g} → "
-                     f"{m['to_k']:g}: {m['d_quality']:+.3f} over {m['d_latency_ms']:+.1f} ms = {rate}/ms")
+    for m in result.marginal:
+        rate = "–" if m.per_ms is None else f"{m.per_ms:+.2e}"
+        lines.append(f"marginal {m.metric} per ms ({m.latency} latency), {m.family} K {m.from_k:g} → "
+                     f"{m.to_k:g}: {m.d_quality:+.3f} over {m.d_latency_ms:+.1f} ms = {rate}/ms")
     lines.append("eff. = efficiency = 1000 · mean(N-Recall4+@10, RA-nWG@10, RA-nWG@30) / latency ms (paper 001 §3.3, a "
                  "screening tie-breaker only); e2e uses e2e_p50_ms")
     return lines
 
 
-def render_table(doc: dict[str, Any], console: Console) -> None:
-    for line in summary_lines(doc)[:1 + len([k for k in doc["choices"] if k != "primary"])]:
+def render_table(result: ClqResult, console: Console) -> None:
+    lines = summary_lines(result)
+    head = 1 + result.choices.given
+    for line in lines[:head]:
         console.print(line, highlight=False)
     table = Table(title="configurations (★ = on the Pareto frontier)")
     optional = [(title, key) for title, key in (("p95 ms", "latency_p95"), ("eff. e2e", "efficiency_e2e"))
-                if any(c[key] is not None for c in doc["configs"])]
+                if any(getattr(c, key) is not None for c in result.configs)]
     table.add_column("config", overflow="fold", min_width=12)
-    for column in ("cost/1k", "p50 ms", *doc["quality"], "eff.", *(title for title, _ in optional)):
+    for column in ("cost/1k", "p50 ms", *result.quality, "eff.", *(title for title, _ in optional)):
         table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
-    for c in doc["configs"]:
-        table.add_row(("★ " if c["pareto"] else "  ") + c["name"], _num(c["cost"], 2), _num(c["latency_p50"], 1),
-                      *(_num(c["quality"][q]) for q in doc["quality"]), _num(c["efficiency_retrieval"]),
-                      *(_num(c[key], 1 if key == "latency_p95" else 3) for _, key in optional))
+    for c in result.configs:
+        table.add_row(("★ " if c.pareto else "  ") + c.name, _num(c.cost, 2), _num(c.latency_p50, 1),
+                      *(_num(c.quality[q]) for q in result.quality), _num(c.efficiency_retrieval),
+                      *(_num(getattr(c, key), 1 if key == "latency_p95" else 3) for _, key in optional))
     console.print(table)
-    for line in summary_lines(doc)[1 + len([k for k in doc["choices"] if k != "primary"]):]:
+    for line in lines[head:]:
         console.print(line, highlight=False)
 
 
-def table_text(doc: dict[str, Any], width: int = 120) -> str:
+def table_text(result: ClqResult, width: int = 120) -> str:
     console = Console(file=io.StringIO(), width=width, record=True)
-    render_table(doc, console)
+    render_table(result, console)
     return console.export_text()
 
 
-def csv_text(doc: dict[str, Any]) -> str:
+def json_text(result: ClqResult) -> str:
+    """The JSON document (what ``--format json`` prints or writes)."""
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def csv_text(result: ClqResult) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["name", "pareto", "cost_per_1k", "latency_p50_ms", "latency_p95_ms", "e2e_p50_ms",
-                     *doc["quality"], "efficiency_retrieval", "efficiency_e2e", "dominated_by"])
-    for c in doc["configs"]:
-        writer.writerow([c["name"], c["pareto"], c["cost"], c["latency_p50"], c["latency_p95"], c["e2e_p50"],
-                         *(c["quality"][q] for q in doc["quality"]), c["efficiency_retrieval"], c["efficiency_e2e"],
-                         ";".join(doc["dominated"].get(c["name"], []))])
+                     *result.quality, "efficiency_retrieval", "efficiency_e2e", "dominated_by"])
+    for c in result.configs:
+        writer.writerow([c.name, c.pareto, c.cost, c.latency_p50, c.latency_p95, c.e2e_p50,
+                         *(c.quality[q] for q in result.quality), c.efficiency_retrieval, c.efficiency_e2e,
+                         ";".join(result.dominated.get(c.name, []))])
     return buffer.getvalue()
 
 
-def write_plot(doc: dict[str, Any], path: Path) -> None:
+def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> None:
     """Primary quality against p50 latency; colour = cost; frontier points ringed and joined; SLO line."""
     import matplotlib
 
@@ -85,30 +97,30 @@ def write_plot(doc: dict[str, Any], path: Path) -> None:
 
     from ragdiag.io.writer import atomic_path
 
-    primary = doc["quality"][0]
-    configs = doc["configs"]
+    primary = result.quality[0]
+    configs = result.configs
     fig, ax = plt.subplots(figsize=(8, 5.2), layout="constrained")
-    xs = [c["latency_p50"] for c in configs]
-    ys = [c["quality"][primary] for c in configs]
-    points = ax.scatter(xs, ys, c=[c["cost"] for c in configs], cmap="viridis", s=60, zorder=3)
+    xs = [c.latency_p50 for c in configs]
+    ys = [c.quality[primary] for c in configs]
+    points = ax.scatter(xs, ys, c=[c.cost for c in configs], cmap="viridis", s=60, zorder=3)
     fig.colorbar(points, ax=ax, label="cost per 1,000 queries")
-    front = sorted((c for c in configs if c["pareto"]), key=lambda c: c["latency_p50"])
-    ax.scatter([c["latency_p50"] for c in front], [c["quality"][primary] for c in front], s=160,
+    front = sorted((c for c in configs if c.pareto), key=lambda c: c.latency_p50)
+    ax.scatter([c.latency_p50 for c in front], [c.quality[primary] for c in front], s=160,
                facecolors="none", edgecolors="crimson", linewidths=1.5, zorder=4, label="Pareto frontier")
     for c in configs:
-        ax.annotate(c["name"], (c["latency_p50"], c["quality"][primary]), textcoords="offset points",
+        ax.annotate(c.name, (c.latency_p50, c.quality[primary]), textcoords="offset points",
                     xytext=(6, 4), fontsize=7)
-    slo = doc["choices"].get("slo")
+    slo = result.choices.slo
     if slo:
-        ax.axvline(slo["slo_ms"], color="grey", linestyle="--", label=f"SLO {slo['percentile']} {slo['slo_ms']:g} ms")
+        ax.axvline(slo.slo_ms, color="grey", linestyle="--", label=f"SLO {slo.percentile} {slo.slo_ms:g} ms")
     if max(xs) > 5 * max(min(xs), 1e-9):
         ax.set_xscale("log")
     ax.set_xlabel("retrieval latency p50 (ms" + (", log scale)" if ax.get_xscale() == "log" else ")"))
     ax.set_ylabel(primary)
     ax.set_title(f"Cost–latency–quality: {primary} against latency, colour = cost\n"
-                 f"ringed: not dominated on cost, latency and {', '.join(doc['quality'])}", fontsize=9)
+                 f"ringed: not dominated on cost, latency and {', '.join(result.quality)}", fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, inputs=list(inputs)) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)

@@ -60,7 +60,7 @@ def test_frontier_and_choices_match_brute_force(seed):
         assert name not in result.frontier and by
     within = [c for c in configs if c.latency_p50 <= 200]
     expected = max(within, key=lambda c: (c.quality["ra_nwg@10"], -c.cost, -c.latency_p50), default=None)
-    chosen = result.choices["slo"]["best"]
+    chosen = result.choices.slo.best
     if expected is None:
         assert chosen is None
     else:
