@@ -12,7 +12,7 @@ from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    from ragdiag.llm.client import ClientConfig
+    from ragdiag.commands.label import ClientConfig
 
 
 @llm_command
@@ -38,35 +38,26 @@ def label(
     progress: bool,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
-    from ragdiag.io.paths import check_paths
-    from ragdiag.pipeline.label import LabelOptions, run_label
-    from ragdiag.pipeline.run_meta import check_coverage
-
-    check_paths(inputs={"--corpus": corpus, "--queries": queries, "--human": human}, outputs={"--out": out},
-                folders={"--cache-dir": config.cache_dir})  # before the pool is embedded and judged
-    from ragdiag.evaluate.plackett_luce import RefineParams
+    from ragdiag.commands.label import LabelRequest, RefineParams, check_coverage, refined_output, run
 
     refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,
                                  max_rounds=refine_max_rounds, seed=refine_seed) if refine else None
-    opts = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params,
-                        max_queries)
-    result = run_label(opts, config, progress)
+    result = run(LabelRequest(corpus, queries, out, config, pool, pool_depth, repeats, min_per_query, max_queries,
+                              refine_params, human, progress))
     files = {"graded qrels": out, "manifest": result.manifest}
     if refine:
-        from ragdiag.pipeline.label import refined_output
-
         files["refined orders"] = refined_output(out)
     render_summary("ragdiag label", result.summary, files)
-    refined = result.summary.get("refine")
+    refined = result.document.refine_totals
     if refined:
-        typer.echo(f"refined the Top-{refine_top} of {refined['queries']} queries: {refined['judgements']} listwise "
-                   f"judgements, {refined['failed_batches']} failed batches, {refined['stable']} stopped after "
+        typer.echo(f"refined the Top-{refine_top} of {refined.queries} queries: {refined.judgements} listwise "
+                   f"judgements, {refined.failed_batches} failed batches, {refined.stable} stopped after "
                    f"{refine_patience} stable rounds (the others at --refine-max-rounds {refine_max_rounds})")
-    agreement = result.summary.get("human")
+    agreement = result.document.human_agreement
     if agreement:
         def show(x):
             return "n/a" if x is None else f"{x:.3f}"
-        typer.echo(f"judge vs human on {agreement['pairs']} shared pairs: quadratic-weighted κ {show(agreement['kappa_quadratic'])}, "
-                   f"Krippendorff α (ordinal) {show(agreement['alpha_ordinal'])}, mean |judge − human| {show(agreement['mean_abs_diff'])}; "
+        typer.echo(f"judge vs human on {agreement.pairs} shared pairs: quadratic-weighted κ {show(agreement.kappa_quadratic)}, "
+                   f"Krippendorff α (ordinal) {show(agreement.alpha_ordinal)}, mean |judge − human| {show(agreement.mean_abs_diff)}; "
                    f"confusion matrix in {result.manifest}")
     check_coverage(result.summary, min_coverage, result.manifest)

@@ -24,8 +24,9 @@ from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
+from ragdiag.evaluate.label_result import LabelManifest, LabelPool
 from ragdiag.evaluate.plackett_luce import RefineParams
-from ragdiag.io.writer import write_jsonl, write_text
+from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
@@ -38,7 +39,6 @@ from ragdiag.pipeline.run_meta import (
     run_details,
     run_meta,
     summary,
-    write_manifest,
 )
 from ragdiag.retrieval.beir import load_corpus, load_queries
 from ragdiag.retrieval.formats import check_ids_fit
@@ -60,10 +60,13 @@ class LabelOptions:
 
 @dataclass
 class LabelResult:
+    """The run's totals (``summary``), where its manifest went, and the manifest itself."""
+
     summary: dict[str, Any]
     manifest: Path
     pairs: int
     written: int
+    document: LabelManifest
 
 
 def _corpus_file(path: Path) -> Path:
@@ -191,26 +194,26 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
         write_jsonl(refined_path, refined, inputs=inputs)
     write_text(opts.out, "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{final[(q, d)]}\n" for q, d in kept),
                inputs=inputs)
-    pool_info = {
-        "sources": [s.name for s in sources], "depth": opts.pool_depth, "fusion": f"reciprocal rank fusion, c = {RRF_C}",
-        "queries": len(query_ids), "pairs": len(pairs),
-        "per_source_pairs": {name: sum(len(x) for x in lists) for name, lists in per_source.items()},
-        "pool_size": {"min": min(map(len, fused), default=0), "max": max(map(len, fused), default=0)},
-        "prune": {"min_per_query": opts.min_per_query, "kept": len(kept), "dropped": len(final) - len(kept),
-                  "rule": "whole grade buckets 5 -> 1 until at least min_per_query pairs per query"},
-        "grade_counts": {str(g): sum(1 for v in final.values() if v == g) for g in range(1, 6)},
-    }
-    sections: dict[str, Any] = {"meta": meta, "run": details, "pool": pool_info, "summary": result_summary,
-                                "failures": outcome.failures, "unparsed": unparsed}
+    pool_info = LabelPool(
+        sources=[s.name for s in sources], depth=opts.pool_depth, fusion=f"reciprocal rank fusion, c = {RRF_C}",
+        queries=len(query_ids), pairs=len(pairs),
+        per_source_pairs={name: sum(len(x) for x in lists) for name, lists in per_source.items()},
+        pool_size={"min": min(map(len, fused), default=0), "max": max(map(len, fused), default=0)},
+        prune={"min_per_query": opts.min_per_query, "kept": len(kept), "dropped": len(final) - len(kept),
+               "rule": "whole grade buckets 5 -> 1 until at least min_per_query pairs per query"},
+        grade_counts={str(g): sum(1 for v in final.values() if v == g) for g in range(1, 6)},
+    )
+    document = LabelManifest(meta, details, pool_info, result_summary, outcome.failures, unparsed)
     if opts.refine:
-        sections["refine"] = refine_section(opts.refine, refined, refine_failures, refined_path)
-        result_summary["refine"] = {k: sections["refine"][k] for k in ("queries", "judgements", "failed_batches", "stable")}
+        document.refine = refine_section(opts.refine, refined, refine_failures, refined_path)
+        result_summary["refine"] = {k: document.refine[k] for k in ("queries", "judgements", "failed_batches", "stable")}
     if per_pair:
-        sections["repeats"] = {"grade": "lower median of the parsed grades", "pairs": per_pair}
+        document.repeats = {"grade": "lower median of the parsed grades", "pairs": per_pair}
     if human is not None:
         human_map = {(q, d): g for q, docs in human.grades.items() for d, g in docs.items()}
-        sections["human"] = {"source": str(opts.human), "binary_read_as_1_and_5": human.binary,
-                             **judge_vs_human(final, human_map), "alpha_ordinal": ordinal_alpha(shared_pairs(final, human_map))}
-        result_summary["human"] = {k: sections["human"][k] for k in ("pairs", "kappa_quadratic", "alpha_ordinal", "mean_abs_diff")}
-    write_manifest(manifest, record, inputs, **sections)
-    return LabelResult(result_summary, manifest, len(pairs), len(kept))
+        document.human = {"source": str(opts.human), "binary_read_as_1_and_5": human.binary,
+                          **judge_vs_human(final, human_map), "alpha_ordinal": ordinal_alpha(shared_pairs(final, human_map))}
+        result_summary["human"] = {k: document.human[k] for k in ("pairs", "kappa_quadratic", "alpha_ordinal", "mean_abs_diff")}
+    document.run_record = record.as_dict()
+    write_json(manifest, document.to_json(), inputs=[p for p in inputs if p is not None])
+    return LabelResult(result_summary, manifest, len(pairs), len(kept), document)

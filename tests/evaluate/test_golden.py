@@ -85,3 +85,51 @@ def test_a_rerun_writes_the_golden_per_query_rows(tmp_path, monkeypatch):
     rows = tmp_path / "rows.jsonl"
     _run(GRADED, EVALUATE_ARGS, tmp_path / "e.json", monkeypatch, ("--per-query", str(rows)))
     assert rows.read_text() == (GOLDEN / "evaluate.per_query.jsonl").read_text()
+
+
+def test_label_manifest_object_reads_and_writes_the_golden_manifest_unchanged():
+    from ragdiag.evaluate.label_result import LabelManifest
+
+    golden = json.loads((GOLDEN / "label.manifest.json").read_text())
+    manifest = LabelManifest.from_json(golden)
+    assert json.dumps(manifest.to_json(), ensure_ascii=False) == json.dumps(golden, ensure_ascii=False)
+    assert manifest.refine_totals.queries == 3 and manifest.human_agreement.pairs == 14
+
+
+def _label_volatile_removed(doc: dict) -> dict:
+    """Also the test server's port (in the provider and base URL) and the elapsed seconds."""
+    doc = _volatile_removed(doc)
+    doc["meta"] = {**doc["meta"], "llm": {k: v for k, v in doc["meta"]["llm"].items() if k != "provider"}}
+    doc["run"] = {k: v for k, v in doc["run"].items() if k != "base_url"}
+    doc["summary"] = {k: v for k, v in doc["summary"].items() if k != "seconds"}
+    return doc
+
+
+def test_a_label_rerun_writes_the_golden_manifest_qrels_and_orders(tmp_path, monkeypatch):
+    """Test-server output (a lookup of the human grades), never an LLM's judgement."""
+    from tests.evaluate.test_label import PASSAGES, QUERIES, UtilityJudgeServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    Path("corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
+                                            for d, (t, _, _) in PASSAGES.items()))
+    Path("queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items()))
+    Path("run.jsonl").write_text("".join(json.dumps({"query_id": q, "ids": [d for d, (_, qq, _) in PASSAGES.items() if qq == q],
+                                                     "scores": [5, 4, 3, 2, 1][: sum(1 for v in PASSAGES.values() if v[1] == q)]})
+                                         + "\n" for q in QUERIES))
+    Path("human.tsv").write_text("query-id\tcorpus-id\tscore\n"
+                                 + "".join(f"{q}\t{d}\t{g}\n" for d, (_, q, g) in PASSAGES.items()))
+    with UtilityJudgeServer() as server:
+        done = CliRunner().invoke(app, ["label", "--corpus", "corpus.jsonl", "--queries", "queries.jsonl",
+                                        "--pool", "run:run.jsonl,bm25", "--pool-depth", "10", "--model", "test-model",
+                                        "--out", "graded.tsv", "--cache-dir", "cache", "--no-progress",
+                                        "--base-url", server.base_url, "--human", "human.tsv", "--repeats", "2",
+                                        "--refine", "--refine-top", "3", "--refine-batch", "3", "--refine-max-rounds", "4"])
+    assert done.exit_code == 0, done.output
+    new = json.loads(Path("graded.tsv.manifest.json").read_text())
+    golden = json.loads((GOLDEN / "label.manifest.json").read_text())
+    assert json.dumps(_label_volatile_removed(new), ensure_ascii=False) == \
+        json.dumps(_label_volatile_removed(golden), ensure_ascii=False)
+    assert Path("graded.tsv").read_text() == (GOLDEN / "label.graded.tsv").read_text()
+    assert Path("graded.tsv.refined.jsonl").read_text() == (GOLDEN / "label.refined.jsonl").read_text()
