@@ -256,7 +256,8 @@ def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
         "bootstrap": f"{p.bootstrap} replicates over queries, seed {p.seed}, 95% percentile intervals; "
                      "comparisons share the draws (paired)",
         "comparison": "diff = b - a (macro mean over queries where both are defined); improved = share of those "
-                      "queries where b is better than a (higher, or lower for harm and unjudged), worsened = share where b is worse",
+                      f"queries where b is better than a (higher, or lower for {' and '.join(LOWER_IS_BETTER)}), worsened = "
+                      "share where b is worse",
         "attribution": f"per query, in this order: ok = answer grade >= {p.gold}; retrieval miss = no passage of "
                        f"grade >= {p.gold} in the top {p.pool_depth}; ordering miss = one there but none in the "
                        f"top-K; generation miss = one in the top-K but answer grade < {p.gold}",

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.registry import STANDARD_METRICS, label
+from ragdiag.evaluate.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
@@ -128,7 +128,9 @@ def render_table(result: EvaluateResult, console: Console) -> None:
         for line in lines:
             console.print("  " + line, highlight=False, markup=False)
     if result.comparisons:
-        comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries where b is better / worse; lower is better for Harm and Unjudged)")
+        lower = " and ".join(label(m) for m in LOWER_IS_BETTER)
+        comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries "
+                           f"where b is better / worse; lower is better for {lower})")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
             comp.add_column(name, justify="right" if name in ("k", "improved", "worsened", "n") else "left")
         def share(x: float | None) -> str:
