@@ -23,6 +23,31 @@ METRICS = ("nrecall4", "ra_nwg", "recall")
 
 
 @dataclass
+class MetricChange:
+    """Mean change of one metric over the changed queries, its paired bootstrap interval (None when
+    no interval was drawn) and how many queries define it."""
+
+    value: float | None
+    ci: list[float] | None
+    n_defined: int
+
+
+@dataclass
+class WorstQuery:
+    """A query that loses RA-nWG@K: its text before and after, each metric before and after."""
+
+    query_id: str
+    original: str
+    changed: str
+    nrecall4_before: float | None
+    ra_nwg_before: float | None
+    recall_before: float | None
+    nrecall4_after: float | None
+    ra_nwg_after: float | None
+    recall_after: float | None
+
+
+@dataclass
 class QueryImpact:
     """One variant of the queries: mean change per metric with its interval, and the worst queries."""
 
@@ -30,13 +55,18 @@ class QueryImpact:
     k: int
     changed_queries: int
     unchanged_queries: int
-    original: dict[str, float]
-    changed: dict[str, float]
-    difference: dict[str, dict[str, Any]]
-    worst: list[dict[str, Any]]
+    original: dict[str, float | None]
+    changed: dict[str, float | None]
+    difference: dict[str, MetricChange]
+    worst: list[WorstQuery]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> QueryImpact:
+        return cls(**{**doc, "difference": {m: MetricChange(**d) for m, d in doc["difference"].items()},
+                      "worst": [WorstQuery(**w) for w in doc["worst"]]})
 
 
 def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, query_ids: Sequence[str], k: int,
@@ -81,7 +111,7 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
                  for m in METRICS}
     diffs = np.stack([after[m] - before[m] for m in METRICS], axis=1) if ids else np.zeros((0, len(METRICS)))
     summaries = bootstrap.summarise(diffs, replicates, seed) if ids else []
-    difference = {m: {"value": s.value, "ci": list(s.ci) if s.ci else None, "n_defined": s.n_defined}
+    difference = {m: MetricChange(s.value, list(s.ci) if s.ci else None, s.n_defined)
                   for m, s in zip(METRICS, summaries)}
 
     def mean(values: np.ndarray) -> float | None:
@@ -93,9 +123,9 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
     losers = []
     for j in order[:worst]:
         j = int(j)
-        losers.append({"query_id": ids[j], "original": originals[j], "changed": variants[j][0],
-                       **{f"{m}_before": _num(before[m][j]) for m in METRICS},
-                       **{f"{m}_after": _num(after[m][j]) for m in METRICS}})
+        losers.append(WorstQuery(ids[j], originals[j], variants[j][0],
+                                 **{f"{m}_before": _num(before[m][j]) for m in METRICS},
+                                 **{f"{m}_after": _num(after[m][j]) for m in METRICS}))
     return QueryImpact(name=name, k=k, changed_queries=len(ids), unchanged_queries=unchanged,
                        original={m: mean(before[m]) for m in METRICS}, changed={m: mean(after[m]) for m in METRICS},
                        difference=difference, worst=losers)

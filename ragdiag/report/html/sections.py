@@ -267,37 +267,50 @@ def _docs(doc: Any) -> list[dict]:
 
 
 def names_section(item: Input) -> Section:
+    from ragdiag.probes.results import NamesResult
     from ragdiag.report.probe_report import names_plot
 
-    docs = _docs(item.doc)
+    results = [NamesResult.from_json(d) for d in _docs(item.doc)]
     body = []
-    for d in docs:
-        base = d["base"]
-        rows = [["base", base.get("delta_name"), base.get("delta_name_sd"), None, None, base.get("delta_topic")]]
-        rows += [[a["name"], a.get("delta_name"), a.get("delta_name_sd"), a.get("pct_change"), a.get("pct_change_sd"),
-                  a.get("delta_topic")] for a in d["ablations"]]
-        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+    for r in results:
+        base = r.base
+        rows = [["base", base.delta_name, base.delta_name_sd, None, None, base.delta_topic]]
+        rows += [[a.name, a.delta_name, a.delta_name_sd, a.pct_change, a.pct_change_sd, a.delta_topic]
+                 for a in r.ablations]
+        body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["condition", "Δ_name", "SD over runs", "% change", "% change SD", "Δ_topic"], rows))
-    body.append(_images(_png(lambda p: names_plot(docs, p)), "name probe bars"))
+    body.append(_images(_png(lambda p: names_plot(results, p)), "name probe bars"))
     return Section("probe-names", "Probe: proper-name sensitivity (Δ-margins)", str(item.path), "".join(body))
 
 
+NOISE_COLUMNS = {  # optional columns of the noise section: present when the run measured them
+    "recall_at_k": lambda lv: lv.retrieval.recall_at_k if lv.retrieval else None,
+    "overlap_at_k": lambda lv: lv.retrieval.overlap_at_k if lv.retrieval else None,
+    "recovery_pct": lambda lv: lv.rewritten.recovery_pct if lv.rewritten else None,
+}
+
+
 def noise_section(item: Input) -> Section:
+    from ragdiag.probes.results import NoiseResult
     from ragdiag.report.probe_report import noise_plot
 
-    docs = _docs(item.doc)
-    body = [labels(test_server=any("rewrite" in _meta(d) and is_test_server(_meta(d)["rewrite"]) for d in docs))]
-    for d in docs:
-        levels = d["levels"]
-        extra = [c for c in ("recall_at_k", "overlap_at_k", "recovery_pct") if c in levels[0]]
-        flagged = any(r.get("recovery_flag") for r in levels)
-        rows = [[f"{r['level']} — {r.get('name', '')}", r.get("cosine_to_clean"), r.get("cosine_to_clean_sd"),
-                 r.get("cosine_to_reference"), r.get("drop_pct"), *(r.get(c) for c in extra),
-                 *([r.get("recovery_flag") or ""] if flagged else [])] for r in levels]
-        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+    results = [NoiseResult.from_json(d) for d in _docs(item.doc)]
+    body = [labels(test_server=any(r.meta.rewrite is not None and is_test_server(r.meta.rewrite) for r in results))]
+    for r in results:
+        levels = r.levels
+        first = levels[0] if levels else None
+        measured = {"recall_at_k": first and first.retrieval, "overlap_at_k": first and first.retrieval,
+                    "recovery_pct": first and first.rewritten}
+        extra = [c for c in NOISE_COLUMNS if measured[c] is not None]
+        flags = [lv.rewritten.recovery_flag if lv.rewritten else None for lv in levels]
+        flagged = any(flags)
+        rows = [[f"{lv.level} — {lv.name or ''}", lv.cosine_to_clean, lv.cosine_to_clean_sd, lv.cosine_to_reference,
+                 lv.drop_pct, *(NOISE_COLUMNS[c](lv) for c in extra), *([flag or ""] if flagged else [])]
+                for lv, flag in zip(levels, flags)]
+        body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra,
                              *(["recovery ⚠"] if flagged else [])], rows))
-    body.append(_images(_png(lambda p: noise_plot(docs, p)), "noise probe lines"))
+    body.append(_images(_png(lambda p: noise_plot(results, p)), "noise probe lines"))
     return Section("probe-noise", "Probe: conversational noise", str(item.path), "".join(body))
 
 
