@@ -354,40 +354,41 @@ def graded_section(item: Input) -> Section:
 
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
+    from ragdiag.commands.calibrate_result import CalibrateResult, Interval
     from ragdiag.report import trust
     from ragdiag.report.calibrate_report import ppi_gap_note
 
-    doc = item.doc
-    meta = doc.get("meta") or {}
-    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(meta.get("graded", ""))))),
-            trust_panel(trust.calibrate_trust(doc))]
-    agreement = doc.get("agreement")
+    result = CalibrateResult.from_json(item.doc)
+    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(result.meta.graded or "")))),
+            trust_panel(trust.calibrate_trust(item.doc))]
+    agreement = result.agreement
     if agreement:
         body.append(table(["items", "weighted κ (quadratic)", "Spearman", "exact", "within ±1", "judge − human"],
-                          [[agreement["items"], agreement["kappa_quadratic"], agreement["spearman"],
-                            f"{100 * agreement['exact']:.0f}%", f"{100 * agreement['within_one']:.0f}%",
-                            num(agreement["mean_bias"], signed=True)]], caption="judge–human agreement"))
+                          [[agreement.items, agreement.kappa_quadratic, agreement.spearman,
+                            f"{100 * agreement.exact:.0f}%", f"{100 * agreement.within_one:.0f}%",
+                            num(agreement.mean_bias, signed=True)]], caption="judge–human agreement"))
         body.append(table(["judge \\ human", "1", "2", "3", "4", "5"],
-                          [[g, *row] for g, row in enumerate(agreement["confusion"]["counts"], start=1)],
+                          [[g, *row] for g, row in enumerate(agreement.confusion.counts, start=1)],
                           caption="confusion: judge grade (rounded, rows) × human grade (columns)"))
-    estimates = doc.get("estimates") or {}
+    estimates = result.estimates
 
-    def cell(block: dict | None) -> Raw:
-        return Raw(esc("–" if not block else f"{num(block['estimate'])} {interval(block['ci'])}"))
+    def cell(block: Interval | None) -> Raw:
+        return Raw(esc("–" if not block else f"{num(block.estimate)} {interval(block.ci)}"))
 
-    level = f"{100 * (1 - estimates.get('alpha', 0.1)):.0f}%"
+    level = estimates.level
     body.append(table(["group", "items", "labelled", "PPI (judge + humans)", "judge only", "humans only"],
-                      [[m["group"], m["items"], m["labelled"], cell(m["ppi"]), cell(m["judge_only"]),
-                        cell(m["human_only"])] for m in estimates.get("mean_grade", [])],
-                      caption=f"mean grade per {estimates.get('by', 'group')} ({level} intervals)"))
+                      [[m.group, m.items, m.labelled, cell(m.ppi), cell(m.judge_only), cell(m.human_only)]
+                       for m in estimates.mean_grade],
+                      caption=f"mean grade per {estimates.by} ({level} intervals)"))
     gap = ppi_gap_note(estimates)
     if gap:
         body.append(f'<p class="note">{esc(gap)}</p>')
     body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
-                      [[s["measure"], cell(s["ppi"]), cell(s["judge_only"]), cell(s["human_only"])]
-                       for s in estimates.get("slopes", [])],
+                      [[s.measure, cell(s.ppi), cell(s.judge_only), cell(s.human_only)] for s in estimates.slopes],
                       caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
     return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
+
+
 def corpus_run_section(item: Input) -> Section:
     """``corpus_run.json`` of ``pipeline --corpus``: what was ranked, with which retrievers, and where
     the stages wrote (their files get their own sections when the run folder is given)."""
