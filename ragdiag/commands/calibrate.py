@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.commands.calibrate_result import CalibrateResult
 from ragdiag.data.graded_table import (
     GradedSource,
     build_graded_table,
@@ -26,6 +25,7 @@ from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
+from ragdiag.evaluate.calibration_result import CalibrateResult
 from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.commands.calibrate_result import Agreement, CalibrateResult, Estimates, Interval
+from ragdiag.evaluate.calibration_result import Agreement, CalibrateResult, Estimates, Interval
 from ragdiag.report.trust import calibrate_trust
 
 

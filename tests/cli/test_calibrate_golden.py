@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.commands.calibrate_result import CalibrateResult
+from ragdiag.evaluate.calibration_result import CalibrateResult
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path("tests/cli/golden")

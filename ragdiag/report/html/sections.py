@@ -354,7 +354,7 @@ def graded_section(item: Input) -> Section:
 
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
-    from ragdiag.commands.calibrate_result import CalibrateResult, Interval
+    from ragdiag.evaluate.calibration_result import CalibrateResult, Interval
     from ragdiag.report import trust
     from ragdiag.report.calibrate_report import ppi_gap_note
 
