@@ -283,6 +283,34 @@ def names_section(item: Input) -> Section:
     return Section("probe-names", "Probe: proper-name sensitivity (Δ-margins)", str(item.path), "".join(body))
 
 
+def names_queries_section(item: Input) -> Section:
+    """``probe names --queries``: per ablation the change of each metric against the qrels (with its
+    paired bootstrap interval), then the queries that lose the most RA-nWG."""
+    from ragdiag.probes.results import NamesRealResult
+    from ragdiag.report.names_real_report import LABELS
+
+    result = NamesRealResult.from_json(item.doc)
+    meta = result.meta
+    body = [labels(test_server=is_test_server(result.embedder)),
+            f'<p class="note">{esc(f"{meta.queries} · corpus {meta.corpus} · qrels {meta.qrels} · embedder {result.embedder} · bootstrap {meta.bootstrap} · seed {meta.seed}")}</p>',
+            *(f'<p class="note">{esc(note)}</p>' for note in result.notes)]
+    metrics = list(result.impacts[0].difference) if result.impacts else list(LABELS)
+    body.append(table(["ablation", "queries", *(f"Δ {LABELS.get(m, m)}@{meta.k}" for m in metrics)],
+                      [[i.name, i.changed_queries, *(Raw(esc("–" if i.difference[m].value is None else
+                                                             f"{num(i.difference[m].value, signed=True)} "
+                                                             f"{interval(i.difference[m].ci) if i.difference[m].ci else ''}"))
+                                                      for m in metrics)] for i in result.impacts],
+                      caption="ablated − original, mean over the queries with a name [95% paired bootstrap interval]"))
+    for impact in result.impacts:
+        if impact.worst:
+            body.append(table(["query", "original", "ablated", "RA-nWG before", "RA-nWG after", "recall before",
+                               "recall after"],
+                              [[w.query_id, w.original, w.changed, w.ra_nwg_before, w.ra_nwg_after, w.recall_before,
+                                w.recall_after] for w in impact.worst],
+                              caption=f"{impact.name}: the queries that lose RA-nWG@{meta.k}, most first"))
+    return Section("probe-names-queries", "Probe: names on your own queries", str(item.path), "".join(body))
+
+
 NOISE_COLUMNS = {  # optional columns of the noise section: present when the run measured them
     "recall_at_k": lambda lv: lv.retrieval.recall_at_k if lv.retrieval else None,
     "overlap_at_k": lambda lv: lv.retrieval.overlap_at_k if lv.retrieval else None,
@@ -411,6 +439,7 @@ def plot_section(item: Input) -> Section:
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
+             "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
              "plot": plot_section, "calibrate": calibrate_section}
 
