@@ -9,8 +9,6 @@ queries come with paired bootstrap intervals (one set of draws over queries for 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -18,55 +16,9 @@ from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.evaluate.standard import StandardScorer
+from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
 
 METRICS = ("nrecall4", "ra_nwg", "recall")
-
-
-@dataclass
-class MetricChange:
-    """Mean change of one metric over the changed queries, its paired bootstrap interval (None when
-    no interval was drawn) and how many queries define it."""
-
-    value: float | None
-    ci: list[float] | None
-    n_defined: int
-
-
-@dataclass
-class WorstQuery:
-    """A query that loses RA-nWG@K: its text before and after, each metric before and after."""
-
-    query_id: str
-    original: str
-    changed: str
-    nrecall4_before: float | None
-    ra_nwg_before: float | None
-    recall_before: float | None
-    nrecall4_after: float | None
-    ra_nwg_after: float | None
-    recall_after: float | None
-
-
-@dataclass
-class QueryImpact:
-    """One variant of the queries: mean change per metric with its interval, and the worst queries."""
-
-    name: str
-    k: int
-    changed_queries: int
-    unchanged_queries: int
-    original: dict[str, float | None]
-    changed: dict[str, float | None]
-    difference: dict[str, MetricChange]
-    worst: list[WorstQuery]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> QueryImpact:
-        return cls(**{**doc, "difference": {m: MetricChange(**d) for m, d in doc["difference"].items()},
-                      "worst": [WorstQuery(**w) for w in doc["worst"]]})
 
 
 def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, query_ids: Sequence[str], k: int,

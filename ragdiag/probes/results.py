@@ -14,8 +14,6 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ragdiag.probes.query_impact import QueryImpact
-
 
 def _known(cls, doc: dict[str, Any], **parts: Any):
     """``cls`` from the fields ``doc`` has (a missing one is None: the HTML report also reads partial
@@ -32,6 +30,53 @@ def clean_nans(obj: Any) -> Any:
     if isinstance(obj, list):
         return [clean_nans(v) for v in obj]
     return obj
+
+
+@dataclass
+class MetricChange:
+    """Mean change of one metric over the changed queries, its paired bootstrap interval (None when
+    no interval was drawn) and how many queries define it."""
+
+    value: float | None
+    ci: list[float] | None
+    n_defined: int
+
+
+@dataclass
+class WorstQuery:
+    """A query that loses RA-nWG@K: its text before and after, each metric before and after."""
+
+    query_id: str
+    original: str
+    changed: str
+    nrecall4_before: float | None
+    ra_nwg_before: float | None
+    recall_before: float | None
+    nrecall4_after: float | None
+    ra_nwg_after: float | None
+    recall_after: float | None
+
+
+@dataclass
+class QueryImpact:
+    """One variant of the queries: mean change per metric with its interval, and the worst queries."""
+
+    name: str
+    k: int
+    changed_queries: int
+    unchanged_queries: int
+    original: dict[str, float | None]
+    changed: dict[str, float | None]
+    difference: dict[str, MetricChange]
+    worst: list[WorstQuery]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> QueryImpact:
+        return cls(**{**doc, "difference": {m: MetricChange(**d) for m, d in doc["difference"].items()},
+                      "worst": [WorstQuery(**w) for w in doc["worst"]]})
 
 
 @dataclass
