@@ -18,11 +18,10 @@ Format = Annotated[str, typer.Option("--format", help="table (default) or json."
 
 def _run(action: str, folder: Path, fmt: str, **options) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     from ragdiag.commands.batch import BatchRequest, run
     from ragdiag.errors import RagdiagError
-    from ragdiag.llm.runner import format_cost
+    from ragdiag.report.batch_report import print_batches, summary_lines
 
     if fmt not in ("table", "json"):
         raise RagdiagError(f"--format must be table or json, got '{fmt}'")
@@ -30,21 +29,9 @@ def _run(action: str, folder: Path, fmt: str, **options) -> None:
     if fmt == "json":
         typer.echo(json.dumps(result.to_json(), indent=1))
         return
-    table = Table(title=f"batches in {result.folder}")
-    for column in ("file", "mode", "requests", "batch id", "status", "done / failed"):
-        table.add_column(column)
-    for e in result.entries:
-        counts = e.get("counts") or {}
-        table.add_row(e["file"], e["mode"], str(e["requests"]), e["batch_id"] or "-", e["status"],
-                      f"{counts.get('completed', '-')} / {counts.get('failed', '-')}" if counts else "-")
-    Console(width=max(Console().width, 100)).print(table)
-    c = result.collected
-    if action == "collect":
-        typer.echo(f"collected {c.answered} replies into the cache ({len(c.failures)} failed); cost at batch prices "
-                   f"{format_cost(c.cost_batch)}, at synchronous prices {format_cost(c.cost_sync)}")
-    if result.cancelled:
-        typer.echo(f"cancelled: {', '.join(result.cancelled)}")
-    typer.echo(f"{result.open} file(s) still open")
+    print_batches(result, Console(width=max(Console().width, 100)))
+    for line in summary_lines(result):
+        typer.echo(line)
 
 
 @app.command("status")

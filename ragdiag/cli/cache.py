@@ -25,28 +25,15 @@ def stats(cache_dir: CacheDir = None,
           as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
     """Entries per model and prompt version (LLM calls) and per embedder (vectors)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from ragdiag.remote.cache_admin import cache_stats
+    from ragdiag.commands.cache import CacheRequest, run
+    from ragdiag.report.cache_report import print_stats
 
-    info = cache_stats(cache_dir, kind.value)
+    info = run(CacheRequest("stats", cache_dir, kind.value)).stats
     if as_json:
         typer.echo(json.dumps(info, indent=1))
         return
-    console = Console()
-    for name, cache in info["caches"].items():
-        state = "" if cache["exists"] else " (no file yet)"
-        table = Table(title=f"{name}: {cache['path']}{state}: {cache['entries']} entries, {cache['bytes']} bytes")
-        if name == "llm":
-            columns, keys = ("model", "prompt", "entries", "prompt tokens", "completion tokens"), \
-                ("model", "prompt", "entries", "prompt_tokens", "completion_tokens")
-        else:
-            columns, keys = ("embedder", "model", "vectors", "dim"), ("embedder", "model", "entries", "dim")
-        for column in columns:
-            table.add_column(column)
-        for group in cache["groups"]:
-            table.add_row(*(str(group[key]) for key in keys))
-        console.print(table)
+    print_stats(info, Console())
 
 
 @app.command("export")
@@ -54,11 +41,9 @@ def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (out
            cache_dir: CacheDir = None,
            kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
     """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""
-    from ragdiag.io.paths import check_paths
-    from ragdiag.remote.cache_admin import export_cache
+    from ragdiag.commands.cache import CacheRequest, run
 
-    check_paths(outputs={"--out": out}, folders={"--cache-dir": cache_dir})
-    typer.echo(f"exported {export_cache(cache_dir, out, kind.value)} entries to {out}")
+    typer.echo(f"exported {run(CacheRequest('export', cache_dir, kind.value, out=out)).count} entries to {out}")
 
 
 @app.command("import")
@@ -69,9 +54,10 @@ def import_(source: Annotated[Path, typer.Argument(help="A file written by cache
     """Add exported entries; each is checked (keys re-derived), bad ones are skipped and counted."""
     import sys
 
-    from ragdiag.remote.cache_admin import import_cache
+    from ragdiag.commands.cache import CacheRequest, run
 
-    added, skipped = import_cache(cache_dir, source, kind.value)
+    result = run(CacheRequest("import", cache_dir, kind.value, source=source))
+    added, skipped = result.added, result.skipped
     parts = [f"{count} new {name} entries" for name, count in added.items()] or ["no new entries"]
     typer.echo(f"imported {', '.join(parts)} from {source}" + (f"; skipped {len(skipped)} bad entries" if skipped else ""))
     for reason in skipped[:20]:
@@ -88,6 +74,6 @@ def prune(
     kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm,
 ) -> None:
     """Delete entries of a model and/or prompt version (nothing expires by itself)."""
-    from ragdiag.remote.cache_admin import prune_cache
+    from ragdiag.commands.cache import CacheRequest, run
 
-    typer.echo(f"deleted {prune_cache(cache_dir, model, prompt, kind.value)} entries")
+    typer.echo(f"deleted {run(CacheRequest('prune', cache_dir, kind.value, model=model, prompt=prompt)).count} entries")

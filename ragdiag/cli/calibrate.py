@@ -36,9 +36,7 @@ def calibrate(
     from rich.console import Console
 
     from ragdiag.commands.calibrate import CalibrateRequest, run
-    from ragdiag.io.paths import check_paths
     from ragdiag.report.calibrate_report import print_calibration
 
-    check_paths(inputs={"--graded": graded, "--human": human, "--answers": answers}, outputs={"--out": out, "--sheet": sheet if suggest else None})
     result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate))
-    print_calibration(result.to_json(), Console(width=max(Console().width, 120)))
+    print_calibration(result, Console(width=max(Console().width, 120)))

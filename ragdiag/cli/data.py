@@ -34,18 +34,14 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
         as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False) -> None:
     """Fetch NAME into DIR/NAME (corpus.jsonl, queries.jsonl, qrels/test.tsv, manifest.json with sha256s)."""
     from ragdiag.commands.data import GetRequest, run
+    from ragdiag.report.data_report import get_lines
 
     result = run(GetRequest(name, data_dir, source, sample, force))
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
-    counts = result.manifest["counts"]
-    said = "fetched" if result.fetched else "already there, verified"
-    typer.echo(f"{result.name}: {said}: {result.path}")
-    typer.echo("  " + ", ".join(f"{what} {count:,}" for what, count in counts.items()))
-    for note in result.manifest.get("notes", []):
-        typer.echo(f"  {note}")
-    typer.echo(f"  use: --corpus {result.path}")
+    for line in get_lines(result):
+        typer.echo(line)
 
 
 @app.command("list")
@@ -54,22 +50,12 @@ def list_(data_dir: DataDir = None,
     """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
     their manifest (sha256)."""
     from rich.console import Console
-    from rich.table import Table
 
     from ragdiag.commands.data import ListRequest, run
+    from ragdiag.report.data_report import print_list
 
     result = run(ListRequest(data_dir))
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
-    table = Table(title=f"data folder {result.data_dir}")
-    for column in ("name", "state", "passages", "queries", "qrels", "origin"):
-        table.add_column(column, overflow="fold")
-    for entry in result.sets:
-        qrels = sum(v for k, v in entry.counts.items() if k.startswith("qrels/"))
-        table.add_row(entry.name, entry.state, f"{entry.counts['corpus']:,}" if entry.counts else "",
-                      f"{entry.counts['queries']:,}" if entry.counts else "", f"{qrels:,}" if entry.counts else "",
-                      entry.origin)
-    console = Console()
-    console.print(table)
-    console.print("Licences and descriptions: ragdiag data list --json. Fetch one: ragdiag data get NAME.")
+    print_list(result, Console())

@@ -31,16 +31,10 @@ def noise(
     bootstrap: p.Bootstrap = 1000,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
-    from ragdiag.io.paths import check_paths
+    from ragdiag.commands.probe import NoiseRequest, run
     from ragdiag.report.probe_output import print_probe_output
 
-    query_file = None if queries == "bundled" else Path(queries)
-    check_paths(inputs={"--queries": query_file, "--corpus": corpus, "--qrels": qrels}, outputs={"--out": out}, plots={"--plot": plot},
-                folders={"--cache-dir": cache_dir})
-    from ragdiag.probes.commands import (
-        probe_noise,  # after the checks: it needs the probes extra
-    )
-
-    print_probe_output(probe_noise(lang, embedder, levels, queries, seed, variants, corpus, k, fmt.value if fmt else None, out, plot,
-                                   cache_dir, rewrite, model, base_url, cache_mode=cache.value, qrels=qrels,
-                                   bootstrap=bootstrap))
+    fmt_value = fmt.value if fmt else None
+    result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, fmt_value, out, plot,
+                              cache_dir, cache.value, rewrite, model, base_url, qrels, bootstrap))
+    print_probe_output(result, fmt_value, out is not None)

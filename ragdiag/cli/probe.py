@@ -13,44 +13,6 @@ app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins) a
                   no_args_is_help=True)
 
 
-def _names_on_real_queries(queries, corpus, qrels, lang, embedder, ablations, k, names, bootstrap, seed, fmt, out, plot,
-                           cache_dir, cache) -> None:
-    import json
-
-    from rich.console import Console
-
-    from ragdiag.commands.names_real import NamesRealRequest, parse_real_ablations, run
-    from ragdiag.errors import RagdiagError
-    from ragdiag.io.writer import write_text
-    from ragdiag.report import names_real_report
-
-    missing = [flag for flag, value in (("--queries", queries), ("--corpus", corpus), ("--qrels", qrels)) if value is None]
-    if missing:
-        raise RagdiagError(f"names on your own queries need --queries, --corpus and --qrels together: {missing[0]} is missing")
-    if "," in lang or lang not in ("en", "fr"):
-        raise RagdiagError(f"--lang '{lang}': with --queries give one language, en or fr (the name lists)")
-    if len(embedder) != 1:
-        raise RagdiagError("with --queries give one --embedder")
-    if plot is not None:
-        raise RagdiagError("--plot does not apply with --queries (the result is the table and its JSON)")
-    request = NamesRealRequest(queries, corpus, qrels, lang, embedder[0], parse_real_ablations(ablations), k, names,
-                               bootstrap, seed, cache_dir, cache.value)
-    _, doc = run(request)
-    from ragdiag.io.out_format import out_format
-
-    chosen = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else \
-        (fmt.value if fmt else "table")
-    rendered = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n" if chosen == "json" \
-        else names_real_report.text(doc)
-    if out is not None:
-        write_text(out, rendered, inputs=[queries, corpus, qrels, names])
-        typer.echo(f"wrote {out}", err=True)
-    elif chosen == "json":
-        typer.echo(rendered, nl=False)
-    else:
-        names_real_report.render(doc, Console())
-
-
 @app.command("names")
 def names(
     lang: p.Lang = "en",
@@ -75,18 +37,13 @@ def names(
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    from ragdiag.io.paths import check_paths
-    from ragdiag.report.probe_output import print_probe_output
+    from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
+    from ragdiag.report.probe_output import print_names_real, print_probe_output
 
-    check_paths(inputs={"--queries": queries, "--corpus": corpus, "--qrels": qrels, "--names": names},
-                outputs={"--out": out}, plots={"--plot": plot}, folders={"--cache-dir": cache_dir})
-    if queries is not None or corpus is not None or qrels is not None:
-        _names_on_real_queries(queries, corpus, qrels, lang, embedder, ablations, k, names, bootstrap, seed, fmt, out,
-                               plot, cache_dir, cache)
-        return
-    from ragdiag.probes.commands import (
-        probe_names,  # after the checks: it needs the probes extra
-    )
-
-    print_probe_output(probe_names(lang, embedder, n_queries, runs, seed, ablations, epsilon, fmt.value if fmt else None, out, plot,
-                                   cache_dir, cache_mode=cache.value))
+    fmt_value = fmt.value if fmt else None
+    result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
+                              cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
+    if isinstance(result, NamesRealResult):
+        print_names_real(result, fmt_value)
+    else:
+        print_probe_output(result, fmt_value, out is not None)

@@ -15,12 +15,9 @@ def report(
     title: str = typer.Option("ragdiag report", "--title", help="Page title."),
 ) -> None:
     """Join result files into one self-contained HTML page: verdicts, tables (sortable), plots and run records."""
-    from ragdiag.io.writer import guard_outputs, write_text
-    from ragdiag.report.html.build import build_report
+    from ragdiag.commands.report import ReportRequest, run
 
-    guard_outputs([out], inputs)
-    html, sections, notes = build_report(inputs, title)
-    for note in notes:
+    result = run(ReportRequest(inputs, out, title))
+    for note in result.notes:
         typer.echo(note, err=True)
-    write_text(out, html, inputs=inputs)
-    typer.echo(f"wrote {out}: {len(sections)} sections ({', '.join(dict.fromkeys(s.kind for s in sections))})", err=True)
+    typer.echo(f"wrote {out}: {len(result.sections)} sections ({', '.join(result.kinds)})", err=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
+from ragdiag.evaluate.calibration_result import CalibrateResult
 from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
@@ -52,19 +53,6 @@ class CalibrateRequest:
     sheet: Path = Path("to_label.csv")
     answers: Path | None = None
     keep_degenerate: bool = False
-
-
-@dataclass
-class CalibrateResult:
-    meta: dict[str, Any]
-    agreement: dict[str, Any] | None
-    estimates: dict[str, Any]
-    suggested: dict[str, Any] | None
-    run_record: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"meta": self.meta, "agreement": self.agreement, "estimates": self.estimates,
-                "suggested": self.suggested, "run_record": self.run_record}
 
 
 @dataclass
@@ -148,6 +136,10 @@ def sheet_text(items: list[Item], questions: dict[str, str]) -> str:
 
 
 def _check(request: CalibrateRequest) -> None:
+    from ragdiag.io.paths import check_paths
+
+    check_paths(inputs={"--graded": request.graded, "--human": request.human, "--answers": request.answers},
+                outputs={"--out": request.out, "--sheet": request.sheet if request.suggest else None})
     if request.by not in GROUPINGS:
         raise RagdiagError(f"--by must be one of {', '.join(GROUPINGS)}, got {request.by!r}")
     if not 0 < request.alpha < 1:
@@ -237,8 +229,9 @@ def run(request: CalibrateRequest) -> CalibrateResult:
             "items": len(items), "labelled": len(human), "reference_gate": gate,
             "judge_grade": "expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
             else "grade (mean of the first judge's repeats)"}
-    result = CalibrateResult(meta, finite(judged_human), finite(estimates), suggested)
-    result.run_record = stamp({}, record)["run_record"]
+    result = CalibrateResult.from_json({"meta": meta, "agreement": finite(judged_human),
+                                        "estimates": finite(estimates), "suggested": suggested,
+                                        "run_record": stamp({}, record)["run_record"]})
     if suggested is not None:
         write_text(request.sheet, sheet_text(picked, questions),
                    inputs=[request.graded, request.human, request.answers])

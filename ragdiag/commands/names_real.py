@@ -3,13 +3,13 @@ queries (paper 001 §4.5): detect names, ablate them, search again, compare agai
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import stamp, start_run
-from ragdiag.probes.query_impact import QueryImpact, query_impact
+from ragdiag.io.out_format import write_result
+from ragdiag.io.run_record import start_run
+from ragdiag.probes.query_impact import query_impact
 from ragdiag.probes.real_names import (
     ABLATIONS,
     ablate,
@@ -17,6 +17,7 @@ from ragdiag.probes.real_names import (
     name_lists,
     replacer,
 )
+from ragdiag.probes.results import DetectedQuery, NamesRealMeta, NamesRealResult
 
 
 @dataclass
@@ -34,19 +35,8 @@ class NamesRealRequest:
     cache_dir: Path | None = None
     cache_mode: str | None = None
     worst: int = 10
-
-
-@dataclass
-class NamesRealResult:
-    detected: list[dict[str, Any]]
-    impacts: list[QueryImpact]
-    judged_queries: int
-    embedder: str
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"judged_queries": self.judged_queries, "embedder": self.embedder, "detected": self.detected,
-                "impacts": [i.to_json() for i in self.impacts], "notes": self.notes}
+    out: Path | None = None
+    fmt: str | None = None
 
 
 def parse_real_ablations(spec: str) -> tuple[str, ...]:
@@ -79,7 +69,8 @@ def _search(embedder, corpus_vectors, index, texts: list[str], doc_ids: list[str
     return [[doc_ids[i] for i in row if i >= 0] for row in top]
 
 
-def run(request: NamesRealRequest) -> tuple[NamesRealResult, dict[str, Any]]:
+def run(request: NamesRealRequest) -> NamesRealResult:
+    """Detect, ablate, search again, compare; write --out (JSON or the table) and stamp the run record."""
     from ragdiag.evaluate.inputs import load_graded_qrels
     from ragdiag.probes.embedding import load_embedders
     from ragdiag.probes.noise_retrieval import load_corpus
@@ -97,7 +88,7 @@ def run(request: NamesRealRequest) -> tuple[NamesRealResult, dict[str, Any]]:
         raise RagdiagError(f"{request.queries}: none of its queries is judged in {request.qrels}")
     ids, texts = [q for q, _ in judged], [t for _, t in judged]
     spans = [find_names(t, lists) for t in texts]
-    detected = [{"query_id": q, "text": t, "names": [t[a:b] for a, b in s]} for q, t, s in zip(ids, texts, spans) if s]
+    detected = [DetectedQuery(q, t, [t[a:b] for a, b in s]) for q, t, s in zip(ids, texts, spans) if s]
     notes = [f"{len(detected)} of {len(ids)} judged queries hold a detected name; the others are left out of the "
              "comparison"]
     corpus = load_corpus(request.corpus)
@@ -123,11 +114,19 @@ def run(request: NamesRealRequest) -> tuple[NamesRealResult, dict[str, Any]]:
             changed_rankings[i] = ranking
         impacts.append(query_impact(ablation, ids, texts, changed, original_rankings, changed_rankings, qrels,
                                     request.k, request.bootstrap, request.seed, request.worst))
-    result = NamesRealResult(detected, impacts, len(ids), embedder.identity, notes)
-    document = {"meta": {"command": "ragdiag probe names", "mode": "real queries", "queries": str(request.queries),
-                         "corpus": str(request.corpus), "qrels": str(request.qrels), "lang": request.lang,
-                         "k": request.k, "ablations": list(request.ablations), "bootstrap": request.bootstrap,
-                         "seed": request.seed, "names_file": str(request.names) if request.names else None,
-                         "detector": "faker person-name lists of the language + --names (see docs)"},
-                **result.to_json()}
-    return result, stamp(document, record)
+    meta = NamesRealMeta("ragdiag probe names", "real queries", str(request.queries), str(request.corpus),
+                         str(request.qrels), request.lang, request.k, list(request.ablations), request.bootstrap,
+                         request.seed, str(request.names) if request.names else None,
+                         "faker person-name lists of the language + --names (see docs)")
+    result = NamesRealResult(meta, detected, impacts, len(ids), embedder.identity, notes, record.as_dict())
+    if request.out is not None:
+        import json
+
+        from ragdiag.report import names_real_report
+
+        write_result(request.out, request.fmt,
+                     {"table": lambda: names_real_report.text(result),
+                      "json": lambda: json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"},
+                     [request.queries, request.corpus, request.qrels, request.names])
+        result.written.append(request.out)
+    return result

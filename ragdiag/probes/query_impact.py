@@ -9,8 +9,6 @@ queries come with paired bootstrap intervals (one set of draws over queries for 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -18,25 +16,9 @@ from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.evaluate.standard import StandardScorer
+from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
 
 METRICS = ("nrecall4", "ra_nwg", "recall")
-
-
-@dataclass
-class QueryImpact:
-    """One variant of the queries: mean change per metric with its interval, and the worst queries."""
-
-    name: str
-    k: int
-    changed_queries: int
-    unchanged_queries: int
-    original: dict[str, float]
-    changed: dict[str, float]
-    difference: dict[str, dict[str, Any]]
-    worst: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, query_ids: Sequence[str], k: int,
@@ -81,7 +63,7 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
                  for m in METRICS}
     diffs = np.stack([after[m] - before[m] for m in METRICS], axis=1) if ids else np.zeros((0, len(METRICS)))
     summaries = bootstrap.summarise(diffs, replicates, seed) if ids else []
-    difference = {m: {"value": s.value, "ci": list(s.ci) if s.ci else None, "n_defined": s.n_defined}
+    difference = {m: MetricChange(s.value, list(s.ci) if s.ci else None, s.n_defined)
                   for m, s in zip(METRICS, summaries)}
 
     def mean(values: np.ndarray) -> float | None:
@@ -93,9 +75,9 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
     losers = []
     for j in order[:worst]:
         j = int(j)
-        losers.append({"query_id": ids[j], "original": originals[j], "changed": variants[j][0],
-                       **{f"{m}_before": _num(before[m][j]) for m in METRICS},
-                       **{f"{m}_after": _num(after[m][j]) for m in METRICS}})
+        losers.append(WorstQuery(ids[j], originals[j], variants[j][0],
+                                 **{f"{m}_before": _num(before[m][j]) for m in METRICS},
+                                 **{f"{m}_after": _num(after[m][j]) for m in METRICS}))
     return QueryImpact(name=name, k=k, changed_queries=len(ids), unchanged_queries=unchanged,
                        original={m: mean(before[m]) for m in METRICS}, changed={m: mean(after[m]) for m in METRICS},
                        difference=difference, worst=losers)

@@ -100,8 +100,8 @@ def test_suggest_picks_the_most_uncertain_items(files, tmp_path):
     labelled = {(r["id"], r["E"], r["K"], r["Nc"], r["Np"]) for r in map(json.loads, files["human"].read_text().splitlines())}
     spread = sorted((float(np.std(r["grades"], ddof=1)) for r in files["records"]
                      if (r["id"], r["E"], r["K"], r["Nc"], r["Np"]) not in labelled), reverse=True)
-    assert result.suggested["uncertainty"] == pytest.approx(spread[:5])
-    assert result.suggested["signal"] == "SD of repeated grades" and len(list(csv.reader(sheet.open()))) == 6
+    assert result.suggested.uncertainty == pytest.approx(spread[:5])
+    assert result.suggested.signal == "SD of repeated grades" and len(list(csv.reader(sheet.open()))) == 6
 
 
 @pytest.mark.parametrize("rows, message", [
@@ -177,8 +177,8 @@ def test_suggest_ranks_by_the_entropy_of_grade_probs_when_present(files, tmp_pat
     graded = tmp_path / "probs.json"
     graded.write_text(json.dumps(records))
     result = run(CalibrateRequest(graded, suggest=3, sheet=tmp_path / "s.csv"))
-    assert result.suggested["signal"] == "entropy of grade_probs"
-    assert result.suggested["uncertainty"] == pytest.approx([np.log(5)] * 3)
+    assert result.suggested.signal == "entropy of grade_probs"
+    assert result.suggested.uncertainty == pytest.approx([np.log(5)] * 3)
     picked = [row["id"] for row in csv.DictReader((tmp_path / "s.csv").open())]
     flat_ids = {r["id"] for n, r in enumerate(records) if n % 10 == 0}
     assert set(picked) <= flat_ids

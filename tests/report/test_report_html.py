@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -209,3 +210,15 @@ def test_every_real_result_of_the_page_passes_the_shape_check(results_dir):
     for item in inputs:
         check_shape(item.kind, item.doc, str(item.path))  # raises on a false refusal
     assert {item.kind for item in inputs} >= {"correlate", "robustness", "evaluate", "probe-names", "llm-run", "graded"}
+
+
+def test_names_on_own_queries_get_their_section():
+    """``probe names --queries`` results (tests/probes/golden/names_real.json, through the test
+    embeddings server): the change per ablation with its interval and the queries that lose most."""
+    golden = Path(__file__).resolve().parents[1] / "probes" / "golden" / "names_real.json"
+    html, sections, _ = build_report([golden])
+    assert [s.kind for s in sections] == ["probe-names-queries"]
+    doc = json.loads(golden.read_text())
+    mask = doc["impacts"][0]
+    assert f"+{mask['difference']['ra_nwg']['value']:.3f}" in html and "Δ RA-nWG@5" in html
+    assert "who is NAME" in html and "test server" in html.lower()

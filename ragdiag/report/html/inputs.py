@@ -1,7 +1,8 @@
 """Which result files the report is given, and what kind each is (recognised by its JSON keys).
 
 Kinds: ``correlate`` (results + verdicts), ``calibrate`` (agreement + estimates), ``robustness`` / ``sweep`` (points), ``evaluate`` (runs +
-params), ``probe-names`` (base + ablations), ``probe-noise`` (levels), ``llm-run`` (a generate /
+params), ``probe-names`` (base + ablations), ``probe-names-queries`` (``probe names --queries``:
+detected + impacts), ``probe-noise`` (levels), ``llm-run`` (a generate /
 grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
 ``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``) and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
 name that is none of these is an error naming it.
@@ -17,8 +18,8 @@ import orjson
 
 from ragdiag.errors import RagdiagError
 
-KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-noise", "llm-run", "graded",
-         "corpus-run", "plot", "calibrate")
+KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-names-queries", "probe-noise", "llm-run",
+         "graded", "corpus-run", "plot", "calibrate")
 
 
 @dataclass
@@ -58,6 +59,8 @@ def kind_of(doc: Any) -> str | None:
         return "llm-run"
     if str((doc.get("meta") or {}).get("command", "")) == "ragdiag pipeline --corpus":
         return "corpus-run"
+    if "detected" in doc and "impacts" in doc:
+        return "probe-names-queries"
     return _probe_kind(doc)
 
 

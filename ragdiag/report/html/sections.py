@@ -270,37 +270,78 @@ def _docs(doc: Any) -> list[dict]:
 
 
 def names_section(item: Input) -> Section:
+    from ragdiag.probes.results import NamesResult
     from ragdiag.report.probe_report import names_plot
 
-    docs = _docs(item.doc)
+    results = [NamesResult.from_json(d) for d in _docs(item.doc)]
     body = []
-    for d in docs:
-        base = d["base"]
-        rows = [["base", base.get("delta_name"), base.get("delta_name_sd"), None, None, base.get("delta_topic")]]
-        rows += [[a["name"], a.get("delta_name"), a.get("delta_name_sd"), a.get("pct_change"), a.get("pct_change_sd"),
-                  a.get("delta_topic")] for a in d["ablations"]]
-        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+    for r in results:
+        base = r.base
+        rows = [["base", base.delta_name, base.delta_name_sd, None, None, base.delta_topic]]
+        rows += [[a.name, a.delta_name, a.delta_name_sd, a.pct_change, a.pct_change_sd, a.delta_topic]
+                 for a in r.ablations]
+        body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["condition", "Δ_name", "SD over runs", "% change", "% change SD", "Δ_topic"], rows))
-    body.append(_images(_png(lambda p: names_plot(docs, p)), "name probe bars"))
+    body.append(_images(_png(lambda p: names_plot(results, p)), "name probe bars"))
     return Section("probe-names", "Probe: proper-name sensitivity (Δ-margins)", str(item.path), "".join(body))
 
 
+def names_queries_section(item: Input) -> Section:
+    """``probe names --queries``: per ablation the change of each metric against the qrels (with its
+    paired bootstrap interval), then the queries that lose the most RA-nWG."""
+    from ragdiag.probes.results import NamesRealResult
+    from ragdiag.report.names_real_report import LABELS
+
+    result = NamesRealResult.from_json(item.doc)
+    meta = result.meta
+    body = [labels(test_server=is_test_server(result.embedder)),
+            f'<p class="note">{esc(f"{meta.queries} · corpus {meta.corpus} · qrels {meta.qrels} · embedder {result.embedder} · bootstrap {meta.bootstrap} · seed {meta.seed}")}</p>',
+            *(f'<p class="note">{esc(note)}</p>' for note in result.notes)]
+    metrics = list(result.impacts[0].difference) if result.impacts else list(LABELS)
+    body.append(table(["ablation", "queries", *(f"Δ {LABELS.get(m, m)}@{meta.k}" for m in metrics)],
+                      [[i.name, i.changed_queries, *(Raw(esc("–" if i.difference[m].value is None else
+                                                             f"{num(i.difference[m].value, signed=True)} "
+                                                             f"{interval(i.difference[m].ci) if i.difference[m].ci else ''}"))
+                                                      for m in metrics)] for i in result.impacts],
+                      caption="ablated − original, mean over the queries with a name [95% paired bootstrap interval]"))
+    for impact in result.impacts:
+        if impact.worst:
+            body.append(table(["query", "original", "ablated", "RA-nWG before", "RA-nWG after", "recall before",
+                               "recall after"],
+                              [[w.query_id, w.original, w.changed, w.ra_nwg_before, w.ra_nwg_after, w.recall_before,
+                                w.recall_after] for w in impact.worst],
+                              caption=f"{impact.name}: the queries that lose RA-nWG@{meta.k}, most first"))
+    return Section("probe-names-queries", "Probe: names on your own queries", str(item.path), "".join(body))
+
+
+NOISE_COLUMNS = {  # optional columns of the noise section: present when the run measured them
+    "recall_at_k": lambda lv: lv.retrieval.recall_at_k if lv.retrieval else None,
+    "overlap_at_k": lambda lv: lv.retrieval.overlap_at_k if lv.retrieval else None,
+    "recovery_pct": lambda lv: lv.rewritten.recovery_pct if lv.rewritten else None,
+}
+
+
 def noise_section(item: Input) -> Section:
+    from ragdiag.probes.results import NoiseResult
     from ragdiag.report.probe_report import noise_plot
 
-    docs = _docs(item.doc)
-    body = [labels(test_server=any("rewrite" in _meta(d) and is_test_server(_meta(d)["rewrite"]) for d in docs))]
-    for d in docs:
-        levels = d["levels"]
-        extra = [c for c in ("recall_at_k", "overlap_at_k", "recovery_pct") if c in levels[0]]
-        flagged = any(r.get("recovery_flag") for r in levels)
-        rows = [[f"{r['level']} — {r.get('name', '')}", r.get("cosine_to_clean"), r.get("cosine_to_clean_sd"),
-                 r.get("cosine_to_reference"), r.get("drop_pct"), *(r.get(c) for c in extra),
-                 *([r.get("recovery_flag") or ""] if flagged else [])] for r in levels]
-        body.append(f"<h3>{esc(str(d.get('lang', '')).upper())} · {esc(d.get('embedder'))}</h3>"
+    results = [NoiseResult.from_json(d) for d in _docs(item.doc)]
+    body = [labels(test_server=any(r.meta.rewrite is not None and is_test_server(r.meta.rewrite) for r in results))]
+    for r in results:
+        levels = r.levels
+        first = levels[0] if levels else None
+        measured = {"recall_at_k": first and first.retrieval, "overlap_at_k": first and first.retrieval,
+                    "recovery_pct": first and first.rewritten}
+        extra = [c for c in NOISE_COLUMNS if measured[c] is not None]
+        flags = [lv.rewritten.recovery_flag if lv.rewritten else None for lv in levels]
+        flagged = any(flags)
+        rows = [[f"{lv.level} — {lv.name or ''}", lv.cosine_to_clean, lv.cosine_to_clean_sd, lv.cosine_to_reference,
+                 lv.drop_pct, *(NOISE_COLUMNS[c](lv) for c in extra), *([flag or ""] if flagged else [])]
+                for lv, flag in zip(levels, flags)]
+        body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra,
                              *(["recovery ⚠"] if flagged else [])], rows))
-    body.append(_images(_png(lambda p: noise_plot(docs, p)), "noise probe lines"))
+    body.append(_images(_png(lambda p: noise_plot(results, p)), "noise probe lines"))
     return Section("probe-noise", "Probe: conversational noise", str(item.path), "".join(body))
 
 
@@ -344,40 +385,41 @@ def graded_section(item: Input) -> Section:
 
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
+    from ragdiag.evaluate.calibration_result import CalibrateResult, Interval
     from ragdiag.report import trust
     from ragdiag.report.calibrate_report import ppi_gap_note
 
-    doc = item.doc
-    meta = doc.get("meta") or {}
-    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(meta.get("graded", ""))))),
-            trust_panel(trust.calibrate_trust(doc))]
-    agreement = doc.get("agreement")
+    result = CalibrateResult.from_json(item.doc)
+    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(result.meta.graded or "")))),
+            trust_panel(trust.calibrate_trust(item.doc))]
+    agreement = result.agreement
     if agreement:
         body.append(table(["items", "weighted κ (quadratic)", "Spearman", "exact", "within ±1", "judge − human"],
-                          [[agreement["items"], agreement["kappa_quadratic"], agreement["spearman"],
-                            f"{100 * agreement['exact']:.0f}%", f"{100 * agreement['within_one']:.0f}%",
-                            num(agreement["mean_bias"], signed=True)]], caption="judge–human agreement"))
+                          [[agreement.items, agreement.kappa_quadratic, agreement.spearman,
+                            f"{100 * agreement.exact:.0f}%", f"{100 * agreement.within_one:.0f}%",
+                            num(agreement.mean_bias, signed=True)]], caption="judge–human agreement"))
         body.append(table(["judge \\ human", "1", "2", "3", "4", "5"],
-                          [[g, *row] for g, row in enumerate(agreement["confusion"]["counts"], start=1)],
+                          [[g, *row] for g, row in enumerate(agreement.confusion.counts, start=1)],
                           caption="confusion: judge grade (rounded, rows) × human grade (columns)"))
-    estimates = doc.get("estimates") or {}
+    estimates = result.estimates
 
-    def cell(block: dict | None) -> Raw:
-        return Raw(esc("–" if not block else f"{num(block['estimate'])} {interval(block['ci'])}"))
+    def cell(block: Interval | None) -> Raw:
+        return Raw(esc("–" if not block else f"{num(block.estimate)} {interval(block.ci)}"))
 
-    level = f"{100 * (1 - estimates.get('alpha', 0.1)):.0f}%"
+    level = estimates.level
     body.append(table(["group", "items", "labelled", "PPI (judge + humans)", "judge only", "humans only"],
-                      [[m["group"], m["items"], m["labelled"], cell(m["ppi"]), cell(m["judge_only"]),
-                        cell(m["human_only"])] for m in estimates.get("mean_grade", [])],
-                      caption=f"mean grade per {estimates.get('by', 'group')} ({level} intervals)"))
+                      [[m.group, m.items, m.labelled, cell(m.ppi), cell(m.judge_only), cell(m.human_only)]
+                       for m in estimates.mean_grade],
+                      caption=f"mean grade per {estimates.by} ({level} intervals)"))
     gap = ppi_gap_note(estimates)
     if gap:
         body.append(f'<p class="note">{esc(gap)}</p>')
     body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
-                      [[s["measure"], cell(s["ppi"]), cell(s["judge_only"]), cell(s["human_only"])]
-                       for s in estimates.get("slopes", [])],
+                      [[s.measure, cell(s.ppi), cell(s.judge_only), cell(s.human_only)] for s in estimates.slopes],
                       caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
     return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
+
+
 def corpus_run_section(item: Input) -> Section:
     """``corpus_run.json`` of ``pipeline --corpus``: what was ranked, with which retrievers, and where
     the stages wrote (their files get their own sections when the run folder is given)."""
@@ -400,6 +442,7 @@ def plot_section(item: Input) -> Section:
 
 RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "sweep": robustness_section,
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
+             "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
              "plot": plot_section, "calibrate": calibrate_section}
 
