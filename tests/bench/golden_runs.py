@@ -18,7 +18,8 @@ from ragdiag.cli import app
 
 TIMING_KEYS = frozenset({"run_record", "qps_batch", "qps_batch_runs", "latency_ms", "build_s", "seconds",
                          "timings_s", "qps", "latency", "us_per_query",
-                         "p50", "p95", "p99", "speedup_vs_exact",
+                         "p50", "p95", "p99", "speedup_vs_exact", "threads",  # threads: faiss OpenMP state of the process
+
                          "recommendation"})  # sweep's recommendation is the fastest point by measured QPS
 ANN_SPECS = ("flat", "hnsw:M=4,efConstruction=16,efSearch=2|8", "ivf:nlist=8,nprobe=1|4")
 LOCAL_SERVER = re.compile(r"http://127\.0\.0\.1:\d+")
