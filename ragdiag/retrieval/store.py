@@ -84,8 +84,8 @@ class BuildOptions:
         return parse_bm25_spec(self.bm25, lang=self.lang, stem=self.stem, accents=self.accents)
 
 
-def _check_options(opts: BuildOptions):
-    """Every option checked before any work (the corpus is not read yet)."""
+def check_build_options(opts: BuildOptions):
+    """Every option checked before any work (the corpus is not read yet); the index spec."""
     from ragdiag.retrieval.pgvector_store import check_build
 
     opts.corpus = corpus_file(opts.corpus)  # a BEIR folder names its corpus.jsonl
@@ -113,7 +113,7 @@ def _check_options(opts: BuildOptions):
 def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
     """Embed the corpus (through the cache), build the dense and BM25 indexes, save them; the manifest."""
     start = time.perf_counter()
-    spec = _check_options(opts)
+    spec = check_build_options(opts)
     dense_wanted = opts.embedder != NO_EMBEDDER
     record = start_run("ragdiag index build", inputs=[opts.corpus], models={"embedder": opts.embedder},
                        seeds={"ivf_kmeans": opts.seed}, cache="on" if opts.use_cache else "off")
