@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragdiag.commands.robustness import RobustnessRequest, run
 from ragdiag.cli import app
+from ragdiag.commands.robustness import RobustnessRequest, run
 from ragdiag.errors import RagdiagError
 
 runner = CliRunner()
