@@ -2,18 +2,29 @@
 an index folder.
 
 :func:`run` checks the paths (named by their flag) and every option before the corpus is read, then
-builds and saves the folder (:func:`ragdiag.retrieval.store.build_index_dir`: files through
-:mod:`ragdiag.io.writer`, ``manifest.json`` stamped with the run record) and returns its manifest.
+builds the indexes (:func:`ragdiag.retrieval.store.build_indexes`), saves them
+(:func:`~ragdiag.retrieval.store.save_index_folder`) and writes ``manifest.json`` stamped with the run
+record, every file through :mod:`ragdiag.io.writer`; it returns the manifest.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag.io.paths import check_paths
-from ragdiag.retrieval.store import BuildOptions, build_index_dir, check_build_options
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.writer import write_json
+from ragdiag.retrieval.store import (
+    MANIFEST,
+    BuildOptions,
+    build_indexes,
+    check_build_options,
+    manifest_of,
+    save_index_folder,
+)
 
 __all__ = ["IndexBuildRequest", "IndexBuildResult", "run"]
 
@@ -41,7 +52,16 @@ class IndexBuildResult:
 
 
 def run(request: IndexBuildRequest) -> IndexBuildResult:
-    """Check, build, save; the manifest."""
+    """Check, build, save, write the manifest; the manifest."""
+    start = time.perf_counter()
     check_paths(inputs={"--corpus": request.corpus}, folders={"--out-dir": request.out, "--cache-dir": request.cache_dir})
-    check_build_options(request)
-    return IndexBuildResult(build_index_dir(request, progress=request.progress), Path(request.out))
+    spec = check_build_options(request)
+    record = start_run("ragdiag index build", inputs=[request.corpus], models={"embedder": request.embedder},
+                       seeds={"ivf_kmeans": request.seed}, cache="on" if request.use_cache else "off")
+    built = build_indexes(request, spec, progress=request.progress)
+    out = Path(request.out)
+    save_index_folder(out, built)
+    built.timings["total"] = time.perf_counter() - start
+    manifest = manifest_of(request, spec, built)
+    write_json(out / MANIFEST, stamp(manifest, record), indent=2)
+    return IndexBuildResult(manifest, out)
