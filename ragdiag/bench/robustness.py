@@ -158,6 +158,17 @@ def resolved(opts: RobustnessOptions) -> RobustnessOptions:
                    index=expand_specs(opts.index))
 
 
+def check_index_specs(opts: RobustnessOptions) -> None:
+    """The index specs of :func:`resolved` ``opts`` parsed, and a pgvector backend reachable when a
+    ``pg-`` spec needs one (vectors and texts only: runs have no index)."""
+    if opts.run or opts.qrels:
+        return
+    from ragdiag.bench.pgvector_sweep import check_specs
+    from ragdiag.retrieval.pgvector_server import parse_backend
+
+    check_specs(opts.index, parse_backend(opts.backend))
+
+
 def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list[dict]]:
     """(result ``{"meta", "points", analyses…}``, per-query rows) for the checked and :func:`resolved`
     inputs in ``opts``. Without bootstrap resamples (``opts.bootstrap == 0``) the points carry no
@@ -167,14 +178,11 @@ def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list
         points, rows, files = _labelled(opts)
         mode, shape, analyses = "labelled", {}, {}
     else:
-        from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
+        from ragdiag.bench.pgvector_sweep import run_backend_sweep
         from ragdiag.retrieval.pgvector_server import parse_backend
 
         backend = parse_backend(opts.backend)
-        check_specs(opts.index, backend)
         if opts.threads is not None:
-            if opts.threads <= 0:
-                raise RagdiagError(f"--threads must be positive, got {opts.threads}")
             import faiss
 
             faiss.omp_set_num_threads(opts.threads)

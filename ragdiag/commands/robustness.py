@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag.bench.robustness import RobustnessOptions, input_paths, measure, resolved, run_paths
+from ragdiag.bench.robustness import (
+    RobustnessOptions,
+    check_index_specs,
+    input_paths,
+    measure,
+    resolved,
+    run_paths,
+)
 from ragdiag.bench.robustness_result import RobustnessMeta, RobustnessPoint, RobustnessResult
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
@@ -96,6 +103,7 @@ def run(request: RobustnessRequest) -> RobustnessResult:
     file_format = _check_paths(request)
     check_options(request)
     opts = resolved(request)
+    check_index_specs(opts)
     inputs = input_paths(opts)
     guard_outputs([request.out, request.per_query], inputs)
     record = start_run("ragdiag robustness", inputs=inputs, seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
