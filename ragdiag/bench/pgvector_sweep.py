@@ -72,8 +72,7 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
     differ. With ``builds`` > 1 each pg-ivfflat / pg-hnsw index is rebuilt that many times: the
     point keeps the first build's numbers (timings, per-query rows) and adds a ``builds`` block with
     every build's recall, Robustness-δ and zero-recall count and their mean and SD."""
-    from rich.console import Console
-    from rich.progress import Progress
+    from ragdiag.io.progress import progress_reporter
 
     check_inputs(base, queries, opts.k)
     truth = exact_ground_truth(base, queries, opts.k, opts.metric)
@@ -84,10 +83,8 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
             tune_embedded(conn, backend)
             meta = {"backend": backend.describe(), "server": server_info(conn)}
             total = sum(len(s.operating_points()) for s in specs)
-            with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
-                task = bar.add_task("pgvector sweep", total=total)
+            with progress_reporter("pgvector sweep (operating points)", total, enabled=progress) as bar:
                 for number, spec in enumerate(specs):
-                    bar.update(task, description=f"loading and indexing {spec.text}")
                     index = PgIndex(conn, shown, table_name(f"rb_{os.getpid()}_{number}_{spec.kind}"), opts.metric,
                                     spec, *base.shape)
                     first = len(points)
@@ -95,18 +92,16 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
                         index.create(base)
                         sizes = index.sizes()
                         for params in spec.operating_points():
-                            bar.update(task, description=f"searching {spec.kind} {params}")
                             point, recall, ids = _measure(index, base, queries, params, truth, opts)
                             point["index_bytes"] = sizes["index_bytes"] if spec.kind != "pg-exact" else sizes["table_bytes"]
                             point["pg"] = {**point["pg"], **sizes, **{k: round(v, 6) for k, v in index.timings.items()}}
                             points.append(point)
                             recalls.append(recall)
                             all_ids.append(ids)
-                            bar.advance(task)
+                            bar.advance()
                     finally:
                         index.drop()
                     if builds > 1 and spec.kind != "pg-exact":  # pg-exact has no index: nothing random
-                        bar.update(task, description=f"rebuilding {spec.text} ({builds} builds)")
                         again = [_rebuild(conn, shown, spec, number, b, base, queries, truth, opts)
                                  for b in range(1, builds)]
                         for i, point in enumerate(points[first:]):

@@ -1,10 +1,11 @@
-"""``ragdiag robustness``: Robustness-δ@K beside average recall and speed, for vector indexes
-(against exact search) or for one or more retrieval runs (against relevance labels; each run is one point
-labelled by its file name).
+"""Robustness-δ@K beside average recall and speed, for vector indexes (against exact search) or for
+one or more retrieval runs (against relevance labels; each run is one point labelled by its file name):
+the computation behind ``ragdiag robustness`` (:mod:`ragdiag.commands.robustness` checks, records and
+writes).
 
-Result: ``{"meta": {...}, "points": [...]}``; optional per-query JSONL rows
-``{"point": i, "query": j, "recall": r, "ids": [...]}`` that reproduce every reported mean and
-fraction, and PNG plots.
+Result: ``{"meta": {...}, "points": [...]}`` (:class:`ragdiag.bench.robustness_result.RobustnessResult`)
+and per-query rows ``{"point": i, "query": j, "recall": r, "ids": [...]}`` that reproduce every
+reported mean and fraction.
 """
 
 from __future__ import annotations
@@ -23,12 +24,10 @@ from ragdiag.bench.sweep import SweepOptions
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.npy_input import read_npy
-from ragdiag.io.run_record import stamp, start_run
-from ragdiag.io.writer import guard_outputs, write_json, write_jsonl
 from ragdiag.retrieval.beir import load_corpus, load_qrels, load_queries
 from ragdiag.retrieval.formats import read_run, run_depth, run_ids
 from ragdiag.retrieval.index_specs import expand_specs
-from ragdiag.retrieval.indexes import check_metric, prepare_vectors
+from ragdiag.retrieval.indexes import prepare_vectors
 
 
 @dataclass
@@ -152,70 +151,38 @@ def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
     return points, rows, files
 
 
-def _check_options(opts: RobustnessOptions) -> None:
-    """Every option checked before any work: ranges, and one kind of input."""
-    check_metric(opts.metric)
-    if opts.k <= 0:
-        raise RagdiagError(f"k must be positive, got {opts.k}")
-    if opts.latency_queries is not None and opts.latency_queries <= 0:
-        raise RagdiagError(f"the number of latency queries must be positive, got {opts.latency_queries}")
-    if opts.repeats <= 0:
-        raise RagdiagError(f"the number of QPS repeats must be positive, got {opts.repeats}")
-    if not 1 <= opts.pg_builds <= 100:
-        raise RagdiagError(f"--pg-builds must be in [1, 100], got {opts.pg_builds}")
-    if opts.threads is not None and opts.threads <= 0:
-        raise RagdiagError(f"threads must be positive, got {opts.threads}")
-    if opts.bootstrap < 100:
-        raise RagdiagError(f"--bootstrap must be at least 100, got {opts.bootstrap}")
-    if not 2 <= opts.lid_k <= 1000:
-        raise RagdiagError(f"--lid-k must be in [2, 1000], got {opts.lid_k}")
-    if opts.adaptive is not None:
-        from ragdiag.bench.adaptive import parse_adaptive
-
-        parse_adaptive(opts.adaptive)
-        if opts.run or opts.qrels:
-            raise RagdiagError("--adaptive searches an index again: give vectors or texts and --index-spec, not runs")
-    if opts.hardness and (opts.run or opts.qrels):
-        raise RagdiagError("--hardness measures queries against the base vectors: give vectors or texts, not runs")
-    if opts.min_recall is not None and not 0 <= opts.min_recall <= 1:
-        raise RagdiagError(f"--min-recall must be in [0, 1], got {opts.min_recall}")
-    if opts.match_recall is not None:
-        if not 0 < opts.match_recall <= 1:
-            raise RagdiagError(f"--match-recall must be in (0, 1], got {opts.match_recall}")
-        if opts.run or opts.qrels:
-            raise RagdiagError("--match-recall compares index families against exact search: give vectors or texts "
-                               "and --index-spec, not runs with qrels")
-    kinds = [name for name, given in (("vectors (.npy)", opts.base or opts.queries),
-                                      ("texts to embed (corpus, queries)", opts.corpus or opts.query_texts),
-                                      ("runs with qrels", opts.run or opts.qrels)) if given]
-    if len(kinds) > 1:
-        raise RagdiagError(f"robustness measures one kind of input, got {' and '.join(kinds)}: "
-                           "vectors and texts measure an index against exact search, runs against relevance labels")
-
-
-def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list[dict]]:
-    """(result ``{"meta", "points"}``, per-query rows) for the inputs in ``opts``; the result carries
-    the run record."""
-    _check_options(opts)
+def resolved(opts: RobustnessOptions) -> RobustnessOptions:
+    """``opts`` with the δ values the ``--require`` constraints name added and the index specs expanded."""
     constraints = [parse_constraint(text) for text in opts.require]
-    opts = replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))),
+    return replace(opts, deltas=tuple(sorted(set(opts.deltas) | set(required_deltas(constraints)))),
                    index=expand_specs(opts.index))
-    record = start_run("ragdiag robustness", inputs=input_paths(opts), seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
-                       models={"embedder": opts.embedder} if opts.corpus else {})
+
+
+def check_index_specs(opts: RobustnessOptions) -> None:
+    """The index specs of :func:`resolved` ``opts`` parsed, and a pgvector backend reachable when a
+    ``pg-`` spec needs one (vectors and texts only: runs have no index)."""
     if opts.run or opts.qrels:
-        if not (opts.run and opts.qrels):
-            raise RagdiagError("--run and --qrels go together")
+        return
+    from ragdiag.bench.pgvector_sweep import check_specs
+    from ragdiag.retrieval.pgvector_server import parse_backend
+
+    check_specs(opts.index, parse_backend(opts.backend))
+
+
+def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list[dict]]:
+    """(result ``{"meta", "points", analyses…}``, per-query rows) for the checked and :func:`resolved`
+    inputs in ``opts``. Without bootstrap resamples (``opts.bootstrap == 0``) the points carry no
+    intervals."""
+    constraints = [parse_constraint(text) for text in opts.require]
+    if opts.run or opts.qrels:
         points, rows, files = _labelled(opts)
         mode, shape, analyses = "labelled", {}, {}
     else:
-        from ragdiag.bench.pgvector_sweep import check_specs, run_backend_sweep
+        from ragdiag.bench.pgvector_sweep import run_backend_sweep
         from ragdiag.retrieval.pgvector_server import parse_backend
 
         backend = parse_backend(opts.backend)
-        check_specs(opts.index, backend)
         if opts.threads is not None:
-            if opts.threads <= 0:
-                raise RagdiagError(f"--threads must be positive, got {opts.threads}")
             import faiss
 
             faiss.omp_set_num_threads(opts.threads)
@@ -231,7 +198,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
                               "dim": int(base.shape[1]), "faiss_version": faiss.__version__,
                               "backend": backend.describe(), **({"pgvector": pg_meta} if pg_meta else {})}
-    for i, recalls in enumerate(point_recalls(rows, len(points))):
+    for i, recalls in enumerate(point_recalls(rows, len(points)) if opts.bootstrap else []):
         points[i].update(recall_intervals(recalls, opts.deltas, opts.bootstrap, opts.seed))
     meta = {
         "command": "ragdiag robustness",
@@ -254,7 +221,7 @@ def run_robustness(opts: RobustnessOptions, progress: bool = False) -> tuple[dic
         points, rows, meta["min_recall"] = _above_floor(points, rows, opts.min_recall)
     if constraints:
         analyses["selection"] = select(points, constraints, [point_label(p) for p in points])
-    return stamp({"meta": meta, "points": points, **analyses}, record), rows
+    return {"meta": meta, "points": points, **analyses}, rows
 
 
 def _above_floor(points: list[dict], rows: list[dict], floor: float) -> tuple[list[dict], list[dict], dict]:
@@ -303,13 +270,3 @@ def point_recalls(rows: list[dict], n_points: int) -> list[np.ndarray]:
     for row in rows:
         out[row["point"]].append(row["recall"])
     return [np.asarray(r, dtype=np.float64) for r in out]
-
-
-def write_outputs(result: dict, rows: list[dict], out: Path | None, per_query: Path | None,
-                  inputs: list[Path] | tuple = ()) -> None:
-    """Write the JSON result and the per-query rows atomically, never over an input."""
-    guard_outputs([out, per_query], inputs)
-    if out:
-        write_json(out, result, inputs=inputs, indent=2)
-    if per_query:
-        write_jsonl(per_query, rows, inputs=inputs)

@@ -16,6 +16,7 @@ import numpy as np
 from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.errors import RagdiagError
+from ragdiag.io.progress import progress_reporter
 from ragdiag.retrieval.index_specs import IndexSpec, check_index_params, check_refine
 from ragdiag.retrieval.indexes import (
     build_index,
@@ -74,8 +75,6 @@ def run_sweep(
 ) -> tuple[list[dict], list[np.ndarray], list[np.ndarray]]:
     """(points, per-point recall arrays, per-point returned ids) for prepared vectors."""
     import faiss
-    from rich.console import Console
-    from rich.progress import Progress
 
     check_inputs(base, queries, opts.k)
     for spec in specs:
@@ -84,16 +83,13 @@ def run_sweep(
     truth = exact_ground_truth(base, queries, opts.k, opts.metric)
     points, recalls, all_ids = [], [], []
     total = sum(len(s.operating_points()) for s in specs)
-    with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
-        task = bar.add_task("index sweep", total=total)
+    with progress_reporter("index sweep (operating points)", total, enabled=progress) as bar:
         for spec in specs:
-            bar.update(task, description=f"building {spec.text}")
             start = time.perf_counter()
             index = build_index(spec, base, opts.metric, seed=opts.seed)
             build_s = time.perf_counter() - start
             size = index_bytes(index)
             for params in spec.operating_points():
-                bar.update(task, description=f"searching {spec.kind} {params}")
                 set_search_params(index, params, k=opts.k)
                 point, recall, ids = measure_point(
                     index, lambda index=index: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
@@ -101,5 +97,5 @@ def run_sweep(
                 points.append(point)
                 recalls.append(recall)
                 all_ids.append(ids)
-                bar.advance(task)
+                bar.advance()
     return points, recalls, all_ids

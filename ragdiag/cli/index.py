@@ -32,16 +32,15 @@ def build(
     batch_size: p.BatchSize = None,
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
-    from ragdiag.io.paths import check_paths
-    from ragdiag.retrieval.store import BuildOptions, build_index_dir
+    from ragdiag.commands.index import IndexBuildRequest
+    from ragdiag.commands.index import run as run_build
 
-    check_paths(inputs={"--corpus": corpus}, folders={"--out-dir": out_dir, "--cache-dir": cache_dir})
-    opts = BuildOptions(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
-                        cache is not p.CacheMode.off, base_url, seed, backend=backend)
-    opts.bm25, opts.stem, opts.chunk, opts.device, opts.batch_size = bm25, stem, chunk, device.value, batch_size
-    opts.cache_mode = cache.value
-    manifest = build_index_dir(opts, progress=True)
-    for line in build_summary(manifest, out_dir):
+    request = IndexBuildRequest(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
+                                cache is not p.CacheMode.off, base_url, seed, bm25=bm25, stem=stem, chunk=chunk,
+                                device=device.value, batch_size=batch_size, backend=backend, cache_mode=cache.value,
+                                progress=True)
+    result = run_build(request)
+    for line in build_summary(result.manifest, out_dir):
         typer.echo(line)
 
 

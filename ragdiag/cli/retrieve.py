@@ -35,14 +35,11 @@ def retrieve(
     batch_size: p.BatchSize = None,
 ) -> None:
     """Rank the indexed corpus for each query and write the run (jsonl or TREC)."""
-    from ragdiag.io.paths import check_paths
-    from ragdiag.retrieval.search import RetrieveOptions
-    from ragdiag.retrieval.search import retrieve as run_retrieve
+    from ragdiag.commands.retrieve import RetrieveRequest
+    from ragdiag.commands.retrieve import run as run_retrieve
 
-    check_paths(inputs={"--index-dir": index_dir, "--queries": queries}, outputs={"--out": out},
-                folders={"--cache-dir": cache_dir})
-    opts = RetrieveOptions(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url, backend=backend)
-    opts.fmt, opts.tag, opts.device, opts.batch_size = run_format.value, tag, device.value, batch_size
-    opts.cache_mode = cache.value
-    meta = run_retrieve(opts, progress=True)
-    typer.echo(f"wrote {meta['n_queries']} rankings ({mode.value}, k={k}) to {out} in {meta['seconds']:.2f}s")
+    request = RetrieveRequest(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url,
+                              fmt=run_format.value, tag=tag, device=device.value, batch_size=batch_size,
+                              backend=backend, cache_mode=cache.value, progress=True)
+    result = run_retrieve(request)
+    typer.echo(f"wrote {result.n_queries} rankings ({mode.value}, k={k}) to {out} in {result.seconds:.2f}s")

@@ -45,84 +45,28 @@ def robustness(
     hardness: Annotated[bool, typer.Option("--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
     lid_k: Annotated[int, typer.Option("--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=p.INTEGER)] = 20,
     adaptive: Annotated[Optional[str], typer.Option("--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=p.TEXT)] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for the 95% intervals of average recall and every Robustness-δ@K.", min=100, max=1_000_000, metavar=p.INTEGER)] = 1000,
+    bootstrap: p.Bootstrap = 1000,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    from ragdiag.bench.robustness import (
-        RobustnessOptions,
-        input_paths,
-        run_robustness,
-        write_outputs,
-    )
+    from ragdiag.commands.robustness import RobustnessRequest
+    from ragdiag.commands.robustness import run as run_robustness
     from ragdiag.io.lists import parse_deltas
-    from ragdiag.io.out_format import out_format
-    from ragdiag.io.paths import check_paths
 
-    check_paths(inputs={"--base-vectors": base_vectors, "--query-vectors": query_vectors, "--corpus": corpus,
-                        "--queries": queries, "--qrels": qrels, **{f"--run {r}": r for r in run or []}},
-                outputs={"--out": out, "--per-query": per_query}, folders={"--plot-dir": plot_dir, "--cache-dir": cache_dir})
-    opts = RobustnessOptions(
+    request = RobustnessRequest(
         k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
         queries=query_vectors, corpus=corpus, query_texts=queries, embedder=embedder, run=run, qrels=qrels,
         tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
-        cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value,
+        cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value, device=device.value,
+        batch_size=batch_size, bootstrap=bootstrap, match_recall=match_recall, require=list(require or []),
+        min_recall=min_recall, hardness=hardness, lid_k=lid_k, adaptive=adaptive, pg_builds=pg_builds,
+        out=out, fmt=fmt.value if fmt else None, per_query=per_query, plot_dir=plot_dir, progress=True,
     )
-    opts.device, opts.batch_size, opts.bootstrap = device.value, batch_size, bootstrap
-    opts.match_recall, opts.require, opts.min_recall = match_recall, list(require or []), min_recall
-    opts.hardness, opts.lid_k, opts.adaptive = hardness, lid_k, adaptive
-    opts.pg_builds = pg_builds
-    file_format = out_format(out, fmt.value if fmt else None, ("table", "json")) if out is not None else None
-    result, rows = run_robustness(opts, progress=True)
-    write_outputs(result, rows, out if file_format == "json" else None, per_query, inputs=input_paths(opts))
-    if file_format == "table":
-        from ragdiag.io.writer import write_text
-        from ragdiag.report.robustness_table import table_text
-
-        write_text(out, table_text(result), inputs=input_paths(opts))
-    if plot_dir:
-        from ragdiag.report.robustness_plots import write_plots
-
-        write_plots(result, plot_dir)
-        if result.get("adaptive"):
-            from ragdiag.report.adaptive_report import plot_adaptive
-
-            plot_adaptive(result["adaptive"], result["meta"]["deltas"], plot_dir)
-        if "matched_recall" in result:
-            from ragdiag.report.matched_recall_plots import write_matched_plots
-
-            write_matched_plots(result["matched_recall"], result["meta"]["k"], plot_dir)
+    result = run_robustness(request)
     if fmt is p.TableFormat.json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(json.dumps(result.to_json(), indent=2))
     else:
         from rich.console import Console
 
-        from ragdiag.report.robustness_table import robustness_table
+        from ragdiag.report.robustness_table import print_robustness
 
-        console = Console()
-        console.print(robustness_table(result))
-        if "min_recall" in result["meta"]:
-            floor = result["meta"]["min_recall"]
-            dropped = ", ".join(f"{d['index']} {','.join(f'{a}={b}' for a, b in d['params'].items())} ({d['recall_mean']:.4f})"
-                                for d in floor["dropped_points"]) or "none"
-            console.print(f"--min-recall {floor['floor']:g}: left out {len(floor['dropped_points'])} point(s): {dropped}",
-                          markup=False)
-        if "matched_recall" in result:
-            from ragdiag.report.matched_recall_table import matched_recall_tables
-
-            for table in matched_recall_tables(result["matched_recall"], result["meta"]["k"]):
-                console.print(table)
-        if "hardness" in result:
-            from ragdiag.report.hardness_table import hardness_tables
-
-            for table in hardness_tables(result["hardness"]):
-                console.print(table)
-        if "adaptive" in result:
-            from ragdiag.report.adaptive_report import adaptive_tables
-
-            for item in adaptive_tables(result["adaptive"], result["meta"]["deltas"]):
-                console.print(item)
-        if "selection" in result:
-            from ragdiag.report.selection_table import selection_table
-
-            for item in selection_table(result["selection"]):
-                console.print(item)
+        print_robustness(result, Console())

@@ -23,7 +23,7 @@ from ragdiag.cli.params import (
 )
 
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    from ragdiag.llm.client import ClientConfig
+    from ragdiag.commands.sweep import ClientConfig
 
 SweepCorpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
 SweepQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
@@ -31,7 +31,6 @@ SweepQrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels, BEIR
 SweepIndex = Annotated[list[str], typer.Option("--index-spec", "--index", help="Index spec to sweep (repeatable; --index is the same); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", metavar=TEXT)]
 SweepK = Annotated[int, typer.Option("--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
 Controls = Annotated[str, typer.Option("--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
-SweepBootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of queries for the 95% intervals.", min=100, max=1_000_000, metavar=INTEGER)]
 MaxDrop = Annotated[Optional[float], typer.Option("--max-drop", help="Largest mean grade drop from exact the recommendation may accept. Range [0, 4].", metavar=FLOAT, callback=finite_float(0.0, 4.0, optional=True))]
 MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", help="Refuse, before any call, a run needing more new LLM calls than this.", min=0, max=10**9, metavar=INTEGER)]
 MaxQueries = Annotated[Optional[int], typer.Option("--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
@@ -55,7 +54,7 @@ def sweep(
     k: SweepK = 10,
     controls: Controls = "exact,gold,empty",
     delta: Deltas = DEFAULT_DELTAS,
-    bootstrap: SweepBootstrap = 1000,
+    bootstrap: p.Bootstrap = 1000,
     max_drop: MaxDrop = None,
     max_calls: MaxCalls = None,
     max_queries: MaxQueries = None,
@@ -85,34 +84,26 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
-    from ragdiag.errors import RagdiagError
+    from ragdiag.commands.sweep import CONTROLS, GradingOptions, SweepRequest, check_coverage
+    from ragdiag.commands.sweep import run as run_sweep
     from ragdiag.io.lists import parse_deltas
-    from ragdiag.io.paths import check_paths
     from ragdiag.options import parse_choices
-    from ragdiag.pipeline.grade import GradingOptions
-    from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.sweep_accuracy import print_relative_accuracy
     from ragdiag.report.sweep_report import print_sweep
-    from ragdiag.sweep.command import sweep_command
-    from ragdiag.sweep.run import CONTROLS, SweepConfig
 
-    if config.batch is not None:  # its sent/reused accounting assumes synchronous calls
-        raise RagdiagError("sweep does not take --batch (its sent / reused call counts assume synchronous calls); "
-                           "run it without --batch")
-    check_paths(inputs={"--degenerate-patterns": degenerate_patterns, "--answers": answers})
     grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
-    grading.gate()  # a bad patterns file or ratio stops here, before any work
-
-    cfg = SweepConfig(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
-                      controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
-                      deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
-                      max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
-                      latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                      grading=grading, answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token),
-                      answers=answers, accuracy_threshold=accuracy_threshold)
-    done = sweep_command(cfg, config, out_dir, plot, progress, parquet)
+    request = SweepRequest(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
+                           controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
+                           deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
+                           max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
+                           latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
+                           grading=grading,
+                           answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token),
+                           answers=answers, accuracy_threshold=accuracy_threshold, llm=config, out_dir=out_dir,
+                           plot=plot, progress=progress, parquet=parquet)
+    done = run_sweep(request)
     console = Console()
-    print_sweep(done.outcome.result, console)
-    print_relative_accuracy(done.outcome.result, console)
+    print_sweep(done.result, console)
+    print_relative_accuracy(done.result, console)
     render_summary("ragdiag sweep", done.summary, done.paths)
     check_coverage(done.summary, min_coverage, done.paths["answers"])

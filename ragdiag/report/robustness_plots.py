@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
 
 
-def _label(point: dict) -> str:
-    params = ",".join(f"{k}={v}" for k, v in point["params"].items())
-    return f"{point['index']} {params}".strip()
-
-
-def qps_median(point: dict) -> float | None:
-    """Median batch QPS of a point: ``robustness`` keeps the timing dict (median, min, max, repeats),
-    ``sweep`` the median as a number beside ``qps_batch_runs``."""
-    qps = point.get("qps_batch")
-    return qps.get("median") if isinstance(qps, dict) else qps
+def _label(point: RobustnessPoint) -> str:
+    return f"{point.index} {point.params_text}".strip()
 
 
 def _panels(n: int):
@@ -34,33 +30,33 @@ def _panels(n: int):
     return fig, list(axes.flat[:n])
 
 
-def _by_index(points: list[dict]) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
+def _by_index(points: list[RobustnessPoint]) -> dict[str, list[RobustnessPoint]]:
+    groups: dict[str, list[RobustnessPoint]] = {}
     for point in points:
-        groups.setdefault(point["spec"], []).append(point)
+        groups.setdefault(point.spec, []).append(point)
     return groups
 
 
-def operating_labels(group: list[dict]) -> list[str]:
+def operating_labels(group: list[RobustnessPoint]) -> list[str]:
     """The label of each operating point of one index: the search parameters that vary within the
     group (e.g. ``efSearch=64``, ``nprobe=8``), else all its parameters, else its spec."""
-    keys = [k for k in dict.fromkeys(k for p in group for k in p["params"])
-            if len({str(p["params"].get(k)) for p in group}) > 1]
+    keys = [k for k in dict.fromkeys(k for p in group for k in p.params)
+            if len({str(p.params.get(k)) for p in group}) > 1]
     if not keys:
-        keys = list(group[0]["params"])
-    return [",".join(f"{k}={p['params'].get(k)}" for k in keys) or p["spec"] for p in group]
+        keys = list(group[0].params)
+    return [",".join(f"{k}={p.params.get(k)}" for k in keys) or p.spec for p in group]
 
 
-def _curves(ax, groups: dict[str, list[dict]], x_of, y_of) -> None:
+def _curves(ax, groups: dict[str, list[RobustnessPoint]], x_of, y_of) -> None:
     """One line per index, every operating point marked and labelled with its parameter value."""
     for spec, group in groups.items():
         xs, ys = [x_of(p) for p in group], [y_of(p) for p in group]
-        ax.plot(xs, ys, "o-", label=f"{group[0]['index']} ({spec})" if spec != group[0]["index"] else spec)
+        ax.plot(xs, ys, "o-", label=f"{group[0].index} ({spec})" if spec != group[0].index else spec)
         for i, (x, y, text) in enumerate(zip(xs, ys, operating_labels(group))):  # alternate sides: plateaus
             ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4 if i % 2 == 0 else -10), fontsize=6)
 
 
-def write_plots(result: dict, out_dir: Path) -> list[Path]:
+def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
     """Write the plots that apply (QPS only for index points); return their paths."""
     import matplotlib
 
@@ -69,14 +65,14 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    points, k = result["points"], result["meta"]["k"]
-    deltas = list(points[0]["robustness"]) if points else []
-    source = result["meta"].get("ground_truth", "")
+    points, k = result.points, result.meta.k
+    deltas = list(points[0].robustness) if points else []
+    source = result.meta.get("ground_truth") or ""
     written = []
 
     fig, axes = _panels(len(points))
     for ax, point in zip(axes, points):
-        hist = point["recall_histogram"]
+        hist = point.recall_histogram
         ax.bar(hist["bins"], hist["counts"], width=0.8 / k)
         ax.set_title(_label(point), fontsize=8)
         ax.set_xlabel(f"recall@{k}")
@@ -88,7 +84,7 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     groups = _by_index(points)
     fig, axes = _panels(len(deltas))
     for ax, delta in zip(axes, deltas):
-        _curves(ax, groups, lambda p: p["recall_mean"], lambda p, d=delta: p["robustness"][d])
+        _curves(ax, groups, lambda p: p.recall_mean, lambda p, d=delta: p.robustness[d])
         ax.set_title(f"δ = {delta}")
         ax.set_xlabel(f"average recall@{k}")
         ax.set_ylabel(f"Robustness-{delta}@{k}")
@@ -98,11 +94,11 @@ def write_plots(result: dict, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     written.append(_save(fig, out_dir / "robustness_vs_recall.png"))
 
-    timed = [p for p in points if qps_median(p)]
+    timed = [p for p in points if p.qps_median]
     if timed:
         fig, axes = _panels(len(deltas))
         for ax, delta in zip(axes, deltas):
-            _curves(ax, _by_index(timed), lambda p, d=delta: p["robustness"][d], qps_median)
+            _curves(ax, _by_index(timed), lambda p, d=delta: p.robustness[d], lambda p: p.qps_median)
             ax.set_yscale("log")
             ax.set_title(f"δ = {delta}")
             ax.set_xlabel(f"Robustness-{delta}@{k}")

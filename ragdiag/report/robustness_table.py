@@ -1,8 +1,15 @@
-"""Rich table of a robustness result: one row per operating point."""
+"""Rich table of a robustness result: one row per operating point, then the optional analyses."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragdiag.bench.robustness_result import RobustnessResult
 
 
 def with_ci(value: float, ci: list[float] | None) -> str:
@@ -10,39 +17,37 @@ def with_ci(value: float, ci: list[float] | None) -> str:
     return f"{value:.4f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def robustness_table(result: dict) -> Table:
+def robustness_table(result: RobustnessResult) -> Table:
     """Timing columns only when some point was timed (index points; a run has no timing). Text
-    columns fold instead of being cut with "…", so a narrow terminal wraps the table."""
-    meta, points = result["meta"], result["points"]
-    k = meta["k"]
-    deltas = [f"{d:g}" for d in meta["deltas"]]
-    timed_any = any(p["qps_batch"] is not None for p in points)
-    builds = f", pg-* specs: mean ± SD over {meta['pg_builds']} builds" if meta.get("pg_builds") else ""
-    boot = meta.get("bootstrap")
-    ci_note = f", [95% CI: {boot['resamples']} bootstrap resamples of queries]" if boot else ""
-    table = Table(title=f"Robustness-δ@{k} ({meta['metric']}, recall: {meta['recall']}, seed {meta['seed']}{builds}"
-                        f"{ci_note})")
+    columns fold instead of being cut with "…", so a narrow terminal wraps the table. Without
+    bootstrap resamples (``--bootstrap 0``) the title says there are no intervals."""
+    meta, points = result.meta, result.points
+    k = meta.k
+    deltas = meta.delta_keys
+    timed_any = any(p.timed for p in points)
+    builds = f", pg-* specs: mean ± SD over {meta.pg_builds} builds" if meta.pg_builds else ""
+    if meta.bootstrap is None:
+        ci_note = ""
+    elif meta.resamples:
+        ci_note = f", [95% CI: {meta.resamples} bootstrap resamples of queries]"
+    else:
+        ci_note = ", 95% CI: — (--bootstrap 0)"
+    table = Table(title=f"Robustness-δ@{k} ({meta.metric}, recall: {meta.recall}, seed {meta.seed}{builds}{ci_note})")
     timing = ("QPS", "p50 ms", "p99 ms", "build s", "MiB") if timed_any else ()
-    labels = [p.get("label") or ",".join(f"{a}={b}" for a, b in p["params"].items()) for p in points]
     for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", *timing):
         text = name in ("index", "params")
         table.add_column(name, justify="left" if text else "right", overflow="fold")
-    for p, params in zip(points, labels):
-        timed = p["qps_batch"] is not None
-        spread = p.get("builds")
+    for p in points:
+        spread = p.builds
         if spread and spread["n"] > 1:  # pgvector rebuilt: mean ± SD over the builds
-            cells = [p["index"], params, _pm(spread["recall_mean"], 4),
+            cells = [p.index, p.label or p.params_text, _pm(spread["recall_mean"], 4),
                      *[_pm(spread["robustness"][d], 4) for d in deltas], _pm(spread["zero_recall_queries"], 1)]
         else:
-            cells = [p["index"], params, with_ci(p["recall_mean"], p.get("recall_mean_ci")),
-                     *[with_ci(p["robustness"][d], p.get("robustness_ci", {}).get(d)) for d in deltas],
-                     str(p["zero_recall_queries"])]
+            cells = [p.index, p.label or p.params_text, with_ci(p.recall_mean, p.recall_mean_ci),
+                     *[with_ci(p.robustness[d], p.interval(d)) for d in deltas], str(p.zero_recall_queries)]
         if timed_any:
-            cells += [f"{p['qps_batch']['median']:.0f}" if timed else "-",
-                      f"{p['latency_ms']['p50']:.3f}" if timed else "-",
-                      f"{p['latency_ms']['p99']:.3f}" if timed else "-",
-                      f"{p['build_s']:.2f}" if timed else "-",
-                      f"{p['index_bytes'] / 2**20:.1f}" if timed else "-"]
+            cells += [f"{p.qps_median:.0f}", f"{p.latency_ms['p50']:.3f}", f"{p.latency_ms['p99']:.3f}",
+                      f"{p.build_s:.2f}", f"{p.index_bytes / 2**20:.1f}"] if p.timed else ["-"] * 5
         table.add_row(*cells)
     return table
 
@@ -51,7 +56,7 @@ def _pm(stats: dict, digits: int) -> str:
     return f"{stats['mean']:.{digits}f} ± {stats['sd']:.{digits}f}"
 
 
-def table_text(result: dict, width: int = 160) -> str:
+def table_text(result: RobustnessResult, width: int = 160) -> str:
     """The table as plain text (``--out x.txt``)."""
     import io
 
@@ -60,3 +65,34 @@ def table_text(result: dict, width: int = 160) -> str:
     console = Console(file=io.StringIO(), width=width, record=True)
     console.print(robustness_table(result))
     return console.export_text()
+
+
+def print_robustness(result: RobustnessResult, console: Console) -> None:
+    """The table, the points --min-recall left out, and the tables of the optional analyses."""
+    console.print(robustness_table(result))
+    floor = result.meta.min_recall
+    if floor is not None:
+        dropped = ", ".join(f"{d['index']} {','.join(f'{a}={b}' for a, b in d['params'].items())} ({d['recall_mean']:.4f})"
+                            for d in floor["dropped_points"]) or "none"
+        console.print(f"--min-recall {floor['floor']:g}: left out {len(floor['dropped_points'])} point(s): {dropped}",
+                      markup=False)
+    if result.matched_recall is not None:
+        from ragdiag.report.matched_recall_table import matched_recall_tables
+
+        for table in matched_recall_tables(result.matched_recall, result.meta.k):
+            console.print(table)
+    if result.hardness is not None:
+        from ragdiag.report.hardness_table import hardness_tables
+
+        for table in hardness_tables(result.hardness):
+            console.print(table)
+    if result.adaptive is not None:
+        from ragdiag.report.adaptive_report import adaptive_tables
+
+        for item in adaptive_tables(result.adaptive, result.meta.deltas):
+            console.print(item)
+    if result.selection is not None:
+        from ragdiag.report.selection_table import selection_table
+
+        for item in selection_table(result.selection):
+            console.print(item)

@@ -7,9 +7,13 @@ it; absolute accuracy with exact k-NN and the controls as reference lines).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+
+if TYPE_CHECKING:
+    from ragdiag.sweep.result import SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -29,22 +33,23 @@ def _paper_reading(bucket: dict, paper: list[dict]) -> str:
                  if bucket["lo"] <= p["recall"] < bucket["hi"]), "")
 
 
-def controls_line(result: dict) -> str:
+def controls_line(result: SweepResult) -> str:
     """``accuracy (grade ≥ t): exact 0.82, gold 0.91, empty 0.01`` — the controls' share of correct answers."""
-    threshold = result["relative_accuracy"]["threshold"]
-    parts = [f"{c['name']} {_fmt(c.get('accuracy'))}" for c in result["controls"]]
+    threshold = result.relative_accuracy["threshold"]
+    parts = [f"{c.name} {_fmt(c.accuracy)}" for c in result.controls]
     return f"accuracy (share of grades ≥ {threshold:g}), controls: " + ", ".join(parts)
 
 
-def print_relative_accuracy(result: dict, console) -> None:
+def print_relative_accuracy(result: SweepResult, console) -> None:
     """The controls' accuracy, then one row per non-empty recall bucket (pairs of ANN point × query)."""
     from rich.table import Table
 
-    rel, meta = result["relative_accuracy"], result["meta"]
+    rel, meta = result.relative_accuracy, result.meta
     console.print(controls_line(result))
-    table = Table(title=f"accuracy by per-query recall@{meta['k']}, relative to exact k-NN on the same queries "
+    intervals = "95% bootstrap intervals over queries" if meta.bootstrap else "no intervals (--bootstrap 0)"
+    table = Table(title=f"accuracy by per-query recall@{meta.k}, relative to exact k-NN on the same queries "
                         f"(grade ≥ {rel['threshold']:g}; {rel['n_points']} ANN points; graded against "
-                        f"{meta['graded_against']}; 95% bootstrap intervals over queries)")
+                        f"{meta.graded_against}; {intervals})")
     for name in ("recall", "pairs", "queries", "accuracy [95% CI]", "exact, same queries", "relative to exact [95% CI]",
                  "paper 000 §5.3"):
         table.add_column(name, justify="left" if name in ("recall", "paper 000 §5.3") else "right")
@@ -58,13 +63,13 @@ def print_relative_accuracy(result: dict, console) -> None:
     console.print(table)
 
 
-def plot_relative_accuracy(result: dict, out_dir: Path) -> Path:
+def plot_relative_accuracy(result: SweepResult, out_dir: Path) -> Path:
     """Write ``sweep_accuracy.png`` into ``out_dir``; returns its path."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rel, meta = result["relative_accuracy"], result["meta"]
+    rel, meta = result.relative_accuracy, result.meta
     buckets = [b for b in rel["buckets"] if b["n_pairs"]]
     xs = [b["lo"] for b in buckets]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
@@ -77,7 +82,7 @@ def plot_relative_accuracy(result: dict, out_dir: Path) -> Path:
         for x, b in zip(xs, buckets):
             if b[value] is not None:
                 ax.annotate(f"n={b['n_pairs']}", (x, b[value]), textcoords="offset points", xytext=(4, -12), fontsize=7)
-        ax.set_xlabel(f"per-query recall@{meta['k']} vs exact k-NN (bucket lower edge; 1 = all found)")
+        ax.set_xlabel(f"per-query recall@{meta.k} vs exact k-NN (bucket lower edge; 1 = all found)")
         ax.set_xlim(-0.05, 1.05)
         ax.grid(alpha=0.3)
     left.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="exact k-NN (= 1)")
@@ -87,17 +92,17 @@ def plot_relative_accuracy(result: dict, out_dir: Path) -> Path:
     left.set_ylabel("accuracy / exact k-NN accuracy on the same queries")
     left.set_title("relative to exact k-NN", fontsize=10)
     for control, style in (("exact", "--"), ("gold", ":"), ("empty", "-.")):
-        entry = next((c for c in result["controls"] if c["name"] == control), None)
-        if entry is not None and entry.get("accuracy") is not None:
-            right.axhline(entry["accuracy"], color="grey", linestyle=style, linewidth=1,
-                          label=f"{control} control ({entry['accuracy']:.2f})")
+        entry = result.control(control)
+        if entry is not None and entry.accuracy is not None:
+            right.axhline(entry.accuracy, color="grey", linestyle=style, linewidth=1,
+                          label=f"{control} control ({entry.accuracy:.2f})")
     right.set_ylabel(f"accuracy = share of grades ≥ {rel['threshold']:g}")
     right.set_ylim(-0.03, 1.05)
     right.set_title("absolute", fontsize=10)
     for ax in (left, right):
         ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle(f"Answer accuracy by per-query recall — {meta['dataset']}, {meta['n_queries']} queries, "
-                 f"K={meta['k']}, judge {meta['llm']['model']}, graded against {meta['graded_against']}", fontsize=10)
+    fig.suptitle(f"Answer accuracy by per-query recall — {meta.dataset}, {meta.n_queries} queries, "
+                 f"K={meta.k}, judge {meta.llm['model']}, graded against {meta.graded_against}", fontsize=10)
     fig.tight_layout()
     png = Path(out_dir) / "sweep_accuracy.png"
     with atomic_path(png) as tmp:

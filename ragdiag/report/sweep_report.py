@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+
+if TYPE_CHECKING:
+    from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -32,14 +36,14 @@ def _compact(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _qps(entry: dict) -> str:
+def _qps(entry: SweepPoint | SweepControl) -> str:
     """Median batch QPS with the spread of its repeats, e.g. ``1.30k (588–1.42M)``."""
-    runs = entry.get("qps_batch_runs") or {}
-    if entry.get("qps_batch") is None:
+    runs = entry.qps_batch_runs or {}
+    if entry.qps_batch is None:
         return "–"
     if runs.get("repeats", 1) > 1 and runs.get("min") is not None:
-        return f"{_compact(entry['qps_batch'])} ({_compact(runs['min'])}–{_compact(runs['max'])})"
-    return _compact(entry["qps_batch"])
+        return f"{_compact(entry.qps_batch)} ({_compact(runs['min'])}–{_compact(runs['max'])})"
+    return _compact(entry.qps_batch)
 
 
 def _table(title: str, columns: list[str]):
@@ -57,53 +61,54 @@ def _with_ci(value: float | None, ci: list[float] | None, digits: int = 2) -> st
     return _fmt(value, digits) + (f" {_ci(ci, digits)}" if ci else "")
 
 
-def print_sweep(result: dict, console) -> None:
+def print_sweep(result: SweepResult, console) -> None:
     """Three narrow tables (retrieval, speed, answers), then the δ calibration, the QPS warning and
-    the recommendation. Controls first, then one row per operating point."""
+    the recommendation. Controls first, then one row per operating point. Without bootstrap resamples
+    (``--bootstrap 0``) the intervals are "–"."""
     from ragdiag.report.provenance import test_server_line
 
-    meta = result["meta"]
-    line = test_server_line([meta["llm"]["model"]])
+    meta = result.meta
+    line = test_server_line([meta.llm["model"]])
     if line:
         console.print(line, style="bold red", highlight=False)
-    deltas = [f"{d:g}" for d in meta["deltas"]]
-    timing = meta.get("qps_timing") or {}
+    deltas = meta.delta_keys
+    timing = meta.qps_timing or {}
     repeats = f", QPS median of {timing['repeats']} repeats (min–max)" if timing.get("repeats") else ""
-    console.print(f"sweep: {meta['dataset']}, {meta['n_queries']} queries, K={meta['k']}, judge model "
-                  f"{meta['llm']['model']} ({meta['llm']['provider']}), seed {meta['seed']}, "
-                  f"{meta['bootstrap']} bootstrap resamples{repeats}", style="bold", highlight=False)
-    recall = _table(f"retrieval vs exact k-NN (recall@{meta['k']}, Robustness-δ@{meta['k']})",
+    boot = f"{meta.bootstrap} bootstrap resamples" if meta.bootstrap else "no intervals (--bootstrap 0)"
+    console.print(f"sweep: {meta.dataset}, {meta.n_queries} queries, K={meta.k}, judge model "
+                  f"{meta.llm['model']} ({meta.llm['provider']}), seed {meta.seed}, "
+                  f"{boot}{repeats}", style="bold", highlight=False)
+    recall = _table(f"retrieval vs exact k-NN (recall@{meta.k}, Robustness-δ@{meta.k})",
                     ["point", "recall", *(f"R-{d}" for d in deltas)])
     speed = _table("speed (batch QPS: median (min–max); single-query latency)", ["point", "QPS", "p50 ms", "p99 ms"])
     answers = _table("answers (grade 1–5, 95% intervals)", ["point", "grade", "Δ vs exact", "worse", "sent", "reused"])
-    for control in result["controls"]:
-        latency = control.get("latency_ms") or {}
-        name = f"[b]{control['name']}[/b]"
-        if control.get("recall_mean") is not None:
-            recall.add_row(name, _fmt(control["recall_mean"], 3), *["" for _ in deltas])
-        if control.get("qps_batch") is not None:
+    for control in result.controls:
+        latency = control.latency_ms or {}
+        name = f"[b]{control.name}[/b]"
+        if control.recall_mean is not None:
+            recall.add_row(name, _fmt(control.recall_mean, 3), *["" for _ in deltas])
+        if control.qps_batch is not None:
             speed.add_row(name, _qps(control), _fmt(latency.get("p50"), 3), _fmt(latency.get("p99"), 3))
-        answers.add_row(name, f"{_fmt(control['grade_mean'])} {_ci(control['grade_ci'])}", "", "",
-                        str(control["calls_sent"]), str(control["calls_reused"]))
-    for point in result["points"]:
-        diff = point["grade_diff_vs_exact"]
-        recall.add_row(point["label"], _with_ci(point["recall_mean"], point.get("recall_mean_ci"), 3),
-                       *[_with_ci(point["robustness"][d], point.get("robustness_ci", {}).get(d)) for d in deltas])
-        speed.add_row(point["label"], _qps(point), _fmt(point["latency_ms"]["p50"], 3),
-                      _fmt(point["latency_ms"]["p99"], 3))
-        answers.add_row(point["label"], f"{_fmt(point['grade_mean'])} {_ci(point['grade_ci'])}",
-                        f"{_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)}", _fmt(point["worse_share"]),
-                        str(point["calls_sent"]), str(point["calls_reused"]))
+        answers.add_row(name, f"{_fmt(control.grade_mean)} {_ci(control.grade_ci)}", "", "",
+                        str(control.calls_sent), str(control.calls_reused))
+    for point in result.points:
+        diff = point.grade_diff_vs_exact
+        recall.add_row(point.label, _with_ci(point.recall_mean, point.recall_mean_ci, 3),
+                       *[_with_ci(point.robustness[d], point.interval(d)) for d in deltas])
+        speed.add_row(point.label, _qps(point), _fmt(point.latency_ms["p50"], 3), _fmt(point.latency_ms["p99"], 3))
+        answers.add_row(point.label, f"{_fmt(point.grade_mean)} {_ci(point.grade_ci)}",
+                        f"{_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)}", _fmt(point.worse_share),
+                        str(point.calls_sent), str(point.calls_reused))
     for table in (recall, speed, answers):
         console.print(table)
-    calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result["delta_calibration"])
+    calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result.delta_calibration)
     console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}", highlight=False)
     buckets = ", ".join(f"[{b['lo']:g},{b['hi']:g}{']' if b['lo'] == b['hi'] else ')'}: {_fmt(b['p_grade_ge4'])} (n={b['n']})"
-                        for b in result["recall_buckets"])
+                        for b in result.recall_buckets)
     console.print(f"P(grade ≥ 4) by recall: {buckets}", highlight=False)
     if timing.get("warning"):
         console.print(f"warning: {timing['warning']}", style="yellow", highlight=False)
-    console.print(recommendation_line(result["recommendation"]), highlight=False)
+    console.print(recommendation_line(result.recommendation), highlight=False)
 
 
 def recommendation_line(rec: dict) -> str:
@@ -116,45 +121,46 @@ def recommendation_line(rec: dict) -> str:
             f"({rec['criterion']})")
 
 
-def _short(point: dict) -> str:
-    return ",".join(f"{k}={v}" for k, v in point["params"].items() if k in ("efSearch", "nprobe")) or point["label"]
+def _short(point: SweepPoint) -> str:
+    return ",".join(f"{k}={v}" for k, v in point.params.items() if k in ("efSearch", "nprobe")) or point.label
 
 
-def _references(ax, result: dict, horizontal: bool = True, controls: tuple[str, ...] = ("exact", "gold", "empty")) -> None:
+def _references(ax, result: SweepResult, horizontal: bool = True,
+                controls: tuple[str, ...] = ("exact", "gold", "empty")) -> None:
     for control, style in (("exact", "--"), ("gold", ":"), ("empty", "-.")):
         if control not in controls:
             continue
-        entry = next((c for c in result["controls"] if c["name"] == control), None)
-        if entry is None or entry["grade_mean"] is None:
+        entry = result.control(control)
+        if entry is None or entry.grade_mean is None:
             continue
         line = ax.axhline if horizontal else ax.axvline
-        line(entry["grade_mean"], linestyle=style, color="grey", linewidth=1,
-             label=f"{control} control ({entry['grade_mean']:.2f})")
+        line(entry.grade_mean, linestyle=style, color="grey", linewidth=1,
+             label=f"{control} control ({entry.grade_mean:.2f})")
 
 
-def _series(result: dict) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
-    for point in result["points"]:
-        groups.setdefault(point["spec"], []).append(point)
+def _series(result: SweepResult) -> dict[str, list[SweepPoint]]:
+    groups: dict[str, list[SweepPoint]] = {}
+    for point in result.points:
+        groups.setdefault(point.spec, []).append(point)
     return groups
 
 
-def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
+def plot_sweep(result: SweepResult, out_dir: Path) -> list[Path]:
     """Write the two PNGs into ``out_dir``; returns their paths."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    meta = result["meta"]
-    deltas = [f"{d:g}" for d in meta["deltas"]]
-    panels = [("recall_mean", "mean recall@K vs exact")] + [(d, f"Robustness-{d}@{meta['k']}") for d in deltas]
+    meta = result.meta
+    deltas = meta.delta_keys
+    panels = [("recall_mean", "mean recall@K vs exact")] + [(d, f"Robustness-{d}@{meta.k}") for d in deltas]
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True)
     for ax, (key, title) in zip(axes.flat, panels):
         for spec, points in _series(result).items():
-            xs = [p["recall_mean"] if key == "recall_mean" else p["robustness"][key] for p in points]
-            ys = [p["grade_mean"] for p in points]
+            xs = [p.recall_mean if key == "recall_mean" else p.robustness[key] for p in points]
+            ys = [p.grade_mean for p in points]
             ax.plot(xs, ys, marker="o", label=spec)
             for x, y, p in zip(xs, ys, points):
                 ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
@@ -167,8 +173,8 @@ def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="lower right")
-    fig.suptitle(f"Answer grade vs retrieval quality per operating point — {meta['dataset']}, "
-                 f"{meta['n_queries']} queries, K={meta['k']}, judge {meta['llm']['model']}", fontsize=11)
+    fig.suptitle(f"Answer grade vs retrieval quality per operating point — {meta.dataset}, "
+                 f"{meta.n_queries} queries, K={meta.k}, judge {meta.llm['model']}", fontsize=11)
     fig.tight_layout()
     grade_png = Path(out_dir) / "sweep_grade.png"
     with atomic_path(grade_png) as tmp:
@@ -177,14 +183,14 @@ def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(7, 4.8))
     for spec, points in _series(result).items():
-        xs, ys = [p["grade_mean"] for p in points], [p["qps_batch"] for p in points]
+        xs, ys = [p.grade_mean for p in points], [p.qps_batch for p in points]
         ax.plot(xs, ys, marker="o", label=spec)
         for x, y, p in zip(xs, ys, points):
             ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
-    exact = next(c for c in result["controls"] if c["name"] == "exact")
-    ax.scatter([exact["grade_mean"]], [exact["qps_batch"]], marker="s", color="black", zorder=3,
+    exact = result.control("exact")
+    ax.scatter([exact.grade_mean], [exact.qps_batch], marker="s", color="black", zorder=3,
                label="exact k-NN (flat)")
-    rec = result["recommendation"]
+    rec = result.recommendation
     if rec["point"] is not None:
         ax.scatter([rec["grade_mean"]], [rec["qps_batch"]], s=220, facecolors="none", edgecolors="red", linewidths=2,
                    zorder=4, label=f"recommended: {rec['point']}")
@@ -192,7 +198,7 @@ def plot_sweep(result: dict, out_dir: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("mean answer grade (1–5)")
     ax.set_ylabel("batch QPS (log scale)")
-    ax.set_title(f"Speed vs answer grade — {meta['dataset']}, K={meta['k']}", fontsize=11)
+    ax.set_title(f"Speed vs answer grade — {meta.dataset}, K={meta.k}", fontsize=11)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()

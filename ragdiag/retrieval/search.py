@@ -1,6 +1,7 @@
-"""``ragdiag retrieve``: dense, BM25 or hybrid (RRF) top-k for each query of a BEIR queries file.
+"""Dense, BM25 or hybrid (RRF) top-k for each query of a BEIR queries file: the ranking behind
+``ragdiag retrieve`` (:mod:`ragdiag.commands.retrieve` checks, records and writes).
 
-Writes the run as ``run.jsonl`` (one line per query: ``query_id``, ``ids``, ``scores``) or as a
+The command writes the run as ``run.jsonl`` (one line per query: ``query_id``, ``ids``, ``scores``) or as a
 TREC run file (``qid Q0 docid rank score tag``), and ``<out>.meta.json`` (how it was made, with
 the run record). BM25 lists hold only passages with a positive score, so they may be shorter
 than k (``short_lists`` in the meta counts them).
@@ -8,21 +9,15 @@ than k (``short_lists`` in the meta counts them).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.io.files import file_sha256
-from ragdiag.io.run_record import stamp, start_run
-from ragdiag.io.writer import check_output_path, guard_outputs, write_json
-from ragdiag.retrieval.beir import load_queries
 from ragdiag.retrieval.chunking import pool_max
-from ragdiag.retrieval.formats import RUN_FORMATS, check_ids_fit, write_run
+from ragdiag.retrieval.formats import RUN_FORMATS
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
-from ragdiag.retrieval.store import open_index_dir
+from ragdiag.retrieval.store import IndexDir, open_index_dir
 
 MODES = ("dense", "bm25", "hybrid")
 
@@ -82,7 +77,7 @@ def _bm25(store, texts, k):
     return lists
 
 
-def _check(opts: RetrieveOptions) -> None:
+def check_options(opts: RetrieveOptions) -> None:
     """Every option checked before any work."""
     if opts.mode not in MODES:
         raise RagdiagError(f"unknown mode '{opts.mode}': expected dense, bm25 or hybrid")
@@ -100,32 +95,27 @@ def _check(opts: RetrieveOptions) -> None:
         from ragdiag.retrieval.pgvector_server import parse_backend
 
         parse_backend(opts.backend)
-    out = check_output_path(opts.out, "run file")
-    meta_path = out.with_name(f"{out.name}.meta.json")
-    index_files = [p for p in Path(opts.index).rglob("*") if p.is_file()] if Path(opts.index).is_dir() else []
-    guard_outputs([out, meta_path], [opts.queries, *index_files])
 
 
-def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
-    """Rank the corpus for every query; write the run and its meta; return the meta."""
-    _check(opts)
+def open_checked(opts: RetrieveOptions) -> IndexDir:
+    """The index folder, every index file the mode needs read and checked before any embedding call (one
+    line for a missing, corrupt or tampered index: no dense index, garbage in index.faiss, fewer ids than
+    vectors)."""
     store = open_index_dir(opts.index)
     n_docs = len(store.doc_ids)
     if opts.k > n_docs:
         raise RagdiagError(f"k={opts.k} is larger than the {n_docs} passages in {opts.index}")
-    # every index file read and checked before any embedding call (one line for a missing, corrupt
-    # or tampered index: no dense index, garbage in index.faiss, fewer ids than vectors)
     if opts.mode != "bm25" and (not store.has_dense or store.manifest["meta"].get("backend", "faiss") == "faiss"):
         store.dense()
     if opts.mode != "dense":
         store.bm25()
-    record = start_run("ragdiag retrieve", inputs=[opts.queries, opts.index / "manifest.json"],
-                       models={"embedder": store.manifest["meta"].get("embedder")})
-    query_ids, texts = load_queries(opts.queries)
-    if opts.fmt == "trec":  # before any embedding call, not when the run is written
-        check_ids_fit("trec", [(f"query id in {opts.queries}", query_ids),
-                               (f"document id in {opts.index}", store.doc_ids)], "use the jsonl format")
-    start = time.perf_counter()
+    return store
+
+
+def rank(store: IndexDir, opts: RetrieveOptions, texts: list[str], progress: bool = False) -> tuple[list, int]:
+    """(ranked (document id, score) lists per query, depth searched per list) in ``opts.mode``: dense,
+    BM25, or their reciprocal rank fusion over the top ``max(k, candidates)`` of each."""
+    n_docs = len(store.doc_ids)
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
     dense = _dense(store, texts, depth, opts, progress) if opts.mode != "bm25" else None
     sparse = _bm25(store, texts, depth) if opts.mode != "dense" else None
@@ -136,24 +126,4 @@ def retrieve(opts: RetrieveOptions, progress: bool = False) -> dict:
         ]
     else:
         ranked = dense if dense is not None else sparse
-    elapsed = time.perf_counter() - start
-    out = Path(opts.out)
-    write_run(out, dict(zip(query_ids, ranked)), fmt=opts.fmt, tag=opts.tag, inputs=[opts.queries])
-    meta = {
-        "command": "ragdiag retrieve",
-        "ragdiag_version": __version__,
-        "index": str(opts.index),
-        "index_meta": store.manifest["meta"],
-        "queries": str(opts.queries),
-        "queries_sha256": file_sha256(opts.queries),
-        "mode": opts.mode,
-        "k": opts.k,
-        "rrf_k": opts.rrf_k if opts.mode == "hybrid" else None,
-        "candidates": depth if opts.mode == "hybrid" else None,
-        "n_queries": len(query_ids),
-        "seconds": elapsed,
-        "format": opts.fmt,
-        "short_lists": sum(len(pairs) < opts.k for pairs in ranked),
-    }
-    write_json(out.with_name(f"{out.name}.meta.json"), stamp({"meta": meta}, record), indent=2)
-    return meta
+    return ranked, depth

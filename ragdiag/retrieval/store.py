@@ -18,6 +18,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,6 @@ from ragdiag import __version__
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.progress import note
-from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.beir import corpus_file, load_corpus
 from ragdiag.retrieval.bm25 import (
@@ -84,8 +84,8 @@ class BuildOptions:
         return parse_bm25_spec(self.bm25, lang=self.lang, stem=self.stem, accents=self.accents)
 
 
-def _check_options(opts: BuildOptions):
-    """Every option checked before any work (the corpus is not read yet)."""
+def check_build_options(opts: BuildOptions):
+    """Every option checked before any work (the corpus is not read yet); the index spec."""
     from ragdiag.retrieval.pgvector_store import check_build
 
     opts.corpus = corpus_file(opts.corpus)  # a BEIR folder names its corpus.jsonl
@@ -110,53 +110,78 @@ def _check_options(opts: BuildOptions):
     return spec
 
 
-def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
-    """Embed the corpus (through the cache), build the dense and BM25 indexes, save them; the manifest."""
-    start = time.perf_counter()
-    spec = _check_options(opts)
-    dense_wanted = opts.embedder != NO_EMBEDDER
-    record = start_run("ragdiag index build", inputs=[opts.corpus], models={"embedder": opts.embedder},
-                       seeds={"ivf_kmeans": opts.seed}, cache="on" if opts.use_cache else "off")
+@dataclass
+class BuiltIndexes:
+    """What :func:`build_indexes` made, before anything is saved."""
+
+    doc_ids: list[str]
+    bm25: BM25Index
+    timings: dict[str, float]
+    embedder: Any = None  # None with --embedder none (no dense index)
+    vectors: np.ndarray | None = None
+    n_passages: int | None = None
+    owners: np.ndarray | None = None  # passage -> document row, with --chunk
+    truncated: int | None = None
+    index: Any = None  # the faiss index (backend faiss)
+    pg_block: dict | None = None  # what pgvector built (backend pgvector)
+    point: dict = field(default_factory=dict)  # the first operating point's search parameters
+
+
+def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltIndexes:
+    """Read the corpus, embed it through the cache and build the dense index (unless the embedder is
+    ``none``), build the BM25 index; the time of each step in ``timings``."""
     doc_ids, texts = load_corpus(opts.corpus)
-    timings: dict[str, float] = {}
-    index = vectors = embedder = point = pg_block = None
-    if dense_wanted:
+    built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
+    if opts.embedder != NO_EMBEDDER:
         embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
                                  batch_size=opts.batch_size, device=opts.device, cache_mode=opts.cache_mode)
-        passages, owners, truncated = _passages(embedder, texts, opts.chunk)
+        passages, built.owners, built.truncated = _passages(embedder, texts, opts.chunk)
+        built.embedder, built.n_passages = embedder, len(passages)
         t0 = time.perf_counter()
-        vectors = prepare_vectors(embedder.encode(passages, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
-        timings["embed"] = time.perf_counter() - t0
+        built.vectors = prepare_vectors(embedder.encode(passages, progress=progress), opts.metric,
+                                        f"embeddings of {opts.corpus}")
+        built.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        point = spec.operating_points()[0]
+        built.point = spec.operating_points()[0]
         if opts.backend != "faiss":
             from ragdiag.retrieval.pgvector_store import build_dense
 
-            pg_block = build_dense(opts.backend, spec, vectors, opts.metric, Path(opts.out))
+            built.pg_block = build_dense(opts.backend, spec, built.vectors, opts.metric, Path(opts.out))
         else:
             check_index_params(spec, n_vectors=len(passages))
-            index = build_index(spec, vectors, opts.metric, seed=opts.seed)
-            set_search_params(index, point)
-        timings["index"] = time.perf_counter() - t0
+            built.index = build_index(spec, built.vectors, opts.metric, seed=opts.seed)
+            set_search_params(built.index, built.point)
+        built.timings["index"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
-    timings["bm25"] = time.perf_counter() - t0
-    out = Path(opts.out)
+    built.bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
+    built.timings["bm25"] = time.perf_counter() - t0
+    return built
+
+
+def save_index_folder(out: Path, built: BuiltIndexes) -> None:
+    """Write the folder's index files (each atomically, through :mod:`ragdiag.io.writer`) and remove
+    what an earlier build left that this one does not have."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / LEGACY_PICKLE).unlink(missing_ok=True)
-    if index is not None:
+    if built.index is not None:
         with atomic_path(out / DENSE) as tmp:
-            save_index(index, tmp)
+            save_index(built.index, tmp)
     else:
         (out / DENSE).unlink(missing_ok=True)
-    write_json(out / DOC_IDS, doc_ids, indent=None)
-    if dense_wanted and owners is not None:
-        write_json(out / PASSAGE_DOCS, owners.tolist(), indent=None)
+    write_json(out / DOC_IDS, built.doc_ids, indent=None)
+    if built.owners is not None:
+        write_json(out / PASSAGE_DOCS, built.owners.tolist(), indent=None)
     else:
         (out / PASSAGE_DOCS).unlink(missing_ok=True)
-    save_bm25(bm25, out / BM25_DIR)
-    timings["total"] = time.perf_counter() - start
-    manifest = {
+    save_bm25(built.bm25, out / BM25_DIR)
+
+
+def manifest_of(opts: BuildOptions, spec, built: BuiltIndexes) -> dict:
+    """``manifest.json`` without its run record: how the folder was made, counts, calls, timings."""
+    dense_wanted = opts.embedder != NO_EMBEDDER
+    embedder, pg_block, index = built.embedder, built.pg_block, built.index
+    return {
         "meta": {
             "command": "ragdiag index build",
             "ragdiag_version": __version__,
@@ -165,24 +190,22 @@ def build_index_dir(opts: BuildOptions, progress: bool = False) -> dict:
             "embedder": opts.embedder,
             "embedder_identity": embedder.identity if embedder else None,
             "index_spec": spec.text if dense_wanted else None,
-            "params": {**spec.build, **point} if dense_wanted else {},
+            "params": {**spec.build, **built.point} if dense_wanted else {},
             "metric": opts.metric,
-            "bm25": {**bm25.config.as_dict(), "engine": "bm25s"},
+            "bm25": {**built.bm25.config.as_dict(), "engine": "bm25s"},
             "seed": opts.seed,
             "chunk": parse_chunk(opts.chunk).text if opts.chunk and dense_wanted else None,
             "backend": pg_block["backend"] if pg_block else "faiss",
             **({"pgvector": pg_block} if pg_block else {}),
         },
-        "n_docs": len(doc_ids),
-        "n_passages": len(passages) if dense_wanted else None,
-        "truncated_texts": truncated if dense_wanted else None,
-        "dim": int(vectors.shape[1]) if vectors is not None else None,
+        "n_docs": len(built.doc_ids),
+        "n_passages": built.n_passages if dense_wanted else None,
+        "truncated_texts": built.truncated if dense_wanted else None,
+        "dim": int(built.vectors.shape[1]) if built.vectors is not None else None,
         "index_bytes": index_bytes(index) if index is not None else (pg_block["index_bytes"] if pg_block else None),
         "embedding": asdict(embedder.stats) if embedder else {"texts": 0, "cache_hits": 0, "model_calls": 0, "embedded": 0, "retries": 0},
-        "timings_s": timings,
+        "timings_s": built.timings,
     }
-    write_json(out / MANIFEST, stamp(manifest, record), indent=2)
-    return manifest
 
 
 def _passages(embedder, texts: list[str], chunk: str | None) -> tuple[list[str], np.ndarray | None, int | None]:

@@ -114,7 +114,7 @@ def check_config(cfg: SweepConfig) -> None:
         raise RagdiagError("give at least one --index spec to sweep")
     for spec in expand_specs(cfg.index):
         parse_index_spec(spec)
-    for name, value, low in (("--k", cfg.k, 1), ("--bootstrap", cfg.bootstrap, 100), ("--ideal-cap", cfg.ideal_cap, 1),
+    for name, value, low in (("--k", cfg.k, 1), ("--bootstrap", cfg.bootstrap, 0), ("--ideal-cap", cfg.ideal_cap, 1),
                              ("--repeats", cfg.repeats, 1)):
         if value < low:
             raise RagdiagError(f"{name} must be at least {low}, got {value}")

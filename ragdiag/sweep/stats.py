@@ -28,7 +28,7 @@ def _interval(values: np.ndarray, n_boot: int, seed: int) -> list[float] | None:
     from scipy.stats import bootstrap
 
     values = values[np.isfinite(values)]
-    if len(values) == 0:
+    if len(values) == 0 or n_boot == 0:  # no resamples (--bootstrap 0): no interval
         return None
     if np.ptp(values) == 0 or len(values) == 1:  # every resample has the same mean
         return [float(values[0]), float(values[0])]
@@ -74,12 +74,12 @@ def delta_calibration(recalls: np.ndarray, grades: np.ndarray, deltas: tuple[flo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant inputs: rho is NaN, reported as null
         mean_grade = np.nanmean(grades, axis=1)
-        boot_grade = rankdata(_boot_means(grades, resamples), axis=1)
+        boot_grade = rankdata(_boot_means(grades, resamples), axis=1) if n_boot else None
         for delta in deltas:
             hit = (recalls >= delta - 1e-12).astype(float)
             rho = spearmanr(hit.mean(axis=1), mean_grade).statistic if n_points >= 3 else np.nan
             boot = (pearsonr(rankdata(_boot_means(hit, resamples), axis=1), boot_grade, axis=1).statistic
-                    if n_points >= 3 else np.array([]))
+                    if n_points >= 3 and n_boot else np.array([]))
             finite = boot[np.isfinite(boot)]
             ci = percentile_interval(finite)
             out.append({"delta": float(delta), "spearman": None if not np.isfinite(rho) else float(rho), "ci": ci,
@@ -116,7 +116,10 @@ def recommend(points: list[dict], exact_qps: float | None, max_drop: float | Non
             continue
         ok.append(point)
     if not ok:
-        return {"point": None, "criterion": criterion, "reason": "no operating point meets the criterion"}
+        no_interval = points and all(p["grade_diff_vs_exact"]["ci"] is None for p in points)
+        reason = ("no 95% intervals to test the criterion on (--bootstrap 0)" if no_interval
+                  else "no operating point meets the criterion")
+        return {"point": None, "criterion": criterion, "reason": reason}
     best = max(ok, key=lambda p: p["qps_batch"])
     return {"point": best["label"], "index": best["index"], "params": best["params"], "criterion": criterion,
             "qps_batch": best["qps_batch"], "speedup_vs_exact": best["qps_batch"] / exact_qps if exact_qps else None,

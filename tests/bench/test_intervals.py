@@ -63,5 +63,27 @@ def test_robustness_cli_prints_and_writes_seeded_intervals(tmp_path):
     assert page.exit_code == 0, page.output
     low, high = a["points"][0]["robustness_ci"]["0.8"]
     assert f"[{low:.3f}, {high:.3f}]" in (tmp_path / "page.html").read_text()
-    bad = runner.invoke(app, [*args[:-4], "--bootstrap", "5"])
+    bad = runner.invoke(app, [*args[:-4], "--bootstrap", "-1"])  # [0, 1000000]; 1-99 resamples work (issue 17)
     assert bad.exit_code == 2 and "--bootstrap" in bad.output
+    few = runner.invoke(app, [*args[:-4], "--bootstrap", "5", "--format", "json"])
+    assert few.exit_code == 0, few.output
+    assert json.loads(few.stdout)["meta"]["bootstrap"]["resamples"] == 5
+    assert all(len(p["recall_mean_ci"]) == 2 for p in json.loads(few.stdout)["points"])
+
+
+def test_bootstrap_zero_means_no_intervals(tmp_path):
+    """--bootstrap 0: the points carry no interval keys, the table says there are none."""
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "b.npy", rng.standard_normal((200, 8)).astype(np.float32))
+    np.save(tmp_path / "q.npy", rng.standard_normal((20, 8)).astype(np.float32))
+    args = ["robustness", "--base-vectors", str(tmp_path / "b.npy"), "--query-vectors", str(tmp_path / "q.npy"),
+            "--k", "5", "--index-spec", "ivf:nlist=4,nprobe=1|2", "--latency-queries", "5", "--qps-repeats", "1",
+            "--bootstrap", "0", "--match-recall", "0.6"]
+    table = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert "95% CI: — (--bootstrap 0)" in " ".join(table.stdout.split())
+    assert "[0." not in table.stdout and "[1." not in table.stdout  # no interval in any cell
+    out = runner.invoke(app, [*args, "--format", "json"])
+    doc = json.loads(out.stdout)
+    assert doc["meta"]["bootstrap"]["resamples"] == 0
+    assert all("recall_mean_ci" not in p and "robustness_ci" not in p for p in doc["points"])

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragdiag.bench.robustness import RobustnessOptions, run_robustness
 from ragdiag.cli import app
+from ragdiag.commands.robustness import RobustnessRequest, run
 from ragdiag.errors import RagdiagError
 
 runner = CliRunner()
@@ -87,7 +87,7 @@ def test_vectors_and_runs_together_are_refused(files, tmp_path):
     base = tmp_path / "X.npy"
     np.save(base, np.eye(4, dtype=np.float32))
     with pytest.raises(RagdiagError, match="one kind of input, got vectors .* and runs with qrels"):
-        run_robustness(RobustnessOptions(base=base, queries=base, run=good, qrels=qrels))
+        run(RobustnessRequest(base=base, queries=base, run=good, qrels=qrels))
     result = _robustness("--base-vectors", str(base), "--query-vectors", str(base), "--run", str(good), "--qrels", str(qrels))
     assert result.exit_code == 2 and "one kind of input" in result.stderr
 
@@ -99,7 +99,7 @@ def test_vectors_and_runs_together_are_refused(files, tmp_path):
 def test_library_checks_ranges_before_work(files, field, value, message):
     _, qrels, good, _ = files
     with pytest.raises(RagdiagError, match=message):
-        run_robustness(RobustnessOptions(run=good, qrels=qrels, **{field: value}))
+        run(RobustnessRequest(run=good, qrels=qrels, **{field: value}))
 
 
 def test_latency_queries_zero_rejected_by_the_cli(files):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -72,6 +73,29 @@ def test_bad_options(tmp_path, corpus, sweep_cli, servers, args, expected):
 
 
 def test_numeric_ranges_are_checked_by_the_cli(tmp_path, corpus, sweep_cli):
-    for args in (["--bootstrap", "10"], ["--max-drop", "-1"], ["--max-calls", "-3"], ["--k", "0"]):
+    for args in (["--bootstrap", "-1"], ["--max-drop", "-1"], ["--max-calls", "-3"], ["--k", "0"]):
         res = sweep_cli("--corpus", corpus, "--index", IVF, *args, "--out-dir", tmp_path / "o")
         assert res.exit_code == 2, (args, res.output)
+
+
+def test_bootstrap_zero_gives_null_intervals_and_one_to_99_work(tmp_path, corpus, sweep_cli):
+    """--bootstrap 0: every interval null, the tables say so, no recommendation (its test needs the
+    interval); a few resamples (here 10) give intervals (issue 17: [0, 1000000], 0 = no intervals)."""
+    res = sweep_cli("--corpus", corpus, "--index", IVF, "--max-queries", "6", "--out-dir", tmp_path / "o",
+                    "--bootstrap", "0")
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "o" / "sweep.json").read_text())
+    assert doc["meta"]["bootstrap"] == 0
+    for point in doc["points"]:
+        assert point["recall_mean_ci"] is None and set(point["robustness_ci"].values()) == {None}
+        assert point["grade_ci"] is None and point["grade_diff_vs_exact"]["ci"] is None
+    assert all(c["grade_ci"] is None for c in doc["controls"])
+    assert all(c["ci"] is None for c in doc["delta_calibration"])
+    assert all(b["accuracy_ci"] is None for b in doc["relative_accuracy"]["buckets"])
+    assert doc["recommendation"]["point"] is None and "--bootstrap 0" in doc["recommendation"]["reason"]
+    assert "no intervals (--bootstrap 0)" in " ".join(res.stdout.split())
+    few = sweep_cli("--corpus", corpus, "--index", IVF, "--max-queries", "6", "--out-dir", tmp_path / "few",
+                    "--bootstrap", "10")
+    assert few.exit_code == 0, few.output
+    points = json.loads((tmp_path / "few" / "sweep.json").read_text())["points"]
+    assert all(len(p["recall_mean_ci"]) == 2 for p in points)

@@ -7,7 +7,7 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import DataError
 from ragdiag.extras import install_command
@@ -31,6 +31,9 @@ from ragdiag.report.html.reference_gate import (
 )
 from ragdiag.report.html.shapes import check_shape
 from ragdiag.report.provenance import TEST_SERVER_MODELS
+
+if TYPE_CHECKING:
+    from ragdiag.bench.robustness_result import RobustnessPoint
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -158,67 +161,65 @@ def correlate_section(item: Input) -> Section:
 def _with_ci(value, ci):
     """The value alone, or with its 95% bootstrap interval over queries when the result has one."""
     return value if not ci else Raw(esc(f"{num(value)} {interval(ci)}"))
-def _qps_cell(point: dict) -> Any:
+def _qps_cell(point: RobustnessPoint) -> Any:
     """Median batch QPS, with the min–max of its repeats when there were several."""
-    from ragdiag.report.robustness_plots import qps_median
-
-    median = qps_median(point)
-    runs = point.get("qps_batch_runs") or point.get("qps_batch")
+    median = point.qps_median
+    runs = point.get("qps_batch_runs") or point.qps_batch
     if median is None or not isinstance(runs, dict) or (runs.get("repeats") or 1) < 2 or runs.get("min") is None:
         return median
     return Raw(esc(f"{median:,.0f} ({runs['min']:,.0f}–{runs['max']:,.0f})"))
 
 
 def robustness_section(item: Input) -> Section:
+    """A robustness result or a sweep.json, read as :class:`RobustnessResult` / :class:`SweepResult`."""
+    from ragdiag.bench.robustness_result import RobustnessResult
     from ragdiag.report.robustness_plots import write_plots
+    from ragdiag.sweep.result import SweepResult
 
-    doc = item.doc
-    meta = doc.get("meta") or {}
-    points = doc["points"]
-    k = meta.get("k", "K")
-    deltas = list(points[0]["robustness"]) if points else []
     sweep = item.kind == "sweep"
+    result = (SweepResult if sweep else RobustnessResult).from_json(item.doc)
+    meta, points = result.meta, result.points
+    k = meta.k if meta.k is not None else "K"
+    deltas = result.deltas
     rows = []
     for p in points:
-        latency = p.get("latency_ms")
+        latency = p.latency_ms
         latency = latency.get("p50", latency.get("median")) if isinstance(latency, dict) else latency
-        params = ",".join(f"{a}={b}" for a, b in (p.get("params") or {}).items())
-        cis = p.get("robustness_ci") or {}
-        name = [p.get("label") or f"{p.get('index')} {params}"] if sweep else [p.get("index"), params]
-        row = [*name, _with_ci(p.get("recall_mean"), p.get("recall_mean_ci")),
-               *(_with_ci(p["robustness"][d], cis.get(d)) for d in deltas), p.get("zero_recall_queries"),
+        name = [p.label or f"{p.index} {p.params_text}"] if sweep else [p.index, p.params_text]
+        row = [*name, _with_ci(p.recall_mean, p.recall_mean_ci),
+               *(_with_ci(p.robustness[d], p.interval(d)) for d in deltas), p.zero_recall_queries,
                _qps_cell(p), latency]
-        if item.kind == "sweep":
-            diff = p.get("grade_diff_vs_exact") or {}
-            row += [Raw(esc(f"{num(p.get('grade_mean'))} {interval(p.get('grade_ci'))}")),
+        if sweep:
+            diff = p.grade_diff_vs_exact or {}
+            row += [Raw(esc(f"{num(p.grade_mean)} {interval(p.grade_ci)}")),
                     Raw(esc(f"{num(diff.get('value'), signed=True)} {interval(diff.get('ci'))}"))]
         rows.append(row)
     headers = [*(["point"] if sweep else ["index", "params"]), f"recall@{k}", *(f"R-{d}@{k}" for d in deltas),
                "zero-recall queries", "QPS (batch: median (min–max))", "latency p50 ms",
                *(("grade mean [95%]", "grade vs exact") if sweep else ())]
     truth = meta.get("ground_truth") or ("exact k-NN" if sweep else "?")
-    body = [labels(test_server=sweep and is_test_server(meta)),
+    body = [labels(test_server=sweep and is_test_server(item.doc.get("meta") or {})),
             f'<p class="note">ground truth: {esc(truth)} · metric {esc(meta.get("metric", "?"))}'
             f' · recall: {esc(meta.get("recall", "?"))}</p>']
     warning = (meta.get("qps_timing") or {}).get("warning")
     if warning:
         body.append(f'<p class="note">⚠ {esc(warning)}</p>')
-    recommendation = doc.get("recommendation")
+    recommendation = result.get("recommendation")
     if isinstance(recommendation, dict):
         chosen = recommendation.get("point") or "none"
         body.append(f'<div class="verdict"><strong>Recommendation:</strong> {esc(chosen)} — '
                     f'{esc(recommendation.get("reason") or recommendation.get("criterion") or "")}</div>')
     body.append(table(headers, rows))
-    if doc.get("controls"):
+    if sweep and result.controls:
         body.append("<h3>controls</h3>" + table(
             ["control", "grade mean", "95% interval", "graded"],
-            [[c.get("name"), c.get("grade_mean"), interval(c.get("grade_ci")), c.get("n_graded")] for c in doc["controls"]]))
-    if sweep and points and {"llm", "deltas", "dataset"} <= set(meta):
+            [[c.name, c.grade_mean, interval(c.grade_ci), c.n_graded] for c in result.controls]))
+    if sweep and points and meta.has("llm") and meta.has("deltas") and meta.has("dataset"):
         from ragdiag.report.sweep_report import plot_sweep
 
-        body.append(_images(_png(lambda p: plot_sweep(doc, p.parent)), "answer grade and speed per operating point"))
-    if points and "recall_histogram" in points[0] and "k" in meta:
-        body.append(_images(_png(lambda p: write_plots(doc, p.parent)), "robustness plots"))
+        body.append(_images(_png(lambda p: plot_sweep(result, p.parent)), "answer grade and speed per operating point"))
+    if points and points[0].has("recall_histogram") and meta.has("k"):
+        body.append(_images(_png(lambda p: write_plots(result, p.parent)), "robustness plots"))
     title = "Sweep" if item.kind == "sweep" else "Robustness"
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
 

@@ -1,0 +1,113 @@
+"""``ragdiag sweep``: what each ANN operating point costs the answers (exact, gold and empty controls).
+
+:func:`run` checks every option, input and output before any embedding or LLM call, records the run,
+sweeps (:func:`ragdiag.sweep.run.run_answer_sweep`), writes ``sweep.json``, the per-query grades and
+the answers (:mod:`ragdiag.sweep.outputs`) and, with ``plot``, the PNGs, all through
+:mod:`ragdiag.io.writer`; it returns the result as a :class:`SweepResult` with the LLM run summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import RagdiagError
+from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import start_run
+from ragdiag.io.writer import check_output_dir, guard_outputs
+from ragdiag.llm.client import ClientConfig
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.pipeline.grade import GradingOptions, grading_prompts
+from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.sweep.outputs import output_paths, write_sweep
+from ragdiag.sweep.result import SweepControl, SweepMeta, SweepPoint, SweepResult
+from ragdiag.sweep.run import CONTROLS, SweepConfig, SweepOutcome, check_config, run_answer_sweep
+
+__all__ = ["CONTROLS", "ClientConfig", "GradingOptions", "SweepControl", "SweepMeta", "SweepPoint", "SweepRequest", "SweepResult",
+           "SweepRun", "check_coverage", "run"]
+
+
+@dataclass
+class SweepRequest(SweepConfig):
+    """Every option of ``ragdiag sweep``: what to sweep (:class:`SweepConfig`), the LLM client, and
+    where the outputs go."""
+
+    llm: ClientConfig = field(default_factory=ClientConfig)
+    out_dir: Path = Path(".")
+    plot: bool = False
+    progress: bool = True
+    parquet: bool = False
+
+
+@dataclass
+class SweepRun:
+    result: SweepResult
+    paths: dict[str, Path]
+    summary: dict[str, Any]  # the LLM run summary: items = queries × (points + controls), covered = graded
+    outcome: SweepOutcome
+
+
+def _check(request: SweepRequest) -> list[Path]:
+    """Options, inputs and outputs, before any work; the input files."""
+    if request.llm.batch is not None:  # its sent/reused accounting assumes synchronous calls
+        raise RagdiagError("sweep does not take --batch (its sent / reused call counts assume synchronous calls); "
+                           "run it without --batch")
+    check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers})
+    request.grading.gate()  # a bad patterns file or ratio stops here, before any work
+    check_config(request)
+    check_output_dir(request.out_dir, "--out-dir")
+    inputs = [request.corpus, request.queries, request.qrels, *([request.answers] if request.answers is not None else [])]
+    guard_outputs(output_paths(request.out_dir, request.parquet).values(), inputs)
+    if request.parquet:
+        from ragdiag.data.graded_parquet import check_graded_output
+
+        check_graded_output(output_paths(request.out_dir, request.parquet)["per_query"])  # pyarrow named before any work
+    return inputs
+
+
+def run(request: SweepRequest) -> SweepRun:
+    """Checks before any work, then the sweep, its files (and plots) in ``out_dir``, and its summary."""
+    inputs = _check(request)
+    llm, cfg = request.llm, request
+    record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
+                       prompts={"generation": load_prompt("generation").id, **grading_prompts(cfg.grading.grade_mode),
+                                cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source,
+                                **(_french_prompts(cfg) if cfg.answer is not None else {})},
+                       seeds={"seed": cfg.seed}, cache=llm.cache)
+    outcome = run_answer_sweep(cfg, llm, request.progress)
+    paths = write_sweep(outcome, request.out_dir, record, request.parquet)
+    result = SweepResult.from_json(outcome.result)
+    if request.plot:
+        from ragdiag.report.sweep_accuracy import plot_relative_accuracy
+        from ragdiag.report.sweep_report import plot_sweep
+
+        for png in [*plot_sweep(result, request.out_dir), plot_relative_accuracy(result, request.out_dir)]:
+            paths[png.stem] = png
+    return SweepRun(result, paths, _summary(result, len(outcome.data.query_ids)), outcome)
+
+
+def _summary(result: SweepResult, queries: int) -> dict[str, Any]:
+    """Items = queries (but those whose reference was gated out) × (controls + points); covered = graded."""
+    graded = sum(c.n_graded for c in result.controls) + sum(p.n_graded for p in result.points)
+    gate = result.meta.reference_gate
+    gated_queries = 0 if gate["keep_degenerate"] else gate["ideal"]["total"]  # not graded on purpose: not items
+    expected = (queries - gated_queries) * (len(result.controls) + len(result.points))
+    return {"items": expected, "covered": graded, "coverage": graded / expected if expected else 1.0,
+            "seconds": result.meta.seconds.get("answers", 0.0), **result.meta.calls,
+            "coverage_by_point": point_coverage(result, queries)}
+
+
+def point_coverage(result: SweepResult, queries: int) -> list[dict[str, Any]]:
+    """Graded share per control and operating point (all at the same K): queries graded / queries."""
+    return [{"point": name, "items": queries, "covered": graded, "coverage": graded / queries if queries else 1.0}
+            for name, graded in [*((c.name, c.n_graded) for c in result.controls),
+                                 *((p.label, p.n_graded) for p in result.points)]]
+
+
+def _french_prompts(cfg: SweepConfig) -> dict[str, str]:
+    """The French prompt versions a sweep with --lang fr|auto can use."""
+    if cfg.answer is None or cfg.answer.lang == "en":
+        return {}
+    return {k: v for n in ("generation", "grading", "grading-repair") for k, v in cfg.answer.prompt_ids(n).items()
+            if k.endswith("-fr")}
