@@ -12,19 +12,11 @@ import statistics
 from pathlib import Path
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.metrics.registry import LEGEND_SYMBOLS, REGISTRY
 from ragdiag.report.provenance import SIMULATED_LINE, test_server_line
 
-SYMBOLS = "n = relevant passages in the top K, K = passages given to the generator, Np = all relevant passages"
-LEGEND = {
-    "F": "F(α) = n / (α·K + (1−α)·Np), Van Rijsbergen's F: α = 0 is recall n/Np, α = 1 is precision n/K",
-    "E": "E(α) = F with Np estimated from the ranking (S = relevant passages in the top x·K, --xk): "
-         "needs no count of all relevant passages",
-    "T": "T(α) = (1−α)·n − α·(K−n)/K, the TopK measure: α = 0 counts relevant passages in the top K, "
-         "α → 1 penalises irrelevant ones",
-    "nDCG": "nDCG@K: relevant passages near the top count more (ideal: the n retrieved ones first)",
-    "P": "P = n/K, precision@K: the share of the K passages that are relevant",
-    "R": "R = n/Np, recall@K: the share of all relevant passages that reach the top K",
-}
+SYMBOLS = LEGEND_SYMBOLS
+LEGEND = {m.name: m.legend for m in REGISTRY}
 
 
 def _models(report: dict) -> list[str]:
