@@ -7,29 +7,34 @@ each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def survival_clause(verdict: dict) -> str | None:
+if TYPE_CHECKING:
+    from ragdiag.metrics.correlate_result import CorrelateResult, KindEntry, Verdict
+
+
+def survival_clause(verdict: Verdict) -> str | None:
     """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
     a joint bootstrap."""
-    holds = verdict.get("lead_holds_joint")
+    holds = verdict.lead_holds_joint
     if holds is None:
         return None
-    if verdict.get("survives_judge_noise"):
+    if verdict.survives_judge_noise:
         return f"lead holds in {100 * holds:.0f}% of joint resamples"
     return f"lead does not survive judge noise (holds in {100 * holds:.0f}% of joint resamples)"
 
 
-def corrected_text(entry: dict, sep: str = "\n") -> str | None:
+def corrected_text(entry: KindEntry, sep: str = "\n") -> str | None:
     """'corrected 0.420 (rel 0.71)' and its interval for a result entry; None when not computed."""
-    block = entry.get("corrected")
+    block = entry.corrected
     if not block:
         return None
-    rel = block.get("reliability")
-    if block.get("value") is None:
+    rel = block.reliability
+    if block.value is None:
         return "corrected – (rel " + ("undefined)" if rel is None else f"{rel:.2f} ≤ 0)")
-    text = f"corrected {block['value']:.3f} (rel {rel:.2f})"
-    if block.get("ci"):
-        text += f"{sep}[{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+    text = f"corrected {block.value:.3f} (rel {rel:.2f})"
+    if block.ci:
+        text += f"{sep}[{block.ci[0]:.3f}, {block.ci[1]:.3f}]"
     return text
 
 
@@ -66,22 +71,22 @@ def degenerate_sentence(gate: dict | None) -> str | None:
     return text + (f" ({kinds})" if kinds else "")
 
 
-def correlate_trust(report: dict) -> list[str]:
+def correlate_trust(report: CorrelateResult) -> list[str]:
     """Plain sentences for a correlate result (empty when it carries nothing about the judge)."""
     lines = []
-    degenerate = degenerate_sentence((report.get("meta") or {}).get("reference_gate"))
+    degenerate = degenerate_sentence(report.meta.reference_gate)
     if degenerate:
         lines.append(degenerate)
-    reliability = report.get("judge_reliability")
+    reliability = report.judge_reliability
     if reliability:
         lines.append(reliability_sentence(reliability))
-        for verdict in report.get("verdicts", []):
+        for verdict in report.verdicts:
             clause = survival_clause(verdict)
-            where = verdict["subset"] if verdict["side"] in ("pooled", "all") else f"{verdict['subset']}, {verdict['side']}"
-            if clause and verdict.get("runner_up"):
-                pair = f"lead of {verdict['best']} over {verdict['runner_up']}"
+            where = verdict.subset if verdict.side in ("pooled", "all") else f"{verdict.subset}, {verdict.side}"
+            if clause and verdict.runner_up:
+                pair = f"lead of {verdict.best} over {verdict.runner_up}"
                 lines.append(f"{where}: the {clause.replace('lead', pair, 1)}")
-            elif verdict.get("runner_up") and not reliability.get("joint_bootstrap"):
+            elif verdict.runner_up and not reliability.get("joint_bootstrap"):
                 lines.append(f"{where}: survival of the lead under judge noise needs --bootstrap N")
     return lines
 
