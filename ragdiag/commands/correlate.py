@@ -1,9 +1,8 @@
 """``ragdiag correlate``: which retrieval measure predicts the LLM grade (paper 003, §3).
 
 ``run(request)`` checks the paths and options first (no work on a bad one), loads the graded
-samples (``--dataset`` / ``--graded``) or the user's metric table (``--table``, see
-:mod:`ragdiag.commands.correlate_table`), correlates (:mod:`ragdiag.metrics.correlate_job`,
-:mod:`ragdiag.metrics.table_correlation`), writes ``--out`` and every PNG through
+samples (``--dataset`` / ``--graded``) or the user's per-query metric table (``--table``), correlates
+(:mod:`ragdiag.metrics.correlate_job`, :mod:`ragdiag.metrics.table_correlation`), writes ``--out`` and every PNG through
 :mod:`ragdiag.io.writer`, and returns the stamped :class:`CorrelateResult`.
 """
 
@@ -22,6 +21,7 @@ from ragdiag.metrics.registry import DEFAULT_MEASURES
 __all__ = ["CorrelateRequest", "CorrelateResult", "GradeBinning", "TABLE_CLASHES", "run"]
 
 DEFAULT_KINDS_TEXT = "spearman,pearson,kendall_b,kendall_c"
+DEFAULT_TABLE_MIN_SAMPLES = 10
 PROGRESS_MIN_ITEMS = 20  # fewer cells than this: no bar (short work stays silent)
 
 
@@ -114,8 +114,6 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
     """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result."""
     check_request(request)
     if request.table is not None:
-        from ragdiag.commands.correlate_table import run_table
-
         return run_table(request)
     from ragdiag.data.loaders import load_graded
     from ragdiag.data.reference_gate import make_gate
@@ -151,6 +149,31 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
             write_grade_heatmaps(distribution, request.grade_plot, note)
         if request.compare_plot is not None:
             write_comparison_heatmap(result, request.compare_plot, result.shown_kinds()[0])
+    return result
+
+
+def run_table(request: CorrelateRequest) -> CorrelateResult:
+    """``--table``: correlate each metric column with the grade column, write ``--out`` / ``--plot``
+    (``request`` checked by :func:`check_request`)."""
+    from ragdiag.data.metric_table import load_metric_table
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import guard_outputs
+    from ragdiag.metrics.analysis import parse_kinds
+    from ragdiag.metrics.table_correlation import TableOptions, table_report
+
+    if not request.measure_cols:
+        raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
+    kinds = parse_kinds(request.corr or "spearman")
+    guard_outputs([request.out, request.plot], [request.table])
+    record = start_run("ragdiag correlate", inputs=[request.table], seeds={"bootstrap": request.seed})
+    table = load_metric_table(request.table, request.grade_col, list(request.measure_cols), request.group_col,
+                              request.id_col)
+    opts = TableOptions(kinds=kinds, min_samples=DEFAULT_TABLE_MIN_SAMPLES if request.min_samples is None
+                        else request.min_samples, bootstrap=request.bootstrap, seed=request.seed, compare=request.compare)
+    doc = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
+    doc["meta"]["shown_kinds"] = list(kinds)
+    result = CorrelateResult.from_json(stamp(doc, record))
+    write_outputs(result, request, inputs=[request.table])
     return result
 
 
