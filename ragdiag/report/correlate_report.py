@@ -211,10 +211,16 @@ def _lead(value: float | None) -> str:
     return _signed(value)
 
 
-def print_report(report: CorrelateResult, console: Console) -> None:
+def print_report(report: CorrelateResult | dict, console: Console) -> None:
     """Where the numbers come from, the verdict in plain words and one line of advice, the legend
-    of every measure shown, then the detail tables and notes; the verdict table last."""
+    of every measure shown, then the detail tables and notes; the verdict table last.
+
+    ``report`` may still be the JSON dict (``pipeline`` and ``corpus-pipeline`` print their
+    correlation this way until they hold a :class:`CorrelateResult`)."""
     from ragdiag.report.correlate_guide import advice_line, provenance_lines
+
+    if isinstance(report, dict):
+        report = CorrelateResult.from_json(report)
 
     for line in provenance_lines(report):
         console.print(line, style="bold red", highlight=False)
