@@ -57,10 +57,7 @@ def correlate(
     side) and one line of advice, then, per segment and measure, the maximum correlation over the
     α grid and the first α reaching it; with --bootstrap, 95% intervals.
 
-    Measures (n = relevant passages in the top K, K = passages given to the generator, Np = all
-    relevant passages): F(α) = n/(α·K + (1−α)·Np), α = 0 recall, α = 1 precision; E = F with Np
-    estimated from the ranking (relevant passages in the top x·K); T(α) = (1−α)·n − α·(K−n)/K;
-    nDCG@K; P = n/K (precision@K); R = n/Np (recall@K).
+    {measures}
     """
     from rich.console import Console
 
@@ -91,6 +88,9 @@ def correlate(
         print_report(result, Console())
     elif out is None:
         typer.echo(render_text(result, fmt.value), nl=False)
+
+
+correlate.__doc__ = (correlate.__doc__ or "").replace("{measures}", measure_registry.MEASURES_DEFINED)
 
 
 def given_flags(ctx: typer.Context) -> frozenset[str]:

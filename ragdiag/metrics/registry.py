@@ -35,16 +35,16 @@ LEGEND_SYMBOLS = ("n = relevant passages in the top K, K = passages given to the
 REGISTRY: tuple[Measure, ...] = (
     Measure("F", "F(α)", "higher", ("alpha",), "F(α) = n/(α·K + (1−α)·Np), α = 0 recall, α = 1 precision",
             "F(α) = n / (α·K + (1−α)·Np), Van Rijsbergen's F: α = 0 is recall n/Np, α = 1 is precision n/K"),
-    Measure("E", "E(α)", "higher", ("alpha", "xk"), "E = F with Np estimated from the ranking (relevant in the top x·K)",
+    Measure("E", "E(α)", "higher", ("alpha", "xk"), "E = F with Np estimated from the ranking (relevant passages in the top x·K)",
             "E(α) = F with Np estimated from the ranking (S = relevant passages in the top x·K, --xk): "
             "needs no count of all relevant passages"),
-    Measure("T", "T(α)", "higher", ("alpha",), "T(α) = (1−α)·n − α·(K−n)/K, the TopK measure",
+    Measure("T", "T(α)", "higher", ("alpha",), "T(α) = (1−α)·n − α·(K−n)/K",
             "T(α) = (1−α)·n − α·(K−n)/K, the TopK measure: α = 0 counts relevant passages in the top K, "
             "α → 1 penalises irrelevant ones"),
-    Measure("T'", "T′(α)", "higher", ("alpha",), "T′(α) = (1−α)·n − α·(K−n): T without the 1/K on the negatives",
+    Measure("T'", "T′(α)", "higher", ("alpha",), "T′(α) = (1−α)·n − α·(K−n)",
             "T′(α) = (1−α)·n − α·(K−n), T without the 1/K on the irrelevant passages (paper 003, eq. 4)",
             choice_note=" (paper 003 eq. 4: T without the 1/K; quote it in a shell)"),
-    Measure("nDCG", "nDCG@K", "higher", (), "nDCG@K, the ideal ranking puts the n retrieved positives first",
+    Measure("nDCG", "nDCG@K", "higher", (), "nDCG@K",
             "nDCG@K: relevant passages near the top count more (ideal: the n retrieved ones first)"),
     Measure("P", "P@K", "higher", (), "P = n/K (precision@K)",
             "P = n/K, precision@K: the share of the K passages that are relevant"),
@@ -58,6 +58,7 @@ ALPHA_MEASURES: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.over_alpha
 PLAIN_MEASURES: tuple[str, ...] = tuple(m.name for m in REGISTRY if not m.over_alpha)
 DEFAULT_MEASURES: tuple[str, ...] = ("F", "E", "T", "nDCG")
 DEFAULT_MEASURES_TEXT = ",".join(DEFAULT_MEASURES)
+MEASURES_DEFINED = f"Measures ({LEGEND_SYMBOLS}): " + "; ".join(m.help for m in REGISTRY) + "."
 MEASURES_HELP = ("Comma list of " + ", ".join(m.name + m.choice_note for m in REGISTRY)
                  + " (defined in the command's help above).")
 
