@@ -152,16 +152,70 @@ class Verdict(JsonRecord):
 
 
 @dataclass(kw_only=True)
+class Covered(JsonRecord):
+    """Rows (``items``) and graded rows (``covered``) at one K (``K``) or in one segment (``segment``)."""
+
+    items: int = 0
+    covered: int = 0
+    coverage: float = 0.0
+    K: int | None = None
+    segment: str | None = None
+
+
+@dataclass(kw_only=True)
+class CompleteCases(JsonRecord):
+    """``--complete-cases``: whether it was used, and the queries and rows it kept."""
+
+    used: bool = False
+    queries: int | None = None
+    queries_kept: int | None = None
+    rows_before: int | None = None
+    rows_kept: int | None = None
+
+
+@dataclass(kw_only=True)
 class Coverage(JsonRecord):
     """Graded share per K and segment (:mod:`ragdiag.metrics.coverage`) and the complete-case choice."""
 
-    by_K: list[dict[str, Any]] = field(default_factory=list)
-    by_segment: list[dict[str, Any]] = field(default_factory=list)
+    by_K: list[Covered] = field(default_factory=list)
+    by_segment: list[Covered] = field(default_factory=list)
     gap_points_across_K: float = 0.0
     gap_points_across_segments: float = 0.0
     uneven: bool = False
     threshold_points: float = 0.0
-    complete_cases: dict[str, Any] = field(default_factory=dict)
+    complete_cases: CompleteCases = field(default_factory=CompleteCases)
+    nested: ClassVar[dict[str, Any]] = {"by_K": _list_of(Covered), "by_segment": _list_of(Covered),
+                                        "complete_cases": CompleteCases.from_json}
+
+
+@dataclass(kw_only=True)
+class DroppedSegment(JsonRecord):
+    """A segment left out for having fewer than ``--min-samples`` rows."""
+
+    segment: str = ""
+    rows: int = 0
+
+
+@dataclass(kw_only=True)
+class SystemCorrelation(JsonRecord):
+    """``--by config``: one per-configuration statistic correlated with the mean grade across configurations."""
+
+    statistic: str = ""
+    spearman: float | None = None
+    pearson: float | None = None
+    kendall_b: float | None = None
+    kendall_c: float | None = None
+
+
+@dataclass(kw_only=True)
+class SystemView(JsonRecord):
+    """``--by config``: the configurations (``groups``) and the correlations across them."""
+
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    best_alpha: dict[str, Any] | None = None
+    correlations: list[SystemCorrelation] = field(default_factory=list)
+    deltas: list[float] | None = None
+    nested: ClassVar[dict[str, Any]] = {"correlations": _list_of(SystemCorrelation)}
 
 
 @dataclass(kw_only=True)
@@ -213,18 +267,19 @@ class CorrelateResult(JsonRecord):
     verdicts: list[Verdict] = field(default_factory=list)
     segments_kept: int = 0
     segments_total: int | None = None
-    segments_dropped: list[dict[str, Any]] | None = None
+    segments_dropped: list[DroppedSegment] | None = None
     rows_without_sibling: int | None = None
     comparisons: list[Comparison] | None = None
     judge_reliability: dict[str, Any] | None = None
     verdicts_withheld: list[dict[str, Any]] | None = None
     coverage: Coverage | None = None
-    system: dict[str, Any] | None = None
+    system: SystemView | None = None
     run_record: dict[str, Any] | None = None
     grade_distribution: dict[str, Any] | None = None
     nested: ClassVar[dict[str, Any]] = {
         "meta": CorrelateMeta.from_json, "results": _list_of(SegmentResult), "verdicts": _list_of(Verdict),
         "comparisons": _list_of(Comparison), "coverage": Coverage.from_json,
+        "segments_dropped": _list_of(DroppedSegment), "system": SystemView.from_json,
     }
 
     def shown_kinds(self) -> list[str]:

@@ -72,7 +72,7 @@ def dropped_line(report: CorrelateResult) -> str | None:
     total = len(dropped) if report.segments_total is None else report.segments_total
     if not dropped:
         return f"segments: all {total} kept (each has ≥ {report.meta.min_samples} rows)"
-    sizes = ", ".join(f"{d['segment']} ({d['rows']})" for d in sorted(dropped, key=lambda d: -d["rows"])[:8])
+    sizes = ", ".join(f"{d.segment} ({d.rows})" for d in sorted(dropped, key=lambda d: -d.rows)[:8])
     more = f", … {len(dropped) - 8} more" if len(dropped) > 8 else ""
     return (f"segments: {len(dropped)} of {total} dropped for fewer than {report.meta.min_samples} rows "
             f"(rows): {sizes}{more}")
@@ -141,12 +141,12 @@ def comparison_table(report: CorrelateResult) -> Table:
 def system_table(report: CorrelateResult) -> Table:
     system = report.system
     table = Table(title="system level: per (E, subset, K) statistic vs mean grade, across configurations "
-                        f"({len(system['groups'])} configurations)")
+                        f"({len(system.groups)} configurations)")
     table.add_column("statistic", overflow="fold")
     for kind in ("spearman", "pearson", "kendall_b", "kendall_c"):
         table.add_column(kind, justify="right", overflow="fold")
-    for row in system["correlations"]:
-        table.add_row(row["statistic"], *(_signed(row[k]) for k in ("spearman", "pearson", "kendall_b", "kendall_c")))
+    for row in system.correlations:
+        table.add_row(row.statistic, *(_signed(getattr(row, k)) for k in ("spearman", "pearson", "kendall_b", "kendall_c")))
     return table
 
 

@@ -101,7 +101,7 @@ def correlate_section(item: Input) -> Section:
         body.append(f'<p class="{"warning" if basis[1] else "note"}">{esc(basis[0])}</p>')
         body.append("<h3>coverage per K (graded / rows)</h3>" + table(
             ["K", "rows", "graded", "coverage"],
-            [[e["K"], e["items"], e["covered"], f"{100 * e['coverage']:.1f}%"] for e in result.coverage.by_K]))
+            [[e.K, e.items, e.covered, f"{100 * e.coverage:.1f}%"] for e in result.coverage.by_K]))
     if sentences:
         advice = guide.advice_line(result)
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
