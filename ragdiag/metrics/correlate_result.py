@@ -219,6 +219,56 @@ class SystemView(JsonRecord):
 
 
 @dataclass(kw_only=True)
+class JudgeReliability(JsonRecord):
+    """Grades with repeats or a second judge: the judge's reliability (:mod:`ragdiag.metrics.judge_reliability`)
+    and the joint bootstrap behind the corrected maxima."""
+
+    source: str = ""  # "repeats" or "judges"
+    ratings_per_row: float = 0.0
+    icc_1_1: float | None = None
+    icc_1_k: float | None = None
+    alpha_ordinal: float | None = None
+    alpha_interval: float | None = None
+    alpha_note: str | None = None
+    used: str = ""  # the reliability used: "icc_1_k" or "icc_1_1"
+    reliability: float | None = None
+    joint_bootstrap: int = 0
+    survival_share: float | None = None
+
+
+@dataclass(kw_only=True)
+class ReferenceGate(JsonRecord):
+    """The reference-quality gate: rows graded against a degenerate ideal answer, left out or kept."""
+
+    patterns: str | None = None
+    long_answer_ratio: float | None = None
+    kinds: list[str] = field(default_factory=list)
+    applied: bool = False
+    keep_degenerate: bool = False
+    max_excluded_share: float | None = None
+    rows_checked: int | None = None
+    excluded_rows: int = 0
+    degenerate_rows: int = 0
+    kept_degenerate_rows: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(kw_only=True)
+class WithheldVerdict(JsonRecord):
+    """A verdict withheld because the gate left out more than half of one of its segments."""
+
+    subset: str = ""
+    side: str = ""
+    segment: str = ""
+    share: float = 0.0
+    excluded: int = 0
+    rows: int = 0
+    message: str = ""
+
+
+@dataclass(kw_only=True)
 class CorrelateMeta(JsonRecord):
     """How the result was made: source, options, library versions (``--table`` adds ``table``)."""
 
@@ -234,7 +284,7 @@ class CorrelateMeta(JsonRecord):
     notice: str | None = None
     rows: int = 0
     skipped_missing_grade: int = 0
-    reference_gate: dict[str, Any] | None = None
+    reference_gate: ReferenceGate | None = None
     segments: str = ""
     min_samples: int | None = None
     measures: list[str] = field(default_factory=list)
@@ -251,6 +301,7 @@ class CorrelateMeta(JsonRecord):
     options: dict[str, Any] = field(default_factory=dict)
     table: dict[str, Any] | None = None
     shown_kinds: list[str] | None = None
+    nested: ClassVar[dict[str, Any]] = {"reference_gate": ReferenceGate.from_json}
 
     @property
     def group_col(self) -> str | None:
@@ -270,8 +321,8 @@ class CorrelateResult(JsonRecord):
     segments_dropped: list[DroppedSegment] | None = None
     rows_without_sibling: int | None = None
     comparisons: list[Comparison] | None = None
-    judge_reliability: dict[str, Any] | None = None
-    verdicts_withheld: list[dict[str, Any]] | None = None
+    judge_reliability: JudgeReliability | None = None
+    verdicts_withheld: list[WithheldVerdict] | None = None
     coverage: Coverage | None = None
     system: SystemView | None = None
     run_record: dict[str, Any] | None = None
@@ -280,6 +331,7 @@ class CorrelateResult(JsonRecord):
         "meta": CorrelateMeta.from_json, "results": _list_of(SegmentResult), "verdicts": _list_of(Verdict),
         "comparisons": _list_of(Comparison), "coverage": Coverage.from_json,
         "segments_dropped": _list_of(DroppedSegment), "system": SystemView.from_json,
+        "judge_reliability": JudgeReliability.from_json, "verdicts_withheld": _list_of(WithheldVerdict),
     }
 
     def shown_kinds(self) -> list[str]:
