@@ -77,10 +77,8 @@ def correlate(
         group_col=group_col, id_col=id_col, keep_degenerate=keep_degenerate, degenerate_patterns=degenerate_patterns,
         long_answer_ratio=long_answer_ratio, complete_cases=complete_cases, given=given_flags(ctx),
     )
-    result = run(request)
     stderr = Console(stderr=True)
-    if result.meta.notice:
-        stderr.print(f"note: {result.meta.notice}", style="yellow")
+    result = run(request, on_notice=lambda notice: stderr.print(f"note: {notice}", style="yellow"))
     basis = verdict_basis(result)
     if basis is not None and basis[1] and fmt is not p.OutputFormat.table:
         stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict

@@ -110,8 +110,11 @@ def progress_over_items(items: list[T], label: str) -> Iterable[T]:
     return reported()
 
 
-def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = progress_over_items) -> CorrelateResult:
-    """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result."""
+def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = progress_over_items,
+        on_notice: Callable[[str], None] | None = None) -> CorrelateResult:
+    """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result.
+    ``on_notice`` hears, before the computation, why the source is not the one asked for (e.g. the
+    bundled sample when the hub is unreachable); the result's ``meta.notice`` keeps it too."""
     check_request(request)
     if request.table is not None:
         return run_table(request)
@@ -130,6 +133,8 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
         raise RagdiagError("--compare-plot needs --compare A,B (the two measures to difference)")
     table = load_graded(request.graded, request.dataset, offline=request.offline, fallback=not request.no_fallback,
                         hf_repo=request.hf_repo, gate=make_gate(request.degenerate_patterns, request.long_answer_ratio))
+    if table.source.notice and on_notice is not None:
+        on_notice(table.source.notice)
     doc = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
                           complete_cases=request.complete_cases)
     result = CorrelateResult.from_json(doc)
