@@ -20,7 +20,7 @@ from ragdiag.metrics.registry import DEFAULT_MEASURES
 
 __all__ = ["CorrelateRequest", "CorrelateResult", "GradeBinning", "TABLE_CLASHES", "run"]
 
-DEFAULT_KINDS_TEXT = "spearman,pearson,kendall_b,kendall_c"
+PAPER_MIN_SAMPLES = 300  # segments with fewer rows are dropped (paper 003)
 DEFAULT_TABLE_MIN_SAMPLES = 10
 PROGRESS_MIN_ITEMS = 20  # fewer cells than this: no bar (short work stays silent)
 
@@ -122,10 +122,11 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
     from ragdiag.data.reference_gate import make_gate
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
     from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlation import KINDS
 
     opts = CorrelateOptions(
-        segments=request.segments, min_samples=300 if request.min_samples is None else request.min_samples,
-        measures=request.measures, kinds=parse_kinds(request.corr or DEFAULT_KINDS_TEXT),
+        segments=request.segments, min_samples=PAPER_MIN_SAMPLES if request.min_samples is None else request.min_samples,
+        measures=request.measures, kinds=parse_kinds(request.corr) if request.corr else KINDS,
         alpha_grid=request.alpha_grid, xk=request.xk, exact_ties=request.exact_ties, bootstrap=request.bootstrap,
         seed=request.seed, compare=request.compare, keep_degenerate=request.keep_degenerate,
     )
