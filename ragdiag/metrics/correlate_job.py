@@ -2,7 +2,7 @@
 verdicts, and the ``meta`` block and run record saying how they were made.
 
 Loading lives in :mod:`ragdiag.data.loaders` (``load_graded``); writing the report in
-:mod:`ragdiag.report.correlation_file` (``write_correlation``).
+:mod:`ragdiag.commands.correlate` (``write_outputs``).
 """
 
 from __future__ import annotations

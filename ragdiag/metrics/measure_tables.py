@@ -12,12 +12,8 @@ import numpy as np
 
 from ragdiag.metrics import measures
 from ragdiag.metrics.correlation import TiedGroups, round_significant
-from ragdiag.options import parse_choices
+from ragdiag.metrics.registry import ALPHA_MEASURES  # noqa: F401  (system_level imports it from here)
 
-ALPHA_MEASURES = ("F", "E", "T", "T'")
-PLAIN_MEASURES = ("nDCG", "P", "R")
-MEASURES = (*ALPHA_MEASURES, *PLAIN_MEASURES)
-DEFAULT_MEASURES = ("F", "E", "T", "nDCG")
 MAX_GRADE_CLASSES = 401  # grades with more distinct values (expected grades of a large file) are rounded
 GRADE_STEP_DECIMALS = 2  # ... to 0.01, at most 401 classes on [1, 5]
 
@@ -38,10 +34,6 @@ def grade_classes(grade: np.ndarray, rounded: bool | None = None) -> tuple[np.nd
 def grades_rounded(grade: np.ndarray) -> bool:
     """Whether :func:`grade_classes` rounds ``grade`` (a segment's observed grades)."""
     return np.unique(grade).size > MAX_GRADE_CLASSES
-
-
-def parse_measures(spec: str) -> tuple[str, ...]:
-    return tuple(parse_choices(spec, MEASURES, "measure", "--measures"))
 
 
 @dataclass

@@ -11,28 +11,21 @@ import json
 import statistics
 from pathlib import Path
 
+from ragdiag.metrics import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.metrics.correlate_result import CorrelateResult, Verdict
 from ragdiag.report.provenance import SIMULATED_LINE, test_server_line
 
-SYMBOLS = "n = relevant passages in the top K, K = passages given to the generator, Np = all relevant passages"
-LEGEND = {
-    "F": "F(α) = n / (α·K + (1−α)·Np), Van Rijsbergen's F: α = 0 is recall n/Np, α = 1 is precision n/K",
-    "E": "E(α) = F with Np estimated from the ranking (S = relevant passages in the top x·K, --xk): "
-         "needs no count of all relevant passages",
-    "T": "T(α) = (1−α)·n − α·(K−n)/K, the TopK measure: α = 0 counts relevant passages in the top K, "
-         "α → 1 penalises irrelevant ones",
-    "nDCG": "nDCG@K: relevant passages near the top count more (ideal: the n retrieved ones first)",
-    "P": "P = n/K, precision@K: the share of the K passages that are relevant",
-    "R": "R = n/Np, recall@K: the share of all relevant passages that reach the top K",
-}
+SYMBOLS = registry.LEGEND_SYMBOLS
+LEGEND = {m.name: m.legend for m in registry.REGISTRY}
 
 
-def _models(report: dict) -> list[str]:
+def _models(report: CorrelateResult) -> list[str]:
     """Every LLM model name the result records (run record, pipeline metadata)."""
-    models = ((report.get("run_record") or {}).get("models") or {}).get("llm") or []
+    models = ((report.run_record or {}).get("models") or {}).get("llm") or []
     models = list(models) if isinstance(models, list) else [models]
     for stage in ("generate_meta", "grade_meta"):
-        llm = (((report.get("meta") or {}).get("pipeline") or {}).get(stage) or {}).get("llm") or {}
+        llm = ((report.meta.extra.get("pipeline") or {}).get(stage) or {}).get("llm") or {}
         models.append(llm.get("model"))
     return [str(m) for m in models if m]
 
@@ -52,29 +45,27 @@ def _sidecar_models(source: str) -> list[str]:
     return []
 
 
-def provenance_lines(report: dict) -> list[str]:
+def provenance_lines(report: CorrelateResult) -> list[str]:
     """The loud lines a result from the bundled sample or the test server starts with."""
-    meta = report.get("meta") or {}
-    lines = [SIMULATED_LINE] if meta.get("simulated_grades") else []
-    models = _models(report) + _sidecar_models(str(meta.get("source", "")))
+    lines = [SIMULATED_LINE] if report.meta.simulated_grades else []
+    models = _models(report) + _sidecar_models(str(report.meta.source))
     return lines + [line for line in (test_server_line(models),) if line]
 
 
-def legend(report: dict) -> list[tuple[str, str]]:
-    """(measure, definition) for every measure shown that ragdiag defines."""
-    shown = [m for m in report["meta"].get("measures", []) if any(r["measure"] == m for r in report["results"])]
-    return [(m, LEGEND[m]) for m in shown if m in LEGEND]
+def legend(report: CorrelateResult) -> list[tuple[str, str]]:
+    """(measure, definition) for every measure shown that the registry defines (:mod:`ragdiag.metrics.registry`)."""
+    return registry.legend(report.measures_with_values())
 
 
-def _tie(verdict: dict) -> bool:
-    return verdict.get("lead") is not None and abs(verdict["lead"]) < TIE_TOLERANCE
+def _tie(verdict: Verdict) -> bool:
+    return verdict.lead is not None and abs(verdict.lead) < TIE_TOLERANCE
 
 
-def _typical_alpha(report: dict, verdict: dict, measure: str) -> float | None:
+def _typical_alpha(report: CorrelateResult, verdict: Verdict, measure: str) -> float | None:
     """Median α at the maximum of ``measure`` over the verdict's segments (None without an α grid)."""
-    alphas = [r[verdict["kind"]].get("alpha") for r in report["results"]
-              if r["measure"] == measure and r.get("side") == verdict["side"]
-              and r["segment"].split("^")[1:2] == [verdict["subset"]] and r[verdict["kind"]].get("value") is not None]
+    alphas = [r.kinds[verdict.kind].alpha for r in report.results
+              if r.measure == measure and r.side == verdict.side
+              and r.segment.split("^")[1:2] == [verdict.subset] and r.kinds[verdict.kind].value is not None]
     alphas = [a for a in alphas if a is not None]
     return statistics.median(alphas) if alphas else None
 
@@ -100,32 +91,32 @@ def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
     return measure, measure
 
 
-def _where(report: dict, verdict: dict) -> str:
-    group_col = (report["meta"].get("table") or {}).get("group_col")
+def _where(report: CorrelateResult, verdict: Verdict) -> str:
+    group_col = report.meta.group_col
     if group_col:
-        return f"for {group_col} = {verdict['subset']}"
-    several = len({v["subset"] for v in report["verdicts"]}) > 1
-    subset = f"subset {verdict['subset']}'s " if several else ""
+        return f"for {group_col} = {verdict.subset}"
+    several = len({v.subset for v in report.verdicts}) > 1
+    subset = f"subset {verdict.subset}'s " if several else ""
     sides = {"wide": "wide segments (K ≥ Np)", "narrow": "narrow segments (K < Np)"}
-    return f"in {subset}{sides[verdict['side']]}" if verdict["side"] in sides else f"in subset {verdict['subset']}"
+    return f"in {subset}{sides[verdict.side]}" if verdict.side in sides else f"in subset {verdict.subset}"
 
 
-def advice_line(report: dict) -> str | None:
+def advice_line(report: CorrelateResult) -> str | None:
     """One line: the lever the clearest verdict points at, e.g. 'F at α≈0 is recall: raising
     recall@K moves answer quality most in wide segments …'. None without a verdict that compares."""
-    verdicts = [v for v in report["verdicts"] if v.get("runner_up") is not None]
+    verdicts = [v for v in report.verdicts if v.runner_up is not None]
     if not verdicts:
         return None
-    pick = max(verdicts, key=lambda v: (not _tie(v), v["lead"] or 0.0))
-    names = (pick.get("tied") or [pick["best"], pick["runner_up"]]) if _tie(pick) else [pick["best"]]
-    alpha = _typical_alpha(report, pick, pick["best"])
-    meaning, lever = _reading(pick["best"], alpha)
+    pick = max(verdicts, key=lambda v: (not _tie(v), v.lead or 0.0))
+    names = (pick.tied or [pick.best, pick.runner_up]) if _tie(pick) else [pick.best]
+    alpha = _typical_alpha(report, pick, pick.best)
+    meaning, lever = _reading(pick.best, alpha)
     at = "" if alpha is None else f" at α≈{alpha:.2g}"
     who = f"{', '.join(names[:-1])} and {names[-1]} (tied)" if len(names) > 1 else names[0]
     verb = "are" if len(names) > 1 else "is"
     text = f"Advice: {who}{at} {verb} {meaning}: raising {lever} moves answer quality most {_where(report, pick)}"
-    if pick["lead_holds"] is None and not _tie(pick):
-        text += f" (lead {pick['lead']:+.3f}: --bootstrap 1000 tells whether it holds)"
-    elif pick["lead_holds"] is not None and pick["lead_holds"] < 0.95 and not _tie(pick):
-        text += f" (the lead holds in only {100 * pick['lead_holds']:.0f}% of resamples: a hint, not a finding)"
+    if pick.lead_holds is None and not _tie(pick):
+        text += f" (lead {pick.lead:+.3f}: --bootstrap 1000 tells whether it holds)"
+    elif pick.lead_holds is not None and pick.lead_holds < 0.95 and not _tie(pick):
+        text += f" (the lead holds in only {100 * pick.lead_holds:.0f}% of resamples: a hint, not a finding)"
     return text

@@ -12,19 +12,20 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
+from ragdiag.metrics.correlate_result import CorrelateResult, KindEntry, Verdict
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 
 
-def _cell(entry: dict | None) -> str:
-    if not entry or entry.get("value") is None:
+def _cell(entry: KindEntry | None) -> str:
+    if not entry or entry.value is None:
         return "–"
-    text = f"{entry['value']:.3f}"
-    if entry.get("alpha") is not None:
-        text += f" (α {entry['alpha']:.3g})"
-    if entry.get("ci"):
-        text += f"\n[{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
+    text = f"{entry.value:.3f}"
+    if entry.alpha is not None:
+        text += f" (α {entry.alpha:.3g})"
+    if entry.ci:
+        text += f"\n[{entry.ci[0]:.3f}, {entry.ci[1]:.3f}]"
     if corrected_text(entry):
         text += f"\n{corrected_text(entry)}"
     return text
@@ -34,21 +35,20 @@ def _signed(value: float | None) -> str:
     return "–" if value is None else f"{value:+.3f}"
 
 
-def title_line(report: dict) -> str:
-    meta = report["meta"]
-    grades = "SIMULATED GRADES — " if meta.get("simulated_grades") else ""
-    line = f"{grades}ragdiag correlate · {meta['source']} · segments {meta['segments']}"
-    if meta.get("min_samples") is not None:
-        line += f" (min {meta['min_samples']})"
-    if meta.get("alpha_grid"):
-        line += f" · α grid {meta['alpha_grid']} ({meta['alpha_grid_size']} values)"
+def title_line(report: CorrelateResult) -> str:
+    meta = report.meta
+    grades = "SIMULATED GRADES — " if meta.simulated_grades else ""
+    line = f"{grades}ragdiag correlate · {meta.source} · segments {meta.segments}"
+    if meta.min_samples is not None:
+        line += f" (min {meta.min_samples})"
+    if meta.alpha_grid:
+        line += f" · α grid {meta.alpha_grid} ({meta.alpha_grid_size} values)"
     return line
 
 
-def shown_kinds(report: dict) -> list[str]:
+def shown_kinds(report: CorrelateResult) -> list[str]:
     """The correlation kinds the tables show: those asked for with --corr, else the first (Spearman)."""
-    meta = report["meta"]
-    return list(meta.get("shown_kinds") or meta["kinds"][:1])
+    return report.shown_kinds()
 
 
 SEGMENT_LEGENDS = {
@@ -60,144 +60,144 @@ SEGMENT_LEGENDS = {
 }
 
 
-def segment_legend(report: dict) -> str | None:
-    return SEGMENT_LEGENDS.get(report["meta"].get("segments"))
+def segment_legend(report: CorrelateResult) -> str | None:
+    return SEGMENT_LEGENDS.get(report.meta.segments)
 
 
-def dropped_line(report: dict) -> str | None:
+def dropped_line(report: CorrelateResult) -> str | None:
     """How many segments were dropped for having fewer than --min-samples rows, with their sizes."""
-    dropped = report.get("segments_dropped")
+    dropped = report.segments_dropped
     if dropped is None:
         return None
-    total = report.get("segments_total", len(dropped))
+    total = len(dropped) if report.segments_total is None else report.segments_total
     if not dropped:
-        return f"segments: all {total} kept (each has ≥ {report['meta']['min_samples']} rows)"
-    sizes = ", ".join(f"{d['segment']} ({d['rows']})" for d in sorted(dropped, key=lambda d: -d["rows"])[:8])
+        return f"segments: all {total} kept (each has ≥ {report.meta.min_samples} rows)"
+    sizes = ", ".join(f"{d.segment} ({d.rows})" for d in sorted(dropped, key=lambda d: -d.rows)[:8])
     more = f", … {len(dropped) - 8} more" if len(dropped) > 8 else ""
-    return (f"segments: {len(dropped)} of {total} dropped for fewer than {report['meta']['min_samples']} rows "
+    return (f"segments: {len(dropped)} of {total} dropped for fewer than {report.meta.min_samples} rows "
             f"(rows): {sizes}{more}")
 
 
-def e_note(report: dict) -> str | None:
+def e_note(report: CorrelateResult) -> str | None:
     """Why E has no value: its x·K sibling ranking (e.g. K' = 2·K) is missing from the data."""
-    meta = report["meta"]
-    if "E" not in meta.get("measures", []) or report.get("rows_without_sibling") in (None, 0):
+    meta = report.meta
+    if "E" not in meta.measures or report.rows_without_sibling in (None, 0):
         return None
-    missing = report["rows_without_sibling"]
-    xk = meta.get("xk", 2)
-    have_e = any(r["measure"] == "E" for r in report["results"])
+    missing = report.rows_without_sibling
+    xk = 2 if meta.xk is None else meta.xk
+    have_e = any(r.measure == "E" for r in report.results)
     if not have_e:
-        return (f"E: no value — none of the {meta['rows']} rows has its {xk:g}·K ranking (same query, embedder, "
+        return (f"E: no value — none of the {meta.rows} rows has its {xk:g}·K ranking (same query, embedder, "
                 f"Nc, Np at K' = round({xk:g}·K)) in this data, and E needs it to estimate Np; column left out")
-    return (f"E: {missing} of {meta['rows']} rows lack their {xk:g}·K ranking and are left out of E "
+    return (f"E: {missing} of {meta.rows} rows lack their {xk:g}·K ranking and are left out of E "
             "(– where a segment has too few rows with it)")
 
 
-def _e_empty(report: dict) -> bool:
-    return "E" in report["meta"].get("measures", []) and not any(r["measure"] == "E" for r in report["results"])
+def _e_empty(report: CorrelateResult) -> bool:
+    return "E" in report.meta.measures and not any(r.measure == "E" for r in report.results)
 
 
-def results_tables(report: dict, kinds: list[str] | None = None) -> list[Table]:
+def results_tables(report: CorrelateResult, kinds: list[str] | None = None) -> list[Table]:
     """One table per correlation kind: segments × measures, cells = max correlation (α)."""
-    meta = report["meta"]
-    measures = [m for m in meta["measures"] if not (m == "E" and _e_empty(report))]
+    meta = report.meta
+    measures = [m for m in meta.measures if not (m == "E" and _e_empty(report))]
     tables = []
-    segments = list(dict.fromkeys(r["segment"] for r in report["results"]))
-    by_key = {(r["segment"], r["measure"]): r for r in report["results"]}
-    over = " (α at the max)" if meta.get("alpha_grid") else ""
-    for kind in kinds or meta["kinds"]:
-        table = Table(title=f"{'max ' if over else ''}{kind} correlation with the grade{over}", show_lines=bool(meta.get("bootstrap")))
+    segments = list(dict.fromkeys(r.segment for r in report.results))
+    by_key = {(r.segment, r.measure): r for r in report.results}
+    over = " (α at the max)" if meta.alpha_grid else ""
+    for kind in kinds or meta.kinds:
+        table = Table(title=f"{'max ' if over else ''}{kind} correlation with the grade{over}", show_lines=bool(meta.bootstrap))
         table.add_column("segment", overflow="fold")
         table.add_column("n", justify="right", overflow="fold")
         for measure in measures:
             table.add_column(measure, justify="right", overflow="fold")
         for segment in segments:
             rows = [by_key.get((segment, m)) for m in measures]
-            n = max((r["n"] for r in rows if r), default=0)
-            table.add_row(segment, str(n), *(_cell(r[kind]) if r else "–" for r in rows))
+            n = max((r.n for r in rows if r), default=0)
+            table.add_row(segment, str(n), *(_cell(r.kinds.get(kind)) if r else "–" for r in rows))
         tables.append(table)
     return tables
 
 
-def comparison_table(report: dict) -> Table:
-    first, second = report["meta"]["compare"]
+def comparison_table(report: CorrelateResult) -> Table:
+    first, second = report.meta.compare
     table = Table(title=f"paired difference: max({first}) − max({second}) per segment")
     table.add_column("segment", overflow="fold")
     kinds = shown_kinds(report)
     for kind in kinds:
         table.add_column(kind, justify="right", overflow="fold")
-    for row in report["comparisons"]:
+    for row in report.comparisons:
         cells = []
         for kind in kinds:
-            entry = row[kind]
-            text = _signed(entry["difference"])
-            if entry.get("ci"):
-                text += f" [{entry['ci'][0]:+.3f}, {entry['ci'][1]:+.3f}]"
+            entry = row.kinds[kind]
+            text = _signed(entry.difference)
+            if entry.ci:
+                text += f" [{entry.ci[0]:+.3f}, {entry.ci[1]:+.3f}]"
             cells.append(text)
-        table.add_row(row["segment"], *cells)
+        table.add_row(row.segment, *cells)
     return table
 
 
-def system_table(report: dict) -> Table:
-    system = report["system"]
+def system_table(report: CorrelateResult) -> Table:
+    system = report.system
     table = Table(title="system level: per (E, subset, K) statistic vs mean grade, across configurations "
-                        f"({len(system['groups'])} configurations)")
+                        f"({len(system.groups)} configurations)")
     table.add_column("statistic", overflow="fold")
     for kind in ("spearman", "pearson", "kendall_b", "kendall_c"):
         table.add_column(kind, justify="right", overflow="fold")
-    for row in system["correlations"]:
-        table.add_row(row["statistic"], *(_signed(row[k]) for k in ("spearman", "pearson", "kendall_b", "kendall_c")))
+    for row in system.correlations:
+        table.add_row(row.statistic, *(_signed(getattr(row, k)) for k in ("spearman", "pearson", "kendall_b", "kendall_c")))
     return table
 
 
-def verdict_table(report: dict) -> Table:
-    boot = report["meta"].get("bootstrap")
-    kinds = ", ".join(dict.fromkeys(v["kind"] for v in report["verdicts"]))
+def verdict_table(report: CorrelateResult) -> Table:
+    boot = report.meta.bootstrap
+    kinds = ", ".join(dict.fromkeys(v.kind for v in report.verdicts))
     table = Table(title=f"Verdict: which measure predicts the grade best (mean {kinds} of per-segment maxima, "
                         "over the segments where every measure is defined)")
     for name in ("subset", "side", "segments", "best", "mean", "runner-up", "lead"):
         table.add_column(name, justify="right" if name in ("segments", "mean", "lead") else "left", overflow="fold")
     table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right", overflow="fold")
-    for v in report["verdicts"]:
-        holds = "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}% of {boot} resamples"
-        best = " = ".join(v.get("tied") or [v["best"], v["runner_up"]]) + " (tie)" if is_tie(v) else v["best"]
-        runner_up = "–" if is_tie(v) else v["runner_up"] or "–"  # a tie has no runner-up
-        table.add_row(v["subset"], v["side"], str(v["segments"]), best, f"{v['best_mean']:.3f}",
-                      runner_up, _lead(v["lead"]), holds)
+    for v in report.verdicts:
+        holds = "–" if v.lead_holds is None else f"{100 * v.lead_holds:.0f}% of {boot} resamples"
+        best = " = ".join(v.tied or [v.best, v.runner_up]) + " (tie)" if is_tie(v) else v.best
+        runner_up = "–" if is_tie(v) else v.runner_up or "–"  # a tie has no runner-up
+        table.add_row(v.subset, v.side, str(v.segments), best, f"{v.best_mean:.3f}",
+                      runner_up, _lead(v.lead), holds)
     return table
 
 
 TIE = TIE_TOLERANCE
 
 
-def is_tie(verdict: dict) -> bool:
+def is_tie(verdict: Verdict) -> bool:
     """A lead below 0.0005 (shown as +0.000) is a tie, not a win."""
-    return verdict.get("lead") is not None and abs(verdict["lead"]) < TIE
+    return verdict.lead is not None and abs(verdict.lead) < TIE
 
 
-def verdict_sentences(report: dict) -> list[str]:
+def verdict_sentences(report: CorrelateResult) -> list[str]:
     """One plain sentence per verdict, e.g. 'M, narrow: T predicts the grade best (spearman 0.482),
     +0.006 ahead of F, lead holds in 73% of 200 resamples'."""
-    boot = report["meta"].get("bootstrap")
-    group_col = (report["meta"].get("table") or {}).get("group_col")
+    boot = report.meta.bootstrap
+    group_col = report.meta.group_col
     lines = []
-    for v in report["verdicts"]:
-        where = v["subset"] if v["side"] in ("pooled", "all") else f"{v['subset']}, {v['side']}"
+    for v in report.verdicts:
+        where = v.subset if v.side in ("pooled", "all") else f"{v.subset}, {v.side}"
         if group_col:
-            where = f"{group_col} = {v['subset']}"
-        if v["runner_up"] is None:
-            lines.append(f"{where}: only {v['best']} is defined ({v['kind']} {v['best_mean']:.3f})")
+            where = f"{group_col} = {v.subset}"
+        if v.runner_up is None:
+            lines.append(f"{where}: only {v.best} is defined ({v.kind} {v.best_mean:.3f})")
             continue
         if is_tie(v):
-            tied = v.get("tied") or [v["best"], v["runner_up"]]
+            tied = v.tied or [v.best, v.runner_up]
             names = ", ".join(tied[:-1]) + f" and {tied[-1]}"
             text = (f"{where}: tie — {names} predict the grade equally well "
-                    f"({v['kind']} {v['best_mean']:.3f}, within {TIE:g} of each other)")
+                    f"({v.kind} {v.best_mean:.3f}, within {TIE:g} of each other)")
         else:
-            text = (f"{where}: {v['best']} predicts the grade best ({v['kind']} {v['best_mean']:.3f}), "
-                    f"{v['lead']:+.3f} ahead of {v['runner_up']}")
-        if v["lead_holds"] is not None and not is_tie(v):
-            text += f"; the lead holds in {100 * v['lead_holds']:.0f}% of {boot} resamples"
+            text = (f"{where}: {v.best} predicts the grade best ({v.kind} {v.best_mean:.3f}), "
+                    f"{v.lead:+.3f} ahead of {v.runner_up}")
+        if v.lead_holds is not None and not is_tie(v):
+            text += f"; the lead holds in {100 * v.lead_holds:.0f}% of {boot} resamples"
         if survival_clause(v) and not is_tie(v):
             text += f"; {survival_clause(v)}"
         lines.append(text)
@@ -211,10 +211,16 @@ def _lead(value: float | None) -> str:
     return _signed(value)
 
 
-def print_report(report: dict, console: Console) -> None:
+def print_report(report: CorrelateResult | dict, console: Console) -> None:
     """Where the numbers come from, the verdict in plain words and one line of advice, the legend
-    of every measure shown, then the detail tables and notes; the verdict table last."""
+    of every measure shown, then the detail tables and notes; the verdict table last.
+
+    ``report`` may still be the JSON dict (``pipeline`` and ``corpus-pipeline`` print their
+    correlation this way until they hold a :class:`CorrelateResult`)."""
     from ragdiag.report.correlate_guide import advice_line, provenance_lines
+
+    if isinstance(report, dict):
+        report = CorrelateResult.from_json(report)
 
     for line in provenance_lines(report):
         console.print(line, style="bold red", highlight=False)
@@ -233,15 +239,15 @@ def print_report(report: dict, console: Console) -> None:
         for line in trust:
             console.print(f"  {line}", highlight=False)
     _print_legend(report, console)
-    meta = report["meta"]
+    meta = report.meta
     console.print()
     console.print(title_line(report).removeprefix("SIMULATED GRADES — "), style="bold", highlight=False)
-    info = f"seed {meta['seed']} · bootstrap {meta['bootstrap'] or 'off'}"
-    if meta.get("ties"):
-        info += f" · ties: {meta['ties']}"
-    if str(meta.get("grade_classes", "as given")).startswith("rounded"):
-        info += f" · grades {meta['grade_classes']}"
-    console.print(f"{info} · rows {meta['rows']} (skipped, no grade: {meta['skipped_missing_grade']})", highlight=False)
+    info = f"seed {meta.seed} · bootstrap {meta.bootstrap or 'off'}"
+    if meta.ties:
+        info += f" · ties: {meta.ties}"
+    if str(meta.grade_classes or "as given").startswith("rounded"):
+        info += f" · grades {meta.grade_classes}"
+    console.print(f"{info} · rows {meta.rows} (skipped, no grade: {meta.skipped_missing_grade})", highlight=False)
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):
         console.print(table)
@@ -252,18 +258,18 @@ def print_report(report: dict, console: Console) -> None:
         console.print("Details", style="bold")
         for table in results_tables(report, kinds[1:]):
             console.print(table)
-    elif len(meta["kinds"]) > 1:
-        console.print(f"(also computed: {', '.join(meta['kinds'][1:])} — in --format json/csv; "
+    elif len(meta.kinds) > 1:
+        console.print(f"(also computed: {', '.join(meta.kinds[1:])} — in --format json/csv; "
                       "--corr shows them here)", style="dim")
-    if report.get("comparisons"):
+    if report.comparisons:
         console.print(comparison_table(report))
-    if report.get("system"):
+    if report.system:
         console.print(system_table(report))
-    if report["verdicts"]:
+    if report.verdicts:
         console.print(verdict_table(report))
 
 
-def _print_legend(report: dict, console: Console) -> None:
+def _print_legend(report: CorrelateResult, console: Console) -> None:
     """A legend line for every measure shown (wrapped lines stay in their column)."""
     from ragdiag.report.correlate_guide import SYMBOLS, legend
 
@@ -279,38 +285,38 @@ def _print_legend(report: dict, console: Console) -> None:
     console.print(grid, highlight=False)
 
 
-def _print_verdict(report: dict, console: Console) -> None:
+def _print_verdict(report: CorrelateResult, console: Console) -> None:
     """The verdict block: one plain sentence per subset and side."""
-    if report["verdicts"]:
+    if report.verdicts:
         console.print("Verdict", style="bold")
         for line in verdict_sentences(report):
             console.print(f"  {line}", highlight=False)
-    elif report["results"] and not report.get("verdicts_withheld"):
+    elif report.results and not report.verdicts_withheld:
         console.print("Verdict: none — no subset has a segment where every measure is defined.", style="yellow")
 
 
-def to_json(report: dict) -> str:
-    return json.dumps(report, indent=2, sort_keys=False, allow_nan=False)
+def to_json(report: CorrelateResult) -> str:
+    return json.dumps(report.to_json(), indent=2, sort_keys=False, allow_nan=False)
 
 
-def to_csv(report: dict) -> str:
+def to_csv(report: CorrelateResult) -> str:
     """One line per (segment, measure, kind): value, α and interval."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    corrected = "judge_reliability" in report  # judge-noise correction: four more columns
+    corrected = "judge_reliability" in report.present  # judge-noise correction: four more columns
     writer.writerow(["segment", "measure", "n", "side", "kind", "value", "alpha", "ci_low", "ci_high"]
                     + (["corrected", "reliability", "corrected_ci_low", "corrected_ci_high"] if corrected else []))
-    for row in report["results"]:
-        for kind in report["meta"]["kinds"]:
-            entry = row[kind]
-            ci = entry.get("ci") or [None, None]
+    for row in report.results:
+        for kind in report.meta.kinds:
+            entry = row.kinds[kind]
+            ci = entry.ci or [None, None]
             extra = []
             if corrected:
-                block = entry.get("corrected") or {}
-                cci = block.get("ci") or [None, None]
-                extra = [_blank(block.get("value")), _blank(block.get("reliability")), _blank(cci[0]), _blank(cci[1])]
-            writer.writerow([row["segment"], row["measure"], row["n"], row["side"], kind,
-                             _blank(entry["value"]), _blank(entry["alpha"]), _blank(ci[0]), _blank(ci[1]), *extra])
+                block = entry.corrected
+                cci = (block.ci if block else None) or [None, None]
+                extra = [_blank(block and block.value), _blank(block and block.reliability), _blank(cci[0]), _blank(cci[1])]
+            writer.writerow([row.segment, row.measure, row.n, row.side, kind,
+                             _blank(entry.value), _blank(entry.alpha), _blank(ci[0]), _blank(ci[1]), *extra])
     return buffer.getvalue()
 
 
@@ -318,7 +324,7 @@ def _blank(value: Any) -> Any:
     return "" if value is None else value
 
 
-def render_text(report: dict, fmt: str, width: int = 160) -> str:
+def render_text(report: CorrelateResult, fmt: str, width: int = 160) -> str:
     if fmt == "json":
         return to_json(report) + "\n"
     if fmt == "csv":
@@ -328,7 +334,7 @@ def render_text(report: dict, fmt: str, width: int = 160) -> str:
     return console.export_text()
 
 
-def write_heatmap(report: dict, path: Path) -> None:
+def write_heatmap(report: CorrelateResult, path: Path) -> None:
     """Heatmap PNG: segments × measures, cells = max correlation of the first kind (paper's figures),
     with the bootstrap interval under each value when computed and undefined cells hatched."""
     import matplotlib
@@ -340,21 +346,21 @@ def write_heatmap(report: dict, path: Path) -> None:
 
     from ragdiag.io.writer import atomic_path
 
-    meta = report["meta"]
+    meta = report.meta
     kind = shown_kinds(report)[0]
-    measures = [m for m in meta["measures"] if not (m == "E" and _e_empty(report))]
-    segments = list(dict.fromkeys(r["segment"] for r in report["results"]))
+    measures = [m for m in meta.measures if not (m == "E" and _e_empty(report))]
+    segments = list(dict.fromkeys(r.segment for r in report.results))
     grid = np.full((len(segments), len(measures)), np.nan)
     cis: dict[tuple[int, int], list[float]] = {}
     present = np.zeros(grid.shape, dtype=bool)
-    for r in report["results"]:
-        if r["measure"] in measures:
-            present[segments.index(r["segment"]), measures.index(r["measure"])] = True
-        if r["measure"] in measures and r[kind]["value"] is not None:
-            i, j = segments.index(r["segment"]), measures.index(r["measure"])
-            grid[i, j] = r[kind]["value"]
-            if r[kind].get("ci"):
-                cis[(i, j)] = r[kind]["ci"]
+    for r in report.results:
+        if r.measure in measures:
+            present[segments.index(r.segment), measures.index(r.measure)] = True
+        if r.measure in measures and r.kinds[kind].value is not None:
+            i, j = segments.index(r.segment), measures.index(r.measure)
+            grid[i, j] = r.kinds[kind].value
+            if r.kinds[kind].ci:
+                cis[(i, j)] = r.kinds[kind].ci
     row_h = 0.5 if cis else 0.34
     height = 2.8 + row_h * max(len(segments), 1)
     fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(measures), height))
@@ -363,7 +369,7 @@ def write_heatmap(report: dict, path: Path) -> None:
     ax.set_xticks(range(len(measures)), measures)
     ax.set_yticks(range(len(segments)), segments, fontsize=7)
     ax.set_xlabel("retrieval measure")
-    ax.set_ylabel(f"segment ({meta.get('segments', '')})")
+    ax.set_ylabel(f"segment ({meta.segments})")
     finite = grid[np.isfinite(grid)]
     middle = float(np.mean([finite.min(), finite.max()])) if finite.size else 0.0
     for i in range(len(segments)):
@@ -377,7 +383,7 @@ def write_heatmap(report: dict, path: Path) -> None:
             else:
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#888888",
                                            hatch="//" if present[i, j] else ".."))
-    fig.colorbar(image, ax=ax, label=f"max {kind} over α" if meta.get("alpha_grid") else kind)
+    fig.colorbar(image, ax=ax, label=f"max {kind} over α" if meta.alpha_grid else kind)
     handles = [Patch(facecolor="#d9d9d9", edgecolor="#888888", hatch="//", label="undefined (constant measure or grade)")]
     if not present.all():
         handles.append(Patch(facecolor="#d9d9d9", edgecolor="#888888", hatch="..",
@@ -385,8 +391,8 @@ def write_heatmap(report: dict, path: Path) -> None:
     if cis:
         handles.append(Patch(facecolor="none", edgecolor="none", label="[a, b] = 95% bootstrap interval"))
     fig.legend(handles=handles, loc="lower center", fontsize=7, frameon=False, ncol=len(handles))
-    title = f"{'max ' if meta.get('alpha_grid') else ''}{kind} correlation with the grade, per segment and measure"
-    if meta.get("simulated_grades"):
+    title = f"{'max ' if meta.alpha_grid else ''}{kind} correlation with the grade, per segment and measure"
+    if meta.simulated_grades:
         title += "\n(SIMULATED GRADES: bundled sample)"
     ax.set_title(title, fontsize=9)
     fig.tight_layout(rect=(0, min(0.5 / height, 0.15), 1, 1))

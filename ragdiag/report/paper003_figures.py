@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.errors import RagdiagError
+from ragdiag.metrics.correlate_result import CorrelateResult, Difference
 from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
 
 _RATIO_TAG = "^KtoN^"
@@ -61,15 +62,16 @@ def write_grade_heatmaps(dist: GradeDistribution, path: Path, note: str | None =
     plt.close(fig)
 
 
-def comparison_grid(report: dict, kind: str) -> dict[str, tuple[list[float], list[str], list[list[dict | None]]]]:
+def comparison_grid(report: CorrelateResult, kind: str) -> dict[str, tuple[list[float], list[str],
+                                                                          list[list[Difference | None]]]]:
     """Per subset: ratios (rows), embedders (columns) and the comparison entry of each cell."""
-    grids: dict[str, dict[tuple[float, str], dict]] = {}
-    for row in report.get("comparisons") or []:
-        if _RATIO_TAG not in row["segment"]:
+    grids: dict[str, dict[tuple[float, str], Difference]] = {}
+    for row in report.comparisons or []:
+        if _RATIO_TAG not in row.segment:
             raise RagdiagError("--compare-plot needs ratio segments (--segments ratio)")
-        head, ratio = row["segment"].split(_RATIO_TAG)
+        head, ratio = row.segment.split(_RATIO_TAG)
         embedder, subset = head.split("^", 1)
-        grids.setdefault(subset, {})[(float(ratio), embedder)] = row[kind]
+        grids.setdefault(subset, {})[(float(ratio), embedder)] = row.kinds[kind]
     out = {}
     for subset, cells in sorted(grids.items()):
         ratios = sorted({r for r, _ in cells})
@@ -78,12 +80,12 @@ def comparison_grid(report: dict, kind: str) -> dict[str, tuple[list[float], lis
     return out
 
 
-def write_comparison_heatmap(report: dict, path: Path, kind: str) -> None:
+def write_comparison_heatmap(report: CorrelateResult, path: Path, kind: str) -> None:
     """Difference max corr(first) − max corr(second) per K/Np (rows) and embedder (columns), one
     panel per subset, a diverging scale centred on 0, the bootstrap interval under each value."""
     import numpy as np
 
-    pair = report["meta"].get("compare")
+    pair = report.meta.compare
     grids = comparison_grid(report, kind)
     if not pair or not grids:
         raise RagdiagError("--compare-plot needs --compare A,B with at least one segment where both are defined")
@@ -92,11 +94,11 @@ def write_comparison_heatmap(report: dict, path: Path, kind: str) -> None:
     width = max(6.5, 3.0 + 2.0 * sum(len(e) for _, e, _ in grids.values()))
     fig, axes = plt.subplots(1, len(grids), figsize=(width, 1.6 + 0.42 * tallest), squeeze=False,
                              layout="constrained")
-    values = [c["difference"] for _, _, rows in grids.values() for row in rows for c in row
-              if c and c["difference"] is not None]
+    values = [c.difference for _, _, rows in grids.values() for row in rows for c in row
+              if c and c.difference is not None]
     bound = max([abs(v) for v in values] + [1e-3])
     for ax, (subset, (ratios, embedders, cells)) in zip(axes[0], grids.items()):
-        grid = np.array([[np.nan if c is None or c["difference"] is None else c["difference"] for c in row]
+        grid = np.array([[np.nan if c is None or c.difference is None else c.difference for c in row]
                          for row in cells])
         ax.set_facecolor("#d9d9d9")
         image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
@@ -107,16 +109,16 @@ def write_comparison_heatmap(report: dict, path: Path, kind: str) -> None:
         ax.set_title(f"subset {subset}", fontsize=9)
         for i, row in enumerate(cells):
             for j, cell in enumerate(row):
-                if cell and cell["difference"] is not None:
-                    text = f"{cell['difference']:+.3f}"
-                    if cell.get("ci"):
-                        text += f"\n[{cell['ci'][0]:+.3f}, {cell['ci'][1]:+.3f}]"
+                if cell and cell.difference is not None:
+                    text = f"{cell.difference:+.3f}"
+                    if cell.ci:
+                        text += f"\n[{cell.ci[0]:+.3f}, {cell.ci[1]:+.3f}]"
                     ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                            color="white" if abs(cell["difference"]) > 0.6 * bound else "black")
+                            color="white" if abs(cell.difference) > 0.6 * bound else "black")
     fig.colorbar(image, ax=list(axes[0]), label=f"max {kind}({pair[0]}) − max {kind}({pair[1]})")
     title = (f"{pair[0]} versus {pair[1]}: blue = {pair[0]} correlates better with the grade, red = {pair[1]}; "
              f"grey = undefined (a constant measure or grade)")
-    if report["meta"].get("simulated_grades"):
+    if report.meta.simulated_grades:
         title += "\n(SIMULATED GRADES: bundled sample)"
     fig.suptitle(title, fontsize=9)
     _save(fig, path)

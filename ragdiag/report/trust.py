@@ -1,52 +1,58 @@
 """'How far to trust this': plain sentences on the judge behind a correlate or calibrate result.
 
-Read from the JSON keys the commands write: ``judge_reliability``, each result's ``corrected`` and
-each verdict's ``lead_holds_joint`` (correlate, judge-noise correction), ``meta.reference_gate``
-(correlate, reference-quality gate, when present) and ``agreement`` / ``estimates`` (calibrate).
+Correlate: read from a :class:`~ragdiag.metrics.correlate_result.CorrelateResult` (``judge_reliability``,
+each result's ``corrected`` and each verdict's ``lead_holds_joint`` from the judge-noise correction,
+``meta.reference_gate`` from the reference-quality gate). Calibrate: from its JSON keys
+(``agreement`` / ``estimates``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def survival_clause(verdict: dict) -> str | None:
+if TYPE_CHECKING:
+    from ragdiag.metrics.correlate_result import CorrelateResult, JudgeReliability, KindEntry, ReferenceGate, Verdict
+
+
+def survival_clause(verdict: Verdict) -> str | None:
     """'lead holds in 97% of joint resamples' or 'lead does not survive judge noise (…)'; None without
     a joint bootstrap."""
-    holds = verdict.get("lead_holds_joint")
+    holds = verdict.lead_holds_joint
     if holds is None:
         return None
-    if verdict.get("survives_judge_noise"):
+    if verdict.survives_judge_noise:
         return f"lead holds in {100 * holds:.0f}% of joint resamples"
     return f"lead does not survive judge noise (holds in {100 * holds:.0f}% of joint resamples)"
 
 
-def corrected_text(entry: dict, sep: str = "\n") -> str | None:
+def corrected_text(entry: KindEntry, sep: str = "\n") -> str | None:
     """'corrected 0.420 (rel 0.71)' and its interval for a result entry; None when not computed."""
-    block = entry.get("corrected")
+    block = entry.corrected
     if not block:
         return None
-    rel = block.get("reliability")
-    if block.get("value") is None:
+    rel = block.reliability
+    if block.value is None:
         return "corrected – (rel " + ("undefined)" if rel is None else f"{rel:.2f} ≤ 0)")
-    text = f"corrected {block['value']:.3f} (rel {rel:.2f})"
-    if block.get("ci"):
-        text += f"{sep}[{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
+    text = f"corrected {block.value:.3f} (rel {rel:.2f})"
+    if block.ci:
+        text += f"{sep}[{block.ci[0]:.3f}, {block.ci[1]:.3f}]"
     return text
 
 
-def reliability_sentence(reliability: dict) -> str:
+def reliability_sentence(reliability: JudgeReliability) -> str:
     """One sentence: where the reliability comes from and its values."""
-    used = reliability.get("reliability")
-    source = ("the mean of its repeated grades" if reliability["source"] == "repeats"
+    used = reliability.reliability
+    source = ("the mean of its repeated grades" if reliability.source == "repeats"
               else "one judge's grade, compared with the other judge's")
-    parts = [f"judge reliability ({source}, {reliability['ratings_per_row']:g} ratings per row): "
+    parts = [f"judge reliability ({source}, {reliability.ratings_per_row:g} ratings per row): "
              + ("undefined (no spread between or within rows)" if used is None
-                else f"{reliability['used'].replace('icc_1_k', 'ICC(1,k)').replace('icc_1_1', 'ICC(1,1)')} = {used:.2f}")]
-    if reliability.get("icc_1_1") is not None and reliability["source"] == "repeats":
-        parts.append(f"one grade alone ICC(1,1) = {reliability['icc_1_1']:.2f}")
-    if reliability.get("alpha_ordinal") is not None:
-        parts.append(f"Krippendorff's α (ordinal) = {reliability['alpha_ordinal']:.2f}")
-    elif reliability.get("alpha_interval") is not None:
-        parts.append(f"Krippendorff's α (interval, expected grades) = {reliability['alpha_interval']:.2f}")
+                else f"{reliability.used.replace('icc_1_k', 'ICC(1,k)').replace('icc_1_1', 'ICC(1,1)')} = {used:.2f}")]
+    if reliability.icc_1_1 is not None and reliability.source == "repeats":
+        parts.append(f"one grade alone ICC(1,1) = {reliability.icc_1_1:.2f}")
+    if reliability.alpha_ordinal is not None:
+        parts.append(f"Krippendorff's α (ordinal) = {reliability.alpha_ordinal:.2f}")
+    elif reliability.alpha_interval is not None:
+        parts.append(f"Krippendorff's α (interval, expected grades) = {reliability.alpha_interval:.2f}")
     text = "; ".join(parts)
     if used is not None:
         text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
@@ -54,34 +60,35 @@ def reliability_sentence(reliability: dict) -> str:
     return text
 
 
-def degenerate_sentence(gate: dict | None) -> str | None:
+def degenerate_sentence(gate: ReferenceGate | None) -> str | None:
     """The reference-quality gate's counts as correlate records them in ``meta.reference_gate``
     (``applied``, ``excluded_rows``, ``rows_checked``, ``by_kind``); None when the gate did not apply."""
-    if not gate or not gate.get("applied"):
+    if gate is None or not gate.applied:
         return None
-    kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.get("by_kind") or {}).items() if count)
-    excluded = gate.get("excluded_rows", 0)
-    text = (f"{excluded} of {gate.get('rows_checked', '?')} rows left out: graded against a degenerate ideal answer"
+    kinds = ", ".join(f"{kind} {count}" for kind, count in (gate.by_kind or {}).items() if count)
+    excluded = gate.excluded_rows
+    checked = "?" if gate.rows_checked is None else gate.rows_checked
+    text = (f"{excluded} of {checked} rows left out: graded against a degenerate ideal answer"
             if excluded else "no row was graded against a degenerate ideal answer")
     return text + (f" ({kinds})" if kinds else "")
 
 
-def correlate_trust(report: dict) -> list[str]:
+def correlate_trust(report: CorrelateResult) -> list[str]:
     """Plain sentences for a correlate result (empty when it carries nothing about the judge)."""
     lines = []
-    degenerate = degenerate_sentence((report.get("meta") or {}).get("reference_gate"))
+    degenerate = degenerate_sentence(report.meta.reference_gate)
     if degenerate:
         lines.append(degenerate)
-    reliability = report.get("judge_reliability")
+    reliability = report.judge_reliability
     if reliability:
         lines.append(reliability_sentence(reliability))
-        for verdict in report.get("verdicts", []):
+        for verdict in report.verdicts:
             clause = survival_clause(verdict)
-            where = verdict["subset"] if verdict["side"] in ("pooled", "all") else f"{verdict['subset']}, {verdict['side']}"
-            if clause and verdict.get("runner_up"):
-                pair = f"lead of {verdict['best']} over {verdict['runner_up']}"
+            where = verdict.subset if verdict.side in ("pooled", "all") else f"{verdict.subset}, {verdict.side}"
+            if clause and verdict.runner_up:
+                pair = f"lead of {verdict.best} over {verdict.runner_up}"
                 lines.append(f"{where}: the {clause.replace('lead', pair, 1)}")
-            elif verdict.get("runner_up") and not reliability.get("joint_bootstrap"):
+            elif verdict.runner_up and not reliability.joint_bootstrap:
                 lines.append(f"{where}: survival of the lead under judge noise needs --bootstrap N")
     return lines
 

@@ -136,3 +136,33 @@ def test_help_imports_no_heavy_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "correlate" in done.stdout
+
+
+@pytest.mark.parametrize("given, flag", [
+    (["--segments", "ratio"], "--segments"),  # the default value, given: still refused
+    (["--measures", "F,E,T,nDCG"], "--measures"),
+    (["--xk", "2"], "--xk"),
+    (["--dataset", "msmarco", "--xk", "3"], "--dataset"),  # the first in the documented order
+])
+def test_table_refuses_an_option_the_user_gave_even_at_its_default(given, flag, graded_file):
+    result = _invoke("--table", str(graded_file), "--measure-cols", "K", *given)
+    assert result.exit_code == 2
+    assert f"{flag} does not apply with --table" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_table_accepts_options_left_at_their_defaults(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("grade,m\n" + "".join(f"{i % 5 + 1},{(i * 7) % 11}\n" for i in range(30)))
+    result = _invoke("--table", str(table), "--measure-cols", "m", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["meta"]["measures"] == ["m"]
+
+
+def test_progress_is_silent_for_short_work_and_keeps_every_item(capsys):
+    from ragdiag.commands.correlate import PROGRESS_MIN_ITEMS, progress_over_items
+
+    short = list(range(PROGRESS_MIN_ITEMS - 1))
+    assert progress_over_items(short, "correlating") is short
+    long = list(range(3 * PROGRESS_MIN_ITEMS))
+    assert list(progress_over_items(long, "correlating")) == long
+    assert capsys.readouterr().err == ""  # a log (not a terminal) gets a line only after LINE_EVERY_S seconds

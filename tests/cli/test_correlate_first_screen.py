@@ -13,6 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.report.correlate_guide import LEGEND, advice_line
 from ragdiag.report.correlate_report import verdict_table
 
@@ -53,7 +54,7 @@ def test_a_tie_has_no_runner_up(tmp_path):
     out = tmp_path / "r.json"
     assert runner.invoke(app, ["correlate", "--dataset", "msmarco", "--offline", "--out", str(out)]).exit_code == 0
     console = Console(file=io.StringIO(), width=200, record=True)
-    console.print(verdict_table(json.loads(out.read_text())))
+    console.print(verdict_table(CorrelateResult.from_json(json.loads(out.read_text()))))
     rows = {cells[2]: cells for cells in ([c.strip() for c in line.split("│")] for line in console.export_text().splitlines())
             if len(cells) > 8}
     assert rows["narrow"][4:7] == ["E = F = T (tie)", "0.485", "–"]  # best, mean, runner-up
@@ -66,6 +67,6 @@ def test_advice_for_ties_only_and_without_verdict():
     report = {"meta": {"measures": ["F", "E", "T"]}, "verdicts": [tie],
               "results": [{"segment": "L6^M^KtoN^0.5", "measure": "E", "side": "narrow",
                            "spearman": {"value": 0.4, "alpha": 0.0}}]}
-    assert advice_line(report) == ("Advice: E, F and T (tied) at α≈0 are recall (Np estimated from the ranking): "
+    assert advice_line(CorrelateResult.from_json(report)) == ("Advice: E, F and T (tied) at α≈0 are recall (Np estimated from the ranking): "
                                    "raising recall@K moves answer quality most in narrow segments (K < Np)")
-    assert advice_line({**report, "verdicts": []}) is None
+    assert advice_line(CorrelateResult.from_json({**report, "verdicts": []})) is None

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.report.correlate_report import verdict_sentences
 from tools.synthetic import synthetic_graded
 
@@ -91,10 +92,11 @@ def _verdict(lead: float) -> dict:
 
 def test_a_tiny_lead_is_named_a_tie_not_a_win():
     report = {"meta": {"bootstrap": 0}, "verdicts": [_verdict(0.0001), _verdict(0.02)]}
-    tie, win = verdict_sentences(report)
+    tie, win = verdict_sentences(CorrelateResult.from_json(report))
     assert "tie — F and T predict the grade equally well" in tie and "predicts the grade best" not in tie
     assert win.startswith("M, wide: F predicts the grade best") and "+0.020 ahead of T" in win
-    three = verdict_sentences({"meta": {"bootstrap": 0}, "verdicts": [{**_verdict(0.0), "tied": ["E", "F", "T"]}]})
+    three = verdict_sentences(CorrelateResult.from_json({"meta": {"bootstrap": 0},
+                                                         "verdicts": [{**_verdict(0.0), "tied": ["E", "F", "T"]}]}))
     assert three == ["M, wide: tie — E, F and T predict the grade equally well (spearman 0.410, within 0.0005 of each other)"]
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.errors import RagdiagError
+from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.grade_distribution import grade_distribution, integer_grades
 from ragdiag.report.paper003_figures import comparison_grid
 from tools.synthetic import synthetic_graded
@@ -61,14 +62,14 @@ def test_comparison_grid_places_each_difference_by_ratio_and_embedder():
         {"segment": "AM^M^KtoN^2.0", "spearman": {"difference": None}},
         {"segment": "AM^Hp^KtoN^1.0", "spearman": {"difference": 0.3}},
     ]}
-    grid = comparison_grid(report, "spearman")
+    grid = comparison_grid(CorrelateResult.from_json(report), "spearman")
     ratios, embedders, cells = grid["M"]
     assert ratios == [0.5, 2.0] and embedders == ["AM", "QM"]
-    assert cells[0][0]["difference"] == 0.1 and cells[0][1]["difference"] == -0.2
-    assert cells[1][0]["difference"] is None and cells[1][1] is None
-    assert grid["Hp"][2] == [[{"difference": 0.3}]]
+    assert cells[0][0].difference == 0.1 and cells[0][1].difference == -0.2
+    assert cells[1][0].difference is None and cells[1][1] is None
+    assert [[cell.to_json() for cell in row] for row in grid["Hp"][2]] == [[{"difference": 0.3}]]
     with pytest.raises(RagdiagError, match="ratio segments"):
-        comparison_grid({"comparisons": [{"segment": "AM^M^1", "spearman": {}}]}, "spearman")
+        comparison_grid(CorrelateResult.from_json({"comparisons": [{"segment": "AM^M^1", "spearman": {}}]}), "spearman")
 
 
 def _cli(*args: str):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.report.html.page import esc, table
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 
+if TYPE_CHECKING:
+    from ragdiag.metrics.correlate_result import CorrelateResult
 
-def correlate_gate_html(doc: dict[str, Any]) -> str:
+
+def correlate_gate_html(doc: CorrelateResult) -> str:
     """What correlate left out because the ideal answer is degenerate, and the verdicts it withheld."""
     lines = [line for line in (gate_line(doc), *withheld_lines(doc)) if line]
     return "".join(f'<p class="note">{esc(line)}</p>' for line in lines)

@@ -88,71 +88,71 @@ def trust_panel(sentences: list[str]) -> str:
 
 
 def correlate_section(item: Input) -> Section:
+    from ragdiag.metrics.correlate_result import CorrelateResult
     from ragdiag.report import correlate_guide as guide
     from ragdiag.report import correlate_report as cr
     from ragdiag.report import trust
 
-    doc = item.doc
-    meta = doc["meta"]
-    graded_by = (doc.get("run_record") or {}).get("models") or {}
-    body = [labels(simulated=bool(meta.get("simulated_grades")),
-                   test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.get("source", "")))))]
-    sentences = cr.verdict_sentences(doc)
-    basis = verdict_basis(doc)
+    result = CorrelateResult.from_json(item.doc)
+    meta = result.meta
+    graded_by = (result.run_record or {}).get("models") or {}
+    body = [labels(simulated=bool(meta.simulated_grades),
+                   test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.source))))]
+    sentences = cr.verdict_sentences(result)
+    basis = verdict_basis(result)
     if basis is not None:
         body.append(f'<p class="{"warning" if basis[1] else "note"}">{esc(basis[0])}</p>')
-        coverage = doc["coverage"]
         body.append("<h3>coverage per K (graded / rows)</h3>" + table(
             ["K", "rows", "graded", "coverage"],
-            [[e["K"], e["items"], e["covered"], f"{100 * e['coverage']:.1f}%"] for e in coverage["by_K"]]))
+            [[e.K, e.items, e.covered, f"{100 * e.coverage:.1f}%"] for e in result.coverage.by_K]))
     if sentences:
-        advice = guide.advice_line(doc)
+        advice = guide.advice_line(result)
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
                     + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"
                     + (f"<p><strong>{esc(advice)}</strong></p>" if advice else "") + "</div>")
-    elif not doc.get("verdicts_withheld"):
+    elif not result.verdicts_withheld:
         body.append('<p class="note">No verdict: no subset has a segment where every measure is defined.</p>')
-    body.append(trust_panel(trust.correlate_trust(doc)))
-    body.append(correlate_gate_html(doc))
-    legend = guide.legend(doc)
+    body.append(trust_panel(trust.correlate_trust(result)))
+    body.append(correlate_gate_html(result))
+    legend = guide.legend(result)
     if legend:
         body.append(f'<p class="note">Measures ({esc(guide.SYMBOLS)}):</p><ul class="note">'
                     + "".join(f"<li><strong>{esc(m)}</strong>: {esc(text)}</li>" for m, text in legend) + "</ul>")
-    body.append(f'<p class="note">{esc(cr.title_line(doc))}</p>')
-    measures = [m for m in meta["measures"] if any(r["measure"] == m for r in doc["results"])]
-    segments = list(dict.fromkeys(r["segment"] for r in doc["results"]))
-    by_key = {(r["segment"], r["measure"]): r for r in doc["results"]}
-    for kind in cr.shown_kinds(doc):
+    body.append(f'<p class="note">{esc(cr.title_line(result))}</p>')
+    measures = result.measures_with_values()
+    segments = list(dict.fromkeys(r.segment for r in result.results))
+    by_key = {(r.segment, r.measure): r for r in result.results}
+    for kind in cr.shown_kinds(result):
         rows = []
         for segment in segments:
-            cells: list[Any] = [segment, max(by_key[segment, m]["n"] for m in measures if (segment, m) in by_key)]
+            cells: list[Any] = [segment, max(by_key[segment, m].n for m in measures if (segment, m) in by_key)]
             for m in measures:
-                entry = (by_key.get((segment, m)) or {}).get(kind) or {}
-                text = num(entry.get("value"))
-                if entry.get("alpha") is not None:
-                    text += f" (α {entry['alpha']:.3g})"
-                if entry.get("ci"):
-                    text += f" {interval(entry['ci'])}"
-                if trust.corrected_text(entry, " "):
+                entry = by_key[segment, m].kinds.get(kind) if (segment, m) in by_key else None
+                text = num(entry.value if entry else None)
+                if entry and entry.alpha is not None:
+                    text += f" (α {entry.alpha:.3g})"
+                if entry and entry.ci:
+                    text += f" {interval(entry.ci)}"
+                if entry and trust.corrected_text(entry, " "):
                     text += f"; {trust.corrected_text(entry, ' ')}"
                 cells.append(Raw(esc(text)))
             rows.append(cells)
         body.append(f"<h3>{esc(kind)} correlation with the grade</h3>" + table(["segment", "n", *measures], rows))
-    for note in (cr.segment_legend(doc), cr.dropped_line(doc), cr.e_note(doc)):
+    for note in (cr.segment_legend(result), cr.dropped_line(result), cr.e_note(result)):
         if note:
             body.append(f'<p class="note">{esc(note)}</p>')
-    if doc["results"]:
-        body.append(_images(_png(lambda p: cr.write_heatmap(doc, p)), "correlation heatmap"))
-    if doc.get("comparisons"):
-        kinds = meta["kinds"]
-        rows = [[c["segment"], *(Raw(esc(f"{num(c[k]['difference'], signed=True)} {interval(c[k].get('ci'))}"))
-                                 for k in kinds)] for c in doc["comparisons"]]
-        first, second = meta["compare"]
+    if result.results:
+        body.append(_images(_png(lambda p: cr.write_heatmap(result, p)), "correlation heatmap"))
+    if result.comparisons:
+        kinds = meta.kinds
+        rows = [[c.segment, *(Raw(esc(f"{num(c.kinds[k].difference, signed=True)} {interval(c.kinds[k].ci)}"))
+                              for k in kinds)] for c in result.comparisons]
+        first, second = meta.compare
         body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
-    if doc["verdicts"]:
-        rows = [[v["subset"], v["side"], " = ".join(v.get("tied") or [v["best"]]) if cr.is_tie(v) else v["best"],
-                 v["best_mean"], "–" if cr.is_tie(v) else v["runner_up"] or "–", v["lead"],
-                 "–" if v["lead_holds"] is None else f"{100 * v['lead_holds']:.0f}%"] for v in doc["verdicts"]]
+    if result.verdicts:
+        rows = [[v.subset, v.side, " = ".join(v.tied or [v.best]) if cr.is_tie(v) else v.best,
+                 v.best_mean, "–" if cr.is_tie(v) else v.runner_up or "–", v.lead,
+                 "–" if v.lead_holds is None else f"{100 * v.lead_holds:.0f}%"] for v in result.verdicts]
         body.append("<h3>verdict table</h3>" + table(["subset", "side", "best", "mean", "runner-up", "lead",
                                                       "lead holds (resamples)"], rows))
     return Section("correlate", "Correlate: which measure predicts the grade", str(item.path), "".join(body))

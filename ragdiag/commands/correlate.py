@@ -1,0 +1,195 @@
+"""``ragdiag correlate``: which retrieval measure predicts the LLM grade (paper 003, §3).
+
+``run(request)`` checks the paths and options first (no work on a bad one), loads the graded
+samples (``--dataset`` / ``--graded``) or the user's per-query metric table (``--table``), correlates
+(:mod:`ragdiag.metrics.correlate_job`, :mod:`ragdiag.metrics.table_correlation`), writes ``--out`` and every PNG through
+:mod:`ragdiag.io.writer`, and returns the stamped :class:`CorrelateResult`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from ragdiag.errors import RagdiagError
+from ragdiag.metrics.correlate_result import CorrelateResult
+from ragdiag.metrics.registry import DEFAULT_MEASURES
+
+__all__ = ["CorrelateRequest", "CorrelateResult", "GradeBinning", "TABLE_CLASHES", "run"]
+
+PAPER_MIN_SAMPLES = 300  # segments with fewer rows are dropped (paper 003)
+DEFAULT_TABLE_MIN_SAMPLES = 10
+PROGRESS_MIN_ITEMS = 20  # fewer cells than this: no bar (short work stays silent)
+
+
+class GradeBinning(str, enum.Enum):
+    ratio = "ratio"
+    K = "K"
+
+
+# The options that mean nothing with --table, in the order the error names the first one given.
+TABLE_CLASHES = ("--dataset", "--graded", "--by", "--exact-ties", "--segments", "--measures", "--alpha-grid", "--xk",
+                 "--delta", "--grade-plot", "--grade-by", "--compare-plot", "--offline", "--no-fallback", "--hf-repo",
+                 "--keep-degenerate", "--degenerate-patterns", "--long-answer-ratio", "--complete-cases")
+
+
+@dataclass
+class CorrelateRequest:
+    """Every option of ``ragdiag correlate``, parsed. ``given``: the flags the user gave (``--table``
+    refuses the ones of :data:`TABLE_CLASHES`)."""
+
+    dataset: str | None = None
+    graded: Path | None = None
+    segments: str = "ratio"
+    min_samples: int | None = None  # None: 300 (the paper), 10 with --table
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    corr: str | None = None  # comma list of correlation kinds; None: all four computed, Spearman shown
+    alpha_grid: str = "l350^0.95"
+    xk: float = 2.0
+    exact_ties: bool = False
+    bootstrap: int = 0
+    seed: int = 0
+    compare: tuple[str, str] | None = None
+    by_config: bool = False
+    deltas: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+    fmt: str | None = None
+    out: Path | None = None
+    plot: Path | None = None
+    grade_plot: Path | None = None
+    grade_by: GradeBinning = GradeBinning.ratio
+    compare_plot: Path | None = None
+    offline: bool = False
+    no_fallback: bool = False
+    hf_repo: str | None = None
+    table: Path | None = None
+    grade_col: str = "grade"
+    measure_cols: tuple[str, ...] | None = None
+    group_col: str | None = None
+    id_col: str | None = None
+    keep_degenerate: bool = False
+    degenerate_patterns: Path | None = None
+    long_answer_ratio: float = 5.0
+    complete_cases: bool = False
+    given: frozenset[str] = field(default_factory=frozenset)
+
+
+def check_request(request: CorrelateRequest) -> None:
+    """Paths (outputs never an input, plots .png) and option combinations, before any work."""
+    from ragdiag.io.paths import check_paths
+
+    source_flag = "--table" if request.table is not None else "--graded"
+    check_paths(inputs={source_flag: request.table if request.table is not None else request.graded,
+                        "--degenerate-patterns": request.degenerate_patterns},
+                outputs={"--out": request.out},
+                plots={"--plot": request.plot, "--grade-plot": request.grade_plot, "--compare-plot": request.compare_plot})
+    if request.table is not None:
+        clash = next((flag for flag in TABLE_CLASHES if flag in request.given), None)
+        if clash:
+            raise RagdiagError(f"{clash} does not apply with --table (your table's columns are correlated as they are)")
+
+
+T = TypeVar("T")
+
+
+def progress_over_items(items: list[T], label: str) -> Iterable[T]:
+    """``items`` with progress on stderr (:func:`ragdiag.io.progress.progress_reporter`); short lists as they are."""
+    if len(items) < PROGRESS_MIN_ITEMS:
+        return items
+
+    def reported() -> Iterable[T]:
+        from ragdiag.io.progress import progress_reporter
+
+        with progress_reporter(label, len(items)) as bar:
+            for item in items:
+                yield item
+                bar.advance()
+
+    return reported()
+
+
+def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = progress_over_items,
+        on_notice: Callable[[str], None] | None = None) -> CorrelateResult:
+    """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result.
+    ``on_notice`` hears, before the computation, why the source is not the one asked for (e.g. the
+    bundled sample when the hub is unreachable); the result's ``meta.notice`` keeps it too."""
+    check_request(request)
+    if request.table is not None:
+        return run_table(request)
+    from ragdiag.data.loaders import load_graded
+    from ragdiag.data.reference_gate import make_gate
+    from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
+    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlation import KINDS
+
+    opts = CorrelateOptions(
+        segments=request.segments, min_samples=PAPER_MIN_SAMPLES if request.min_samples is None else request.min_samples,
+        measures=request.measures, kinds=parse_kinds(request.corr) if request.corr else KINDS,
+        alpha_grid=request.alpha_grid, xk=request.xk, exact_ties=request.exact_ties, bootstrap=request.bootstrap,
+        seed=request.seed, compare=request.compare, keep_degenerate=request.keep_degenerate,
+    )
+    if request.compare_plot is not None and not opts.compare:
+        raise RagdiagError("--compare-plot needs --compare A,B (the two measures to difference)")
+    table = load_graded(request.graded, request.dataset, offline=request.offline, fallback=not request.no_fallback,
+                        hf_repo=request.hf_repo, gate=make_gate(request.degenerate_patterns, request.long_answer_ratio))
+    if table.source.notice and on_notice is not None:
+        on_notice(table.source.notice)
+    doc = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
+                          complete_cases=request.complete_cases)
+    result = CorrelateResult.from_json(doc)
+    result.meta.add("shown_kinds", list(opts.kinds) if request.corr else list(opts.kinds[:1]))
+    distribution = None
+    if request.grade_plot is not None:
+        from ragdiag.metrics.grade_distribution import grade_distribution
+
+        distribution = grade_distribution(table, request.grade_by.value, opts.min_samples)
+        result.add("grade_distribution", distribution.to_json())
+    write_outputs(result, request, inputs=[request.graded])
+    if distribution is not None or request.compare_plot is not None:
+        from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
+
+        note = "SIMULATED GRADES: bundled sample" if result.meta.simulated_grades else None
+        if distribution is not None:
+            write_grade_heatmaps(distribution, request.grade_plot, note)
+        if request.compare_plot is not None:
+            write_comparison_heatmap(result, request.compare_plot, result.shown_kinds()[0])
+    return result
+
+
+def run_table(request: CorrelateRequest) -> CorrelateResult:
+    """``--table``: correlate each metric column with the grade column, write ``--out`` / ``--plot``
+    (``request`` checked by :func:`check_request`)."""
+    from ragdiag.data.metric_table import load_metric_table
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import guard_outputs
+    from ragdiag.metrics.analysis import parse_kinds
+    from ragdiag.metrics.table_correlation import TableOptions, table_report
+
+    if not request.measure_cols:
+        raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
+    kinds = parse_kinds(request.corr or "spearman")
+    guard_outputs([request.out, request.plot], [request.table])
+    record = start_run("ragdiag correlate", inputs=[request.table], seeds={"bootstrap": request.seed})
+    table = load_metric_table(request.table, request.grade_col, list(request.measure_cols), request.group_col,
+                              request.id_col)
+    opts = TableOptions(kinds=kinds, min_samples=DEFAULT_TABLE_MIN_SAMPLES if request.min_samples is None
+                        else request.min_samples, bootstrap=request.bootstrap, seed=request.seed, compare=request.compare)
+    doc = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
+    doc["meta"]["shown_kinds"] = list(kinds)
+    result = CorrelateResult.from_json(stamp(doc, record))
+    write_outputs(result, request, inputs=[request.table])
+    return result
+
+
+def write_outputs(result: CorrelateResult, request: CorrelateRequest, inputs: list[Path | None]) -> None:
+    """``--out`` (format from ``--format``, else the suffix) and the ``--plot`` heatmap."""
+    from ragdiag.io.out_format import write_result
+    from ragdiag.report.correlate_report import render_text, write_heatmap
+
+    if request.out is not None:
+        write_result(request.out, request.fmt, {fmt: (lambda fmt=fmt: render_text(result, fmt))
+                                                for fmt in ("table", "json", "csv")}, inputs)
+    if request.plot is not None:
+        write_heatmap(result, request.plot)

@@ -1,0 +1,344 @@
+"""The result of ``ragdiag correlate`` (and of ``correlate --table``, which has the same shape) as
+objects: ``CorrelateResult.from_json(doc)`` reads a result file, ``to_json()`` gives back exactly
+the JSON written (same keys, same order, same values).
+
+Each object remembers which keys its JSON had and in what order (``present``): the two paths write
+different key sets (``--table`` has no ``coverage``; a bootstrap adds ``ci``; the judge-noise
+correction adds ``corrected`` and ``lead_holds_joint``; ``grade_distribution`` comes after the run
+record), and a key written as ``null`` differs from a key not written. Keys this module does not
+name are kept as read (``extra``). Import-light (no numpy): the CLI imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(kw_only=True)
+class JsonRecord:
+    """A JSON object with named fields: the keys it had (``present``, in order) and the unnamed ones (``extra``).
+
+    ``nested`` maps a field to the reader of its value; ``per_kind`` names the dict field that holds
+    the per-correlation-kind entries (every other object-valued key: ``spearman``, ``pearson`` …)."""
+
+    present: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    nested: ClassVar[dict[str, Any]] = {}
+    per_kind: ClassVar[tuple[str, Any] | None] = None
+
+    @classmethod
+    def _named(cls) -> set[str]:
+        return {f.name for f in fields(cls)} - {"present", "extra"} - ({cls.per_kind[0]} if cls.per_kind else set())
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]):
+        named, kwargs, extra, kinds = cls._named(), {}, {}, {}
+        for key, value in doc.items():
+            if key in named:
+                reader = cls.nested.get(key)
+                kwargs[key] = value if reader is None or value is None else reader(value)
+            elif cls.per_kind and isinstance(value, dict):
+                kinds[key] = cls.per_kind[1].from_json(value)
+            else:
+                extra[key] = value
+        if cls.per_kind:
+            kwargs[cls.per_kind[0]] = kinds
+        return cls(present=tuple(doc), extra=extra, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        named = self._named()
+        kinds = getattr(self, self.per_kind[0]) if self.per_kind else {}
+        out = {}
+        for key in self.present:
+            if key in named:
+                out[key] = _plain(getattr(self, key))
+            elif key in kinds:
+                out[key] = kinds[key].to_json()
+            else:
+                out[key] = self.extra[key]
+        return out
+
+    def add(self, key: str, value: Any) -> None:
+        """Set a named field, appending its key after the ones already written (as ``doc[key] = value``)."""
+        setattr(self, key, value)
+        if key not in self.present:
+            self.present = (*self.present, key)
+
+
+def _list_of(cls):
+    return lambda items: [cls.from_json(item) for item in items]
+
+
+@dataclass(kw_only=True)
+class Corrected(JsonRecord):
+    """A maximum corrected for judge noise (Spearman's correction by the judge's reliability)."""
+
+    value: float | None = None
+    reliability: float | None = None
+    ci: list[float] | None = None
+
+
+@dataclass(kw_only=True)
+class KindEntry(JsonRecord):
+    """One correlation kind of one (segment, measure): the max over α, the α reaching it, the interval."""
+
+    value: float | None = None
+    alpha: float | None = None
+    ci: list[float] | None = None
+    corrected: Corrected | None = None
+    nested: ClassVar[dict[str, Any]] = {"corrected": Corrected.from_json}
+
+
+@dataclass(kw_only=True)
+class SegmentResult(JsonRecord):
+    """One (segment, measure) row, with an entry per correlation kind (``kinds["spearman"]``)."""
+
+    segment: str = ""
+    measure: str = ""
+    n: int = 0
+    side: str = ""
+    kinds: dict[str, KindEntry] = field(default_factory=dict)
+    per_kind: ClassVar[tuple[str, Any] | None] = ("kinds", KindEntry)
+
+
+@dataclass(kw_only=True)
+class Difference(JsonRecord):
+    """max(first) − max(second) for one kind, its interval and the share of resamples above 0."""
+
+    difference: float | None = None
+    ci: list[float] | None = None
+    share_positive: float | None = None
+
+
+@dataclass(kw_only=True)
+class Comparison(JsonRecord):
+    """The paired difference of the two ``--compare`` measures in one segment, per kind."""
+
+    segment: str = ""
+    measures: list[str] = field(default_factory=list)
+    n: list[int] = field(default_factory=list)
+    kinds: dict[str, Difference] = field(default_factory=dict)
+    per_kind: ClassVar[tuple[str, Any] | None] = ("kinds", Difference)
+
+
+@dataclass(kw_only=True)
+class Verdict(JsonRecord):
+    """Per subset and side: the measure that predicts the grade best, its lead and how often it holds."""
+
+    subset: str = ""
+    side: str = ""
+    kind: str = ""
+    best: str = ""
+    best_mean: float = 0.0
+    segments: int = 0
+    runner_up: str | None = None
+    runner_up_mean: float | None = None
+    lead: float | None = None
+    lead_holds: float | None = None
+    tied: list[str] = field(default_factory=list)
+    lead_holds_joint: float | None = None
+    survives_judge_noise: bool | None = None
+
+
+@dataclass(kw_only=True)
+class Covered(JsonRecord):
+    """Rows (``items``) and graded rows (``covered``) at one K (``K``) or in one segment (``segment``)."""
+
+    items: int = 0
+    covered: int = 0
+    coverage: float = 0.0
+    K: int | None = None
+    segment: str | None = None
+
+
+@dataclass(kw_only=True)
+class CompleteCases(JsonRecord):
+    """``--complete-cases``: whether it was used, and the queries and rows it kept."""
+
+    used: bool = False
+    queries: int | None = None
+    queries_kept: int | None = None
+    rows_before: int | None = None
+    rows_kept: int | None = None
+
+
+@dataclass(kw_only=True)
+class Coverage(JsonRecord):
+    """Graded share per K and segment (:mod:`ragdiag.metrics.coverage`) and the complete-case choice."""
+
+    by_K: list[Covered] = field(default_factory=list)
+    by_segment: list[Covered] = field(default_factory=list)
+    gap_points_across_K: float = 0.0
+    gap_points_across_segments: float = 0.0
+    uneven: bool = False
+    threshold_points: float = 0.0
+    complete_cases: CompleteCases = field(default_factory=CompleteCases)
+    nested: ClassVar[dict[str, Any]] = {"by_K": _list_of(Covered), "by_segment": _list_of(Covered),
+                                        "complete_cases": CompleteCases.from_json}
+
+
+@dataclass(kw_only=True)
+class DroppedSegment(JsonRecord):
+    """A segment left out for having fewer than ``--min-samples`` rows."""
+
+    segment: str = ""
+    rows: int = 0
+
+
+@dataclass(kw_only=True)
+class SystemCorrelation(JsonRecord):
+    """``--by config``: one per-configuration statistic correlated with the mean grade across configurations."""
+
+    statistic: str = ""
+    spearman: float | None = None
+    pearson: float | None = None
+    kendall_b: float | None = None
+    kendall_c: float | None = None
+
+
+@dataclass(kw_only=True)
+class SystemView(JsonRecord):
+    """``--by config``: the configurations (``groups``) and the correlations across them."""
+
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    best_alpha: dict[str, Any] | None = None
+    correlations: list[SystemCorrelation] = field(default_factory=list)
+    deltas: list[float] | None = None
+    nested: ClassVar[dict[str, Any]] = {"correlations": _list_of(SystemCorrelation)}
+
+
+@dataclass(kw_only=True)
+class JudgeReliability(JsonRecord):
+    """Grades with repeats or a second judge: the judge's reliability (:mod:`ragdiag.metrics.judge_reliability`)
+    and the joint bootstrap behind the corrected maxima."""
+
+    source: str = ""  # "repeats" or "judges"
+    ratings_per_row: float = 0.0
+    icc_1_1: float | None = None
+    icc_1_k: float | None = None
+    alpha_ordinal: float | None = None
+    alpha_interval: float | None = None
+    alpha_note: str | None = None
+    used: str = ""  # the reliability used: "icc_1_k" or "icc_1_1"
+    reliability: float | None = None
+    joint_bootstrap: int = 0
+    survival_share: float | None = None
+
+
+@dataclass(kw_only=True)
+class ReferenceGate(JsonRecord):
+    """The reference-quality gate: rows graded against a degenerate ideal answer, left out or kept."""
+
+    patterns: str | None = None
+    long_answer_ratio: float | None = None
+    kinds: list[str] = field(default_factory=list)
+    applied: bool = False
+    keep_degenerate: bool = False
+    max_excluded_share: float | None = None
+    rows_checked: int | None = None
+    excluded_rows: int = 0
+    degenerate_rows: int = 0
+    kept_degenerate_rows: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(kw_only=True)
+class WithheldVerdict(JsonRecord):
+    """A verdict withheld because the gate left out more than half of one of its segments."""
+
+    subset: str = ""
+    side: str = ""
+    segment: str = ""
+    share: float = 0.0
+    excluded: int = 0
+    rows: int = 0
+    message: str = ""
+
+
+@dataclass(kw_only=True)
+class CorrelateMeta(JsonRecord):
+    """How the result was made: source, options, library versions (``--table`` adds ``table``)."""
+
+    command: str = "correlate"
+    argv: list[str] = field(default_factory=list)
+    ragdiag: str | None = None
+    python: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+    source_sha256: str | None = None
+    simulated_grades: bool = False
+    grades: str = ""
+    notice: str | None = None
+    rows: int = 0
+    skipped_missing_grade: int = 0
+    reference_gate: ReferenceGate | None = None
+    segments: str = ""
+    min_samples: int | None = None
+    measures: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    alpha_grid: str | None = None
+    alpha_grid_size: int | None = None
+    xk: float | None = None
+    ties: str | None = None
+    grade_classes: str | None = None
+    bootstrap: int = 0
+    seed: int = 0
+    bootstrap_unit: str | None = None
+    compare: list[str] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    table: dict[str, Any] | None = None
+    shown_kinds: list[str] | None = None
+    nested: ClassVar[dict[str, Any]] = {"reference_gate": ReferenceGate.from_json}
+
+    @property
+    def group_col(self) -> str | None:
+        """``--table --group-col``: the column whose values the verdicts are per."""
+        return (self.table or {}).get("group_col")
+
+
+@dataclass(kw_only=True)
+class CorrelateResult(JsonRecord):
+    """``ragdiag correlate``'s result: per-segment correlation tables, verdicts, coverage and meta."""
+
+    meta: CorrelateMeta = field(default_factory=CorrelateMeta)
+    results: list[SegmentResult] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    segments_kept: int = 0
+    segments_total: int | None = None
+    segments_dropped: list[DroppedSegment] | None = None
+    rows_without_sibling: int | None = None
+    comparisons: list[Comparison] | None = None
+    judge_reliability: JudgeReliability | None = None
+    verdicts_withheld: list[WithheldVerdict] | None = None
+    coverage: Coverage | None = None
+    system: SystemView | None = None
+    run_record: dict[str, Any] | None = None
+    grade_distribution: dict[str, Any] | None = None
+    nested: ClassVar[dict[str, Any]] = {
+        "meta": CorrelateMeta.from_json, "results": _list_of(SegmentResult), "verdicts": _list_of(Verdict),
+        "comparisons": _list_of(Comparison), "coverage": Coverage.from_json,
+        "segments_dropped": _list_of(DroppedSegment), "system": SystemView.from_json,
+        "judge_reliability": JudgeReliability.from_json, "verdicts_withheld": _list_of(WithheldVerdict),
+    }
+
+    def shown_kinds(self) -> list[str]:
+        """The kinds the tables show: those asked for with --corr, else the first (Spearman)."""
+        return list(self.meta.shown_kinds or self.meta.kinds[:1])
+
+    def measures_with_values(self) -> list[str]:
+        """The measures asked for that have at least one result row (E has none without its x·K ranking)."""
+        have = {r.measure for r in self.results}
+        return [m for m in self.meta.measures if m in have]
