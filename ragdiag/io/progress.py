@@ -5,8 +5,8 @@ seconds — ``<label>: <done>/<total> (<pct>), <rate>/s, ETA <m:ss>`` — and a 
 took long enough to have printed any; short jobs stay silent. :func:`note` prints the one-line
 ``ragdiag: note: …`` messages (e.g. "loading model …") that must reach a log before a long silence.
 
-It lives in ``io/`` (a base layer) so that every layer, retrieval included, can report progress;
-:mod:`ragdiag.report.progress` re-exports it.
+It lives in ``io/`` (a base layer) so that every layer, retrieval included, reports progress the
+same way: it is the package's one progress mechanism.
 """
 
 from __future__ import annotations
