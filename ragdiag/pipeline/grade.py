@@ -41,12 +41,14 @@ from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import (
+    RunManifest,
+    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
     run_meta,
     summary,
-    write_manifest,
+    write_run_manifest,
 )
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
@@ -65,12 +67,28 @@ class Verdict:
 
 @dataclass
 class GradeResult:
+    """The graded rows written to the output, and the manifest written beside it (meta, summary,
+    failures, unparsed) at ``manifest_path``."""
+
     graded: list[dict[str, Any]]
-    meta: dict[str, Any]
-    summary: dict[str, Any]
-    failures: list[dict[str, Any]]
-    unparsed: list[dict[str, Any]]
-    manifest: Path
+    manifest: RunManifest
+    manifest_path: Path
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.manifest.meta
+
+    @property
+    def summary(self) -> RunSummary:
+        return self.manifest.summary
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        return self.manifest.failures
+
+    @property
+    def unparsed(self) -> list[dict[str, Any]]:
+        return self.manifest.unparsed or []
 
 
 def _line_error(path: Path, line: int, field: str | None, problem: str) -> DataError:
@@ -418,6 +436,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     finally:
         client.close()
     write_graded_table(out, judged.graded, inputs=[answers])
-    write_manifest(manifest, record, [answers], meta=meta, run=details, summary=result_summary,
-                   failures=judged.failures, unparsed=judged.unparsed)
-    return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)
+    written = write_run_manifest(manifest, record, [answers], RunManifest(
+        meta=meta, run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
+        unparsed=judged.unparsed))
+    return GradeResult(judged.graded, written, manifest)

@@ -6,13 +6,14 @@ Every file goes through :mod:`ragdiag.io.writer` (atomic, never over an input).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import RunRecord, stamp, start_run
+from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run
 from ragdiag.io.writer import (
     OutputError,
     PathLike,
@@ -61,11 +62,71 @@ def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra
             "seconds": round(seconds, 3), **client.stats.as_dict(), **extra}
 
 
-def check_coverage(result_summary: dict[str, Any], min_coverage: float, manifest: Path) -> None:
+@dataclass
+class RunSummary:
+    """The ``summary`` of an LLM run (generate, grade, label, sweep): coverage = covered / items, the
+    call counts of :class:`ragdiag.llm.client.CallStats`, then what the command adds. ``keys`` keeps
+    the file's key order, so :meth:`to_json` writes back exactly what :meth:`from_json` read; keys
+    no field names are kept in ``other``."""
+
+    items: int = 0
+    covered: int = 0
+    coverage: float = 1.0
+    seconds: float = 0.0
+    requests: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    shared: int = 0
+    from_other_process: int = 0
+    retries: int = 0
+    failures: int = 0
+    capped_replies: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
+    batch_calls: int = 0
+    cost_sync: float | None = None
+    cost_batch: float | None = None
+    skipped: dict[str, Any] | None = None
+    missing_grades: int | None = None
+    no_answer: int | None = None
+    retried_unparsed: int | None = None
+    agreement: dict[str, Any] | None = None
+    reference_gate: dict[str, Any] | None = None
+    coverage_by_K: dict[str, Any] | None = None
+    coverage_by_point: list[dict[str, Any]] | None = None
+    lang: dict[str, Any] | None = None
+    references_cut: int | None = None
+    context_exceeded: int | None = None
+    context_refits: int | None = None
+    other: dict[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> RunSummary:
+        names = {f.name for f in fields(cls)} - {"other", "keys"}
+        return cls(**{k: v for k, v in doc.items() if k in names},
+                   other={k: v for k, v in doc.items() if k not in names}, keys=tuple(doc))
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: self.other[k] if k in self.other else getattr(self, k) for k in self.keys}
+
+    def has(self, key: str) -> bool:
+        """The file holds ``key`` (a command-specific count may be absent, not zero)."""
+        return key in self.keys
+
+
+def as_summary(result_summary: RunSummary | Mapping[str, Any]) -> RunSummary:
+    """A :class:`RunSummary` from one, or from a summary dict (label and sweep keep dicts)."""
+    return result_summary if isinstance(result_summary, RunSummary) else RunSummary.from_json(result_summary)
+
+
+def check_coverage(result_summary: RunSummary | Mapping[str, Any], min_coverage: float, manifest: Path) -> None:
     """Raise :class:`CoverageError` when coverage is below ``min_coverage``."""
-    if result_summary["coverage"] < min_coverage:
+    done = as_summary(result_summary)
+    if done.coverage < min_coverage:
         raise CoverageError(
-            f"coverage {result_summary['coverage']:.3f} ({result_summary['covered']} of {result_summary['items']} items) "
+            f"coverage {done.coverage:.3f} ({done.covered} of {done.items} items) "
             f"is below --min-coverage {min_coverage}; failed and unparseable items are listed in {manifest}"
         )
 
@@ -88,8 +149,56 @@ def guard_run_outputs(outputs: list[PathLike | None], inputs: list[PathLike | st
     return manifest
 
 
+@dataclass
+class RunManifest:
+    """The manifest beside a generate or grade output (``OUT.manifest.json``): ``meta`` (what
+    determines the result), ``run`` (how the server was reached), ``summary``, ``failures``, then
+    ``skipped`` (generate) or ``unparsed`` (grade), and the run record."""
+
+    meta: dict[str, Any]
+    run: dict[str, Any]
+    summary: RunSummary
+    failures: list[dict[str, Any]]
+    skipped: dict[str, Any] | None = None
+    unparsed: list[dict[str, Any]] | None = None
+    run_record: dict[str, Any] | None = None
+
+    @property
+    def command(self) -> str | None:
+        return self.meta.get("command") or (self.run_record or {}).get("command")
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> RunManifest:
+        return cls(meta=doc.get("meta") or {}, run=doc.get("run") or {},
+                   summary=RunSummary.from_json(doc.get("summary") or {}), failures=doc.get("failures") or [],
+                   skipped=doc.get("skipped"), unparsed=doc.get("unparsed"), run_record=doc.get("run_record"))
+
+    def sections(self) -> dict[str, Any]:
+        """The manifest without its run record."""
+        doc = {"meta": self.meta, "run": self.run, "summary": self.summary.to_json(), "failures": self.failures}
+        if self.skipped is not None:
+            doc["skipped"] = self.skipped
+        if self.unparsed is not None:
+            doc["unparsed"] = self.unparsed
+        return doc
+
+    def to_json(self) -> dict[str, Any]:
+        doc = self.sections()
+        return {**doc, "run_record": self.run_record} if self.run_record is not None else doc
+
+
 def write_manifest(manifest: Path, record: RunRecord, inputs: list[PathLike | str | None],
                    **sections: Any) -> Path:
-    """The manifest (meta, run, summary, failures …) stamped with the run record."""
+    """The manifest (meta, run, summary, failures …) stamped with the run record (label's)."""
     paths = [p for p in inputs if p is not None and not str(p).startswith("hf:")]
     return write_json(manifest, stamp(dict(sections), record), inputs=paths)
+
+
+def write_run_manifest(path: Path, record: RunRecord, inputs: list[PathLike | str | None],
+                       manifest: RunManifest) -> RunManifest:
+    """Write a generate/grade manifest stamped with the run record; returns it, record included."""
+    paths = [p for p in inputs if p is not None and not str(p).startswith("hf:")]
+    doc = stamp(manifest.sections(), record)
+    write_json(path, doc, inputs=paths)
+    manifest.run_record = doc[RUN_RECORD_KEY]
+    return manifest
