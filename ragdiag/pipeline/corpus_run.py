@@ -56,26 +56,27 @@ class CorpusRunConfig:
 class CorpusRunMeta:
     """``meta`` of ``corpus_run.json``: what was ranked, how, and where every stage wrote."""
 
-    command: str
-    dataset: str
-    files: dict[str, str]
-    retrievers: list[dict[str, str]]
-    embedders: Any
-    ks: list[int]
-    depth: int
-    ideal_cap: int
-    ideal: str
-    nc: str
-    short_lists_dropped: int
-    queries: dict[str, Any]
-    ranked_samples: int
-    qrels_graded: bool
-    evaluate: str
-    outputs: dict[str, str]
+    command: str | None = None
+    dataset: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    retrievers: list[dict[str, str]] = field(default_factory=list)
+    embedders: Any = None
+    ks: list[int] = field(default_factory=list)
+    depth: int | None = None
+    ideal_cap: int | None = None
+    ideal: str | None = None
+    nc: str | None = None
+    short_lists_dropped: int | None = None
+    queries: dict[str, Any] = field(default_factory=dict)
+    ranked_samples: int | None = None
+    qrels_graded: bool | None = None
+    evaluate: str | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunMeta:
-        return cls(**{f.name: doc[f.name] for f in fields(cls)})
+        """Reads a file of an older version too (a field it lacks is None or empty here)."""
+        return cls(**{f.name: doc[f.name] for f in fields(cls) if doc.get(f.name) is not None})
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,7 +91,7 @@ class CorpusRunManifest:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunManifest:
-        return cls(CorpusRunMeta.from_json(doc["meta"]), doc.get("run_record") or {})
+        return cls(CorpusRunMeta.from_json(doc.get("meta") or {}), doc.get("run_record") or {})
 
     def to_json(self) -> dict[str, Any]:
         return {"meta": self.meta.to_json(), "run_record": self.run_record}
