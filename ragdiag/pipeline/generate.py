@@ -26,6 +26,7 @@ from ragdiag.llm.runner import run_items
 from ragdiag.metrics.coverage import coverage_line, topk_coverage
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
 from ragdiag.pipeline.run_meta import (
+    LLMRunResult,
     RunManifest,
     RunSummary,
     guard_run_outputs,
@@ -38,25 +39,10 @@ from ragdiag.pipeline.run_meta import (
 
 
 @dataclass
-class GenerateResult:
-    """Rows written to the answers file, and the manifest written beside it (meta, summary,
-    failures, skipped) at ``manifest_path``."""
+class GenerateResult(LLMRunResult):
+    """Answers written to the answers file (the manifest: meta, summary, failures, skipped)."""
 
-    rows: list[dict[str, Any]]
-    manifest: RunManifest
-    manifest_path: Path
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.manifest.meta
-
-    @property
-    def summary(self) -> RunSummary:
-        return self.manifest.summary
-
-    @property
-    def failures(self) -> list[dict[str, Any]]:
-        return self.manifest.failures
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _candidate(sample: TextsSample, np_: int, index: int) -> str:
@@ -275,7 +261,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
     written = write_run_manifest(manifest, record, input_paths, RunManifest(
         meta=meta, run=details, summary=RunSummary.from_json(result_summary), failures=failures,
         skipped=skipped.as_dict()))
-    return GenerateResult(rows, written, manifest)
+    return GenerateResult(written, manifest, rows=rows)
 
 
 def gate_counts_of(gate: ReferenceGate, rows: list[dict[str, Any]]) -> dict[str, Any]:

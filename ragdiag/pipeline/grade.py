@@ -41,6 +41,7 @@ from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import (
+    LLMRunResult,
     RunManifest,
     RunSummary,
     guard_run_outputs,
@@ -66,25 +67,10 @@ class Verdict:
 
 
 @dataclass
-class GradeResult:
-    """The graded rows written to the output, and the manifest written beside it (meta, summary,
-    failures, unparsed) at ``manifest_path``."""
+class GradeResult(LLMRunResult):
+    """Graded rows written to the output (the manifest: meta, summary, failures, unparsed)."""
 
-    graded: list[dict[str, Any]]
-    manifest: RunManifest
-    manifest_path: Path
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.manifest.meta
-
-    @property
-    def summary(self) -> RunSummary:
-        return self.manifest.summary
-
-    @property
-    def failures(self) -> list[dict[str, Any]]:
-        return self.manifest.failures
+    graded: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def unparsed(self) -> list[dict[str, Any]]:
@@ -439,4 +425,4 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     written = write_run_manifest(manifest, record, [answers], RunManifest(
         meta=meta, run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
         unparsed=judged.unparsed))
-    return GradeResult(judged.graded, written, manifest)
+    return GradeResult(written, manifest, graded=judged.graded)

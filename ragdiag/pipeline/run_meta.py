@@ -21,7 +21,7 @@ from ragdiag.io.writer import (
     sidecar_path,
     write_json,
 )
-from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.client import CallStats, ClientConfig, LLMClient
 from ragdiag.remote.urls import redact_url
 
 
@@ -65,28 +65,15 @@ def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra
 @dataclass
 class RunSummary:
     """The ``summary`` of an LLM run (generate, grade, label, sweep): coverage = covered / items, the
-    call counts of :class:`ragdiag.llm.client.CallStats`, then what the command adds. ``keys`` keeps
-    the file's key order, so :meth:`to_json` writes back exactly what :meth:`from_json` read; keys
-    no field names are kept in ``other``."""
+    call counts (``stats``, a :class:`ragdiag.llm.client.CallStats`, flat in the file), then what the
+    command adds. ``keys`` keeps the file's key order, so :meth:`to_json` writes back exactly what
+    :meth:`from_json` read; keys no field names are kept in ``other``."""
 
     items: int = 0
     covered: int = 0
     coverage: float = 1.0
     seconds: float = 0.0
-    requests: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    shared: int = 0
-    from_other_process: int = 0
-    retries: int = 0
-    failures: int = 0
-    capped_replies: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = 0.0
-    batch_calls: int = 0
-    cost_sync: float | None = None
-    cost_batch: float | None = None
+    stats: CallStats = field(default_factory=CallStats)
     skipped: dict[str, Any] | None = None
     missing_grades: int | None = None
     no_answer: int | None = None
@@ -104,16 +91,21 @@ class RunSummary:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunSummary:
-        names = {f.name for f in fields(cls)} - {"other", "keys"}
+        names = {f.name for f in fields(cls)} - {"stats", "other", "keys"}
         return cls(**{k: v for k, v in doc.items() if k in names},
-                   other={k: v for k, v in doc.items() if k not in names}, keys=tuple(doc))
+                   stats=CallStats(**{k: v for k, v in doc.items() if k in _COUNTED}),
+                   other={k: v for k, v in doc.items() if k not in names | _COUNTED}, keys=tuple(doc))
 
     def to_json(self) -> dict[str, Any]:
-        return {k: self.other[k] if k in self.other else getattr(self, k) for k in self.keys}
+        return {k: self.other[k] if k in self.other else getattr(self.stats if k in _COUNTED else self, k)
+                for k in self.keys}
 
     def has(self, key: str) -> bool:
         """The file holds ``key`` (a command-specific count may be absent, not zero)."""
         return key in self.keys
+
+
+_COUNTED = frozenset(f.name for f in fields(CallStats))
 
 
 def as_summary(result_summary: RunSummary | Mapping[str, Any]) -> RunSummary:
@@ -185,6 +177,26 @@ class RunManifest:
     def to_json(self) -> dict[str, Any]:
         doc = self.sections()
         return {**doc, "run_record": self.run_record} if self.run_record is not None else doc
+
+
+@dataclass
+class LLMRunResult:
+    """What a generate or grade run returns: its manifest (also written at ``manifest_path``)."""
+
+    manifest: RunManifest
+    manifest_path: Path
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.manifest.meta
+
+    @property
+    def summary(self) -> RunSummary:
+        return self.manifest.summary
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        return self.manifest.failures
 
 
 def write_manifest(manifest: Path, record: RunRecord, inputs: list[PathLike | str | None],

@@ -16,22 +16,23 @@ def summary_rows(summary: RunSummary | Mapping[str, Any]) -> list[tuple[str, str
     from ragdiag.pipeline.run_meta import as_summary
 
     s = as_summary(summary)
+    c = s.stats  # the call counts
     rows: list[tuple[str, Any]] = [
         ("items", s.items), ("covered", f"{s.covered} ({s.coverage:.1%})"),
-        ("requests", s.requests), ("calls sent", s.calls), ("cache hits", s.cache_hits),
-        ("shared in flight", s.shared), ("retries", s.retries), ("failed calls", s.failures),
-        ("tokens in / out", f"{s.prompt_tokens} / {s.completion_tokens}"),
-        ("cost", format_cost(s.cost)), ("seconds", s.seconds),
+        ("requests", c.requests), ("calls sent", c.calls), ("cache hits", c.cache_hits),
+        ("shared in flight", c.shared), ("retries", c.retries), ("failed calls", c.failures),
+        ("tokens in / out", f"{c.prompt_tokens} / {c.completion_tokens}"),
+        ("cost", format_cost(c.cost)), ("seconds", s.seconds),
     ]
-    if s.batch_calls:  # --batch: what the calls cost at batch and at synchronous prices
-        rows[8:8] = [("batch calls", s.batch_calls),
-                     ("cost batch / sync", f"{format_cost(s.cost_batch)} / {format_cost(s.cost_sync)}")]
-    if s.from_other_process:
-        rows.append(("waited for another process", s.from_other_process))
-    if s.capped_replies:
+    if c.batch_calls:  # --batch: what the calls cost at batch and at synchronous prices
+        rows[8:8] = [("batch calls", c.batch_calls),
+                     ("cost batch / sync", f"{format_cost(c.cost_batch)} / {format_cost(c.cost_sync)}")]
+    if c.from_other_process:
+        rows.append(("waited for another process", c.from_other_process))
+    if c.capped_replies:
         from ragdiag.llm.client import MAX_REPLY_CHARS
 
-        rows.append(("capped replies", f"{s.capped_replies} (over {MAX_REPLY_CHARS:,} characters: head, "
+        rows.append(("capped replies", f"{c.capped_replies} (over {MAX_REPLY_CHARS:,} characters: head, "
                                        "length and sha256 kept)"))
     for key in ("missing_grades", "no_answer", "retried_unparsed"):
         if s.has(key):
