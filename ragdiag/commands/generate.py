@@ -15,9 +15,9 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.generate import GenerateResult
-from ragdiag.pipeline.run_meta import RunManifest, RunSummary, check_coverage
+from ragdiag.pipeline.run_meta import RunManifest, RunMeta, RunSummary, check_coverage
 
-__all__ = ["AnswerSettings", "ClientConfig", "GenerateRequest", "GenerateResult", "RunManifest", "RunSummary",
+__all__ = ["AnswerSettings", "ClientConfig", "GenerateRequest", "GenerateResult", "RunManifest", "RunMeta", "RunSummary",
            "check_coverage", "check_ranking_source", "run"]
 
 

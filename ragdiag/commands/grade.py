@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.grade import GradeResult, GradingOptions
-from ragdiag.pipeline.run_meta import RunManifest, RunSummary, check_coverage
+from ragdiag.pipeline.run_meta import RunManifest, RunMeta, RunSummary, check_coverage
 
-__all__ = ["ClientConfig", "GradeRequest", "GradeResult", "GradingOptions", "RunManifest", "RunSummary", "check_coverage", "run"]
+__all__ = ["ClientConfig", "GradeRequest", "GradeResult", "GradingOptions", "RunManifest", "RunMeta", "RunSummary",
+           "check_coverage", "run"]
 
 
 @dataclass

@@ -158,7 +158,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
         generate_meta=generated.meta, grade_meta=graded.meta,
         reference_gate={"generate": generated.summary.reference_gate, "grade": graded.summary.reference_gate},
     ).to_json()
-    record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta["prompts"], *graded.meta["prompts"]]},
+    record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta.prompts, *graded.meta.prompts]},
                            gate.patterns.source.split("@")[0]: gate.patterns.source})
     write_json(paths["correlation"], stamp(correlation, record), inputs=inputs)
     return PipelineResult(generated, graded, correlation, paths)

@@ -28,6 +28,7 @@ from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_p
 from ragdiag.pipeline.run_meta import (
     LLMRunResult,
     RunManifest,
+    RunMeta,
     RunSummary,
     guard_run_outputs,
     open_record,
@@ -259,7 +260,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     written = write_run_manifest(manifest, record, input_paths, RunManifest(
-        meta=meta, run=details, summary=RunSummary.from_json(result_summary), failures=failures,
+        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=failures,
         skipped=skipped.as_dict()))
     return GenerateResult(written, manifest, rows=rows)
 

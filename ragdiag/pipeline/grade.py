@@ -43,6 +43,7 @@ from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import (
     LLMRunResult,
     RunManifest,
+    RunMeta,
     RunSummary,
     guard_run_outputs,
     open_record,
@@ -423,6 +424,6 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         client.close()
     write_graded_table(out, judged.graded, inputs=[answers])
     written = write_run_manifest(manifest, record, [answers], RunManifest(
-        meta=meta, run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
+        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
         unparsed=judged.unparsed))
     return GradeResult(written, manifest, graded=judged.graded)

@@ -63,11 +63,57 @@ def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra
 
 
 @dataclass
-class RunSummary:
+class KeyedRecord:
+    """A JSON object read into named fields: ``keys`` keeps the file's key order, so :meth:`to_json`
+    writes back exactly what :meth:`from_json` read; keys no field names are kept in ``other``."""
+
+    other: dict[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def named(cls) -> set[str]:
+        return {f.name for f in fields(cls)} - {"other", "keys"}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]):
+        names = cls.named()
+        return cls(**{k: v for k, v in doc.items() if k in names},
+                   other={k: v for k, v in doc.items() if k not in names}, keys=tuple(doc))
+
+    def value(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: self.other[k] if k in self.other else self.value(k) for k in self.keys}
+
+    def has(self, key: str) -> bool:
+        """The file holds ``key`` (a command-specific field may be absent, not zero)."""
+        return key in self.keys
+
+
+@dataclass
+class RunMeta(KeyedRecord):
+    """The ``meta`` block of a generate or grade result (:func:`run_meta`): command, version, the
+    model and its sampling parameters, prompt versions, then what the command adds (``k``, ``dataset``,
+    the inputs for generate; ``judges``, ``repeats``, ``grade_mode``, the answers for grade)."""
+
+    command: str | None = None
+    ragdiag_version: str | None = None
+    llm: dict[str, Any] = field(default_factory=dict)
+    prompts: list[str] = field(default_factory=list)
+    k: list[int] | None = None
+    dataset: str | None = None
+    judges: list[str] | None = None
+    repeats: int | None = None
+    grade_mode: str | None = None
+    lang: str | None = None
+
+
+@dataclass
+class RunSummary(KeyedRecord):
     """The ``summary`` of an LLM run (generate, grade, label, sweep): coverage = covered / items, the
     call counts (``stats``, a :class:`ragdiag.llm.client.CallStats`, flat in the file), then what the
-    command adds. ``keys`` keeps the file's key order, so :meth:`to_json` writes back exactly what
-    :meth:`from_json` read; keys no field names are kept in ``other``."""
+    command adds."""
 
     items: int = 0
     covered: int = 0
@@ -86,23 +132,16 @@ class RunSummary:
     references_cut: int | None = None
     context_exceeded: int | None = None
     context_refits: int | None = None
-    other: dict[str, Any] = field(default_factory=dict)
-    keys: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunSummary:
-        names = {f.name for f in fields(cls)} - {"stats", "other", "keys"}
+        names = cls.named() - {"stats"}
         return cls(**{k: v for k, v in doc.items() if k in names},
                    stats=CallStats(**{k: v for k, v in doc.items() if k in _COUNTED}),
                    other={k: v for k, v in doc.items() if k not in names | _COUNTED}, keys=tuple(doc))
 
-    def to_json(self) -> dict[str, Any]:
-        return {k: self.other[k] if k in self.other else getattr(self.stats if k in _COUNTED else self, k)
-                for k in self.keys}
-
-    def has(self, key: str) -> bool:
-        """The file holds ``key`` (a command-specific count may be absent, not zero)."""
-        return key in self.keys
+    def value(self, key: str) -> Any:
+        return getattr(self.stats if key in _COUNTED else self, key)
 
 
 _COUNTED = frozenset(f.name for f in fields(CallStats))
@@ -147,7 +186,7 @@ class RunManifest:
     determines the result), ``run`` (how the server was reached), ``summary``, ``failures``, then
     ``skipped`` (generate) or ``unparsed`` (grade), and the run record."""
 
-    meta: dict[str, Any]
+    meta: RunMeta
     run: dict[str, Any]
     summary: RunSummary
     failures: list[dict[str, Any]]
@@ -157,17 +196,17 @@ class RunManifest:
 
     @property
     def command(self) -> str | None:
-        return self.meta.get("command") or (self.run_record or {}).get("command")
+        return self.meta.command or (self.run_record or {}).get("command")
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunManifest:
-        return cls(meta=doc.get("meta") or {}, run=doc.get("run") or {},
+        return cls(meta=RunMeta.from_json(doc.get("meta") or {}), run=doc.get("run") or {},
                    summary=RunSummary.from_json(doc.get("summary") or {}), failures=doc.get("failures") or [],
                    skipped=doc.get("skipped"), unparsed=doc.get("unparsed"), run_record=doc.get("run_record"))
 
     def sections(self) -> dict[str, Any]:
         """The manifest without its run record."""
-        doc = {"meta": self.meta, "run": self.run, "summary": self.summary.to_json(), "failures": self.failures}
+        doc = {"meta": self.meta.to_json(), "run": self.run, "summary": self.summary.to_json(), "failures": self.failures}
         if self.skipped is not None:
             doc["skipped"] = self.skipped
         if self.unparsed is not None:
@@ -187,7 +226,7 @@ class LLMRunResult:
     manifest_path: Path
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> RunMeta:
         return self.manifest.meta
 
     @property

@@ -44,6 +44,7 @@ def test_run_manifest_reads_and_writes_back_the_golden_manifest(name):
     manifest = RunManifest.from_json(doc)
     assert manifest.to_json() == doc and json.dumps(manifest.to_json()) == json.dumps(doc)  # key order too
     assert manifest.summary.items == doc["summary"]["items"] and manifest.command == doc["meta"]["command"]
+    assert manifest.summary.stats.calls == doc["summary"]["calls"] and manifest.meta.prompts == doc["meta"]["prompts"]
 
 
 def test_pipeline_meta_reads_and_writes_back_the_golden_block():
@@ -51,6 +52,7 @@ def test_pipeline_meta_reads_and_writes_back_the_golden_block():
     meta = PipelineMeta.from_json(doc)
     assert json.dumps(meta.to_json()) == json.dumps(doc)
     assert meta.equivalent_command.startswith("ragdiag correlate --graded pipe/graded.json")
+    assert meta.generate_meta.k == [2, 3, 5] and meta.grade_meta.repeats == 1
 
 
 def test_corpus_run_manifest_reads_and_writes_back_the_golden_file():
