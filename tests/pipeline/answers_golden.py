@@ -1,7 +1,9 @@
 """The golden runs of ``generate``, ``grade``, ``pipeline`` and ``pipeline --corpus``: small inputs
 (tests/pipeline/tiny_data.py, a 30-passage synthetic BEIR folder ranked by BM25), replies from the
 local chat test server (test-server output, not an LLM's), relative paths so the files do not name
-the machine. ``python -m tests.pipeline.answers_golden`` rewrites tests/pipeline/golden/."""
+the machine, model name ``ragdiag-test-server`` so every file says where its replies came from.
+The golden files were written by the code before the issue-17 refactor (commit 0dcec01);
+``python -m tests.pipeline.answers_golden`` rewrites them with the code on the path."""
 
 from __future__ import annotations
 
@@ -62,7 +64,8 @@ def run_all(workdir: Path, base_url: str) -> None:
     try:
         write_tiny(Path("data"))
         write_corpus(Path("synthetic"), n_docs=30, n_queries=4)
-        llm = ["--base-url", base_url, "--cache-dir", "cache", "--no-progress", "--workers", "1"]
+        llm = ["--model", "ragdiag-test-server", "--base-url", base_url, "--cache-dir", "cache", "--no-progress",
+               "--workers", "1"]
         commands = [
             ["generate", "--texts", "data/samples_texts.json", "--ranked", "data/samples_ranked.json", "--k", "2,5",
              "--out", "answers.jsonl"],
