@@ -1,19 +1,24 @@
-"""The options of the commands that generate answers (generate, pipeline, sweep): the question's
-language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`); ``--lang`` also for grade;
-``--complete-cases`` for pipeline's correlate stage."""
+"""The options of the commands that generate and grade answers (generate, grade, pipeline, sweep),
+declared here once: the question's language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`);
+``--lang`` also for grade; ``--complete-cases`` for pipeline's correlate stage. :data:`ANSWER` and
+:data:`GRADING` are option groups: a command lists ``answer: AnswerSettings = ANSWER`` and receives
+the built object (:func:`ragdiag.cli.llm_options.llm_command` expands the group in place)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.params import PATH, TEXT, _float_option, checked_by, choices_metavar
 
 if TYPE_CHECKING:
-    from ragdiag.pipeline.answer_plan import AnswerSettings
+    from ragdiag.commands.pipeline import AnswerSettings, GradingOptions
 
 
 class PromptLang(str, Enum):
@@ -61,12 +66,31 @@ DEFAULT_LANG, DEFAULT_FIT, DEFAULT_CHARS_PER_TOKEN = PromptLang.auto, FitMode.tr
 def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMode, tokenizer: Path | None,
                     chars_per_token: float) -> AnswerSettings:
     """The library settings from the options (checked again there)."""
-    from ragdiag.pipeline.answer_plan import AnswerSettings, parse_max_prompt_tokens
+    from ragdiag.commands.pipeline import AnswerSettings
 
-    if max_prompt_tokens is None and (fit is not FitMode.truncate or tokenizer is not None):
-        from ragdiag.errors import RagdiagError
+    return AnswerSettings.from_options(lang.value, max_prompt_tokens, fit.value, tokenizer, chars_per_token)
 
-        flag = "--tokenizer" if tokenizer is not None else "--fit"
-        raise RagdiagError(f"{flag} applies only with --max-prompt-tokens")
-    return AnswerSettings(lang=lang.value, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens),
-                          fit=fit.value, tokenizer=tokenizer, chars_per_token=chars_per_token)
+
+def grading_options(grade_mode: p.GradeMode, top_logprobs: int, keep_degenerate: bool, degenerate_patterns: Path | None,
+                    long_answer_ratio: float) -> GradingOptions:
+    """How answers are gated and graded, from the options."""
+    from ragdiag.commands.pipeline import GradingOptions
+
+    return GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options that travel together: (name, annotation, default) each, in --help order, and the
+    function that builds the command's value from them (called with the options as keywords)."""
+
+    options: tuple[tuple[str, Any, Any], ...]
+    build: Callable[..., Any]
+
+
+ANSWER = OptionGroup((("lang", AnswerLang, DEFAULT_LANG), ("max_prompt_tokens", MaxPromptTokens, None),
+                      ("fit", Fit, DEFAULT_FIT), ("tokenizer", Tokenizer, None),
+                      ("chars_per_token", CharsPerToken, DEFAULT_CHARS_PER_TOKEN)), answer_settings)
+GRADING = OptionGroup((("grade_mode", p.GradeModeOpt, p.GradeMode.digit), ("top_logprobs", p.TopLogprobs, p.DEFAULT_TOP_LOGPROBS),
+                       ("keep_degenerate", p.KeepDegenerate, False), ("degenerate_patterns", p.DegeneratePatterns, None),
+                       ("long_answer_ratio", p.LongAnswerRatio, p.DEFAULT_LONG_ANSWER_RATIO)), grading_options)

@@ -8,16 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Optional
 from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.errors import RagdiagError
+from ragdiag.io.lists import parse_ks
 
 if TYPE_CHECKING:
-    from ragdiag.llm.client import ClientConfig
-
-
-def check_ranking_source(ranked: Optional[str], embedder: Optional[str]) -> None:
-    """Exactly one of --ranked and --embedder says where the top-K comes from."""
-    if (ranked is None) == (embedder is None):
-        raise RagdiagError("give exactly one of --ranked FILE or --embedder EMBEDDER")
+    from ragdiag.commands.generate import AnswerSettings, ClientConfig
 
 
 @llm_command
@@ -31,11 +25,7 @@ def generate(
     ranked_out: Annotated[Optional[Path], p.path_option("--ranked-out", "Where --embedder writes the ranked samples (default OUT-stem.ranked.json).")] = None,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
-    lang: ao.AnswerLang = ao.DEFAULT_LANG,
-    max_prompt_tokens: ao.MaxPromptTokens = None,
-    fit: ao.Fit = ao.DEFAULT_FIT,
-    tokenizer: ao.Tokenizer = None,
-    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
+    answer: AnswerSettings = ao.ANSWER,
     *,
     config: ClientConfig,
     min_coverage: float,
@@ -43,19 +33,12 @@ def generate(
 ) -> None:
     """Write one ideal answer per query and one top-K answer per (ranked sample, K); count degenerate answers
     (empty, refusal, prompt echo, question copy, too long) per kind."""
-    from ragdiag.data.reference_gate import make_gate
-    from ragdiag.io.lists import parse_ks
-    from ragdiag.io.paths import check_paths
-    from ragdiag.pipeline.generate import run_generate
-    from ragdiag.pipeline.run_meta import check_coverage
+    from ragdiag.commands import generate as command
 
-    check_ranking_source(ranked, embedder)
-    settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
-    local = {"--texts": texts, "--ranked": ranked, "--degenerate-patterns": degenerate_patterns}
-    check_paths(inputs={flag: Path(v) for flag, v in local.items() if v and Path(v).exists()},
-                outputs={"--out": out, "--ranked-out": ranked_out}, folders={"--cache-dir": config.cache_dir})
-    gate = make_gate(degenerate_patterns, long_answer_ratio)
-    result = run_generate(texts, ranked, sorted(parse_ks(ks, "--ks")), dataset.value, out, config, embedder, ranked_out, progress,
-                          gate=gate, settings=settings)
-    render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest})
-    check_coverage(result.summary, min_coverage, result.manifest)
+    request = command.GenerateRequest(
+        texts=texts, out=out, config=config, ks=tuple(sorted(parse_ks(ks, "--ks"))), ranked=ranked,
+        dataset=dataset.value, embedder=embedder, ranked_out=ranked_out, degenerate_patterns=degenerate_patterns,
+        long_answer_ratio=long_answer_ratio, answer=answer, progress=progress)
+    result = command.run(request)
+    render_summary("ragdiag generate", result.summary, {"answers": out, "manifest": result.manifest_path})
+    command.check_coverage(result.summary, min_coverage, result.manifest_path)

@@ -12,7 +12,7 @@ from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
 
 if TYPE_CHECKING:
-    from ragdiag.llm.client import ClientConfig
+    from ragdiag.commands.grade import ClientConfig, GradingOptions
 
 
 @llm_command
@@ -21,11 +21,7 @@ def grade(
     out: Annotated[Path, p.path_option("--out", "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json.")],
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
-    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
-    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: p.KeepDegenerate = False,
-    degenerate_patterns: p.DegeneratePatterns = None,
-    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    grading: GradingOptions = ao.GRADING,
     no_retry_unparsed: Annotated[bool, typer.Option(
         "--no-retry-unparsed",
         help="Keep the cached judge replies that held no grade (prose, {\"grade\": NaN}) instead of asking them "
@@ -41,18 +37,14 @@ def grade(
     Rows whose ideal answer is degenerate (empty, a refusal, an echo of the prompt, a copy of the
     question, far longer than the median) are not sent to the judge unless --keep-degenerate.
     """
-    from ragdiag.data.reference_gate import make_gate
-    from ragdiag.io.paths import check_paths
-    from ragdiag.pipeline.grade import judge_models, run_grade
-    from ragdiag.pipeline.run_meta import check_coverage
+    from ragdiag.commands import grade as command
 
-    check_paths(inputs={"--answers": answers, "--degenerate-patterns": degenerate_patterns}, outputs={"--out": out},
-                folders={"--cache-dir": config.cache_dir})
-    result = run_grade(answers, out, config, repeats, judge_models(config, second_judge), progress, grade_mode.value,
-                       top_logprobs, make_gate(degenerate_patterns, long_answer_ratio), keep_degenerate,
-                       retry_unparsed=not no_retry_unparsed, lang=lang.value)
-    if result.summary.get("retried_unparsed"):
-        typer.echo(f"retried {result.summary['retried_unparsed']} item(s) whose cached judge reply held no grade "
+    request = command.GradeRequest(answers=answers, out=out, config=config, repeats=repeats, second_judge=second_judge,
+                                   grading=grading, retry_unparsed=not no_retry_unparsed, lang=lang.value,
+                                   progress=progress)
+    result = command.run(request)
+    if result.summary.retried_unparsed:
+        typer.echo(f"retried {result.summary.retried_unparsed} item(s) whose cached judge reply held no grade "
                    "(--no-retry-unparsed keeps them)", err=True)
-    render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest})
-    check_coverage(result.summary, min_coverage, result.manifest)
+    render_summary("ragdiag grade", result.summary, {"graded": out, "manifest": result.manifest_path})
+    command.check_coverage(result.summary, min_coverage, result.manifest_path)

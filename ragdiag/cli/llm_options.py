@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragdiag.cli import params as p
+from ragdiag.cli.answer_options import OptionGroup
 from ragdiag.cli.params import CacheDir  # noqa: F401 - re-exported for cli/cache.py
 from ragdiag.report.llm_summary import render_summary  # noqa: F401 - re-exported for the LLM commands
 
@@ -33,20 +34,33 @@ _RUN_OPTIONS = ("min_coverage", "progress")
 
 def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
     """Give a command the shared LLM options; it is called with ``config`` (a :class:`ClientConfig`
-    built from them), ``min_coverage`` and ``progress`` instead of the individual options."""
-    own = [param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=_evaluated(param.annotation, fn))
-           for param in inspect.signature(fn).parameters.values() if param.name not in ("config", *_RUN_OPTIONS)]
+    built from them), ``min_coverage`` and ``progress`` instead of the individual options. A parameter
+    whose default is an :class:`OptionGroup` becomes the group's options, at its place in --help, and
+    receives the group's built value."""
+    own: list[inspect.Parameter] = []
+    groups: dict[str, OptionGroup] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.name in ("config", *_RUN_OPTIONS):
+            continue
+        if isinstance(param.default, OptionGroup):
+            groups[param.name] = param.default
+            own += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+                    for name, annotation, default in param.default.options]
+        else:
+            own.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=_evaluated(param.annotation, fn)))
     shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
               for name, (annotation, default) in _SHARED.items()]
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> None:
-        from ragdiag.llm.client import ClientConfig
+        from ragdiag.commands.generate import ClientConfig
 
         values = {name: kwargs.pop(name) for name in _SHARED}
         run = {name: values.pop(name) for name in _RUN_OPTIONS}
         values["cache"] = getattr(values["cache"], "value", values["cache"])
         values["batch"] = getattr(values["batch"], "value", values["batch"])
+        for name, group in groups.items():
+            kwargs[name] = group.build(**{option: kwargs.pop(option) for option, _, _ in group.options})
         done = fn(config=ClientConfig(**values), **run, **kwargs)
         _say_if_test_server(values["model"])
         return done

@@ -1,20 +1,30 @@
 """``ragdiag pipeline``: rank → generate → grade → correlate in one command (``--corpus``: your own
-corpus, queries and qrels ranked by ``--retriever`` specs, see :mod:`ragdiag.cli.corpus_pipeline`)."""
+corpus, queries and qrels ranked by ``--retriever`` specs; see :mod:`ragdiag.commands.pipeline`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ragdiag.cli import answer_options as ao
-from ragdiag.cli import corpus_pipeline as cp
 from ragdiag.cli import params as p
-from ragdiag.cli.generate import check_ranking_source
 from ragdiag.cli.llm_options import llm_command, render_summary
+from ragdiag.cli.params import INTEGER, PATH, TEXT
+from ragdiag.io.lists import parse_ks
 
 if TYPE_CHECKING:
-    from ragdiag.llm.client import ClientConfig
+    from ragdiag.commands.pipeline import AnswerSettings, ClientConfig, CorpusRunResult, GradingOptions, PipelineResult
+
+CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", help="Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.", metavar=PATH)]
+QueriesOpt = Annotated[Optional[Path], typer.Option("--queries", help="With --corpus: BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
+QrelsOpt = Annotated[Optional[Path], typer.Option("--qrels", help="With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).", metavar=PATH)]
+RetrieverOpt = Annotated[Optional[list[str]], typer.Option("--retriever", help="With --corpus (repeatable): dense:EMBEDDER[:INDEX_SPEC] (e.g. dense:local:hnsw:M=16,efSearch=32), bm25[:VARIANT], or hybrid:A+B (RRF).", metavar=TEXT)]
+DepthOpt = Annotated[Optional[int], typer.Option("--depth", help="With --corpus: passages retrieved per query (default: the largest K).", min=1, max=100_000, metavar=INTEGER)]
+IdealCapOpt = Annotated[int, typer.Option("--ideal-cap", help="With --corpus: queries with more relevant passages than this are left out (the ideal answer uses them all).", min=1, max=1000, metavar=INTEGER)]
+MaxQueriesOpt = Annotated[Optional[int], typer.Option("--max-queries", help="With --corpus: use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
+EmbedBaseUrlOpt = Annotated[Optional[str], typer.Option("--embed-base-url", help="With --corpus: server URL for openai:/voyage: embedders (--base-url is the chat model's).", metavar=TEXT)]
 
 
 @llm_command
@@ -29,25 +39,17 @@ def pipeline(
     second_judge: p.SecondJudge = None,
     segments: p.Segments = p.Segmentation.ratio,
     min_samples: p.MinSamples = p.DEFAULT_MIN_SAMPLES,
-    corpus: cp.CorpusOpt = None,
-    queries: cp.QueriesOpt = None,
-    qrels: cp.QrelsOpt = None,
-    retriever: cp.RetrieverOpt = None,
-    depth: cp.DepthOpt = None,
-    ideal_cap: cp.IdealCapOpt = 10,
-    max_queries: cp.MaxQueriesOpt = None,
-    embed_base_url: cp.EmbedBaseUrlOpt = None,
-    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
-    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: p.KeepDegenerate = False,
-    degenerate_patterns: p.DegeneratePatterns = None,
-    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
+    corpus: CorpusOpt = None,
+    queries: QueriesOpt = None,
+    qrels: QrelsOpt = None,
+    retriever: RetrieverOpt = None,
+    depth: DepthOpt = None,
+    ideal_cap: IdealCapOpt = 10,
+    max_queries: MaxQueriesOpt = None,
+    embed_base_url: EmbedBaseUrlOpt = None,
+    grading: GradingOptions = ao.GRADING,
     parquet: p.GradedParquet = False,
-    lang: ao.AnswerLang = ao.DEFAULT_LANG,
-    max_prompt_tokens: ao.MaxPromptTokens = None,
-    fit: ao.Fit = ao.DEFAULT_FIT,
-    tokenizer: ao.Tokenizer = None,
-    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
+    answer: AnswerSettings = ao.ANSWER,
     complete_cases: ao.CompleteCases = False,
     *,
     config: ClientConfig,
@@ -56,35 +58,44 @@ def pipeline(
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
+    from ragdiag.commands import pipeline as command
+
+    request = command.PipelineRequest(
+        out_dir=out_dir, config=config, ks=tuple(sorted(parse_ks(ks, "--ks"))), texts=texts, ranked=ranked,
+        embedder=embedder, dataset=dataset.value, repeats=repeats, second_judge=second_judge, segments=segments.value,
+        min_samples=min_samples, corpus=corpus, queries=queries, qrels=qrels, retrievers=tuple(retriever or ()),
+        depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url, grading=grading,
+        parquet=parquet, answer=answer, complete_cases=complete_cases, progress=progress)
+    result = command.run(request)
+    if isinstance(result, command.CorpusRunResult):
+        _render_corpus_run(result, out_dir)
+        pipe = result.pipeline
+    else:
+        pipe = result
+        _render_stages(pipe)
+        typer.echo(f"correlation written to {pipe.paths['correlation']} "
+                   f"(same as: {pipe.pipeline_meta.equivalent_command})")
+    command.check_coverage(pipe.graded.summary, min_coverage, pipe.graded.manifest_path)
+
+
+def _render_stages(pipe: PipelineResult) -> None:
+    """The generate and grade summaries, then the correlation report."""
     from rich.console import Console
 
-    from ragdiag.io.lists import parse_ks
-    from ragdiag.io.paths import check_paths
-    from ragdiag.pipeline.end_to_end import GradingOptions, run_pipeline
-    from ragdiag.pipeline.grade import judge_models
-    from ragdiag.pipeline.run_meta import check_coverage
     from ragdiag.report.correlate_report import print_report
 
-    cp.check_corpus_flags(corpus, retriever, texts, ranked, embedder)
-    check_paths(inputs={"--degenerate-patterns": degenerate_patterns})
-    grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
-    grading.gate()  # a bad patterns file or ratio stops here, before any call
-    settings = ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token)
-    if corpus is not None:
-        check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
-        cp.corpus_pipeline(corpus, queries, qrels, retriever, sorted(parse_ks(ks, "--ks")), out_dir, depth, ideal_cap, max_queries,
-                           embed_base_url, repeats, judge_models(config, second_judge), segments.value, min_samples,
-                           config, min_coverage, progress, grading, settings, complete_cases)
-        return
-    check_ranking_source(ranked, embedder)
-    check_paths(folders={"--out-dir": out_dir, "--cache-dir": config.cache_dir})
-    result = run_pipeline(texts, ranked, embedder, sorted(parse_ks(ks, "--ks")), dataset.value, out_dir, config, repeats,
-                          judge_models(config, second_judge), segments.value, min_samples, progress, grading,
-                          graded_name="graded.parquet" if parquet else "graded.json", settings=settings,
-                          complete_cases=complete_cases)
-    render_summary("generate", result.generated.summary, {"answers": result.paths["answers"]})
-    render_summary("grade", result.graded.summary, {"graded": result.paths["graded"]})
-    print_report(result.correlation, Console())
-    typer.echo(f"correlation written to {result.paths['correlation']} "
-               f"(same as: {result.correlation['meta']['pipeline']['equivalent_command']})")
-    check_coverage(result.graded.summary, min_coverage, result.graded.manifest)
+    render_summary("generate", pipe.generated.summary, {"answers": pipe.paths["answers"]})
+    render_summary("grade", pipe.graded.summary, {"graded": pipe.paths["graded"]})
+    print_report(pipe.correlation, Console())
+
+
+def _render_corpus_run(result: CorpusRunResult, out_dir: Path) -> None:
+    """What was ranked (stderr), the stages, and where the corpus run wrote."""
+    meta = result.summary
+    typer.echo(f"{meta.dataset}: {meta.queries['used']} queries ({meta.queries['left_out']} left out: more relevant "
+               f"passages than --ideal-cap {meta.ideal_cap}), {meta.ranked_samples} ranked samples from "
+               f"{len(meta.retrievers)} retrievers at depth {meta.depth}", err=True)
+    _render_stages(result.pipeline)
+    if result.evaluation is not None:
+        typer.echo(f"evaluate (graded qrels): {result.paths['evaluation']}")
+    typer.echo(f"samples, runs and manifest in {out_dir} ({result.paths['manifest'].name})")

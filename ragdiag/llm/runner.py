@@ -1,4 +1,5 @@
-"""Run one function over many items with a worker pool, a progress bar and failure bookkeeping.
+"""Run one function over many items with a worker pool, progress (:mod:`ragdiag.io.progress`: a bar on
+a terminal, a line every few seconds in a log, silent for short work) and failure bookkeeping.
 
 Each item either succeeds or fails on its own (:class:`CallFailed`, recorded in the failure
 manifest). A :class:`RagdiagError` (replay miss, missing key, refused credentials) stops the run.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.progress import progress_reporter
 from ragdiag.llm.batch import Deferred
 from ragdiag.llm.client import CallFailed, LLMClient
 from ragdiag.llm.context_errors import ContextExceeded
@@ -29,23 +31,6 @@ class RunOutcome:
     errors: list[str | None]
     failures: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def _progress(enabled: bool):
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]} items/s · cache hits {task.fields[hits]} · cost {task.fields[cost]}"),
-        TimeElapsedColumn(), console=Console(stderr=True), disable=not enabled, transient=False,
-    )
 
 
 def format_cost(cost: float | None) -> str:
@@ -77,17 +62,16 @@ def _run_round(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any]
                todo: list[int], description: str, progress: bool, outcome: RunOutcome) -> list[int]:
     """One pass over the items ``todo``; returns those deferred to a batch."""
     abort_after = max(10, 2 * client.config.workers)
-    consecutive, finished, start = 0, 0, time.perf_counter()
+    consecutive = 0
     deferred: list[int] = []
-    with _progress(progress) as bar, ThreadPoolExecutor(client.config.workers) as pool:
-        task = bar.add_task(description, total=len(todo), rate="0.0", hits=0, cost=format_cost(0.0))
+    with progress_reporter(description, len(todo), enabled=progress) as bar, \
+            ThreadPoolExecutor(client.config.workers) as pool:
         pending = {pool.submit(fn, items[i]): i for i in todo}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=pending.__getitem__):  # item order: deterministic errors
                     index = pending.pop(future)
-                    finished += 1
                     try:
                         outcome.results[index] = future.result()
                         consecutive = 0
@@ -98,9 +82,7 @@ def _run_round(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any]
                         outcome.failures.append({"item": labels[index], "error": str(err)})
                         # a prompt too long for the model says nothing about the server's health
                         consecutive = consecutive if isinstance(err, ContextExceeded) else consecutive + 1
-                    elapsed = max(time.perf_counter() - start, 1e-9)
-                    bar.update(task, advance=1, hits=client.stats.cache_hits, cost=format_cost(client.stats.cost),
-                               rate=f"{finished / elapsed:.1f}")
+                    bar.advance(1)
                 if consecutive >= abort_after:
                     raise RagdiagError(
                         f"{consecutive} items in a row failed after their retries (last: {outcome.failures[-1]['error']}); "

@@ -59,6 +59,17 @@ class AnswerSettings:
         if not (math.isfinite(self.chars_per_token) and 0.5 <= self.chars_per_token <= 20):
             raise RagdiagError(f"--chars-per-token must be between 0.5 and 20, got {self.chars_per_token}")
 
+    @classmethod
+    def from_options(cls, lang: str, max_prompt_tokens: str | None, fit: str, tokenizer: Path | None,
+                     chars_per_token: float) -> AnswerSettings:
+        """The settings from the command-line values; ``--fit`` other than truncate and ``--tokenizer``
+        apply only with ``--max-prompt-tokens``."""
+        if max_prompt_tokens is None and (fit != "truncate" or tokenizer is not None):
+            flag = "--tokenizer" if tokenizer is not None else "--fit"
+            raise RagdiagError(f"{flag} applies only with --max-prompt-tokens")
+        return cls(lang=lang, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens), fit=fit,
+                   tokenizer=tokenizer, chars_per_token=chars_per_token)
+
     def prompt_ids(self, name: str = "generation") -> dict[str, str]:
         """The prompt versions this setting can use (for the run record)."""
         langs = LANGS if self.lang == "auto" else (self.lang,)

@@ -15,25 +15,17 @@ fewer than asked). The stages after ranking are the existing ``pipeline`` on the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import describe_input
-from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
-from ragdiag.llm.client import ClientConfig
-from ragdiag.metrics.segments import segmentation_for
 from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
-from ragdiag.pipeline.corpus_retrievers import (
-    CorpusRetrieval,
-    RetrieverSpec,
-    parse_retriever,
-)
-from ragdiag.pipeline.generate import _stderr_line
-from ragdiag.retrieval.formats import write_run
+from ragdiag.pipeline.corpus_inputs import CorpusData
+from ragdiag.pipeline.corpus_retrievers import RetrieverSpec, parse_retriever
+from ragdiag.pipeline.end_to_end import PipelineResult
 
 TEXTS_FILE, RANKED_FILE = "samples_texts.json", "samples_ranked.json"
 
@@ -61,11 +53,60 @@ class CorpusRunConfig:
 
 
 @dataclass
+class CorpusRunMeta:
+    """``meta`` of ``corpus_run.json``: what was ranked, how, and where every stage wrote."""
+
+    command: str | None = None
+    dataset: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    retrievers: list[dict[str, str]] = field(default_factory=list)
+    embedders: Any = None
+    ks: list[int] = field(default_factory=list)
+    depth: int | None = None
+    ideal_cap: int | None = None
+    ideal: str | None = None
+    nc: str | None = None
+    short_lists_dropped: int | None = None
+    queries: dict[str, Any] = field(default_factory=dict)
+    ranked_samples: int | None = None
+    qrels_graded: bool | None = None
+    evaluate: str | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunMeta:
+        """Reads a file of an older version too (a field it lacks is None or empty here)."""
+        return cls(**{f.name: doc[f.name] for f in fields(cls) if doc.get(f.name) is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CorpusRunManifest:
+    """``corpus_run.json``: the meta and the run record (the pipeline's, with the corpus files first)."""
+
+    meta: CorpusRunMeta
+    run_record: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunManifest:
+        return cls(CorpusRunMeta.from_json(doc.get("meta") or {}), doc.get("run_record") or {})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"meta": self.meta.to_json(), "run_record": self.run_record}
+
+
+@dataclass
 class CorpusRunResult:
-    pipeline: Any  # ragdiag.pipeline.end_to_end.PipelineResult
+    pipeline: PipelineResult
     evaluation: dict[str, Any] | None
-    summary: dict[str, Any]
+    manifest: CorpusRunManifest
     paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> CorpusRunMeta:
+        return self.manifest.meta
 
 
 def check_config(cfg: CorpusRunConfig) -> tuple[list[RetrieverSpec], int]:
@@ -140,69 +181,6 @@ def planned_rows(data: CorpusData, specs: list[RetrieverSpec], ks: list[int], de
             if len(data.relevant[qid]) <= ideal_cap for spec in specs for k in ks if k <= depth]
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """A retriever spec as a file name (its run file under ``runs/``)."""
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", name).strip("_")
-
-
-def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
-    """Rank, write the samples and runs, then generate → grade → correlate (→ evaluate)."""
-    from ragdiag.pipeline.end_to_end import run_pipeline
-
-    specs, depth = check_config(cfg)
-    out_dir = check_output_dir(cfg.out_dir, "--out-dir")
-    data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
-    if depth > len(data.doc_ids):
-        raise RagdiagError(f"retrieval depth {depth} is larger than the {len(data.doc_ids)} passages of {data.files['corpus']}")
-    paths = {"texts": out_dir / TEXTS_FILE, "ranked": out_dir / RANKED_FILE, "manifest": out_dir / "corpus_run.json"}
-    run_paths = {s.text: out_dir / "runs" / f"{_safe(s.text)}.jsonl" for s in specs}
-    guard_outputs([*paths.values(), *run_paths.values()], data.files.values())
-    segments, changed = segmentation_for(planned_rows(data, specs, cfg.ks, depth, cfg.ideal_cap), cfg.segments,
-                                         cfg.min_samples)
-    if changed:
-        _stderr_line(changed)
-    retrieval = CorpusRetrieval(data.doc_texts, data.query_texts, config.cache_dir, cfg.embed_base_url, config.seed, progress)
-    rankings = {s.text: retrieval.rank(s, depth) for s in specs}
-    texts, ranked, skipped, short = build_samples(data, rankings, cfg.ks, depth, cfg.ideal_cap)
-    if not texts:
-        raise RagdiagError(f"every query has more relevant passages than --ideal-cap {cfg.ideal_cap}")
-    inputs = list(data.files.values())
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(paths["texts"], texts, inputs=inputs)
-    write_json(paths["ranked"], ranked, inputs=inputs)
-    for spec in specs:
-        run = {qid: [(data.doc_ids[r], s) for r, s in lists] for qid, lists in zip(data.query_ids, rankings[spec.text])}
-        write_run(run_paths[spec.text], run, inputs=inputs)
-        paths[f"run {spec.text}"] = run_paths[spec.text]
-    result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
-                          cfg.judges, segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
-                          complete_cases=cfg.complete_cases)
-    evaluation = None
-    if data.graded:
-        from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
-
-        evaluated, rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
-                                         EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
-                                         progress=progress)
-        evaluation = evaluated.to_json()
-        paths["evaluation"] = out_dir / "evaluation.json"
-        write_json(paths["evaluation"], evaluation, inputs=inputs)
-    summary = {
-        "command": "ragdiag pipeline --corpus", "dataset": data.name,
-        "files": {k: str(v) for k, v in data.files.items()},
-        "retrievers": [{"spec": s.text, "kind": s.kind} for s in specs], "embedders": retrieval.identities,
-        "ks": cfg.ks, "depth": depth, "ideal_cap": cfg.ideal_cap,
-        "ideal": "answer from all the query's relevant passages (qrels score > 0); queries with more than "
-                 f"ideal_cap = {cfg.ideal_cap} relevant passages are left out",
-        "nc": "Nc counts all candidates of the query (relevant + every retriever's non-relevant hits); "
-              "the retriever's own top-depth list comes first in rank, the rest follows in candidate order",
-        "short_lists_dropped": short,
-        "queries": {"judged_with_relevant": len(data.query_ids), "used": len(texts), "left_out": len(skipped),
-                    "left_out_ids": skipped[:50], "not_judged": data.unjudged_queries},
-        "ranked_samples": len(ranked), "qrels_graded": data.graded,
-        "evaluate": "run (graded qrels)" if evaluation is not None else "skipped: the qrels are binary",
-        "outputs": {k: str(v) for k, v in {**paths, **result.paths}.items()},
-    }
-    record = dict(result.correlation.get("run_record") or {})
-    record["inputs"] = [describe_input(p) for p in inputs] + list(record.get("inputs", []))
-    write_json(paths["manifest"], {"meta": summary, "run_record": record}, inputs=inputs)
-    return CorpusRunResult(result, evaluation, summary, {**paths, **result.paths})

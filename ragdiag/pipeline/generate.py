@@ -26,24 +26,24 @@ from ragdiag.llm.runner import run_items
 from ragdiag.metrics.coverage import coverage_line, topk_coverage
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
 from ragdiag.pipeline.run_meta import (
+    LLMRunResult,
+    RunManifest,
+    RunMeta,
+    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
     run_meta,
     summary,
-    write_manifest,
+    write_run_manifest,
 )
 
 
 @dataclass
-class GenerateResult:
-    """Rows written to the answers file, the run summary and the failure manifest."""
+class GenerateResult(LLMRunResult):
+    """Answers written to the answers file (the manifest: meta, summary, failures, skipped)."""
 
-    rows: list[dict[str, Any]]
-    meta: dict[str, Any]
-    summary: dict[str, Any]
-    failures: list[dict[str, Any]]
-    manifest: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _candidate(sample: TextsSample, np_: int, index: int) -> str:
@@ -209,7 +209,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         ranked_out = ranked_out or out.with_name(out.name.split(".")[0] + ".ranked.json")
     input_paths = [texts_source, ranked_source]
     manifest = guard_run_outputs([out, ranked_out if rank_with else None], input_paths)
-    notice = notice or _stderr_line
+    notice = notice or stderr_notice
     gate = gate or make_gate()
     settings = settings or AnswerSettings()
     record = open_record("generate", config, input_paths, settings.prompt_ids())
@@ -259,9 +259,10 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
                  + ([coverage_line(answered)] if answered["uneven"] else []) + ([gate_line] if gate_line else [])):
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
-    write_manifest(manifest, record, input_paths, meta=meta, run=details, summary=result_summary,
-                   failures=failures, skipped=skipped.as_dict())
-    return GenerateResult(rows, meta, result_summary, failures, manifest)
+    written = write_run_manifest(manifest, record, input_paths, RunManifest(
+        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=failures,
+        skipped=skipped.as_dict()))
+    return GenerateResult(written, manifest, rows=rows)
 
 
 def gate_counts_of(gate: ReferenceGate, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -287,7 +288,8 @@ def gate_notice(counts: dict[str, Any]) -> str | None:
             " — grade skips rows whose ideal answer is degenerate (--keep-degenerate grades them)")
 
 
-def _stderr_line(text: str) -> None:
+def stderr_notice(text: str) -> None:
+    """A ``note: …`` line on stderr (yellow on a terminal)."""
     from rich.console import Console
 
     Console(stderr=True, soft_wrap=True).print(f"note: {text}", style="yellow", highlight=False)

@@ -41,12 +41,16 @@ from ragdiag.metrics.coverage import topk_coverage
 from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import (
+    LLMRunResult,
+    RunManifest,
+    RunMeta,
+    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
     run_meta,
     summary,
-    write_manifest,
+    write_run_manifest,
 )
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
@@ -64,13 +68,14 @@ class Verdict:
 
 
 @dataclass
-class GradeResult:
-    graded: list[dict[str, Any]]
-    meta: dict[str, Any]
-    summary: dict[str, Any]
-    failures: list[dict[str, Any]]
-    unparsed: list[dict[str, Any]]
-    manifest: Path
+class GradeResult(LLMRunResult):
+    """Graded rows written to the output (the manifest: meta, summary, failures, unparsed)."""
+
+    graded: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def unparsed(self) -> list[dict[str, Any]]:
+        return self.manifest.unparsed or []
 
 
 def _line_error(path: Path, line: int, field: str | None, problem: str) -> DataError:
@@ -418,6 +423,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     finally:
         client.close()
     write_graded_table(out, judged.graded, inputs=[answers])
-    write_manifest(manifest, record, [answers], meta=meta, run=details, summary=result_summary,
-                   failures=judged.failures, unparsed=judged.unparsed)
-    return GradeResult(judged.graded, meta, result_summary, judged.failures, judged.unparsed, manifest)
+    written = write_run_manifest(manifest, record, [answers], RunManifest(
+        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
+        unparsed=judged.unparsed))
+    return GradeResult(written, manifest, graded=judged.graded)

@@ -2,49 +2,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragdiag.pipeline.run_meta import RunSummary
 
 
-def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) rows of a generate/grade run summary, in reading order."""
+def summary_rows(summary: RunSummary | Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows of a generate/grade/label/sweep run summary, in reading order."""
     from ragdiag.llm.runner import format_cost
+    from ragdiag.pipeline.run_meta import as_summary
 
+    s = as_summary(summary)
+    c = s.stats  # the call counts
     rows: list[tuple[str, Any]] = [
-        ("items", summary["items"]), ("covered", f"{summary['covered']} ({summary['coverage']:.1%})"),
-        ("requests", summary["requests"]), ("calls sent", summary["calls"]), ("cache hits", summary["cache_hits"]),
-        ("shared in flight", summary["shared"]), ("retries", summary["retries"]), ("failed calls", summary["failures"]),
-        ("tokens in / out", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
-        ("cost", format_cost(summary["cost"])), ("seconds", summary["seconds"]),
+        ("items", s.items), ("covered", f"{s.covered} ({s.coverage:.1%})"),
+        ("requests", c.requests), ("calls sent", c.calls), ("cache hits", c.cache_hits),
+        ("shared in flight", c.shared), ("retries", c.retries), ("failed calls", c.failures),
+        ("tokens in / out", f"{c.prompt_tokens} / {c.completion_tokens}"),
+        ("cost", format_cost(c.cost)), ("seconds", s.seconds),
     ]
-    if summary.get("batch_calls"):  # --batch: what the calls cost at batch and at synchronous prices
-        rows[8:8] = [("batch calls", summary["batch_calls"]),
-                     ("cost batch / sync", f"{format_cost(summary['cost_batch'])} / {format_cost(summary['cost_sync'])}")]
-    if summary.get("from_other_process"):
-        rows.append(("waited for another process", summary["from_other_process"]))
-    if summary.get("capped_replies"):
+    if c.batch_calls:  # --batch: what the calls cost at batch and at synchronous prices
+        rows[8:8] = [("batch calls", c.batch_calls),
+                     ("cost batch / sync", f"{format_cost(c.cost_batch)} / {format_cost(c.cost_sync)}")]
+    if c.from_other_process:
+        rows.append(("waited for another process", c.from_other_process))
+    if c.capped_replies:
         from ragdiag.llm.client import MAX_REPLY_CHARS
 
-        rows.append(("capped replies", f"{summary['capped_replies']} (over {MAX_REPLY_CHARS:,} characters: head, "
+        rows.append(("capped replies", f"{c.capped_replies} (over {MAX_REPLY_CHARS:,} characters: head, "
                                        "length and sha256 kept)"))
     for key in ("missing_grades", "no_answer", "retried_unparsed"):
-        if key in summary:
-            rows.append((key.replace("_", " "), summary[key]))
-    rows += gate_rows(summary.get("reference_gate"))
-    for entry in (summary.get("coverage_by_K") or {}).get("by_K", []):
+        if s.has(key):
+            rows.append((key.replace("_", " "), getattr(s, key)))
+    rows += gate_rows(s.reference_gate)
+    by_k = s.coverage_by_K or {}
+    for entry in by_k.get("by_K", []):
         rows.append((f"covered at K={entry['K']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
-    if (summary.get("coverage_by_K") or {}).get("uneven"):
-        rows.append(("coverage across K", f"differs by {summary['coverage_by_K']['gap_points_across_K']:.0f} points: "
+    if by_k.get("uneven"):
+        rows.append(("coverage across K", f"differs by {by_k['gap_points_across_K']:.0f} points: "
                                           "comparisons across K are biased"))
-    for entry in summary.get("coverage_by_point", []):
+    for entry in s.coverage_by_point or []:
         rows.append((f"graded {entry['point']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
     for key in ("context_exceeded", "context_refits", "references_cut"):
-        if key in summary:
-            rows.append((key.replace("_", " "), summary[key]))
-    if isinstance(summary.get("lang"), dict):
-        lang = summary["lang"]
-        rows.append(("language", f"{lang['setting']}: " + ", ".join(f"{k} {v}" for k, v in lang.items() if k != "setting")))
-    for key, value in summary.get("agreement", {}).items():
+        if s.has(key):
+            rows.append((key.replace("_", " "), getattr(s, key)))
+    if isinstance(s.lang, dict):
+        rows.append(("language", f"{s.lang['setting']}: " + ", ".join(f"{k} {v}" for k, v in s.lang.items() if k != "setting")))
+    for key, value in (s.agreement or {}).items():
         if key not in ("judges", "repeats"):
             rows.append((key.replace("_", " "), "n/a" if value is None else f"{value:.3f}"))
     return [(name, str(value)) for name, value in rows]
@@ -65,7 +72,7 @@ def gate_rows(gate: dict[str, Any] | None) -> list[tuple[str, str]]:
     return rows
 
 
-def render_summary(title: str, summary: dict[str, Any], outputs: dict[str, Path]) -> None:
+def render_summary(title: str, summary: RunSummary | Mapping[str, Any], outputs: dict[str, Path]) -> None:
     """Print the run summary table to stdout, followed by where the files went."""
     from rich.console import Console
     from rich.table import Table

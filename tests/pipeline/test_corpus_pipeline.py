@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from ragdiag.commands.pipeline import CorpusRunConfig, run_corpus_pipeline
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
-from ragdiag.pipeline.corpus_run import CorpusRunConfig, run_corpus_pipeline
 from tests.servers.embeddings_server import EmbeddingsServer
 from tests.servers.toy_model import ToyModel
 from tests.sweep.synthetic_corpus import DIM, MODEL, write_corpus
@@ -67,7 +67,7 @@ def test_corpus_pipeline_end_to_end(setup):
 
 
 def _safe(name):
-    from ragdiag.pipeline.corpus_run import _safe as safe
+    from ragdiag.pipeline.corpus_run import safe_name as safe
 
     return safe(name)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from ragdiag.commands.pipeline import CorpusRunConfig, run_corpus_pipeline
 from ragdiag.data.loaders import load_graded_file
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.metrics.segments import planned_sizes, segment_rows, segmentation_for
-from ragdiag.pipeline.corpus_run import CorpusRunConfig, run_corpus_pipeline
 from tests.servers.embeddings_server import EmbeddingsServer
 from tests.servers.toy_model import ToyModel
 from tests.sweep.synthetic_corpus import write_corpus

@@ -351,20 +351,21 @@ SUMMARY_KEYS = ("items", "covered", "coverage", "requests", "calls", "cache_hits
 
 
 def llm_section(item: Input) -> Section:
-    doc = item.doc
-    summary = doc.get("summary") or {}
+    """A generate / grade / label / sweep manifest (:class:`ragdiag.pipeline.run_meta.RunManifest`):
+    its summary, how the server was reached, and how many items failed."""
+    from ragdiag.pipeline.run_meta import RunManifest
+
+    manifest = RunManifest.from_json(item.doc)
+    summary = manifest.summary.to_json()
     keys = [k for k in SUMMARY_KEYS if k in summary] + [k for k in summary if k not in SUMMARY_KEYS
                                                           and isinstance(summary[k], (int, float, str))]
-    body = [labels(test_server=is_test_server(doc)),
+    body = [labels(test_server=is_test_server(item.doc)),
             table(["quantity", "value"], [[k, summary[k]] for k in keys]), counts_html(summary)]
-    run = doc.get("run") or {}
-    if run:
-        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in run.items()]))
-    failures = doc.get("failures") or []
-    body.append(f'<p class="note">{len(failures)} failed and {len(doc.get("unparsed") or [])} unparseable items '
+    if manifest.run:
+        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in manifest.run.items()]))
+    body.append(f'<p class="note">{len(manifest.failures)} failed and {len(manifest.unparsed or [])} unparseable items '
                 "(listed in the manifest)</p>")
-    command = (doc.get("meta") or {}).get("command") or (doc.get("run_record") or {}).get("command") or "LLM run"
-    return Section("llm-run", f"LLM run summary: {command}", str(item.path), "".join(body))
+    return Section("llm-run", f"LLM run summary: {manifest.command or 'LLM run'}", str(item.path), "".join(body))
 
 
 def graded_section(item: Input) -> Section:
@@ -422,19 +423,22 @@ def calibrate_section(item: Input) -> Section:
 
 
 def corpus_run_section(item: Input) -> Section:
-    """``corpus_run.json`` of ``pipeline --corpus``: what was ranked, with which retrievers, and where
-    the stages wrote (their files get their own sections when the run folder is given)."""
-    meta = item.doc.get("meta") or {}
-    queries = meta.get("queries") or {}
-    retrievers = ", ".join(str(r.get("spec")) for r in meta.get("retrievers") or [] if isinstance(r, dict))
-    rows = [["command", meta.get("command")], ["dataset", meta.get("dataset")], ["retrievers", retrievers],
-            ["cut-offs K", ", ".join(map(str, meta.get("ks") or []))], ["depth", meta.get("depth")],
-            ["queries used", queries.get("used")], ["queries left out (ideal cap)", queries.get("left_out")],
-            ["ranked samples", meta.get("ranked_samples")], ["evaluate", meta.get("evaluate")]]
-    outputs = [[name, path] for name, path in (meta.get("outputs") or {}).items()]
-    body = [labels(test_server=is_test_server(item.doc.get("run_record") or {})),
+    """``corpus_run.json`` of ``pipeline --corpus`` (:class:`ragdiag.pipeline.corpus_run.CorpusRunManifest`):
+    what was ranked, with which retrievers, and where the stages wrote (their files get their own
+    sections when the run folder is given)."""
+    from ragdiag.pipeline.corpus_run import CorpusRunManifest
+
+    manifest = CorpusRunManifest.from_json(item.doc)
+    meta = manifest.meta
+    retrievers = ", ".join(str(r.get("spec")) for r in meta.retrievers or [] if isinstance(r, dict))
+    rows = [["command", meta.command], ["dataset", meta.dataset], ["retrievers", retrievers],
+            ["cut-offs K", ", ".join(map(str, meta.ks or []))], ["depth", meta.depth],
+            ["queries used", meta.queries.get("used")], ["queries left out (ideal cap)", meta.queries.get("left_out")],
+            ["ranked samples", meta.ranked_samples], ["evaluate", meta.evaluate]]
+    outputs = [[name, path] for name, path in (meta.outputs or {}).items()]
+    body = [labels(test_server=is_test_server(manifest.run_record)),
             table(["quantity", "value"], rows), "<h3>files written</h3>" + table(["output", "path"], outputs)]
-    return Section("corpus-run", f"Corpus run: {meta.get('dataset', '')}", str(item.path), "".join(body))
+    return Section("corpus-run", f"Corpus run: {meta.dataset or ''}", str(item.path), "".join(body))
 
 
 def plot_section(item: Input) -> Section:
