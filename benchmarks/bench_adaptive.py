@@ -48,7 +48,7 @@ def synthetic() -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def scifact(cache: Path) -> tuple[np.ndarray, np.ndarray, str]:
-    from ragdiag.retrieval.beir import load_corpus, load_queries
+    from ragdiag.data.beir import load_corpus, load_queries
     from ragdiag.retrieval.embedders import load_embedder
 
     folder = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._data import dataset  # noqa: E402
 from benchmarks._report import write_section  # noqa: E402
-from ragdiag.retrieval.beir import load_corpus, load_queries  # noqa: E402
+from ragdiag.data.beir import load_corpus, load_queries  # noqa: E402
+from ragdiag.data.qrels_runs import read_qrels  # noqa: E402
 from ragdiag.retrieval.bm25 import BM25Index, Tokenizer, parse_bm25_spec, top_k_from_scores  # noqa: E402
-from ragdiag.retrieval.formats import read_qrels  # noqa: E402
 
 TARGET = 20_000
 ANSERINI_SCIFACT_FLAT = 0.6789

@@ -21,11 +21,11 @@ from ragdiag.bench.hardness import DEFAULT_LID_K
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
 from ragdiag.bench.sweep import SweepOptions
+from ragdiag.data.beir import load_corpus, load_queries
+from ragdiag.data.qrels_runs import read_qrels, read_run, run_depth, run_ids
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.npy_input import read_npy
-from ragdiag.retrieval.beir import load_corpus, load_qrels, load_queries
-from ragdiag.retrieval.formats import read_run, run_depth, run_ids
 from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import prepare_vectors
 
@@ -123,7 +123,7 @@ def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
         if opts.k > run_depth(run):
             raise RagdiagError(f"k={opts.k} is larger than the depth of run {path} (at most {run_depth(run)} "
                                "passages per query): recall@k would be recall at a smaller cut-off; lower k or retrieve deeper")
-    qrels = load_qrels(opts.qrels)
+    qrels = read_qrels(opts.qrels)
     judged = {q: {d for d, s in rels.items() if s > 0} for q, rels in qrels.items()}
     judged = {q: rel for q, rel in judged.items() if rel}
     if not judged:

@@ -75,7 +75,7 @@ def read_signal(path: Path, query_ids: list[str]) -> np.ndarray:
 
 
 def _margins(path: Path, query_ids: list[str], rank: int) -> np.ndarray:
-    from ragdiag.retrieval.formats import read_run
+    from ragdiag.data.qrels_runs import read_run
 
     run = read_run(path)
     missing = [q for q in query_ids if q not in run]

@@ -71,10 +71,10 @@ def _search(embedder, corpus_vectors, index, texts: list[str], doc_ids: list[str
 
 def run(request: NamesRealRequest) -> NamesRealResult:
     """Detect, ablate, search again, compare; write --out (JSON or the table) and stamp the run record."""
+    from ragdiag.data import beir
     from ragdiag.evaluate.inputs import load_graded_qrels
     from ragdiag.probes.embedding import load_embedders
     from ragdiag.probes.noise_retrieval import load_corpus
-    from ragdiag.retrieval import beir
     from ragdiag.retrieval.index_specs import parse_index_spec
     from ragdiag.retrieval.indexes import build_index, prepare_vectors
 

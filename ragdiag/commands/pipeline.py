@@ -166,6 +166,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
 
 def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
     """Rank, write the samples and runs, then generate → grade → correlate (→ evaluate)."""
+    from ragdiag.data.qrels_runs import write_run
     from ragdiag.io.run_record import describe_input
     from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
     from ragdiag.metrics.segments import segmentation_for
@@ -180,7 +181,6 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         safe_name,
     )
     from ragdiag.pipeline.generate import stderr_notice
-    from ragdiag.retrieval.formats import write_run
 
     specs, depth = check_config(cfg)
     out_dir = check_output_dir(cfg.out_dir, "--out-dir")

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
+from ragdiag.data.beir import load_queries
+from ragdiag.data.qrels_runs import check_ids_fit, write_run
 from ragdiag.io.files import file_sha256
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json
-from ragdiag.retrieval.beir import load_queries
-from ragdiag.retrieval.formats import check_ids_fit, write_run
 from ragdiag.retrieval.search import RetrieveOptions, check_options, open_checked, rank
 
 __all__ = ["RetrieveRequest", "RetrieveResult", "run"]

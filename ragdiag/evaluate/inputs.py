@@ -1,9 +1,9 @@
 """Inputs of ``ragdiag evaluate``: graded qrels, runs aligned to the judged queries, graded answers.
 
-* Qrels (BEIR TSV with or without header, or TREC) are read by :func:`ragdiag.retrieval.formats.read_qrels`.
+* Qrels (BEIR TSV with or without header, or TREC) are read by :func:`ragdiag.data.qrels_runs.read_qrels`.
   Grades must be 1–5; a file whose grades are all 0/1 is binary and is read as 1 → grade 5
   (relevant), 0 → grade 1 (judged, not relevant).
-* Runs (``run.jsonl`` or TREC) are read by :func:`ragdiag.retrieval.formats.read_run_ids`. The evaluated
+* Runs (``run.jsonl`` or TREC) are read by :func:`ragdiag.data.qrels_runs.read_run_ids`. The evaluated
   queries are the judged ones; every judged query must be in every run (a missing query would
   otherwise silently score 0 or vanish from the mean); run queries without judgements are skipped
   and counted.
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from ragdiag.data.qrels_runs import read_qrels, read_run_ids
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.metrics.graded_utility import N_GRADE_COLUMNS, PADDING, UNJUDGED
-from ragdiag.retrieval.formats import read_qrels, read_run_ids
 
 
 @dataclass

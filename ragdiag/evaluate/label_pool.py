@@ -78,7 +78,7 @@ def _bm25(source: PoolSource, doc_texts: list[str], query_texts: list[str], dept
 
 
 def _run(source: PoolSource, doc_ids: list[str], query_ids: list[str], depth: int) -> list[list[int]]:
-    from ragdiag.retrieval.formats import read_run
+    from ragdiag.data.qrels_runs import read_run
 
     run = read_run(source.arg)
     row_of = {d: i for i, d in enumerate(doc_ids)}

@@ -3,7 +3,7 @@
 Layout: BEIR (``corpus.jsonl`` ``_id/title/text``, ``queries.jsonl`` ``_id/text``, qrels TSV) — a
 folder given as ``--corpus DIR`` alone supplies ``DIR/queries.jsonl`` and ``DIR/qrels/test.tsv``
 (or the folder's only qrels file); qrels may also be TREC (``qid 0 docid rel``), sniffed by
-:func:`ragdiag.retrieval.formats.read_qrels`. Used by ``pipeline --corpus`` and ``sweep``.
+:func:`ragdiag.data.qrels_runs.read_qrels`. Used by ``pipeline --corpus`` and ``sweep``.
 
 Checks (one line each, exit 2): a qrels document missing from the corpus, a qrels query missing
 from the queries file, no query of the queries file judged in the qrels.
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragdiag.data.beir import load_corpus, load_queries
+from ragdiag.data.qrels_runs import read_qrels
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.retrieval.beir import load_corpus, load_queries
-from ragdiag.retrieval.formats import read_qrels
 
 
 @dataclass

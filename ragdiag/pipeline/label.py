@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.beir import load_corpus, load_queries
+from ragdiag.data.qrels_runs import check_ids_fit
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
 from ragdiag.evaluate.inputs import load_graded_qrels
@@ -40,8 +42,6 @@ from ragdiag.pipeline.run_meta import (
     run_meta,
     summary,
 )
-from ragdiag.retrieval.beir import load_corpus, load_queries
-from ragdiag.retrieval.formats import check_ids_fit
 
 
 @dataclass(frozen=True)

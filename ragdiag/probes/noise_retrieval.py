@@ -33,7 +33,7 @@ class Corpus:
 
 def load_corpus(path: Path) -> Corpus:
     """A BEIR folder (with ``corpus.jsonl``) or a ``corpus.jsonl`` file (retrieval core's loader)."""
-    from ragdiag.retrieval import beir
+    from ragdiag.data import beir
 
     path = Path(path)
     file = path / "corpus.jsonl" if path.is_dir() else path

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdiag.data.qrels_runs import RUN_FORMATS
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.chunking import pool_max
-from ragdiag.retrieval.formats import RUN_FORMATS
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
 from ragdiag.retrieval.store import IndexDir, open_index_dir

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.data.beir import corpus_file, load_corpus
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.progress import note
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
-from ragdiag.retrieval.beir import corpus_file, load_corpus
 from ragdiag.retrieval.bm25 import (
     BM25_FILES,
     Bm25Config,

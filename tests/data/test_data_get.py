@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.retrieval.beir import load_corpus, load_qrels, load_queries
+from ragdiag.data.beir import load_corpus, load_queries
+from ragdiag.data.qrels_runs import read_qrels
 
 runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters else CliRunner()
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -81,8 +82,8 @@ def test_get_writes_the_beir_layout_that_ragdiag_reads_and_a_manifest(tmp_path):
     ids, texts = load_corpus(folder / "corpus.jsonl")
     assert ids == [f"d{i}" for i in range(6)] and texts[0] == "title 0 passage number 0"
     assert load_queries(folder / "queries.jsonl")[0] == ["q0", "q1", "q2", "q3"]
-    assert load_qrels(folder / "qrels" / "test.tsv") == {"q0": {"d0": 1}, "q1": {"d1": 1, "d4": 1}, "q2": {"d5": 1}}
-    assert load_qrels(folder / "qrels" / "train.tsv") == {"q3": {"d2": 1}}
+    assert read_qrels(folder / "qrels" / "test.tsv") == {"q0": {"d0": 1}, "q1": {"d1": 1, "d4": 1}, "q2": {"d5": 1}}
+    assert read_qrels(folder / "qrels" / "train.tsv") == {"q3": {"d2": 1}}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["counts"] == {"corpus": 6, "queries": 4, "qrels/test.tsv": 4, "qrels/train.tsv": 1}
     assert set(manifest["files"]) == {"corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels/train.tsv"}
@@ -121,7 +122,7 @@ def test_sample_keeps_the_first_passages_and_only_queries_fully_judged_inside(tm
     folder = data / "scifact"
     assert load_corpus(folder / "corpus.jsonl")[0] == ["d0", "d1", "d2"]
     # q1 also needs d4 (outside the sample) and q2 needs d5: both leave; q0 (test) and q3 (train) stay.
-    assert load_qrels(folder / "qrels" / "test.tsv") == {"q0": {"d0": 1}}
+    assert read_qrels(folder / "qrels" / "test.tsv") == {"q0": {"d0": 1}}
     assert load_queries(folder / "queries.jsonl")[0] == ["q0", "q3"]
     assert "kept 1 of 3 queries" in result.stdout
 
@@ -166,7 +167,7 @@ def test_msmarco_takes_its_dev_qrels_and_the_env_var_names_the_mirror(tmp_path, 
     result = _get("msmarco", "--sample", "2")
     assert result.exit_code == 0, result.stderr
     folder = tmp_path / "data" / "msmarco"
-    assert load_qrels(folder / "qrels" / "test.tsv") == {"100": {"1": 1}}  # 200's passage 4 is outside the sample
+    assert read_qrels(folder / "qrels" / "test.tsv") == {"100": {"1": 1}}  # 200's passage 4 is outside the sample
     assert load_queries(folder / "queries.jsonl")[0] == ["100"]
     assert json.loads((folder / "manifest.json").read_text())["sample"] == 2
 

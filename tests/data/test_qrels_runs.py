@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.writer import OutputError
-from ragdiag.retrieval.beir import load_qrels, load_run
-from ragdiag.retrieval.formats import (
+from ragdiag.data.qrels_runs import (
     read_qrels,
     read_run,
     read_run_ids,
     run_depth,
     write_run,
 )
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.writer import OutputError
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -74,7 +73,7 @@ def test_qrels_errors_name_the_line(tmp_path):
 def test_jsonl_run(tmp_path):
     path = _write(tmp_path, "run.jsonl", '{"query_id": "q1", "ids": ["b", "a"], "scores": [2.0, 1.5]}\n{"query_id": 7, "ids": [3], "scores": [0.1]}\n')
     assert read_run(path) == {"q1": [("b", 2.0), ("a", 1.5)], "7": [("3", 0.1)]}
-    assert load_run(path) == {"q1": ["b", "a"], "7": ["3"]}
+    assert read_run_ids(path) == {"q1": ["b", "a"], "7": ["3"]}
     assert read_run_ids(path) == {"q1": ["b", "a"], "7": ["3"]}
 
 
@@ -162,8 +161,8 @@ def test_write_trec_refuses_whitespace_ids_and_inputs(tmp_path):
 
 @pytest.mark.skipif(not (DATA / "msmarco-passage-sample" / "original" / "qrels.dev.small.tsv").is_file(), reason="../shared/data/msmarco-passage-sample absent")
 def test_official_msmarco_trec_qrels_match_beir_conversion():
-    trec = load_qrels(DATA / "msmarco-passage-sample" / "original" / "qrels.dev.small.tsv")
-    beir = load_qrels(DATA / "msmarco-passage-sample" / "qrels" / "dev.tsv")
+    trec = read_qrels(DATA / "msmarco-passage-sample" / "original" / "qrels.dev.small.tsv")
+    beir = read_qrels(DATA / "msmarco-passage-sample" / "qrels" / "dev.tsv")
     assert all(doc != "0" for docs in trec.values() for doc in docs)
     for query_id, docs in beir.items():
         assert trec[query_id] == docs
@@ -173,7 +172,7 @@ def test_official_msmarco_trec_qrels_match_beir_conversion():
                                                ("tsv", "d\u20281", False), ("tsv", "", False), ("trec", "d 1", False),
                                                ("trec", "d\u00a01", False), ("trec", "d-1", True)])
 def test_one_id_check_for_every_tsv_and_trec_writer(layout, value, ok):
-    from ragdiag.retrieval.formats import check_ids_fit
+    from ragdiag.data.qrels_runs import check_ids_fit
 
     if ok:
         check_ids_fit(layout, [("document id", [value])])

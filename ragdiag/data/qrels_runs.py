@@ -1,4 +1,4 @@
-"""Relevance judgements (qrels) and run files in the TREC and BEIR layouts.
+"""Relevance judgements (qrels) and run files in the TREC and BEIR layouts: the one reader of each.
 
 Qrels, sniffed from the column count of the first data line (whitespace or tab separated):
 

@@ -1,6 +1,6 @@
 """BEIR-layout inputs: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``); qrels (BEIR TSV with or without header, or TREC) and runs (ragdiag
-``run.jsonl`` or TREC) are read by :mod:`ragdiag.retrieval.formats`.
+``run.jsonl`` or TREC) are read by :mod:`ragdiag.data.qrels_runs`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from pathlib import Path
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.text_input import decode_utf8, too_deep
-from ragdiag.retrieval.formats import read_qrels, read_run, run_ids
 
-__all__ = ["load_corpus", "load_qrels", "load_queries", "load_run", "load_texts"]
+__all__ = ["load_corpus", "load_queries", "load_texts"]
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
@@ -83,14 +82,3 @@ def load_corpus(path: Path) -> tuple[list[str], list[str]]:
 
 def load_queries(path: Path) -> tuple[list[str], list[str]]:
     return load_texts(path, with_title=False)
-
-
-def load_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """query id → {doc id: relevance} from TREC or BEIR qrels (see :func:`formats.read_qrels`);
-    rows with relevance ≤ 0 are kept (and ignored as non-relevant)."""
-    return read_qrels(path)
-
-
-def load_run(path: Path) -> dict[str, list[str]]:
-    """query id → ranked doc ids, from a ragdiag run.jsonl or a TREC run file (see :func:`formats.read_run`)."""
-    return run_ids(read_run(path))
