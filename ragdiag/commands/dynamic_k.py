@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import orjson
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.evaluate.dynamic_k import (
@@ -20,6 +19,7 @@ from ragdiag.evaluate.dynamic_k import (
     score_margins,
 )
 from ragdiag.evaluate.inputs import align_run, load_graded_qrels
+from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.out_format import write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
@@ -51,17 +51,7 @@ def read_signal(path: Path, query_ids: list[str]) -> np.ndarray:
     """A JSONL file of ``{"query_id": …, "value": …}``; every judged query needs a finite value."""
     source = str(path)
     values: dict[str, float] = {}
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError as err:
-        raise DataError(f"{source}: cannot read ({err.strerror})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"{source}: line {number}: not valid JSON ({err})") from None
+    for number, row in read_jsonl_lines(path):
         if not isinstance(row, dict) or "query_id" not in row or "value" not in row:
             raise DataError(f"{source}: line {number}: expected an object with query_id and value")
         value = row["value"]

@@ -47,14 +47,7 @@ def _parse_records(path: Path) -> list[Any]:
             return orjson.loads(data)
         except orjson.JSONDecodeError as err:
             raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    records = []
-    for line_no, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(orjson.loads(line))
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"{path}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
+    records = [record for _, record in parse_jsonl(data, path)]
     if not records and stripped:
         raise DataError(f"{path}: expected a JSON list or JSON lines")
     return records
@@ -62,7 +55,6 @@ def _parse_records(path: Path) -> list[Any]:
 
 def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
     """(line number, record) of a JSON-lines file, 1-based, blank lines skipped; errors name the line."""
-    import orjson
 
     path = existing_file(path)
     try:
@@ -70,13 +62,21 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:
     except OSError as err:
         raise DataError(f"{path}: cannot read: {err}") from None
     check_utf8(path, data)
-    out = []
     with no_cyclic_gc():
-        for line_no, line in enumerate(data.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append((line_no, orjson.loads(line)))
-            except orjson.JSONDecodeError as err:
-                raise DataError(f"{path}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
+        return parse_jsonl(data, path)
+
+
+def parse_jsonl(data: bytes, source: str | Path) -> list[tuple[int, Any]]:
+    """(line number, record) of JSON-lines bytes, 1-based, blank lines skipped; a line that is not
+    JSON is one error naming ``source``, the line and the column."""
+    import orjson
+
+    out = []
+    for line_no, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((line_no, orjson.loads(line)))
+        except orjson.JSONDecodeError as err:
+            raise DataError(f"{source}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
     return out

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.writer import write_bytes, write_json, write_jsonl
 from ragdiag.llm.batch_files import (
     BATCH_MODES,
@@ -93,10 +94,7 @@ class BatchFolder:
     def index(self, entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """custom_id → cache-key request of one file."""
         path = self.path / entry["index"]
-        try:
-            rows = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-        except (OSError, ValueError) as err:
-            raise RagdiagError(f"{path}: unreadable batch index ({err})") from None
+        rows = [row for _, row in read_jsonl_lines(path)]
         return {row["custom_id"]: row["request"] for row in rows}
 
     def active(self, mode: str | None = None) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.jsonl import parse_jsonl
 from ragdiag.remote.retry import BadReply
 
 BATCH_MODES = ("openai", "vllm-file")
@@ -86,14 +87,8 @@ def parse_results(data: bytes, source: str, known: set[str], text_of: Callable[[
     """
     seen = {} if seen is None else seen
     rows: list[tuple[int, dict[str, Any]]] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for number, row in parse_jsonl(data, source):
         where = f"{source}: line {number}"
-        try:
-            row = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise DataError(f"{where}: not valid JSON ({err})") from None
         custom_id = row.get("custom_id") if isinstance(row, dict) else None
         if not isinstance(custom_id, str):
             raise DataError(f"{where}: field 'custom_id': missing or not a string")
