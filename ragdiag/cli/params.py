@@ -277,7 +277,7 @@ Backend = Annotated[str, typer.Option("--backend", help="Vector store for the de
 IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec (repeatable); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efSearch=16|64|256'.", metavar=TEXT)]
 
 # Outputs
-Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+Out = Annotated[Optional[Path], typer.Option("--out", help="Write the result here; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
@@ -321,7 +321,7 @@ AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i an
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
 Compare = Annotated[Optional[str], typer.Option("--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment.", metavar=TEXT, callback=checked_by("ragdiag.options", "parse_pair"))]
 By = Annotated[Optional[ByView], typer.Option("--by", help="config: system-level view per (E, subset, K).", metavar=choices_metavar(ByView))]
-Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of query ids for 95% intervals (0 = off).", min=0, max=1_000_000, metavar=INTEGER)]
+Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for 95% intervals; 0 = off.", min=0, max=1_000_000, metavar=INTEGER)]
 
 # Retrieval and index benchmarks
 DeviceOpt = Annotated[Device, typer.Option("--device", help="Where local/st: models run: auto (cuda, else mps, else cpu), cpu, cuda or mps.", metavar=choices_metavar(Device))]
