@@ -1,14 +1,14 @@
 """The result of ``ragdiag robustness`` as objects: :class:`RobustnessResult` holds its
 :class:`RobustnessMeta` and one :class:`RobustnessPoint` per operating point (an index at one setting
 of its search parameters, or one run). ``to_json()`` gives exactly the JSON the command writes;
-``from_json()`` reads any file it wrote (:mod:`ragdiag.bench.records`)."""
+``from_json()`` reads any file it wrote (:mod:`ragdiag.io.json_record`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.bench.records import JsonRecord
+from ragdiag.io.json_record import JsonRecord
 
 
 @dataclass
@@ -34,8 +34,6 @@ class RobustnessPoint(JsonRecord):
     builds: dict[str, Any] | None = None  # pgvector rebuilt N times: mean and SD over the builds
     recall_mean_ci: list[float] | None = None
     robustness_ci: dict[str, list[float] | None] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -75,8 +73,6 @@ class RobustnessMeta(JsonRecord):
     bootstrap: dict[str, Any] | None = None
     pg_builds: int | None = None
     min_recall: dict[str, Any] | None = None  # --min-recall: the floor and the points left out
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def resamples(self) -> int:
@@ -92,7 +88,7 @@ class RobustnessMeta(JsonRecord):
 class RobustnessResult(JsonRecord):
     """``{"meta", "points"}`` and the optional analyses (dicts, rendered by their own tables)."""
 
-    NESTED: ClassVar[dict[str, type[JsonRecord]]] = {"meta": RobustnessMeta, "points": RobustnessPoint}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": RobustnessMeta, "points": RobustnessPoint}
 
     meta: RobustnessMeta = field(default_factory=RobustnessMeta)
     points: list[RobustnessPoint] = field(default_factory=list)
@@ -101,8 +97,6 @@ class RobustnessResult(JsonRecord):
     hardness: dict[str, Any] | None = None
     selection: dict[str, Any] | None = None
     run_record: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def deltas(self) -> list[str]:

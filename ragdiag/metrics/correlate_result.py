@@ -6,78 +6,16 @@ Each object remembers which keys its JSON had and in what order (``present``): t
 different key sets (``--table`` has no ``coverage``; a bootstrap adds ``ci``; the judge-noise
 correction adds ``corrected`` and ``lead_holds_joint``; ``grade_distribution`` comes after the run
 record), and a key written as ``null`` differs from a key not written. Keys this module does not
-name are kept as read (``extra``). Import-light (no numpy): the CLI imports it.
+name are kept as read (``extra``); :class:`ragdiag.io.json_record.JsonRecord` does both. Import-light
+(no numpy): the CLI imports it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-@dataclass(kw_only=True)
-class JsonRecord:
-    """A JSON object with named fields: the keys it had (``present``, in order) and the unnamed ones (``extra``).
-
-    ``nested`` maps a field to the reader of its value; ``per_kind`` names the dict field that holds
-    the per-correlation-kind entries (every other object-valued key: ``spearman``, ``pearson`` …)."""
-
-    present: tuple[str, ...] = field(default=(), repr=False, compare=False)
-    extra: dict[str, Any] = field(default_factory=dict, repr=False)
-    nested: ClassVar[dict[str, Any]] = {}
-    per_kind: ClassVar[tuple[str, Any] | None] = None
-
-    @classmethod
-    def _named(cls) -> set[str]:
-        return {f.name for f in fields(cls)} - {"present", "extra"} - ({cls.per_kind[0]} if cls.per_kind else set())
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]):
-        named, kwargs, extra, kinds = cls._named(), {}, {}, {}
-        for key, value in doc.items():
-            if key in named:
-                reader = cls.nested.get(key)
-                kwargs[key] = value if reader is None or value is None else reader(value)
-            elif cls.per_kind and isinstance(value, dict):
-                kinds[key] = cls.per_kind[1].from_json(value)
-            else:
-                extra[key] = value
-        if cls.per_kind:
-            kwargs[cls.per_kind[0]] = kinds
-        return cls(present=tuple(doc), extra=extra, **kwargs)
-
-    def to_json(self) -> dict[str, Any]:
-        named = self._named()
-        kinds = getattr(self, self.per_kind[0]) if self.per_kind else {}
-        out = {}
-        for key in self.present:
-            if key in named:
-                out[key] = _plain(getattr(self, key))
-            elif key in kinds:
-                out[key] = kinds[key].to_json()
-            else:
-                out[key] = self.extra[key]
-        return out
-
-    def add(self, key: str, value: Any) -> None:
-        """Set a named field, appending its key after the ones already written (as ``doc[key] = value``)."""
-        setattr(self, key, value)
-        if key not in self.present:
-            self.present = (*self.present, key)
-
-
-def _list_of(cls):
-    return lambda items: [cls.from_json(item) for item in items]
+from ragdiag.io.json_record import JsonRecord
 
 
 @dataclass(kw_only=True)
@@ -97,7 +35,7 @@ class KindEntry(JsonRecord):
     alpha: float | None = None
     ci: list[float] | None = None
     corrected: Corrected | None = None
-    nested: ClassVar[dict[str, Any]] = {"corrected": Corrected.from_json}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"corrected": Corrected}
 
 
 @dataclass(kw_only=True)
@@ -109,7 +47,7 @@ class SegmentResult(JsonRecord):
     n: int = 0
     side: str = ""
     kinds: dict[str, KindEntry] = field(default_factory=dict)
-    per_kind: ClassVar[tuple[str, Any] | None] = ("kinds", KindEntry)
+    per_kind: ClassVar[tuple[str, type[JsonRecord]] | None] = ("kinds", KindEntry)
 
 
 @dataclass(kw_only=True)
@@ -129,7 +67,7 @@ class Comparison(JsonRecord):
     measures: list[str] = field(default_factory=list)
     n: list[int] = field(default_factory=list)
     kinds: dict[str, Difference] = field(default_factory=dict)
-    per_kind: ClassVar[tuple[str, Any] | None] = ("kinds", Difference)
+    per_kind: ClassVar[tuple[str, type[JsonRecord]] | None] = ("kinds", Difference)
 
 
 @dataclass(kw_only=True)
@@ -184,8 +122,8 @@ class Coverage(JsonRecord):
     uneven: bool = False
     threshold_points: float = 0.0
     complete_cases: CompleteCases = field(default_factory=CompleteCases)
-    nested: ClassVar[dict[str, Any]] = {"by_K": _list_of(Covered), "by_segment": _list_of(Covered),
-                                        "complete_cases": CompleteCases.from_json}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"by_K": Covered, "by_segment": Covered,
+                                        "complete_cases": CompleteCases}
 
 
 @dataclass(kw_only=True)
@@ -215,7 +153,7 @@ class SystemView(JsonRecord):
     best_alpha: dict[str, Any] | None = None
     correlations: list[SystemCorrelation] = field(default_factory=list)
     deltas: list[float] | None = None
-    nested: ClassVar[dict[str, Any]] = {"correlations": _list_of(SystemCorrelation)}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"correlations": SystemCorrelation}
 
 
 @dataclass(kw_only=True)
@@ -301,7 +239,7 @@ class CorrelateMeta(JsonRecord):
     options: dict[str, Any] = field(default_factory=dict)
     table: dict[str, Any] | None = None
     shown_kinds: list[str] | None = None
-    nested: ClassVar[dict[str, Any]] = {"reference_gate": ReferenceGate.from_json}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"reference_gate": ReferenceGate}
 
     @property
     def group_col(self) -> str | None:
@@ -327,11 +265,11 @@ class CorrelateResult(JsonRecord):
     system: SystemView | None = None
     run_record: dict[str, Any] | None = None
     grade_distribution: dict[str, Any] | None = None
-    nested: ClassVar[dict[str, Any]] = {
-        "meta": CorrelateMeta.from_json, "results": _list_of(SegmentResult), "verdicts": _list_of(Verdict),
-        "comparisons": _list_of(Comparison), "coverage": Coverage.from_json,
-        "segments_dropped": _list_of(DroppedSegment), "system": SystemView.from_json,
-        "judge_reliability": JudgeReliability.from_json, "verdicts_withheld": _list_of(WithheldVerdict),
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {
+        "meta": CorrelateMeta, "results": SegmentResult, "verdicts": Verdict,
+        "comparisons": Comparison, "coverage": Coverage,
+        "segments_dropped": DroppedSegment, "system": SystemView,
+        "judge_reliability": JudgeReliability, "verdicts_withheld": WithheldVerdict,
     }
 
     def shown_kinds(self) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
+from ragdiag.io.json_record import JsonRecord
 from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run
 from ragdiag.io.writer import (
     OutputError,
@@ -63,36 +64,7 @@ def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra
 
 
 @dataclass
-class KeyedRecord:
-    """A JSON object read into named fields: ``keys`` keeps the file's key order, so :meth:`to_json`
-    writes back exactly what :meth:`from_json` read; keys no field names are kept in ``other``."""
-
-    other: dict[str, Any] = field(default_factory=dict)
-    keys: tuple[str, ...] = ()
-
-    @classmethod
-    def named(cls) -> set[str]:
-        return {f.name for f in fields(cls)} - {"other", "keys"}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]):
-        names = cls.named()
-        return cls(**{k: v for k, v in doc.items() if k in names},
-                   other={k: v for k, v in doc.items() if k not in names}, keys=tuple(doc))
-
-    def value(self, key: str) -> Any:
-        return getattr(self, key)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: self.other[k] if k in self.other else self.value(k) for k in self.keys}
-
-    def has(self, key: str) -> bool:
-        """The file holds ``key`` (a command-specific field may be absent, not zero)."""
-        return key in self.keys
-
-
-@dataclass
-class RunMeta(KeyedRecord):
+class RunMeta(JsonRecord):
     """The ``meta`` block of a generate or grade result (:func:`run_meta`): command, version, the
     model and its sampling parameters, prompt versions, then what the command adds (``k``, ``dataset``,
     the inputs for generate; ``judges``, ``repeats``, ``grade_mode``, the answers for grade)."""
@@ -110,7 +82,7 @@ class RunMeta(KeyedRecord):
 
 
 @dataclass
-class RunSummary(KeyedRecord):
+class RunSummary(JsonRecord):
     """The ``summary`` of an LLM run (generate, grade, label, sweep): coverage = covered / items, the
     call counts (``stats``, a :class:`ragdiag.llm.client.CallStats`, flat in the file), then what the
     command adds."""
@@ -135,12 +107,12 @@ class RunSummary(KeyedRecord):
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunSummary:
-        names = cls.named() - {"stats"}
+        names = set(cls.named()) - {"stats"}
         return cls(**{k: v for k, v in doc.items() if k in names},
                    stats=CallStats(**{k: v for k, v in doc.items() if k in _COUNTED}),
-                   other={k: v for k, v in doc.items() if k not in names | _COUNTED}, keys=tuple(doc))
+                   extra={k: v for k, v in doc.items() if k not in names | _COUNTED}, present=tuple(doc))
 
-    def value(self, key: str) -> Any:
+    def field_value(self, key: str) -> Any:
         return getattr(self.stats if key in _COUNTED else self, key)
 
 

@@ -1,15 +1,15 @@
 """The result of ``ragdiag sweep`` (``sweep.json``) as objects: :class:`SweepResult` holds its
 :class:`SweepMeta`, one :class:`SweepPoint` per ANN operating point and one :class:`SweepControl` per
 control (exact, gold, empty). ``to_json()`` gives exactly the JSON the command writes; ``from_json()``
-reads any ``sweep.json`` it wrote (:mod:`ragdiag.bench.records`)."""
+reads any ``sweep.json`` it wrote (:mod:`ragdiag.io.json_record`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.bench.records import JsonRecord
 from ragdiag.bench.robustness_result import RobustnessPoint
+from ragdiag.io.json_record import JsonRecord
 
 
 @dataclass
@@ -45,8 +45,6 @@ class SweepControl(JsonRecord):
     qps_batch: float | None = None
     qps_batch_runs: dict[str, Any] | None = None
     latency_ms: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass
@@ -75,8 +73,6 @@ class SweepMeta(JsonRecord):
     gold_control_informative: bool | None = None
     gold_control_note: str | None = None
     answer_plan: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def delta_keys(self) -> list[str]:
@@ -87,7 +83,7 @@ class SweepMeta(JsonRecord):
 class SweepResult(JsonRecord):
     """``sweep.json``: meta, points, controls and the analyses over them (dicts and lists)."""
 
-    NESTED: ClassVar[dict[str, type[JsonRecord]]] = {"meta": SweepMeta, "points": SweepPoint, "controls": SweepControl}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": SweepMeta, "points": SweepPoint, "controls": SweepControl}
 
     meta: SweepMeta = field(default_factory=SweepMeta)
     points: list[SweepPoint] = field(default_factory=list)
@@ -97,8 +93,6 @@ class SweepResult(JsonRecord):
     recommendation: dict[str, Any] | None = None
     relative_accuracy: dict[str, Any] | None = None
     run_record: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def deltas(self) -> list[str]:

@@ -65,4 +65,4 @@ def test_corpus_run_manifest_reads_and_writes_back_the_golden_file():
 def test_a_summary_keeps_keys_it_does_not_name():
     doc = {"items": 2, "covered": 1, "coverage": 0.5, "refine": {"queries": 3}}
     summary = RunSummary.from_json(doc)
-    assert summary.to_json() == doc and summary.other == {"refine": {"queries": 3}} and not summary.has("calls")
+    assert summary.to_json() == doc and summary.extra == {"refine": {"queries": 3}} and not summary.has("calls")
