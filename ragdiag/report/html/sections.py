@@ -266,6 +266,95 @@ def evaluate_section(item: Input) -> Section:
     return Section("evaluate", "Evaluate: the decision, then metrics with intervals", str(item.path), "".join(body))
 
 
+def _digits(value: float | None, digits: int) -> Raw:
+    """A number cell with the terminal table's decimals (cost 2, milliseconds and mean K 1)."""
+    return Raw(esc(num(value, digits)))
+
+
+def _decision(lines: list[str], title: str = "Decision") -> str:
+    return (f'<div class="verdict"><strong>{esc(title)}</strong><ul>'
+            + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
+
+
+def clq_section(item: Input) -> Section:
+    """``ragdiag clq`` (:class:`ragdiag.evaluate.clq.ClqResult`): the frontier and the SLO/budget
+    choices first (the terminal's lines, measures by their registry labels), then every configuration
+    with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
+    from ragdiag.evaluate.clq import ClqResult
+    from ragdiag.report import clq_report
+    from ragdiag.report.dynamic_k_report import metric_label
+
+    result = ClqResult.from_json(item.doc)
+    lines = clq_report.summary_lines(result, metric_label)
+    head = 1 + result.choices.given
+    body = [labels(test_server=is_test_server(item.doc))]
+    if result.meta is not None:
+        body.append(f'<p class="note">configurations: {esc(result.meta.configs)} · first measure '
+                    f'{esc(metric_label(result.choices.primary))} drives the SLO/budget choices</p>')
+    body.append(_decision(lines[:head]))
+    optional = [(title, key) for title, key in (("p95 ms", "latency_p95"), ("e2e p50 ms", "e2e_p50"),
+                                                ("eff. e2e", "efficiency_e2e"))
+                if any(getattr(c, key) is not None for c in result.configs)]
+    rows = [[c.name, "★" if c.pareto else ", ".join(result.dominated.get(c.name, [])), _digits(c.cost, 2),
+             _digits(c.latency_p50, 1), *(c.quality[q] for q in result.quality), c.efficiency_retrieval,
+             *(_digits(getattr(c, key), 1) if key != "efficiency_e2e" else c.efficiency_e2e for _, key in optional)]
+            for c in result.configs]
+    body.append(table(["config", "frontier ★ / dominated by", "cost/1k", "p50 ms",
+                       *(metric_label(q) for q in result.quality), "eff.", *(title for title, _ in optional)],
+                      rows, caption="configurations (★ = on the Pareto frontier)"))
+    notes = lines[head + len(result.dominated):]  # the dominated lines are the table's second column
+    body.append('<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in notes) + "</ul>")
+    if result.configs:
+        body.append(_images(_png(lambda p: clq_report.write_plot(result, p)), "cost–latency–quality frontier"))
+    return Section("clq", "Cost–latency–quality: the configuration to run", str(item.path), "".join(body))
+
+
+def dynamic_k_section(item: Input) -> Section:
+    """``ragdiag dynamic-k`` (:class:`ragdiag.evaluate.dynamic_k.DynamicKResult`): which policy
+    reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
+    — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
+    from ragdiag.evaluate.dynamic_k import DynamicKResult
+    from ragdiag.report import dynamic_k_report as dk
+
+    result = DynamicKResult.from_json(item.doc)
+    names = result.metric_names
+    if len(result.policies) < 2 or not any(n.startswith("ra_nwg@") for n in names) \
+            or not any(n.startswith("proc@") for n in names):
+        raise DataError(f"{item.path}: a dynamic-k result whose field 'policies' is wrong: expected fixed K_low, "
+                        f"the thresholds and fixed K_high, each with ra_nwg@K and proc@K")
+    lines = dk.summary_lines(result)
+    lead = dk.headline(result)
+    picks: dict[int, list[str]] = {}
+    for metric in (lead, dk.proc_metric(result)):
+        pick = dk.recommended(result, metric) or result.policies[-1]
+        picks.setdefault(id(pick), []).append(dk.metric_label(metric))
+    priced = result.params.price_per_mtok > 0
+
+    def mean(entry) -> Raw:
+        return Raw(esc(f"{num(entry.value)} {interval(entry.ci)}".strip()))
+
+    def difference(entry) -> Raw:
+        return Raw(esc(f"{num(entry.value, signed=True)} {interval(entry.ci)}".strip()))
+
+    rows = [[row.label, ", ".join(picks.get(id(row), [])), Raw(f"{100 * row.share_escalated:.0f}%"), _digits(row.mean_candidates, 1),
+             *((_digits(row.cost_per_1k, 2),) if priced else ()), *(mean(row.metrics[n]) for n in names),
+             difference(row.vs_low[lead]), difference(row.vs_high[lead])] for row in result.policies]
+    body = [labels(test_server=is_test_server(item.doc)), f'<p class="note">{esc(lines[0])}</p>',
+            _decision(lines[1:]),
+            table(["policy", "cheapest reaching K_high on", "escalated", "mean K", *(("cost/1k",) if priced else ()),
+                   *(dk.metric_label(n) for n in names), f"Δ {dk.metric_label(lead)} vs K_low",
+                   f"Δ {dk.metric_label(lead)} vs K_high"], rows,
+                  caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
+                          "means over queries [95% bootstrap interval]; Δ = paired difference")]
+    every = [[row.label, dk.metric_label(n), difference(row.vs_low[n]), difference(row.vs_high[n])]
+             for row in result.policies for n in names]
+    body.append(f"<details><summary>paired differences of every metric ({len(every)} rows)</summary>"
+                + table(["policy", "metric", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
+                        caption="policy − fixed K, paired over queries [95% bootstrap interval]") + "</details>")
+    body.append(_images(_png(lambda p: dk.write_plot(result, p)), "quality against mean candidates per query"))
+    return Section("dynamic-k", "Dynamic K: escalate only the uncertain queries", str(item.path), "".join(body))
+
+
 def _docs(doc: Any) -> list[dict]:
     return doc if isinstance(doc, list) else [doc]
 
@@ -449,7 +538,8 @@ RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
              "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
-             "plot": plot_section, "calibrate": calibrate_section}
+             "plot": plot_section, "calibrate": calibrate_section, "clq": clq_section,
+             "dynamic-k": dynamic_k_section}
 
 
 def render(item: Input) -> Section:
