@@ -317,7 +317,7 @@ def dynamic_k_section(item: Input) -> Section:
     from ragdiag.report import dynamic_k_report as dk
 
     result = DynamicKResult.from_json(item.doc)
-    names = result.metric_names
+    names = result.metric_names if result.policies else []
     if len(result.policies) < 2 or not any(n.startswith("ra_nwg@") for n in names) \
             or not any(n.startswith("proc@") for n in names):
         raise DataError(f"{item.path}: a dynamic-k result whose field 'policies' is wrong: expected fixed K_low, "

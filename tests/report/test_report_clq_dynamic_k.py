@@ -1,0 +1,194 @@
+"""``ragdiag report`` on the result files of ``ragdiag clq --out`` and ``ragdiag dynamic-k --out``
+(written by the real commands, conftest ``decision_dir``): the decision first, the tables, the
+redrawn plot and the run record; the expected values are read from the result files. A wrong
+field of either kind is one error line."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.evaluate.registry import label
+from ragdiag.report.html.inputs import kind_of
+
+runner = CliRunner()
+
+
+def _report(tmp_path: Path, *inputs: Path) -> tuple[str, list[str], str]:
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", *map(str, inputs), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    return page, re.findall(r'<section id="[^"]+" data-kind="([^"]+)"', page), result.output
+
+
+def _section(page: str, kind: str) -> str:
+    start = page.index(f'data-kind="{kind}"')
+    return page[start:page.index("</section>", start)]
+
+
+def _text(fragment: str) -> str:
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def _decision(section: str) -> list[str]:
+    box = re.search(r'<div class="verdict"><strong>Decision</strong><ul>(.*?)</ul></div>', section).group(1)
+    return [_text(item) for item in re.findall(r"<li>(.*?)</li>", box)]
+
+
+def _rows(section: str) -> dict[str, list[str]]:
+    """The first table's body rows by their first cell, as text."""
+    body = section[section.index("<tbody>"):section.index("</tbody>")]
+    rows = [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr>(.*?)</tr>", body)]
+    return {row[0]: row[1:] for row in rows}
+
+
+def _label(name: str) -> str:
+    metric, k = name.split("@")
+    return f"{label(metric)}@{k}"
+
+
+def test_clq_section_leads_with_the_choices_then_every_configuration(decision_dir, tmp_path):
+    doc = json.loads((decision_dir / "clq.json").read_text())
+    page, kinds, _ = _report(tmp_path, decision_dir / "clq.json")
+    assert kinds == ["clq"]
+    section = _section(page, "clq")
+    primary, choices = _label(doc["choices"]["primary"]), doc["choices"]
+    assert _decision(section) == [
+        f"Pareto frontier (cost ↓, latency p50 ↓, {', '.join(map(_label, doc['quality']))} ↑): "
+        + ", ".join(doc["frontier"]),
+        f"SLO {choices['slo']['percentile']} ≤ {choices['slo']['slo_ms']:g} ms: best {primary} is {choices['slo']['best']}",
+        f"budget ≤ {choices['budget']['budget']:g} per 1,000 queries: best {primary} is {choices['budget']['best']}",
+        "both: " + (choices["slo_and_budget"]["best"] or "none meets both")]
+    assert section.index('class="verdict"') < section.index("<table")  # the decision before the table
+    rows = _rows(section)
+    assert list(rows) == [c["name"] for c in doc["configs"]]
+    for config in doc["configs"]:
+        frontier = "★" if config["pareto"] else ", ".join(doc["dominated"][config["name"]])
+        assert rows[config["name"]] == [frontier, f"{config['cost']:.2f}", f"{config['latency_p50']:.1f}",
+                                        *(f"{config['quality'][q]:.3f}" for q in doc["quality"]),
+                                        f"{config['efficiency_retrieval']:.3f}"]
+    assert "<th>" + _label(doc["quality"][0]) + "</th>" in section
+    (marginal,) = doc["marginal"]
+    assert f"{marginal['d_quality']:+.3f} over {marginal['d_latency_ms']:+.1f} ms" in _text(section)
+    assert section.count("data:image/png;base64,") == 1  # the frontier plot, redrawn
+    assert "<summary>run_record</summary>" in section and "TEST SERVER" not in section
+
+
+def _cheapest_reaching_high(doc: dict, metric: str) -> str:
+    """The policy the page must mark for ``metric``, found from the JSON: fixed K_low when its paired
+    interval against K_high reaches 0, else the dynamic policy with the fewest mean candidates whose
+    interval does, else fixed K_high."""
+    policies = doc["policies"]
+    if policies[0]["vs_high"][metric]["ci"][1] >= 0:
+        return policies[0]["label"]
+    reaching = [p for p in policies[1:-1] if p["vs_high"][metric]["ci"][1] >= 0
+                and p["mean_candidates"] < policies[-1]["mean_candidates"]]
+    return min(reaching, key=lambda p: p["mean_candidates"])["label"] if reaching else policies[-1]["label"]
+
+
+def test_dynamic_k_section_leads_with_the_policy_that_reaches_k_high(decision_dir, tmp_path):
+    doc = json.loads((decision_dir / "dynamic_k.json").read_text())
+    page, kinds, _ = _report(tmp_path, decision_dir / "dynamic_k.json")
+    assert kinds == ["dynamic-k"]
+    section = _section(page, "dynamic-k")
+    names = list(doc["policies"][0]["metrics"])
+    lead = [n for n in names if n.startswith("ra_nwg@")][-1]
+    proc = [n for n in names if n.startswith("proc@")][0]
+    low, high = doc["policies"][0], doc["policies"][-1]
+    decision = _decision(section)
+    assert [line.split(":")[0] for line in decision] == [_label(lead), _label(proc)]
+    for line, metric in zip(decision, (lead, proc)):
+        assert line.startswith(f"{_label(metric)}: fixed K_low {low['metrics'][metric]['value']:.3f}, "
+                               f"fixed K_high {high['metrics'][metric]['value']:.3f}")
+    assert section.index('class="verdict"') < section.index("<table")
+    rows = _rows(section)
+    assert list(rows) == [p["label"] for p in doc["policies"]]
+    marked = {metric: [name for name, cells in rows.items() if _label(metric) in cells[0].split(", ")]
+              for metric in (lead, proc)}
+    assert marked == {metric: [_cheapest_reaching_high(doc, metric)] for metric in (lead, proc)}
+    for policy in doc["policies"]:
+        cells = rows[policy["label"]]
+        assert cells[1:4] == [f"{100 * policy['share_escalated']:.0f}%", f"{policy['mean_candidates']:.1f}",
+                              f"{policy['cost_per_1k']:.2f}"]
+        for n, cell in zip(names, cells[4:]):
+            entry = policy["metrics"][n]
+            assert cell == f"{entry['value']:.3f} [{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
+        gap = policy["vs_high"][lead]
+        assert cells[-1] == f"{gap['value']:+.3f} [{gap['ci'][0]:.3f}, {gap['ci'][1]:.3f}]"
+    assert f"paired differences of every metric ({len(names) * len(doc['policies'])} rows)" in section
+    assert section.count("data:image/png;base64,") == 1
+    assert "<summary>run_record</summary>" in section and "TEST SERVER" not in section
+
+
+def test_a_run_folder_shows_each_result_once_with_its_plot_redrawn(decision_dir, tmp_path):
+    page, kinds, log = _report(tmp_path, decision_dir)
+    assert kinds == ["dynamic-k", "clq"]  # decisions first, in the report's reading order
+    assert log.count("its plot is redrawn from the result beside it") == 2  # clq.png, dynamic_k.png
+    assert page.count("data:image/png;base64,") == 2
+
+
+@pytest.mark.parametrize("name", ["clq.json", "dynamic_k.json"])
+def test_test_server_inputs_are_labelled(decision_dir, tmp_path, name):
+    doc = json.loads((decision_dir / name).read_text())
+    doc["run_record"]["models"] = {"judge": "ragdiag-test-server"}
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    page, _, _ = _report(tmp_path, path)
+    assert "TEST SERVER — replies are a test server" in page
+
+
+def test_kinds_by_command_or_keys(decision_dir):
+    for name, kind in (("clq.json", "clq"), ("dynamic_k.json", "dynamic-k")):
+        doc = json.loads((decision_dir / name).read_text())
+        assert kind_of(doc) == kind
+        assert kind_of({k: v for k, v in doc.items() if k not in ("meta", "run_record")}) == kind  # library output
+    assert kind_of({"meta": {"command": "ragdiag clq"}}) == "clq"
+    assert kind_of({"meta": {"command": "ragdiag dynamic-k"}}) == "dynamic-k"
+
+
+def _set(doc, path: list, value):
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return doc
+
+
+TAMPERED = [
+    ("clq.json", ["configs", 1, "cost"], "cheap", "a clq result whose field 'configs[1].cost' is wrong: expected number, got str"),
+    ("clq.json", ["configs", 0, "quality", "ra_nwg@10"], KeyError, "field 'configs[0].quality.ra_nwg@10' is wrong: missing"),
+    ("clq.json", ["configs", 2, "pareto"], "yes", "field 'configs[2].pareto' is wrong: expected true or false, got str"),
+    ("clq.json", ["choices", "slo", "best"], 3, "field 'choices.slo.best' is wrong: expected text or null, got int"),
+    ("clq.json", ["dominated", "high-K"], "baseline", "field 'dominated.high-K' is wrong: expected a list, got str"),
+    ("dynamic_k.json", ["signal", "median"], None, "a dynamic-k result whose field 'signal.median' is wrong: "
+                                                   "expected number, got null"),
+    ("dynamic_k.json", ["policies", 2, "metrics", "proc@5", "ci"], "wide",
+     "field 'policies[2].metrics.proc@5.ci' is wrong: expected a list or null, got str"),
+    ("dynamic_k.json", ["policies", 3, "vs_high", "ra_nwg@10"], KeyError, "field 'policies[3].vs_high.ra_nwg@10' is wrong: missing"),
+    ("dynamic_k.json", ["policies"], [], "field 'policies' is wrong: expected fixed K_low, the thresholds and fixed K_high"),
+    ("dynamic_k.json", ["params", "ks"], "5,10", "field 'params.ks' is wrong: expected a list, got str"),
+]
+
+
+@pytest.mark.parametrize("name, path, value, needle", TAMPERED, ids=[f"{t[0]}:{'.'.join(map(str, t[1]))}" for t in TAMPERED])
+def test_a_wrong_field_is_one_error_line(decision_dir, tmp_path, name, path, value, needle):
+    bad = tmp_path / name
+    shutil.copy(decision_dir / name, bad)
+    bad.write_text(json.dumps(_set(json.loads(bad.read_text()), path, value)))
+    data = bad.read_bytes()
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(bad), "--out", str(out)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"ragdiag: error: {bad}: a ") and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not out.exists() and bad.read_bytes() == data
