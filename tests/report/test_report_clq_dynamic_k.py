@@ -43,11 +43,15 @@ def _decision(section: str) -> list[str]:
     return [_text(item) for item in re.findall(r"<li>(.*?)</li>", box)]
 
 
+def _body_rows(fragment: str) -> list[list[str]]:
+    """The first table's body rows of ``fragment``, cells as text."""
+    body = fragment[fragment.index("<tbody>"):fragment.index("</tbody>")]
+    return [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr>(.*?)</tr>", body)]
+
+
 def _rows(section: str) -> dict[str, list[str]]:
-    """The first table's body rows by their first cell, as text."""
-    body = section[section.index("<tbody>"):section.index("</tbody>")]
-    rows = [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr>(.*?)</tr>", body)]
-    return {row[0]: row[1:] for row in rows}
+    """The first table's body rows by their first cell."""
+    return {row[0]: row[1:] for row in _body_rows(section)}
 
 
 def _label(name: str) -> str:
@@ -114,16 +118,20 @@ def test_dynamic_k_section_leads_with_the_policy_that_reaches_k_high(decision_di
     marked = {metric: [name for name, cells in rows.items() if _label(metric) in cells[0].split(", ")]
               for metric in (lead, proc)}
     assert marked == {metric: [_cheapest_reaching_high(doc, metric)] for metric in (lead, proc)}
+    def with_ci(entry: dict, sign: str = "") -> str:
+        return f"{entry['value']:{sign}.3f} [{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
+
     for policy in doc["policies"]:
         cells = rows[policy["label"]]
-        assert cells[1:4] == [f"{100 * policy['share_escalated']:.0f}%", f"{policy['mean_candidates']:.1f}",
-                              f"{policy['cost_per_1k']:.2f}"]
-        for n, cell in zip(names, cells[4:]):
-            entry = policy["metrics"][n]
-            assert cell == f"{entry['value']:.3f} [{entry['ci'][0]:.3f}, {entry['ci'][1]:.3f}]"
-        gap = policy["vs_high"][lead]
-        assert cells[-1] == f"{gap['value']:+.3f} [{gap['ci'][0]:.3f}, {gap['ci'][1]:.3f}]"
-    assert f"paired differences of every metric ({len(names) * len(doc['policies'])} rows)" in section
+        assert cells[1:] == [f"{100 * policy['share_escalated']:.0f}%", f"{policy['mean_candidates']:.1f}",
+                             f"{policy['cost_per_1k']:.2f}", with_ci(policy["vs_high"][lead], "+"),
+                             with_ci(policy["vs_high"][proc], "+"), f"{policy['vs_low'][lead]['value']:+.3f}",
+                             *(f"{policy['metrics'][n]['value']:.3f}" for n in names)]
+    every = section[section.index("<details><summary>every metric"):]
+    assert f"every metric with its interval and paired differences ({len(names) * len(doc['policies'])} rows)" in every
+    assert _body_rows(every) == [[policy["label"], _label(n), with_ci(policy["metrics"][n]),
+                                  with_ci(policy["vs_low"][n], "+"), with_ci(policy["vs_high"][n], "+")]
+                                 for policy in doc["policies"] for n in names]
     assert section.count("data:image/png;base64,") == 1
     assert "<summary>run_record</summary>" in section and "TEST SERVER" not in section
 

@@ -271,6 +271,11 @@ def _digits(value: float | None, digits: int) -> Raw:
     return Raw(esc(num(value, digits)))
 
 
+def _scrolling(headers: list[str], rows: list[list[Any]], caption: str) -> str:
+    """A table too wide for the page (one column per metric), scrolling sideways inside it."""
+    return f'<div style="overflow-x:auto">{table(headers, rows, caption)}</div>'
+
+
 def _decision(lines: list[str], title: str = "Decision") -> str:
     return (f'<div class="verdict"><strong>{esc(title)}</strong><ul>'
             + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
@@ -323,9 +328,9 @@ def dynamic_k_section(item: Input) -> Section:
         raise DataError(f"{item.path}: a dynamic-k result whose field 'policies' is wrong: expected fixed K_low, "
                         f"the thresholds and fixed K_high, each with ra_nwg@K and proc@K")
     lines = dk.summary_lines(result)
-    lead = dk.headline(result)
+    decided = (dk.headline(result), dk.proc_metric(result))  # the metrics of the decision lines
     picks: dict[int, list[str]] = {}
-    for metric in (lead, dk.proc_metric(result)):
+    for metric in decided:
         pick = dk.recommended(result, metric) or result.policies[-1]
         picks.setdefault(id(pick), []).append(dk.metric_label(metric))
     priced = result.params.price_per_mtok > 0
@@ -333,24 +338,26 @@ def dynamic_k_section(item: Input) -> Section:
     def mean(entry) -> Raw:
         return Raw(esc(f"{num(entry.value)} {interval(entry.ci)}".strip()))
 
-    def difference(entry) -> Raw:
-        return Raw(esc(f"{num(entry.value, signed=True)} {interval(entry.ci)}".strip()))
+    def difference(entry, with_ci: bool = True) -> Raw:
+        return Raw(esc(f"{num(entry.value, signed=True)} {interval(entry.ci) if with_ci else ''}".strip()))
 
-    rows = [[row.label, ", ".join(picks.get(id(row), [])), Raw(f"{100 * row.share_escalated:.0f}%"), _digits(row.mean_candidates, 1),
-             *((_digits(row.cost_per_1k, 2),) if priced else ()), *(mean(row.metrics[n]) for n in names),
-             difference(row.vs_low[lead]), difference(row.vs_high[lead])] for row in result.policies]
+    rows = [[row.label, ", ".join(picks.get(id(row), [])), Raw(f"{100 * row.share_escalated:.0f}%"),
+             _digits(row.mean_candidates, 1), *((_digits(row.cost_per_1k, 2),) if priced else ()),
+             *(difference(row.vs_high[m]) for m in decided), difference(row.vs_low[decided[0]], with_ci=False),
+             *(row.metrics[n].value for n in names)] for row in result.policies]
     body = [labels(test_server=is_test_server(item.doc)), f'<p class="note">{esc(lines[0])}</p>',
             _decision(lines[1:]),
-            table(["policy", "cheapest reaching K_high on", "escalated", "mean K", *(("cost/1k",) if priced else ()),
-                   *(dk.metric_label(n) for n in names), f"Δ {dk.metric_label(lead)} vs K_low",
-                   f"Δ {dk.metric_label(lead)} vs K_high"], rows,
-                  caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
-                          "means over queries [95% bootstrap interval]; Δ = paired difference")]
-    every = [[row.label, dk.metric_label(n), difference(row.vs_low[n]), difference(row.vs_high[n])]
-             for row in result.policies for n in names]
-    body.append(f"<details><summary>paired differences of every metric ({len(every)} rows)</summary>"
-                + table(["policy", "metric", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
-                        caption="policy − fixed K, paired over queries [95% bootstrap interval]") + "</details>")
+            _scrolling(["policy", "cheapest reaching K_high on", "esc.", "mean K", *(("cost/1k",) if priced else ()),
+                        *(f"Δ {dk.metric_label(m)} vs K_high" for m in decided),
+                        f"Δ {dk.metric_label(decided[0])} vs K_low", *(dk.metric_label(n) for n in names)], rows,
+                       caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
+                               "means over queries; Δ = paired difference [95% bootstrap interval]")]
+    every = [[row.label, dk.metric_label(n), mean(row.metrics[n]), difference(row.vs_low[n]),
+              difference(row.vs_high[n])] for row in result.policies for n in names]
+    body.append(f"<details><summary>every metric with its interval and paired differences ({len(every)} rows)"
+                "</summary>" + table(["policy", "metric", "mean", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
+                                     caption="means over queries and policy − fixed K paired over queries "
+                                             "[95% bootstrap interval]") + "</details>")
     body.append(_images(_png(lambda p: dk.write_plot(result, p)), "quality against mean candidates per query"))
     return Section("dynamic-k", "Dynamic K: escalate only the uncertain queries", str(item.path), "".join(body))
 
