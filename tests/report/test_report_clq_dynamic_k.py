@@ -200,3 +200,21 @@ def test_a_wrong_field_is_one_error_line(decision_dir, tmp_path, name, path, val
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
     assert result.stderr.startswith(f"ragdiag: error: {bad}: a ") and needle in result.stderr, result.stderr
     assert "Traceback" not in result.output and not out.exists() and bad.read_bytes() == data
+
+
+def test_dynamic_k_without_intervals_says_so(tmp_path):
+    """``--bootstrap 0``: the intervals are null; the section shows the differences alone and says why."""
+    runs = Path(__file__).resolve().parents[1] / "evaluate" / "golden" / "dynamic_k"
+    out = tmp_path / "dynamic_k.json"
+    done = runner.invoke(app, ["dynamic-k", "--qrels", str(runs / "qrels.tsv"), "--run-low", str(runs / "low.jsonl"),
+                               "--run-high", str(runs / "high.jsonl"), "--k-low", "10", "--k-high", "20", "--ks", "5,10",
+                               "--steps", "4", "--bootstrap", "0", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    doc = json.loads(out.read_text())
+    page, kinds, _ = _report(tmp_path, out)
+    section = _section(page, "dynamic-k")
+    assert kinds == ["dynamic-k"] and "Δ = paired difference (--bootstrap 0: no intervals)" in section
+    lead = [n for n in doc["policies"][0]["metrics"] if n.startswith("ra_nwg@")][-1]
+    for policy in doc["policies"]:
+        assert policy["vs_high"][lead]["ci"] is None
+        assert _rows(section)[policy["label"]][3] == f"{policy['vs_high'][lead]['value']:+.3f}"  # no cost column

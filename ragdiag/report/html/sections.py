@@ -334,6 +334,7 @@ def dynamic_k_section(item: Input) -> Section:
         pick = dk.recommended(result, metric) or result.policies[-1]
         picks.setdefault(id(pick), []).append(dk.metric_label(metric))
     priced = result.params.price_per_mtok > 0
+    intervals = " [95% bootstrap interval]" if result.params.bootstrap else " (--bootstrap 0: no intervals)"
 
     def mean(entry) -> Raw:
         return Raw(esc(f"{num(entry.value)} {interval(entry.ci)}".strip()))
@@ -351,13 +352,13 @@ def dynamic_k_section(item: Input) -> Section:
                         *(f"Δ {dk.metric_label(m)} vs K_high" for m in decided),
                         f"Δ {dk.metric_label(decided[0])} vs K_low", *(dk.metric_label(n) for n in names)], rows,
                        caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
-                               "means over queries; Δ = paired difference [95% bootstrap interval]")]
+                               f"means over queries; Δ = paired difference{intervals}")]
     every = [[row.label, dk.metric_label(n), mean(row.metrics[n]), difference(row.vs_low[n]),
               difference(row.vs_high[n])] for row in result.policies for n in names]
     body.append(f"<details><summary>every metric with its interval and paired differences ({len(every)} rows)"
                 "</summary>" + table(["policy", "metric", "mean", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
-                                     caption="means over queries and policy − fixed K paired over queries "
-                                             "[95% bootstrap interval]") + "</details>")
+                                     caption=f"means over queries and policy − fixed K paired over queries"
+                                             f"{intervals}") + "</details>")
     body.append(_images(_png(lambda p: dk.write_plot(result, p)), "quality against mean candidates per query"))
     return Section("dynamic-k", "Dynamic K: escalate only the uncertain queries", str(item.path), "".join(body))
 
