@@ -218,3 +218,28 @@ def test_dynamic_k_without_intervals_says_so(tmp_path):
     for policy in doc["policies"]:
         assert policy["vs_high"][lead]["ci"] is None
         assert _rows(section)[policy["label"]][3] == f"{policy['vs_high'][lead]['value']:+.3f}"  # no cost column
+
+
+def test_clq_with_p95_and_end_to_end_latency_shows_their_columns(tmp_path):
+    """Configurations with p95 and end-to-end latency (an SLO on p95): the section adds the p95, e2e
+    and end-to-end efficiency columns, with the values of the result file."""
+    configs = tmp_path / "configs.csv"
+    configs.write_text("name,family,k,cost_per_1k,latency_p50_ms,latency_p95_ms,e2e_p50_ms,ra_nwg@10,nrecall4@10,"
+                       "ra_nwg@30\n"
+                       "small,dense,10,1.0,100,180,900,0.70,0.60,0.72\n"
+                       "large,dense,20,2.0,150,260,1000,0.75,0.62,0.78\n"
+                       "sparse,bm25,10,0.5,90,300,950,0.65,0.66,0.70\n")
+    out = tmp_path / "clq.json"
+    done = runner.invoke(app, ["clq", "--configs", str(configs), "--slo-ms", "250", "--slo-percentile", "p95",
+                               "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    doc = json.loads(out.read_text())
+    page, kinds, _ = _report(tmp_path, out)
+    section = _section(page, "clq")
+    slo = doc["choices"]["slo"]
+    assert _decision(section)[1] == f"SLO p95 ≤ {slo['slo_ms']:g} ms: best {_label(doc['choices']['primary'])} is {slo['best']}"
+    assert "<th>p95 ms</th><th>e2e p50 ms</th><th>eff. e2e</th>" in section
+    rows = _rows(section)
+    for config in doc["configs"]:
+        assert rows[config["name"]][-4:] == [f"{config['efficiency_retrieval']:.3f}", f"{config['latency_p95']:.1f}",
+                                             f"{config['e2e_p50']:.1f}", f"{config['efficiency_e2e']:.3f}"]

@@ -297,15 +297,14 @@ def clq_section(item: Input) -> Section:
         body.append(f'<p class="note">configurations: {esc(result.meta.configs)} · first measure '
                     f'{esc(metric_label(result.choices.primary))} drives the SLO/budget choices</p>')
     body.append(_decision(lines[:head]))
-    optional = [(title, key) for title, key in (("p95 ms", "latency_p95"), ("e2e p50 ms", "e2e_p50"),
-                                                ("eff. e2e", "efficiency_e2e"))
+    optional = [(title, key, digits) for title, key, digits in (("p95 ms", "latency_p95", 1), ("e2e p50 ms", "e2e_p50", 1),
+                                                                ("eff. e2e", "efficiency_e2e", 3))
                 if any(getattr(c, key) is not None for c in result.configs)]
     rows = [[c.name, "★" if c.pareto else ", ".join(result.dominated.get(c.name, [])), _digits(c.cost, 2),
              _digits(c.latency_p50, 1), *(c.quality[q] for q in result.quality), c.efficiency_retrieval,
-             *(_digits(getattr(c, key), 1) if key != "efficiency_e2e" else c.efficiency_e2e for _, key in optional)]
-            for c in result.configs]
+             *(_digits(getattr(c, key), digits) for _, key, digits in optional)] for c in result.configs]
     body.append(table(["config", "frontier ★ / dominated by", "cost/1k", "p50 ms",
-                       *(metric_label(q) for q in result.quality), "eff.", *(title for title, _ in optional)],
+                       *(metric_label(q) for q in result.quality), "eff.", *(title for title, _, _ in optional)],
                       rows, caption="configurations (★ = on the Pareto frontier)"))
     notes = lines[head + len(result.dominated):]  # the dominated lines are the table's second column
     body.append('<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in notes) + "</ul>")

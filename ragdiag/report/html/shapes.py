@@ -7,7 +7,9 @@ type is one line naming the file and the field (``results[3].n``) instead of a t
 
 Spec grammar: a type or tuple of types is an ``isinstance`` check (``NUM`` excludes booleans); a
 dict is an object whose keys are required, or optional when written ``"?key"``; a one-item list is
-a list whose every item has that shape.
+a list whose every item has that shape. A kind whose objects are keyed by names the document itself
+declares (clq's quality measures, dynamic-k's metrics) has a second spec built from those names
+(:data:`KEYED`), checked after the first.
 """
 
 from __future__ import annotations
