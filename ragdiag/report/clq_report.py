@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,10 +21,12 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def summary_lines(result: ClqResult) -> list[str]:
-    """The decision first: frontier, SLO/budget choices, then what dominates the rest."""
-    lines = [f"Pareto frontier (cost ↓, latency p50 ↓, {', '.join(result.quality)} ↑): " + ", ".join(result.frontier)]
-    choices, primary = result.choices, result.choices.primary
+def summary_lines(result: ClqResult, show: Callable[[str], str] = str) -> list[str]:
+    """The decision first: frontier, SLO/budget choices, then what dominates the rest. ``show`` names a
+    quality measure (the terminal: as written, ``ra_nwg@10``; the HTML report: its registry label)."""
+    lines = [f"Pareto frontier (cost ↓, latency p50 ↓, {', '.join(map(show, result.quality))} ↑): "
+             + ", ".join(result.frontier)]
+    choices, primary = result.choices, show(result.choices.primary)
     if choices.slo is not None:
         slo = choices.slo
         lines.append(f"SLO {slo.percentile} ≤ {slo.slo_ms:g} ms: best {primary} is "
@@ -38,7 +40,7 @@ def summary_lines(result: ClqResult) -> list[str]:
         lines.append(f"dominated: {name} (by {', '.join(by)})")
     for m in result.marginal:
         rate = "–" if m.per_ms is None else f"{m.per_ms:+.2e}"
-        lines.append(f"marginal {m.metric} per ms ({m.latency} latency), {m.family} K {m.from_k:g} → "
+        lines.append(f"marginal {show(m.metric)} per ms ({m.latency} latency), {m.family} K {m.from_k:g} → "
                      f"{m.to_k:g}: {m.d_quality:+.3f} over {m.d_latency_ms:+.1f} ms = {rate}/ms")
     lines.append("eff. = efficiency = 1000 · mean(N-Recall4+@10, RA-nWG@10, RA-nWG@30) / latency ms (paper 001 §3.3, a "
                  "screening tie-breaker only); e2e uses e2e_p50_ms")

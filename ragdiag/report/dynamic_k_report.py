@@ -16,7 +16,7 @@ from rich.table import Table
 from ragdiag.evaluate.registry import label
 
 if TYPE_CHECKING:
-    from ragdiag.evaluate.dynamic_k import DynamicKResult
+    from ragdiag.evaluate.dynamic_k import DynamicKResult, PolicyRow
     from ragdiag.evaluate.result import Estimate
 
 
@@ -53,23 +53,35 @@ def headline(result: DynamicKResult) -> str:
     return [n for n in result.metric_names if n.startswith("ra_nwg@")][-1]
 
 
-def _proc(result: DynamicKResult) -> str:
+def proc_metric(result: DynamicKResult) -> str:
+    """The PROC the summary and the plot show: PROC at the first cut-off."""
     return [n for n in result.metric_names if n.startswith("proc@")][0]
+
+
+def recommended(result: DynamicKResult, metric: str) -> PolicyRow | None:
+    """The cheapest policy whose ``metric`` is not below fixed K_high (its paired interval reaches 0):
+    fixed K_low when it already does, else the dynamic policy with the fewest mean candidates; None
+    when no policy below K_high's mean K reaches it."""
+    fixed_low, fixed_high = result.policies[0], result.policies[-1]
+    if _reaches(fixed_low.vs_high[metric]):
+        return fixed_low
+    found = None
+    for row in result.policies[1:-1]:
+        if _reaches(row.vs_high[metric]) and (found is None or row.mean_candidates < found.mean_candidates):
+            found = row
+    return None if found is None or found.mean_candidates >= fixed_high.mean_candidates else found
 
 
 def _cheapest_match(result: DynamicKResult, metric: str) -> str:
     """The cheapest dynamic policy whose ``metric`` is not below fixed K_high (interval reaching 0)."""
     fixed_low, fixed_high = result.policies[0], result.policies[-1]
-    found = None
-    for row in result.policies[1:-1]:
-        if _reaches(row.vs_high[metric]) and (found is None or row.mean_candidates < found.mean_candidates):
-            found = row
+    found = recommended(result, metric)
     head = (f"{metric_label(metric)}: fixed K_low {_value(fixed_low.metrics[metric])}, fixed K_high "
             f"{_value(fixed_high.metrics[metric])}")
     low_gap = fixed_low.vs_high[metric]
-    if _reaches(low_gap):
+    if found is fixed_low:
         return head + f"; fixed K_low already reaches K_high's value ({_difference(low_gap)}): escalating buys nothing"
-    if found is None or found.mean_candidates >= fixed_high.mean_candidates:
+    if found is None:
         return head + "; no dynamic policy reaches K_high's value at a lower mean K"
     return (head + f"; dynamic {found.label} reaches it (difference to K_high {_difference(found.vs_high[metric])}) "
             f"escalating {100 * found.share_escalated:.0f}% of queries, mean K {found.mean_candidates:.1f}")
@@ -80,7 +92,7 @@ def summary_lines(result: DynamicKResult) -> list[str]:
     lines = [f"ragdiag dynamic-k · {result.queries} judged queries · K_low {p.k_low} / K_high {p.k_high} · "
              f"signal: {sig.name} (escalate when {sig.escalate_when} θ; median {sig.median:.4g}) · "
              f"bootstrap {p.bootstrap} seed {p.seed}"]
-    lines += [_cheapest_match(result, headline(result)), _cheapest_match(result, _proc(result))]
+    lines += [_cheapest_match(result, headline(result)), _cheapest_match(result, proc_metric(result))]
     return lines
 
 
@@ -144,7 +156,7 @@ def write_plot(result: DynamicKResult, path: Path, inputs: Sequence[Path] = ()) 
     rows = result.policies
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
     dynamic = sorted(rows[1:-1], key=lambda r: r.mean_candidates)
-    for ax, metric in zip(axes, (headline(result), _proc(result))):
+    for ax, metric in zip(axes, (headline(result), proc_metric(result))):
         xs = [r.mean_candidates for r in dynamic]
         entries = [r.metrics[metric] for r in dynamic]
         ax.plot(xs, [e.value for e in entries], "-o", color="tab:blue", label="dynamic K (θ swept)", zorder=3)

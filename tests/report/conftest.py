@@ -69,3 +69,24 @@ def results_dir(tmp_path_factory) -> Path:
     (folder / "graded.json.manifest.json").write_text(json.dumps(manifest))
     (folder / "notes.json").write_text(json.dumps({"hello": "not a result"}))
     return folder
+
+
+@pytest.fixture(scope="session")
+def decision_dir(tmp_path_factory) -> Path:
+    """``clq.json`` + ``clq.png`` and ``dynamic_k.json`` + ``dynamic_k.png`` written by the real
+    commands: clq on the paper-001 scenarios (fixtures/clq), dynamic-k on the small run pair of
+    tests/evaluate/golden/dynamic_k (the inputs of the evaluate golden tests)."""
+    root = Path(__file__).resolve().parents[2]
+    folder = tmp_path_factory.mktemp("decisions")
+    runner = CliRunner()
+    result = runner.invoke(app, ["clq", "--configs", str(root / "fixtures" / "clq" / "paper001-scenarios.csv"),
+                                 "--slo-ms", "400", "--budget", "1", "--out", str(folder / "clq.json"),
+                                 "--plot", str(folder / "clq.png")])
+    assert result.exit_code == 0, result.output
+    runs = root / "tests" / "evaluate" / "golden" / "dynamic_k"
+    result = runner.invoke(app, ["dynamic-k", "--qrels", str(runs / "qrels.tsv"), "--run-low", str(runs / "low.jsonl"),
+                                 "--run-high", str(runs / "high.jsonl"), "--k-low", "10", "--k-high", "20", "--ks", "5,10",
+                                 "--steps", "4", "--bootstrap", "100", "--seed", "7", "--price", "0.05",
+                                 "--out", str(folder / "dynamic_k.json"), "--plot", str(folder / "dynamic_k.png")])
+    assert result.exit_code == 0, result.output
+    return folder

@@ -22,25 +22,37 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None and not in_ci(), reason=NO_CHRO
 
 
 @pytest.fixture(scope="module")
-def browser_page(results_dir, tmp_path_factory):
+def chromium():
+    """One headless Chromium for the module (Playwright's sync API allows one session at a time)."""
     if CHROMIUM is None:
         skip_or_fail(NO_CHROMIUM)
     playwright_api = import_or_skip_or_fail("playwright.sync_api", "the playwright package is not installed")
-    html, sections, _ = build_report([results_dir])
-    out = tmp_path_factory.mktemp("browser") / "report.html"
-    out.write_text(html)
     with playwright_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        requests: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("data:", "file:")) else None)
-        page.goto(out.as_uri())
-        page.wait_for_load_state("load")
-        yield page, sections, errors, requests, out
+        yield browser
         browser.close()
+
+
+def _opened(browser, inputs: list[Path], folder: Path):
+    """The report of ``inputs`` loaded in a new page: (page, sections, console errors, network
+    requests, the HTML file)."""
+    html, sections, _ = build_report(inputs)
+    out = folder / "report.html"
+    out.write_text(html)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("data:", "file:")) else None)
+    page.goto(out.as_uri())
+    page.wait_for_load_state("load")
+    return page, sections, errors, requests, out
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium, results_dir, tmp_path_factory):
+    return _opened(chromium, [results_dir], tmp_path_factory.mktemp("browser"))
 
 
 def test_loads_without_errors_or_network(browser_page):
@@ -85,3 +97,20 @@ def test_top_of_page_screenshot_is_not_blank(browser_page):
     inked = sum(1 for v in body if v < 200) / len(body)
     assert inked > 0.02  # text, tables and labels, not a blank page
     assert len(set(body)) > 20
+
+
+def test_clq_and_dynamic_k_sections_load_with_their_plots_and_sort(chromium, decision_dir, tmp_path):
+    """The page of ``clq --out`` and ``dynamic-k --out`` (conftest ``decision_dir``): no error, both
+    plots decoded, the configurations sort by cost on a click."""
+    page, sections, errors, requests, _ = _opened(chromium, [decision_dir / "clq.json", decision_dir / "dynamic_k.json"],
+                                                  tmp_path)
+    assert errors == [] and requests == []
+    shown = page.eval_on_selector_all("section", "els => els.map(e => e.dataset.kind)")
+    assert shown == [s.kind for s in sections] == ["dynamic-k", "clq"]
+    sizes = page.eval_on_selector_all("section img", "els => els.map(e => e.complete ? e.naturalWidth : 0)")
+    assert len(sizes) == 2 and min(sizes) > 500
+    table = page.locator("section[data-kind=clq] table").first
+    cost = "el => Array.from(el.tBodies[0].rows).map(r => parseFloat(r.cells[2].textContent))"
+    table.locator("th").nth(2).click()
+    ascending = table.evaluate(cost)
+    assert ascending == sorted(ascending) and len(ascending) == 5

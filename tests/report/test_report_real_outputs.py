@@ -1,5 +1,6 @@
 """``ragdiag report`` over the REAL outputs of every command it reads, each made here by running the
-command (small data: bundled fixtures, tests/pipeline/tiny_data.py, the synthetic BEIR folder, and
+command (small data: bundled fixtures, the dynamic-k run pair of tests/evaluate/golden/dynamic_k,
+tests/pipeline/tiny_data.py, the synthetic BEIR folder, and
 the local test servers — their replies are test-server output, not an LLM's).
 
 One session-scoped run folder holds every output; each test reads it. The ``--out x.json`` files
@@ -50,6 +51,14 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
         paths["evaluate"] = root / "evaluate.json"
         _run("evaluate", "--run", fix / "bm25.jsonl", "--run", fix / "dense.trec", "--qrels", fix / "qrels.tsv",
              "--k", "2,3", "--pool-depth", "5", "--bootstrap", "100", "--out", paths["evaluate"])
+        paths["clq"] = root / "clq.json"
+        _run("clq", "--configs", FIXTURES / "clq" / "paper001-scenarios.csv", "--slo-ms", "400", "--budget", "1",
+             "--out", paths["clq"])
+        pair = FIXTURES.parent / "tests" / "evaluate" / "golden" / "dynamic_k"
+        paths["dynamic-k"] = root / "dynamic_k.json"
+        _run("dynamic-k", "--qrels", pair / "qrels.tsv", "--run-low", pair / "low.jsonl", "--run-high",
+             pair / "high.jsonl", "--k-low", "10", "--k-high", "20", "--ks", "5,10", "--steps", "4", "--bootstrap", "100",
+             "--out", paths["dynamic-k"])
         paths["robustness-run"] = root / "robustness_run.json"
         _run("robustness", "--run", fix / "bm25.jsonl", "--run", fix / "dense.trec", "--qrels", fix / "qrels.tsv",
              "--k", "2", "--out", paths["robustness-run"])
@@ -95,7 +104,7 @@ def _report(tmp_path: Path, *inputs: Path) -> tuple[str, list[str], str]:
 
 @pytest.mark.parametrize(("command", "kinds"), [
     ("correlate", ["correlate"]), ("evaluate", ["evaluate"]), ("robustness-run", ["robustness"]),
-    ("probe-names", ["probe-names"]), ("probe-noise", ["probe-noise"]),
+    ("probe-names", ["probe-names"]), ("probe-noise", ["probe-noise"]), ("clq", ["clq"]), ("dynamic-k", ["dynamic-k"]),
 ])
 def test_one_result_file_of_each_command(outputs, tmp_path, command, kinds):
     html, found, _ = _report(tmp_path, outputs[command])
@@ -135,11 +144,11 @@ def test_pipeline_corpus_run_folder(outputs, tmp_path):
 def test_every_output_at_once(outputs, tmp_path):
     html, kinds, _ = _report(tmp_path, *outputs.values())
     assert html.count("<section ") == len(kinds) and {"correlate", "evaluate", "robustness", "sweep", "probe-names", "probe-noise", "llm-run", "graded",
-            "corpus-run"} <= set(kinds)
+            "corpus-run", "clq", "dynamic-k"} <= set(kinds)
 
 
 def test_out_suffix_picks_json_for_every_command(outputs):
-    for command in ("correlate", "evaluate", "robustness-run", "probe-names", "probe-noise"):
+    for command in ("correlate", "evaluate", "robustness-run", "probe-names", "probe-noise", "clq", "dynamic-k"):
         json.loads(outputs[command].read_text())  # JSON, not the text table
 
 

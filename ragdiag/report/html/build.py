@@ -10,8 +10,8 @@ from ragdiag.report.html.inputs import collect
 from ragdiag.report.html.page import Section, page
 from ragdiag.report.html.sections import render
 
-ORDER = ("correlate", "calibrate", "evaluate", "robustness", "sweep", "probe-names", "probe-names-queries", "probe-noise",
-         "corpus-run", "llm-run", "graded", "plot")
+ORDER = ("correlate", "calibrate", "evaluate", "dynamic-k", "clq", "robustness", "sweep", "probe-names",
+         "probe-names-queries", "probe-noise", "corpus-run", "llm-run", "graded", "plot")
 
 
 def build_report(paths: list[Path], title: str = "ragdiag report") -> tuple[str, list[Section], list[str]]:

@@ -4,7 +4,9 @@ Kinds: ``correlate`` (results + verdicts), ``calibrate`` (agreement + estimates)
 params), ``probe-names`` (base + ablations), ``probe-names-queries`` (``probe names --queries``:
 detected + impacts), ``probe-noise`` (levels), ``llm-run`` (a generate /
 grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
-``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``) and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
+``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``), ``clq`` (``meta.command`` ``ragdiag clq``, or
+configs + frontier + choices), ``dynamic-k`` (``meta.command`` ``ragdiag dynamic-k``, or signal + policies)
+and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
 name that is none of these is an error naming it.
 """
 
@@ -19,7 +21,7 @@ import orjson
 from ragdiag.errors import RagdiagError
 
 KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-names-queries", "probe-noise", "llm-run",
-         "graded", "corpus-run", "plot", "calibrate")
+         "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k")
 
 
 @dataclass
@@ -55,6 +57,11 @@ def kind_of(doc: Any) -> str | None:
         return "sweep" if "sweep" in command or "controls" in doc else "robustness"
     if "runs" in doc and "params" in doc:
         return "evaluate"
+    command = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
+    if command == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
+        return "clq"
+    if command == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
+        return "dynamic-k"
     if "summary" in doc and ("run" in doc or "failures" in doc):
         return "llm-run"
     if str((doc.get("meta") or {}).get("command", "")) == "ragdiag pipeline --corpus":
@@ -124,12 +131,12 @@ def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
     return _without_redrawn_plots(inputs, notes), notes
 
 
-DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise")
+DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise", "clq", "dynamic-k")
 
 
 def _without_redrawn_plots(inputs: list[Input], notes: list[str]) -> list[Input]:
-    """PNGs beside a result whose section redraws its plots (robustness, sweep, probes, correlate)
-    would show twice: they are left out, with a note."""
+    """PNGs beside a result whose section redraws its plots (robustness, sweep, probes, correlate, clq,
+    dynamic-k) would show twice: they are left out, with a note."""
     drawn = {item.path.parent for item in inputs if item.kind in DRAWING_KINDS}
     kept = []
     for item in inputs:

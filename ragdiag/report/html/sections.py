@@ -266,6 +266,102 @@ def evaluate_section(item: Input) -> Section:
     return Section("evaluate", "Evaluate: the decision, then metrics with intervals", str(item.path), "".join(body))
 
 
+def _digits(value: float | None, digits: int) -> Raw:
+    """A number cell with the terminal table's decimals (cost 2, milliseconds and mean K 1)."""
+    return Raw(esc(num(value, digits)))
+
+
+def _scrolling(headers: list[str], rows: list[list[Any]], caption: str) -> str:
+    """A table too wide for the page (one column per metric), scrolling sideways inside it."""
+    return f'<div style="overflow-x:auto">{table(headers, rows, caption)}</div>'
+
+
+def _decision(lines: list[str], title: str = "Decision") -> str:
+    return (f'<div class="verdict"><strong>{esc(title)}</strong><ul>'
+            + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
+
+
+def clq_section(item: Input) -> Section:
+    """``ragdiag clq`` (:class:`ragdiag.evaluate.clq.ClqResult`): the frontier and the SLO/budget
+    choices first (the terminal's lines, measures by their registry labels), then every configuration
+    with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
+    from ragdiag.evaluate.clq import ClqResult
+    from ragdiag.report import clq_report
+    from ragdiag.report.dynamic_k_report import metric_label
+
+    result = ClqResult.from_json(item.doc)
+    lines = clq_report.summary_lines(result, metric_label)
+    head = 1 + result.choices.given
+    body = [labels(test_server=is_test_server(item.doc))]
+    if result.meta is not None:
+        body.append(f'<p class="note">configurations: {esc(result.meta.configs)} · first measure '
+                    f'{esc(metric_label(result.choices.primary))} drives the SLO/budget choices</p>')
+    body.append(_decision(lines[:head]))
+    optional = [(title, key, digits) for title, key, digits in (("p95 ms", "latency_p95", 1), ("e2e p50 ms", "e2e_p50", 1),
+                                                                ("eff. e2e", "efficiency_e2e", 3))
+                if any(getattr(c, key) is not None for c in result.configs)]
+    rows = [[c.name, "★" if c.pareto else ", ".join(result.dominated.get(c.name, [])), _digits(c.cost, 2),
+             _digits(c.latency_p50, 1), *(c.quality[q] for q in result.quality), c.efficiency_retrieval,
+             *(_digits(getattr(c, key), digits) for _, key, digits in optional)] for c in result.configs]
+    body.append(table(["config", "frontier ★ / dominated by", "cost/1k", "p50 ms",
+                       *(metric_label(q) for q in result.quality), "eff.", *(title for title, _, _ in optional)],
+                      rows, caption="configurations (★ = on the Pareto frontier)"))
+    notes = lines[head + len(result.dominated):]  # the dominated lines are the table's second column
+    body.append('<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in notes) + "</ul>")
+    if result.configs:
+        body.append(_images(_png(lambda p: clq_report.write_plot(result, p)), "cost–latency–quality frontier"))
+    return Section("clq", "Cost–latency–quality: the configuration to run", str(item.path), "".join(body))
+
+
+def dynamic_k_section(item: Input) -> Section:
+    """``ragdiag dynamic-k`` (:class:`ragdiag.evaluate.dynamic_k.DynamicKResult`): which policy
+    reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
+    — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
+    from ragdiag.evaluate.dynamic_k import DynamicKResult
+    from ragdiag.report import dynamic_k_report as dk
+
+    result = DynamicKResult.from_json(item.doc)
+    names = result.metric_names if result.policies else []
+    if len(result.policies) < 2 or not any(n.startswith("ra_nwg@") for n in names) \
+            or not any(n.startswith("proc@") for n in names):
+        raise DataError(f"{item.path}: a dynamic-k result whose field 'policies' is wrong: expected fixed K_low, "
+                        f"the thresholds and fixed K_high, each with ra_nwg@K and proc@K")
+    lines = dk.summary_lines(result)
+    decided = (dk.headline(result), dk.proc_metric(result))  # the metrics of the decision lines
+    picks: dict[int, list[str]] = {}
+    for metric in decided:
+        pick = dk.recommended(result, metric) or result.policies[-1]
+        picks.setdefault(id(pick), []).append(dk.metric_label(metric))
+    priced = result.params.price_per_mtok > 0
+    intervals = " [95% bootstrap interval]" if result.params.bootstrap else " (--bootstrap 0: no intervals)"
+
+    def mean(entry) -> Raw:
+        return Raw(esc(f"{num(entry.value)} {interval(entry.ci)}".strip()))
+
+    def difference(entry, with_ci: bool = True) -> Raw:
+        return Raw(esc(f"{num(entry.value, signed=True)} {interval(entry.ci) if with_ci else ''}".strip()))
+
+    rows = [[row.label, ", ".join(picks.get(id(row), [])), Raw(f"{100 * row.share_escalated:.0f}%"),
+             _digits(row.mean_candidates, 1), *((_digits(row.cost_per_1k, 2),) if priced else ()),
+             *(difference(row.vs_high[m]) for m in decided), difference(row.vs_low[decided[0]], with_ci=False),
+             *(row.metrics[n].value for n in names)] for row in result.policies]
+    body = [labels(test_server=is_test_server(item.doc)), f'<p class="note">{esc(lines[0])}</p>',
+            _decision(lines[1:]),
+            _scrolling(["policy", "cheapest reaching K_high on", "esc.", "mean K", *(("cost/1k",) if priced else ()),
+                        *(f"Δ {dk.metric_label(m)} vs K_high" for m in decided),
+                        f"Δ {dk.metric_label(decided[0])} vs K_low", *(dk.metric_label(n) for n in names)], rows,
+                       caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
+                               f"means over queries; Δ = paired difference{intervals}")]
+    every = [[row.label, dk.metric_label(n), mean(row.metrics[n]), difference(row.vs_low[n]),
+              difference(row.vs_high[n])] for row in result.policies for n in names]
+    body.append(f"<details><summary>every metric with its interval and paired differences ({len(every)} rows)"
+                "</summary>" + table(["policy", "metric", "mean", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
+                                     caption=f"means over queries and policy − fixed K paired over queries"
+                                             f"{intervals}") + "</details>")
+    body.append(_images(_png(lambda p: dk.write_plot(result, p)), "quality against mean candidates per query"))
+    return Section("dynamic-k", "Dynamic K: escalate only the uncertain queries", str(item.path), "".join(body))
+
+
 def _docs(doc: Any) -> list[dict]:
     return doc if isinstance(doc, list) else [doc]
 
@@ -449,7 +545,8 @@ RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "
              "evaluate": evaluate_section, "probe-names": names_section, "probe-noise": noise_section,
              "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
-             "plot": plot_section, "calibrate": calibrate_section}
+             "plot": plot_section, "calibrate": calibrate_section, "clq": clq_section,
+             "dynamic-k": dynamic_k_section}
 
 
 def render(item: Input) -> Section:

@@ -7,7 +7,9 @@ type is one line naming the file and the field (``results[3].n``) instead of a t
 
 Spec grammar: a type or tuple of types is an ``isinstance`` check (``NUM`` excludes booleans); a
 dict is an object whose keys are required, or optional when written ``"?key"``; a one-item list is
-a list whose every item has that shape.
+a list whose every item has that shape. A kind whose objects are keyed by names the document itself
+declares (clq's quality measures, dynamic-k's metrics) has a second spec built from those names
+(:data:`KEYED`), checked after the first.
 """
 
 from __future__ import annotations
@@ -52,6 +54,48 @@ SPECS: dict[str, Any] = {
     "graded": [{"grade": OPT_NUM}],
 }
 SPECS["sweep"] = SPECS["robustness"]
+OPT_TEXT = (str, NONE)
+SPECS["clq"] = {
+    "?meta": {"command": TEXT, "configs": TEXT, "quality": [TEXT], "slo_ms": OPT_NUM, "slo_percentile": TEXT,
+              "budget": OPT_NUM},
+    "quality": [TEXT],
+    "configs": [{"name": TEXT, "family": OPT_TEXT, "k": OPT_NUM, "cost": NUM, "latency_p50": NUM, "latency_p95": OPT_NUM,
+                 "e2e_p50": OPT_NUM, "quality": dict, "efficiency_retrieval": OPT_NUM, "efficiency_e2e": OPT_NUM,
+                 "pareto": bool}],
+    "frontier": [TEXT],
+    "dominated": dict,
+    "choices": {"primary": TEXT, "?slo": {"slo_ms": NUM, "percentile": TEXT, "best": OPT_TEXT},
+                "?budget": {"budget": NUM, "best": OPT_TEXT}, "?slo_and_budget": {"best": OPT_TEXT}},
+    "marginal": [{"family": TEXT, "from_k": NUM, "to_k": NUM, "metric": TEXT, "latency": TEXT, "d_quality": NUM,
+                  "d_latency_ms": NUM, "per_ms": OPT_NUM}],
+    "?run_record": (dict, NONE),
+}
+ESTIMATE = {"value": OPT_NUM, "ci": ([NUM], NONE), "n_defined": NUM}
+SPECS["dynamic-k"] = {
+    "?meta": {"command": TEXT, "qrels": TEXT, "qrels_binary": bool, "run_low": TEXT, "run_high": TEXT},
+    "params": {"k_low": NUM, "k_high": NUM, "ks": [NUM], "escalate_when": TEXT, "steps": NUM,
+               "tokens_per_candidate": NUM, "price_per_mtok": NUM, "bootstrap": NUM, "seed": NUM},
+    "queries": NUM,
+    "signal": {"name": TEXT, "escalate_when": TEXT, "defined": NUM, "median": NUM, "min": NUM, "max": NUM},
+    "policies": [{"threshold": OPT_NUM, "label": TEXT, "share_escalated": NUM, "mean_candidates": NUM,
+                  "cost_per_1k": NUM, "metrics": dict, "vs_low": dict, "vs_high": dict}],
+    "?run_record": (dict, NONE),
+}
+
+
+def _clq_keyed(doc: dict) -> dict:
+    """What the fixed spec cannot say: every configuration has each quality measure, as a number;
+    ``dominated`` maps names to lists of names."""
+    return {"configs": [{"quality": {q: NUM for q in doc["quality"]}}], "dominated": {n: [TEXT] for n in doc["dominated"]}}
+
+
+def _dynamic_k_keyed(doc: dict) -> dict:
+    """Every policy has an estimate for each metric of the first policy, in its means and both differences."""
+    names = list(doc["policies"][0]["metrics"]) if doc["policies"] else []
+    return {"policies": [{part: {n: ESTIMATE for n in names} for part in ("metrics", "vs_low", "vs_high")}]}
+
+
+KEYED = {"clq": _clq_keyed, "dynamic-k": _dynamic_k_keyed}  # specs that depend on the keys the document names
 
 
 def _describe(spec: Any) -> str:
@@ -62,7 +106,8 @@ def _describe(spec: Any) -> str:
     if isinstance(spec, list):
         return "a list"
     kinds = spec if isinstance(spec, tuple) else (spec,)
-    words = {str: "text", int: "a number", float: "a number", dict: "an object", list: "a list", NONE: "null"}
+    words = {str: "text", int: "a number", float: "a number", dict: "an object", list: "a list", NONE: "null",
+             bool: "true or false"}
     return " or ".join(dict.fromkeys(words[k] if isinstance(k, type) and k in words else _describe(k) for k in kinds))
 
 
@@ -116,3 +161,5 @@ def check_shape(kind: str, doc: Any, source: str) -> None:
     if kind.startswith("probe") and isinstance(doc, list):
         spec = [spec]
     _walk(doc, spec, "", fail)
+    if kind in KEYED:
+        _walk(doc, KEYED[kind](doc), "", fail)
