@@ -60,6 +60,12 @@ def label(name: str) -> str:
     return METRIC_LABELS.get(name, name)
 
 
+def label_at(name: str) -> str:
+    """The report label of ``metric@K`` (``ra_nwg@10`` → ``RA-nWG@10``), or of a bare metric name."""
+    metric, at, k = name.partition("@")
+    return f"{label(metric)}{at}{k}"
+
+
 def metrics_help() -> str:
     """The ``--metrics`` help text."""
     return f"Comma list of {', '.join(METRIC_NAMES)} (default all)."

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.evaluate.registry import label_at
+
 if TYPE_CHECKING:
     from ragdiag.evaluate.clq import ClqResult
 
@@ -90,6 +92,24 @@ def csv_text(result: ClqResult) -> str:
     return buffer.getvalue()
 
 
+def _label_offsets(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[int, int]]:
+    """Text offsets (points) for the point labels: right of the point, moved up or down when an
+    earlier label sits close by (within 6% of the x range on a log scale, 3% of the y range)."""
+    import math
+
+    span_x = math.log(max(xs) / max(min(xs), 1e-9)) or 1.0
+    span_y = (max(ys) - min(ys)) or 1.0
+    placed: list[tuple[float, float, int]] = []
+    offsets = []
+    for x, y in zip(xs, ys):
+        near = [dy for px, py, dy in placed if abs(math.log(max(x, 1e-9) / max(px, 1e-9))) < 0.06 * span_x
+                and abs(y - py) < 0.03 * span_y]
+        dy = next(d for d in (0, 9, -9, 18, -18, 27) if d not in near)
+        placed.append((x, y, dy))
+        offsets.append((9, dy))
+    return offsets
+
+
 def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> None:
     """Primary quality against p50 latency; colour = cost; frontier points ringed and joined; SLO line."""
     import matplotlib
@@ -109,18 +129,26 @@ def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> No
     front = sorted((c for c in configs if c.pareto), key=lambda c: c.latency_p50)
     ax.scatter([c.latency_p50 for c in front], [c.quality[primary] for c in front], s=160,
                facecolors="none", edgecolors="crimson", linewidths=1.5, zorder=4, label="Pareto frontier")
-    for c in configs:
+    for c, offset in zip(configs, _label_offsets(xs, ys)):
         ax.annotate(c.name, (c.latency_p50, c.quality[primary]), textcoords="offset points",
-                    xytext=(6, 4), fontsize=7)
+                    xytext=offset, fontsize=7, va="center")
     slo = result.choices.slo
     if slo:
         ax.axvline(slo.slo_ms, color="grey", linestyle="--", label=f"SLO {slo.percentile} {slo.slo_ms:g} ms")
     if max(xs) > 5 * max(min(xs), 1e-9):
+        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+        plain = ScalarFormatter()
+        plain.set_scientific(False)
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("retrieval latency p50 (ms" + (", log scale)" if ax.get_xscale() == "log" else ")"))
-    ax.set_ylabel(primary)
-    ax.set_title(f"Cost–latency–quality: {primary} against latency, colour = cost\n"
-                 f"ringed: not dominated on cost, latency and {', '.join(result.quality)}", fontsize=9)
+    ax.set_ylabel(label_at(primary))
+    ax.set_title(f"Cost–latency–quality: {label_at(primary)} against latency, colour = cost\n"
+                 f"ringed: not dominated on cost, latency and {', '.join(map(label_at, result.quality))}",
+                 fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     with atomic_path(path, inputs=list(inputs)) as tmp:

@@ -13,16 +13,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.registry import label
+from ragdiag.evaluate.registry import label_at
 
 if TYPE_CHECKING:
     from ragdiag.evaluate.dynamic_k import DynamicKResult, PolicyRow
     from ragdiag.evaluate.result import Estimate
-
-
-def metric_label(name: str) -> str:
-    metric, k = name.split("@")
-    return f"{label(metric)}@{k}"
 
 
 def _value(entry: Estimate) -> str:
@@ -76,7 +71,7 @@ def _cheapest_match(result: DynamicKResult, metric: str) -> str:
     """The cheapest dynamic policy whose ``metric`` is not below fixed K_high (interval reaching 0)."""
     fixed_low, fixed_high = result.policies[0], result.policies[-1]
     found = recommended(result, metric)
-    head = (f"{metric_label(metric)}: fixed K_low {_value(fixed_low.metrics[metric])}, fixed K_high "
+    head = (f"{label_at(metric)}: fixed K_low {_value(fixed_low.metrics[metric])}, fixed K_high "
             f"{_value(fixed_high.metrics[metric])}")
     low_gap = fixed_low.vs_high[metric]
     if found is fixed_low:
@@ -103,13 +98,13 @@ def render_table(result: DynamicKResult, console: Console) -> None:
     lead = headline(result)
     priced = result.params.price_per_mtok > 0
     table = Table(title=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
-                        f"means over queries; Δ = paired difference of {metric_label(lead)} (95% bootstrap interval "
+                        f"means over queries; Δ = paired difference of {label_at(lead)} (95% bootstrap interval "
                         f"in JSON/CSV for every Δ)")
     table.add_column("policy", overflow="fold", min_width=12)
     for title in ("esc.", "mean K", *(("cost/1k",) if priced else ())):
         table.add_column(title, justify="right", no_wrap=True)
     for n in names:
-        table.add_column(metric_label(n), justify="right", no_wrap=True)
+        table.add_column(label_at(n), justify="right", no_wrap=True)
     table.add_column("Δ vs K_low", justify="right", no_wrap=True, min_width=6)
     table.add_column("Δ vs K_high", justify="right", no_wrap=True)
     for row in result.policies:
@@ -167,7 +162,7 @@ def write_plot(result: DynamicKResult, path: Path, inputs: Sequence[Path] = ()) 
             ax.scatter([row.mean_candidates], [row.metrics[metric].value], marker="s", s=80, color=color,
                        zorder=4, label=row.label)
         ax.set_xlabel("mean candidates per query (cost ∝ this)")
-        ax.set_ylabel(metric_label(metric))
+        ax.set_ylabel(label_at(metric))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Dynamic K: quality against candidates sent; signal: {result.signal.name} "

@@ -286,16 +286,16 @@ def clq_section(item: Input) -> Section:
     choices first (the terminal's lines, measures by their registry labels), then every configuration
     with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
     from ragdiag.evaluate.clq import ClqResult
+    from ragdiag.evaluate.registry import label_at
     from ragdiag.report import clq_report
-    from ragdiag.report.dynamic_k_report import metric_label
 
     result = ClqResult.from_json(item.doc)
-    lines = clq_report.summary_lines(result, metric_label)
+    lines = clq_report.summary_lines(result, label_at)
     head = 1 + result.choices.given
     body = [labels(test_server=is_test_server(item.doc))]
     if result.meta is not None:
         body.append(f'<p class="note">configurations: {esc(result.meta.configs)} · first measure '
-                    f'{esc(metric_label(result.choices.primary))} drives the SLO/budget choices</p>')
+                    f'{esc(label_at(result.choices.primary))} drives the SLO/budget choices</p>')
     body.append(_decision(lines[:head]))
     optional = [(title, key, digits) for title, key, digits in (("p95 ms", "latency_p95", 1), ("e2e p50 ms", "e2e_p50", 1),
                                                                 ("eff. e2e", "efficiency_e2e", 3))
@@ -304,7 +304,7 @@ def clq_section(item: Input) -> Section:
              _digits(c.latency_p50, 1), *(c.quality[q] for q in result.quality), c.efficiency_retrieval,
              *(_digits(getattr(c, key), digits) for _, key, digits in optional)] for c in result.configs]
     body.append(table(["config", "frontier ★ / dominated by", "cost/1k", "p50 ms",
-                       *(metric_label(q) for q in result.quality), "eff.", *(title for title, _, _ in optional)],
+                       *(label_at(q) for q in result.quality), "eff.", *(title for title, _, _ in optional)],
                       rows, caption="configurations (★ = on the Pareto frontier)"))
     notes = lines[head + len(result.dominated):]  # the dominated lines are the table's second column
     body.append('<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in notes) + "</ul>")
@@ -318,6 +318,7 @@ def dynamic_k_section(item: Input) -> Section:
     reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
     — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
     from ragdiag.evaluate.dynamic_k import DynamicKResult
+    from ragdiag.evaluate.registry import label_at
     from ragdiag.report import dynamic_k_report as dk
 
     result = DynamicKResult.from_json(item.doc)
@@ -331,7 +332,7 @@ def dynamic_k_section(item: Input) -> Section:
     picks: dict[int, list[str]] = {}
     for metric in decided:
         pick = dk.recommended(result, metric) or result.policies[-1]
-        picks.setdefault(id(pick), []).append(dk.metric_label(metric))
+        picks.setdefault(id(pick), []).append(label_at(metric))
     priced = result.params.price_per_mtok > 0
     intervals = " [95% bootstrap interval]" if result.params.bootstrap else " (--bootstrap 0: no intervals)"
 
@@ -348,11 +349,11 @@ def dynamic_k_section(item: Input) -> Section:
     body = [labels(test_server=is_test_server(item.doc)), f'<p class="note">{esc(lines[0])}</p>',
             _decision(lines[1:]),
             _scrolling(["policy", "cheapest reaching K_high on", "esc.", "mean K", *(("cost/1k",) if priced else ()),
-                        *(f"Δ {dk.metric_label(m)} vs K_high" for m in decided),
-                        f"Δ {dk.metric_label(decided[0])} vs K_low", *(dk.metric_label(n) for n in names)], rows,
+                        *(f"Δ {label_at(m)} vs K_high" for m in decided),
+                        f"Δ {label_at(decided[0])} vs K_low", *(label_at(n) for n in names)], rows,
                        caption=f"per policy (θ: dynamic, escalating when the signal is {result.signal.escalate_when} θ): "
                                f"means over queries; Δ = paired difference{intervals}")]
-    every = [[row.label, dk.metric_label(n), mean(row.metrics[n]), difference(row.vs_low[n]),
+    every = [[row.label, label_at(n), mean(row.metrics[n]), difference(row.vs_low[n]),
               difference(row.vs_high[n])] for row in result.policies for n in names]
     body.append(f"<details><summary>every metric with its interval and paired differences ({len(every)} rows)"
                 "</summary>" + table(["policy", "metric", "mean", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
