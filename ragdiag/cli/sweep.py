@@ -23,7 +23,7 @@ from ragdiag.cli.params import (
 )
 
 if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    from ragdiag.commands.sweep import ClientConfig
+    from ragdiag.commands.sweep import AnswerSettings, ClientConfig, GradingOptions
 
 SweepCorpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
 SweepQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
@@ -65,16 +65,8 @@ def sweep(
     embed_base_url: EmbedBaseUrl = None,
     answers: SweepAnswers = None,
     accuracy_threshold: AccuracyThreshold = 4.0,
-    grade_mode: p.GradeModeOpt = p.GradeMode.digit,
-    top_logprobs: p.TopLogprobs = p.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: p.KeepDegenerate = False,
-    degenerate_patterns: p.DegeneratePatterns = None,
-    long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
-    lang: ao.AnswerLang = ao.DEFAULT_LANG,
-    max_prompt_tokens: ao.MaxPromptTokens = None,
-    fit: ao.Fit = ao.DEFAULT_FIT,
-    tokenizer: ao.Tokenizer = None,
-    chars_per_token: ao.CharsPerToken = ao.DEFAULT_CHARS_PER_TOKEN,
+    grading: GradingOptions = ao.GRADING,
+    answer: AnswerSettings = ao.ANSWER,
     parquet: Annotated[bool, typer.Option("--parquet", help="Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")] = False,
     *,
     config: ClientConfig,
@@ -84,22 +76,19 @@ def sweep(
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     from rich.console import Console
 
-    from ragdiag.commands.sweep import CONTROLS, GradingOptions, SweepRequest, check_coverage
+    from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage
     from ragdiag.commands.sweep import run as run_sweep
     from ragdiag.io.lists import parse_deltas
     from ragdiag.options import parse_choices
     from ragdiag.report.sweep_accuracy import print_relative_accuracy
     from ragdiag.report.sweep_report import print_sweep
 
-    grading = GradingOptions(grade_mode.value, top_logprobs, degenerate_patterns, long_answer_ratio, keep_degenerate)
     request = SweepRequest(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
                            controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
                            deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                            max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                            latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                           grading=grading,
-                           answer=ao.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token),
-                           answers=answers, accuracy_threshold=accuracy_threshold, llm=config, out_dir=out_dir,
+                           grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold, llm=config, out_dir=out_dir,
                            plot=plot, progress=progress, parquet=parquet)
     done = run_sweep(request)
     console = Console()
