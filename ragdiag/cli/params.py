@@ -19,11 +19,12 @@ same on every typer version.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional, get_args
 
 import typer
 
@@ -92,6 +93,28 @@ def float_option(flag: str, help_text: str, lo: float | None = None, hi: float |
                  lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra):
     """A command's own float option: finite and within the interval, checked before any work."""
     return _float_option(flag, help_text, lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional, **extra)
+
+
+def retold(decl: Any, help_text: str, *, kind: Any = None, also: tuple[str, ...] = ()) -> Any:
+    """A shared declaration in a command's own words: the same flag, metavar, range and check, with
+    this help text; ``kind`` another value type (a list, an optional value), ``also`` more flag names."""
+    shared_kind, info = get_args(decl)[:2]
+    info = copy.copy(info)
+    info.help = help_text
+    info.param_decls = (*info.param_decls, *also)
+    return Annotated[shared_kind if kind is None else kind, info]
+
+
+def with_note(decl: Any, sentence: str) -> Any:
+    """A shared declaration whose help says one thing more for this command (a sentence after it)."""
+    return retold(decl, f"{get_args(decl)[1].help} {sentence}")
+
+
+def given(decl: Any, flag: str) -> Any:
+    """A shared declaration that applies only with ``flag``: its help starts "With FLAG: "."""
+    text = get_args(decl)[1].help
+    lead = text if text.split(" ", 1)[0].isupper() else text[:1].lower() + text[1:]
+    return retold(decl, f"With {flag}: {lead}")
 
 
 def checked_by(module: str, function: str) -> Callable[[Optional[str]], Optional[str]]:
