@@ -294,6 +294,12 @@ QueryVectors = Annotated[Optional[Path], typer.Option("--query-vectors", help="Q
 BaseVectors = Annotated[Optional[Path], typer.Option("--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
 Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels: BEIR TSV (query-id corpus-id score, header optional) or TREC (qid 0 docid rel), sniffed by column count.", metavar=PATH)]
 Run = Annotated[Optional[Path], typer.Option("--run", help="Run file: run.jsonl from 'ragdiag retrieve' or a TREC run (qid Q0 docid rank score tag).", metavar=PATH)]
+# A corpus given as a BEIR folder (sweep, pipeline --corpus): queries and qrels default to the folder's
+CorpusFolder = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
+FolderQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
+MaxQueries = Annotated[Optional[int], typer.Option("--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
+EmbedBaseUrl = Annotated[Optional[str], typer.Option("--embed-base-url", help="Server URL for openai:/voyage: embedders (the --base-url option is the chat model's).", metavar=TEXT)]
+IdealCap = Annotated[int, typer.Option("--ideal-cap", help="At most this many relevant passages make the ideal answer (and the gold control).", min=1, max=1000, metavar=INTEGER)]
 IndexDir = Annotated[Path, typer.Option("--index-dir", help="Index folder written by 'ragdiag index build'.", metavar=PATH)]
 IndexSpec = Annotated[str, typer.Option("--index-spec", help="Index spec, e.g. flat, hnsw:M=16,efConstruction=100,efSearch=64, ivf:nlist=1024,nprobe=8.", metavar=TEXT)]
 Backend = Annotated[str, typer.Option("--backend", help="Vector store for the dense index: faiss, pgvector:postgresql://USER@HOST/DB (any libpq URL) or pgvector:embedded[:DIR] (bundled PostgreSQL + pgvector); pgvector takes pg-hnsw, pg-ivfflat or pg-exact specs.", metavar=TEXT)]
@@ -302,6 +308,8 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 # Outputs
 Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+TableJsonOut = retold(Out, "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]
