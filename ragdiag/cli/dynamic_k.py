@@ -14,7 +14,7 @@ SweepPlot = p.with_note(p.Plot, "RA-nWG against mean candidates per query, dynam
 
 
 def dynamic_k(
-    qrels: Annotated[Path, p.path_option("--qrels", "Graded qrels 1–5 (BEIR TSV or TREC; binary 0/1 read as 1 and 5).")],
+    qrels: p.retold(p.Qrels, "Graded qrels 1–5 (BEIR TSV or TREC; binary 0/1 read as 1 and 5).", kind=Path),
     run_low: Annotated[Path, p.path_option("--run-low", "The final ranking when a query gets K_low candidates (run.jsonl or TREC), at least K_low deep.")],
     run_high: Annotated[Path, p.path_option("--run-high", "The final ranking when it gets K_high candidates, at least K_high deep.")],
     signal_run: Annotated[Optional[Path], p.path_option("--signal-run", "First-stage run with scores (e.g. dense cosine) whose margin rank 1 − rank --margin-rank is the signal (default: --run-low).")] = None,

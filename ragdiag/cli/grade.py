@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @llm_command
 def grade(
     answers: Annotated[Path, p.path_option("--answers", "Answers file written by ragdiag generate.")],
-    out: Annotated[Path, p.path_option("--out", "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json.")],
+    out: p.retold(p.OutRequired, "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json."),
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
     grading: GradingOptions = ao.GRADING,
