@@ -13,7 +13,6 @@ from ragdiag.cli import params as p
 from ragdiag.cli.params import (
     FLOAT,
     INTEGER,
-    PATH,
     TEXT,
     FormatOpt,
     OutputFormat,
@@ -46,10 +45,10 @@ def evaluate(
     fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
     bootstrap: p.Bootstrap = 1000,
     seed: Seed = 0,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
+    answers: p.retold(p.Answers, "graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", kind=Optional[Path]) = None,
     fmt: FormatOpt = None,
     out: p.retold(p.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.") = None,
-    per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,
+    per_query: p.retold(p.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.") = None,
     plot: p.retold(p.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.") = None,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""

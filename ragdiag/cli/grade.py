@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 
 @llm_command
 def grade(
-    answers: Annotated[Path, p.path_option("--answers", "Answers file written by ragdiag generate.")],
+    answers: p.Answers,
     out: p.retold(p.OutRequired, "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json."),
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,

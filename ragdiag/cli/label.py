@@ -3,7 +3,6 @@ and writes graded qrels (BEIR TSV) with a manifest (paper 001, rag-gs S2–S5)."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -31,7 +30,7 @@ def label(
     refine_patience: Annotated[int, p.int_option("--refine-patience", "With --refine: stop once the Top-N order is unchanged for this many rounds.", 1, 10_000)] = 15,
     refine_max_rounds: Annotated[int, p.int_option("--refine-max-rounds", "With --refine: at most this many listwise judgements per query.", 1, 100_000)] = 200,
     refine_seed: Annotated[int, typer.Option("--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=p.SEED_MAX, metavar=p.INTEGER)] = 0,
-    human: Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=p.PATH)] = None,
+    human: p.Human = None,
     *,
     config: ClientConfig,
     min_coverage: float,

@@ -309,6 +309,7 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 Out = Annotated[Optional[Path], typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
 TableJsonOut = retold(Out, "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")
+PerQuery = Annotated[Optional[Path], typer.Option("--per-query", help="Write one JSON line per (point, query).", metavar=PATH)]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
@@ -336,6 +337,11 @@ BatchMaxRequests = Annotated[int, typer.Option("--batch-max-requests", help="Req
 BatchMaxBytes = Annotated[int, typer.Option("--batch-max-bytes", help="Bytes per batch file (OpenAI's limit: 200 MB = 209715200); more are split into several files.", min=1, max=200 * 1024 * 1024, metavar=INTEGER)]
 MinCoverage = Annotated[float, _float_option("--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
 Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).", min=1, max=100, metavar=INTEGER)]
+
+# Answers, graded samples and human grades
+Human = Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=PATH)]
+Graded = Annotated[Optional[Path], typer.Option("--graded", help="A local samples_graded file (JSON list or JSONL, .gz allowed; or .parquet, read columnar) instead of --dataset.", metavar=PATH)]
+Answers = Annotated[Path, typer.Option("--answers", help="Answers file written by ragdiag generate.", metavar=PATH)]
 
 # LLM inputs (generate, grade, pipeline)
 Texts = Annotated[str, typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO].", metavar=TEXT)]

@@ -32,7 +32,7 @@ def robustness(
     threads: p.Threads = None,
     fmt: p.TableFormatOpt = None,
     out: p.retold(p.Out, "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.") = None,
-    per_query: Annotated[Optional[Path], p.path_option("--per-query", "Write one JSON line per (point, query).")] = None,
+    per_query: p.PerQuery = None,
     plot_dir: p.PlotDir = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,

@@ -14,7 +14,6 @@ from ragdiag.cli.params import (
     DEFAULT_DELTAS,
     FLOAT,
     INTEGER,
-    PATH,
     TEXT,
     Deltas,
     Embedder,
@@ -33,7 +32,7 @@ MaxDrop = Annotated[Optional[float], typer.Option("--max-drop", help="Largest me
 MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", help="Refuse, before any call, a run needing more new LLM calls than this.", min=0, max=10**9, metavar=INTEGER)]
 PlotFlag = Annotated[bool, typer.Option("--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
 SweepRepeats = p.retold(p.BenchRepeats, "Repeats of the batch QPS measurement (median and min–max reported); raised, up to 200, until 1,000 query searches are timed.")
-SweepAnswers = Annotated[Optional[Path], typer.Option("--answers", help="Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.", metavar=PATH)]
+SweepAnswers = p.retold(p.Answers, "Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.", kind=Optional[Path])
 AccuracyThreshold = Annotated[float, typer.Option("--accuracy-threshold", help="An answer counts as correct when its grade is at least this (accuracy and accuracy relative to exact k-NN per recall bucket). Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
 PerQueryParquet = p.retold(p.GradedParquet, "Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")
 
