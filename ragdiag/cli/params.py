@@ -14,7 +14,8 @@ an option means the same thing everywhere. Conventions:
   nan and ±inf.
 
 Metavars are given explicitly (INTEGER, FLOAT, TEXT, PATH, ``[a|b]``) so ``--help`` reads the
-same on every typer version.
+same on every typer version. A flag is declared here once; a command that describes it in its own
+words uses :func:`retold`, :func:`with_note` or :func:`given`, which keep its flag, range and check.
 """
 
 from __future__ import annotations
