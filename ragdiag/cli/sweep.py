@@ -82,8 +82,8 @@ def sweep(
                            deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                            max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                            latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                           grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold, llm=config, out_dir=out_dir,
-                           plot=plot, progress=progress, parquet=parquet)
+                           grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold,
+                           llm=config, out_dir=out_dir, plot=plot, progress=progress, parquet=parquet)
     done = run_sweep(request)
     console = Console()
     print_sweep(done.result, console)
