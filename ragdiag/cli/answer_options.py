@@ -36,10 +36,8 @@ AnswerLang = Annotated[PromptLang, typer.Option(
     "--lang", metavar=choices_metavar(PromptLang),
     help="Language of the generation and grading prompts: en, fr, or auto = per question, detected from its "
          "words (French and English function words, French accents); the choice is recorded per row as lang.")]
-GradeLang = Annotated[PromptLang, typer.Option(
-    "--lang", metavar=choices_metavar(PromptLang),
-    help="Language of the grading prompts: en, fr, or auto = each answers row's lang (written by generate), "
-         "else detected from the question; recorded per graded row as lang.")]
+GradeLang = p.retold(AnswerLang, "Language of the grading prompts: en, fr, or auto = each answers row's lang (written by "
+                                  "generate), else detected from the question; recorded per graded row as lang.")
 MaxPromptTokens = Annotated[str | None, typer.Option(
     "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.params import PATH, TEXT, CacheDir, CacheKind, choices_metavar
 
 app = typer.Typer(help="Manage the LLM call cache and the embedding cache (SQLite): stats, export, import, prune.",
@@ -22,7 +23,7 @@ def _kind_option(default: str, what: str):
 @app.command("stats")
 def stats(cache_dir: CacheDir = None,
           kind: Annotated[CacheKind, _kind_option("all", "")] = CacheKind.all,
-          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
+          as_json: p.Json = False) -> None:
     """Entries per model and prompt version (LLM calls) and per embedder (vectors)."""
     from rich.console import Console
 
@@ -37,7 +38,7 @@ def stats(cache_dir: CacheDir = None,
 
 
 @app.command("export")
-def export(out: Annotated[Path, typer.Option("--out", help="JSON lines file (outside the cache folder).", metavar=PATH)],
+def export(out: p.retold(p.OutRequired, "JSON lines file (outside the cache folder)."),
            cache_dir: CacheDir = None,
            kind: Annotated[CacheKind, _kind_option("llm", "")] = CacheKind.llm) -> None:
     """Write every entry (LLM: request, reply, tokens; embeddings: identity, text hash, vector) as JSON lines."""

@@ -9,6 +9,8 @@ import typer
 
 from ragdiag.cli import params as p
 
+FrontierPlot = p.with_note(p.Plot, "The frontier: quality against p50 latency, colour = cost, frontier ringed.")
+
 
 def clq(
     configs: Annotated[Path, p.path_option("--configs", "Configurations: CSV/TSV/JSONL/JSON rows with name, latency_p50_ms, quality columns METRIC@K (or evaluate + run), and cost_per_1k or the cost model's columns (see the README).")],
@@ -16,9 +18,9 @@ def clq(
     slo_ms: Annotated[Optional[float], typer.Option("--slo-ms", help="Latency SLO in ms: the best configuration within it. Range (0, 1e9].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e9, lo_open=True, optional=True))] = None,
     slo_percentile: Annotated[str, p.text_option("--slo-percentile", "Latency the SLO applies to: p50 or p95.")] = "p50",
     budget: Annotated[Optional[float], typer.Option("--budget", help="Cost budget per 1,000 queries: the best configuration within it. Range [0, 1e12].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e12, optional=True))] = None,
-    fmt: Annotated[Optional[p.OutputFormat], typer.Option("--format", help="What to print or write: table, json or csv (default: table; with --out, the suffix decides).", metavar=p.choices_metavar(p.OutputFormat))] = None,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: the suffix picks the format (.json, .csv, .txt/.md for the table; else JSON), --format overrides.")] = None,
-    plot: Annotated[Optional[Path], p.path_option("--plot", "Frontier PNG: quality against p50 latency, colour = cost, frontier ringed.")] = None,
+    fmt: p.FormatOpt = None,
+    out: p.Out = None,
+    plot: FrontierPlot = None,
 ) -> None:
     """Cost–latency–quality of retrieval configurations (paper 001): the Pareto frontier over cost,
     latency and quality, the best configuration under an SLO and a budget, the efficiency screening

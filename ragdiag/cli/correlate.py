@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.commands.correlate import CorrelateRequest, GradeBinning, run
 from ragdiag.metrics import registry as measure_registry
@@ -18,10 +19,10 @@ Format = p.OutputFormat
 
 def correlate(
     ctx: typer.Context,
-    dataset: Annotated[Optional[p.Dataset], typer.Option("--dataset", metavar=p.choices_metavar(p.Dataset), help="primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable.")] = None,
-    graded: Annotated[Optional[Path], p.path_option("--graded", "A local samples_graded file (JSON list or JSONL, .gz allowed; or .parquet, read columnar) instead of --dataset.")] = None,
+    dataset: p.retold(p.DatasetOpt, "primer-ai/retrieval-response from the Hugging Face hub; the bundled sample (simulated grades) when the hub is unreachable.", kind=Optional[p.Dataset]) = None,
+    graded: p.Graded = None,
     segments: p.Segments = p.Segmentation.ratio,
-    min_samples: Annotated[Optional[int], p.int_option("--min-samples", "Drop segments with fewer rows (default 300 as the paper; 10 with --table).", 1, 10**9)] = None,
+    min_samples: p.retold(p.MinSamples, "Drop segments with fewer rows (default 300 as the paper; 10 with --table).", kind=Optional[int]) = None,
     measures: p.Measures = measure_registry.DEFAULT_MEASURES_TEXT,
     corr: Annotated[Optional[str], p.text_option("--corr", "Correlation kinds to show, comma list of spearman, pearson, kendall_b, kendall_c (default: all four computed, Spearman shown; with --table: Spearman only); the first drives the verdict and the plot.", callback=p.checked_by("ragdiag.metrics.analysis", "parse_kinds"))] = None,
     alpha_grid: p.AlphaGrid = "l350^0.95",
@@ -49,7 +50,7 @@ def correlate(
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,
-    complete_cases: Annotated[bool, typer.Option("--complete-cases", help="Keep only the queries graded at every K (missing grades are not missing at random: a failed call is likelier at large K); the verdict says which rows it used.")] = False,
+    complete_cases: p.retold(ao.CompleteCases, "Keep only the queries graded at every K (missing grades are not missing at random: a failed call is likelier at large K); the verdict says which rows it used.") = False,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ragdiag.cli import params as p
 from ragdiag.cli.params import INTEGER, PATH
 
 app = typer.Typer(help="Fetch public retrieval sets (SciFact, MS MARCO and others) in the BEIR layout, verify them, "
@@ -31,7 +32,7 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
                              "are all among them; 0 = the whole corpus. Default: 100000 for msmarco (8.8M passages), "
                              "all for the others. Range [0, 100000000].", metavar=INTEGER, min=0, max=100_000_000)] = None,
         force: Annotated[bool, typer.Option("--force", help="Fetch again over an existing folder.")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False) -> None:
+        as_json: p.retold(p.Json, "Print the manifest as JSON.") = False) -> None:
     """Fetch NAME into DIR/NAME (corpus.jsonl, queries.jsonl, qrels/test.tsv, manifest.json with sha256s)."""
     from ragdiag.commands.data import GetRequest, run
     from ragdiag.report.data_report import get_lines
@@ -46,7 +47,7 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
 
 @app.command("list")
 def list_(data_dir: DataDir = None,
-          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
+          as_json: p.Json = False) -> None:
     """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
     their manifest (sha256)."""
     from rich.console import Console

@@ -10,9 +10,11 @@ import typer
 from ragdiag.cli import params as p
 from ragdiag.io.lists import parse_ks
 
+SweepPlot = p.with_note(p.Plot, "RA-nWG against mean candidates per query, dynamic sweep against fixed K.")
+
 
 def dynamic_k(
-    qrels: Annotated[Path, p.path_option("--qrels", "Graded qrels 1–5 (BEIR TSV or TREC; binary 0/1 read as 1 and 5).")],
+    qrels: p.retold(p.Qrels, "Graded qrels 1–5 (BEIR TSV or TREC; binary 0/1 read as 1 and 5).", kind=Path),
     run_low: Annotated[Path, p.path_option("--run-low", "The final ranking when a query gets K_low candidates (run.jsonl or TREC), at least K_low deep.")],
     run_high: Annotated[Path, p.path_option("--run-high", "The final ranking when it gets K_high candidates, at least K_high deep.")],
     signal_run: Annotated[Optional[Path], p.path_option("--signal-run", "First-stage run with scores (e.g. dense cosine) whose margin rank 1 − rank --margin-rank is the signal (default: --run-low).")] = None,
@@ -27,9 +29,9 @@ def dynamic_k(
     price: Annotated[float, typer.Option("--price", help="Reranking price per million tokens (0: cost column 0). Range [0, 1e6].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e6))] = 0.0,
     bootstrap: p.Bootstrap = 1000,
     seed: p.Seed = p.DEFAULT_SEED,
-    fmt: Annotated[Optional[p.OutputFormat], typer.Option("--format", help="What to print or write: table, json or csv (default: table; with --out, the suffix decides).", metavar=p.choices_metavar(p.OutputFormat))] = None,
-    out: Annotated[Optional[Path], p.path_option("--out", "Write the result: the suffix picks the format (.json, .csv, .txt/.md for the table; else JSON), --format overrides.")] = None,
-    plot: Annotated[Optional[Path], p.path_option("--plot", "PNG: RA-nWG against mean candidates per query, dynamic sweep against fixed K.")] = None,
+    fmt: p.FormatOpt = None,
+    out: p.Out = None,
+    plot: SweepPlot = None,
 ) -> None:
     """Dynamic K: escalate to K_high only the queries whose signal looks uncertain, sweep the
     threshold, and compare RA-nWG, N-Recall4+, PROC and cost with fixed K_low and K_high on the same

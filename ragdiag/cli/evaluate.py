@@ -13,7 +13,6 @@ from ragdiag.cli import params as p
 from ragdiag.cli.params import (
     FLOAT,
     INTEGER,
-    PATH,
     TEXT,
     FormatOpt,
     OutputFormat,
@@ -32,8 +31,8 @@ def _unit(flag: str, help_text: str):
 
 
 def evaluate(
-    run: Annotated[list[Path], typer.Option("--run", help="Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", metavar=PATH)],
-    qrels: Annotated[Path, typer.Option("--qrels", help="Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", metavar=PATH)],
+    run: p.retold(p.Run, "Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", kind=list[Path]),
+    qrels: p.retold(p.Qrels, "Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", kind=Path),
     k: Annotated[str, typer.Option("--ks", "--k", help="Cut-offs K, comma-separated (--k is the same).", metavar=TEXT)] = "10,20,30",
     pool_depth: Annotated[int, typer.Option("--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
     metrics: Annotated[str, typer.Option("--metrics", help=metrics_help(), metavar=TEXT)] = ",".join(METRIC_NAMES),
@@ -46,11 +45,11 @@ def evaluate(
     fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
     bootstrap: p.Bootstrap = 1000,
     seed: Seed = 0,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", metavar=PATH)] = None,
+    answers: p.retold(p.Answers, "graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", kind=Optional[Path]) = None,
     fmt: FormatOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.", metavar=PATH)] = None,
-    per_query: Annotated[Optional[Path], typer.Option("--per-query", help="JSONL: one row per run, query and K with every metric and the stage.", metavar=PATH)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG: RA-nWG@K beside PROC@K per run, with intervals.", metavar=PATH)] = None,
+    out: p.retold(p.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.") = None,
+    per_query: p.retold(p.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.") = None,
+    plot: p.retold(p.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.") = None,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.commands.evaluate import EvaluateParams, EvaluateRequest, RarityWeights

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 @llm_command
 def generate(
     texts: p.Texts,
-    out: Annotated[Path, p.path_option("--out", "Answers file (JSON lines); its manifest is OUT.manifest.json.")],
+    out: p.retold(p.OutRequired, "Answers file (JSON lines); its manifest is OUT.manifest.json."),
     ranked: p.Ranked = None,
     ks: p.Ks = p.DEFAULT_KS,
     dataset: p.DatasetOpt = p.Dataset.all,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,8 +16,8 @@ if TYPE_CHECKING:
 
 @llm_command
 def grade(
-    answers: Annotated[Path, p.path_option("--answers", "Answers file written by ragdiag generate.")],
-    out: Annotated[Path, p.path_option("--out", "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json.")],
+    answers: p.Answers,
+    out: p.retold(p.OutRequired, "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json."),
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     second_judge: p.SecondJudge = None,
     grading: GradingOptions = ao.GRADING,

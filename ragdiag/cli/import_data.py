@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from ragdiag.cli import params as p
+
 app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, ranked, answers and graded files.",
                   no_args_is_help=True)
 
@@ -30,13 +32,13 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
 
 def _command(tool: str):
     def command(
+        out: p.retold(p.OutDir, "Folder for texts.json, ranked.json, answers.jsonl (and graded.json); --out is the same.", also=("--out",)),
         path: Path = typer.Argument(..., help=f"A {tool} dataset: JSON list, JSONL, CSV or Parquet."),
-        out: Path = typer.Option(..., "--out-dir", "--out", help="Folder for texts.json, ranked.json, answers.jsonl (and graded.json); --out is the same."),
         system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
         subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
         score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
         score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
-        parquet: bool = typer.Option(False, "--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json."),
+        parquet: p.GradedParquet = False,
     ) -> None:
         _run(tool, path, out, system, subset, score_col, score_scale, parquet)
 

@@ -3,7 +3,6 @@ and writes graded qrels (BEIR TSV) with a manifest (paper 001, rag-gs S2–S5)."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -19,19 +18,19 @@ if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdia
 def label(
     corpus: p.Corpus,
     queries: p.Queries,
-    out: Annotated[Path, p.path_option("--out", "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
+    out: p.retold(p.OutRequired, "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json."),
     pool: Annotated[str, p.text_option("--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",
     pool_depth: Annotated[int, p.int_option("--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
     repeats: p.Repeats = p.DEFAULT_REPEATS,
     min_per_query: Annotated[Optional[int], typer.Option("--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=p.INTEGER)] = None,
-    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Label only the first N queries of --queries (to try it on a few). Range [1, 10000000].", min=1, max=10_000_000, metavar=p.INTEGER)] = None,
+    max_queries: p.retold(p.MaxQueries, "Label only the first N queries of --queries (to try it on a few). Range [1, 10000000].") = None,
     refine: Annotated[bool, typer.Option("--refine", help="Refine each query's Top-N graded passages with listwise Plackett–Luce comparisons (paper 001 §3.3.1); orders in OUT.refined.jsonl.")] = False,
     refine_top: Annotated[int, p.int_option("--refine-top", "With --refine: the Top-N refined per query.", 2, 1000)] = 20,
     refine_batch: Annotated[int, p.int_option("--refine-batch", "With --refine: passages per listwise judgement (m).", 2, 20)] = 5,
     refine_patience: Annotated[int, p.int_option("--refine-patience", "With --refine: stop once the Top-N order is unchanged for this many rounds.", 1, 10_000)] = 15,
     refine_max_rounds: Annotated[int, p.int_option("--refine-max-rounds", "With --refine: at most this many listwise judgements per query.", 1, 100_000)] = 200,
     refine_seed: Annotated[int, typer.Option("--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=p.SEED_MAX, metavar=p.INTEGER)] = 0,
-    human: Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=p.PATH)] = None,
+    human: p.Human = None,
     *,
     config: ClientConfig,
     min_coverage: float,

@@ -14,16 +14,18 @@ an option means the same thing everywhere. Conventions:
   nan and ±inf.
 
 Metavars are given explicitly (INTEGER, FLOAT, TEXT, PATH, ``[a|b]``) so ``--help`` reads the
-same on every typer version.
+same on every typer version. A flag is declared here once; a command that describes it in its own
+words uses :func:`retold`, :func:`with_note` or :func:`given`, which keep its flag, range and check.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional, get_args
 
 import typer
 
@@ -92,6 +94,28 @@ def float_option(flag: str, help_text: str, lo: float | None = None, hi: float |
                  lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra):
     """A command's own float option: finite and within the interval, checked before any work."""
     return _float_option(flag, help_text, lo, hi, lo_open=lo_open, hi_open=hi_open, optional=optional, **extra)
+
+
+def retold(decl: Any, help_text: str, *, kind: Any = None, also: tuple[str, ...] = ()) -> Any:
+    """A shared declaration in a command's own words: the same flag, metavar, range and check, with
+    this help text; ``kind`` another value type (a list, an optional value), ``also`` more flag names."""
+    shared_kind, info = get_args(decl)[:2]
+    info = copy.copy(info)
+    info.help = help_text
+    info.param_decls = (*info.param_decls, *also)
+    return Annotated[shared_kind if kind is None else kind, info]
+
+
+def with_note(decl: Any, sentence: str) -> Any:
+    """A shared declaration whose help says one thing more for this command (a sentence after it)."""
+    return retold(decl, f"{get_args(decl)[1].help} {sentence}")
+
+
+def given(decl: Any, flag: str) -> Any:
+    """A shared declaration that applies only with ``flag``: its help starts "With FLAG: "."""
+    text = get_args(decl)[1].help
+    lead = text if text.split(" ", 1)[0].isupper() else text[:1].lower() + text[1:]
+    return retold(decl, f"With {flag}: {lead}")
 
 
 def checked_by(module: str, function: str) -> Callable[[Optional[str]], Optional[str]]:
@@ -271,6 +295,12 @@ QueryVectors = Annotated[Optional[Path], typer.Option("--query-vectors", help="Q
 BaseVectors = Annotated[Optional[Path], typer.Option("--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
 Qrels = Annotated[Optional[Path], typer.Option("--qrels", help="Qrels: BEIR TSV (query-id corpus-id score, header optional) or TREC (qid 0 docid rel), sniffed by column count.", metavar=PATH)]
 Run = Annotated[Optional[Path], typer.Option("--run", help="Run file: run.jsonl from 'ragdiag retrieve' or a TREC run (qid Q0 docid rank score tag).", metavar=PATH)]
+# A corpus given as a BEIR folder (sweep, pipeline --corpus): queries and qrels default to the folder's
+CorpusFolder = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
+FolderQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
+MaxQueries = Annotated[Optional[int], typer.Option("--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
+EmbedBaseUrl = Annotated[Optional[str], typer.Option("--embed-base-url", help="Server URL for openai:/voyage: embedders (the --base-url option is the chat model's).", metavar=TEXT)]
+IdealCap = Annotated[int, typer.Option("--ideal-cap", help="At most this many relevant passages make the ideal answer (and the gold control).", min=1, max=1000, metavar=INTEGER)]
 IndexDir = Annotated[Path, typer.Option("--index-dir", help="Index folder written by 'ragdiag index build'.", metavar=PATH)]
 IndexSpec = Annotated[str, typer.Option("--index-spec", help="Index spec, e.g. flat, hnsw:M=16,efConstruction=100,efSearch=64, ivf:nlist=1024,nprobe=8.", metavar=TEXT)]
 Backend = Annotated[str, typer.Option("--backend", help="Vector store for the dense index: faiss, pgvector:postgresql://USER@HOST/DB (any libpq URL) or pgvector:embedded[:DIR] (bundled PostgreSQL + pgvector); pgvector takes pg-hnsw, pg-ivfflat or pg-exact specs.", metavar=TEXT)]
@@ -279,6 +309,9 @@ IndexSpecs = Annotated[list[str], typer.Option("--index-spec", help="Index spec 
 # Outputs
 Out = Annotated[Optional[Path], typer.Option("--out", help="Write the result here; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.", metavar=PATH)]
 OutRequired = Annotated[Path, typer.Option("--out", help="File to write the result to.", metavar=PATH)]
+TableJsonOut = retold(Out, "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")
+PerQuery = Annotated[Optional[Path], typer.Option("--per-query", help="Write one JSON line per (point, query).", metavar=PATH)]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]
@@ -305,6 +338,11 @@ BatchMaxRequests = Annotated[int, typer.Option("--batch-max-requests", help="Req
 BatchMaxBytes = Annotated[int, typer.Option("--batch-max-bytes", help="Bytes per batch file (OpenAI's limit: 200 MB = 209715200); more are split into several files.", min=1, max=200 * 1024 * 1024, metavar=INTEGER)]
 MinCoverage = Annotated[float, _float_option("--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
 Repeats = Annotated[int, typer.Option("--repeats", help="Judge each answer N times (distinct cache entries).", min=1, max=100, metavar=INTEGER)]
+
+# Answers, graded samples and human grades
+Human = Annotated[Optional[Path], typer.Option("--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=PATH)]
+Graded = Annotated[Optional[Path], typer.Option("--graded", help="A local samples_graded file (JSON list or JSONL, .gz allowed; or .parquet, read columnar) instead of --dataset.", metavar=PATH)]
+Answers = Annotated[Path, typer.Option("--answers", help="Answers file written by ragdiag generate.", metavar=PATH)]
 
 # LLM inputs (generate, grade, pipeline)
 Texts = Annotated[str, typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO].", metavar=TEXT)]

@@ -11,26 +11,25 @@ import typer
 from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.cli.params import INTEGER, PATH, TEXT
+from ragdiag.cli.params import INTEGER, TEXT
 from ragdiag.io.lists import parse_ks
 
 if TYPE_CHECKING:
     from ragdiag.commands.pipeline import AnswerSettings, ClientConfig, CorpusRunResult, GradingOptions, PipelineResult
 
-CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", help="Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.", metavar=PATH)]
-QueriesOpt = Annotated[Optional[Path], typer.Option("--queries", help="With --corpus: BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
-QrelsOpt = Annotated[Optional[Path], typer.Option("--qrels", help="With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).", metavar=PATH)]
+TextsOpt = p.retold(p.Texts, "Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO] (or rank your own corpus with --corpus).", kind=Optional[str])
+CorpusOpt = p.retold(p.CorpusFolder, "Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.", kind=Optional[Path])
+QrelsOpt = p.retold(p.Qrels, "With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")
 RetrieverOpt = Annotated[Optional[list[str]], typer.Option("--retriever", help="With --corpus (repeatable): dense:EMBEDDER[:INDEX_SPEC] (e.g. dense:local:hnsw:M=16,efSearch=32), bm25[:VARIANT], or hybrid:A+B (RRF).", metavar=TEXT)]
 DepthOpt = Annotated[Optional[int], typer.Option("--depth", help="With --corpus: passages retrieved per query (default: the largest K).", min=1, max=100_000, metavar=INTEGER)]
-IdealCapOpt = Annotated[int, typer.Option("--ideal-cap", help="With --corpus: queries with more relevant passages than this are left out (the ideal answer uses them all).", min=1, max=1000, metavar=INTEGER)]
-MaxQueriesOpt = Annotated[Optional[int], typer.Option("--max-queries", help="With --corpus: use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
-EmbedBaseUrlOpt = Annotated[Optional[str], typer.Option("--embed-base-url", help="With --corpus: server URL for openai:/voyage: embedders (--base-url is the chat model's).", metavar=TEXT)]
+IdealCapOpt = p.retold(p.IdealCap, "With --corpus: queries with more relevant passages than this are left out (the ideal answer uses them all).")
+EmbedBaseUrlOpt = p.retold(p.EmbedBaseUrl, "With --corpus: server URL for openai:/voyage: embedders (--base-url is the chat model's).")
 
 
 @llm_command
 def pipeline(
     out_dir: p.OutDir,
-    texts: Annotated[Optional[str], typer.Option("--texts", help="Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO] (or rank your own corpus with --corpus).", metavar=p.TEXT)] = None,
+    texts: TextsOpt = None,
     ranked: p.Ranked = None,
     embedder: p.RankEmbedder = None,
     ks: p.Ks = p.DEFAULT_KS,
@@ -40,12 +39,12 @@ def pipeline(
     segments: p.Segments = p.Segmentation.ratio,
     min_samples: p.MinSamples = p.DEFAULT_MIN_SAMPLES,
     corpus: CorpusOpt = None,
-    queries: QueriesOpt = None,
+    queries: p.given(p.FolderQueries, "--corpus") = None,
     qrels: QrelsOpt = None,
     retriever: RetrieverOpt = None,
     depth: DepthOpt = None,
     ideal_cap: IdealCapOpt = 10,
-    max_queries: MaxQueriesOpt = None,
+    max_queries: p.given(p.MaxQueries, "--corpus") = None,
     embed_base_url: EmbedBaseUrlOpt = None,
     grading: GradingOptions = ao.GRADING,
     parquet: p.GradedParquet = False,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from ragdiag.cli import params as p
+
 
 def report(
-    inputs: list[Path] = typer.Argument(..., metavar="RESULT",
-                                        help="Result JSON files (correlate, robustness, sweep, evaluate, probes, "
-                                             "LLM manifests, graded, corpus_run.json) and/or run folders holding them."),
-    out: Path = typer.Option(..., "--out", help="The HTML file to write (styles, scripts and images inlined)."),
+    inputs: Annotated[list[Path], typer.Argument(
+        metavar="RESULT", help="Result JSON files (correlate, robustness, sweep, evaluate, probes, LLM manifests, graded, "
+                               "corpus_run.json) and/or run folders holding them.")],
+    out: p.retold(p.OutRequired, "The HTML file to write (styles, scripts and images inlined)."),
     title: str = typer.Option("ragdiag report", "--title", help="Page title."),
 ) -> None:
     """Join result files into one self-contained HTML page: verdicts, tables (sortable), plots and run records."""

@@ -31,6 +31,7 @@ from ragdiag.io.out_format import write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.report import clq_report as report
+from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
 
 COST_COLUMNS = tuple(f.name for f in fields(CostModel))
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "e2e_p50_ms")
@@ -63,8 +64,13 @@ def _number(row: dict, column: str, source: str, index: int, required: bool = Fa
     return number
 
 
-def _result(path: Path, field: str, kind: str, key: str, source: str, index: int) -> list:
-    """The ``key`` list of a ragdiag ``kind`` result JSON named in ``field`` of record ``index``."""
+def _records(items: list) -> list[dict]:
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _result_doc(path: Path, field: str, kind: str, key: str, source: str, index: int) -> dict:
+    """A ragdiag ``kind`` result JSON named in ``field`` of record ``index``; its ``key`` must be a list
+    (its records are kept, anything else in it is dropped)."""
     try:
         result = orjson.loads(path.read_bytes())
     except FileNotFoundError:
@@ -74,12 +80,12 @@ def _result(path: Path, field: str, kind: str, key: str, source: str, index: int
     items = result.get(key) if isinstance(result, dict) else None
     if not isinstance(items, list):
         raise DataError.at(source, index, field, f"{path}: not a ragdiag {kind} result (no '{key}')")
-    return [item for item in items if isinstance(item, dict)]
+    return {**result, key: _records(items)}
 
 
 def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str, float]:
     """Every ``metric@k`` of ``run`` in an evaluate result JSON."""
-    runs = _result(path, "evaluate", "evaluate", "runs", source, index)
+    runs = _result_doc(path, "evaluate", "evaluate", "runs", source, index)["runs"]
     block = next((r for r in runs if r.get("run") == run), None)
     if block is None:
         raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {', '.join(str(r.get('run')) for r in runs)})")
@@ -87,17 +93,31 @@ def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str
             if m.get("value") is not None}
 
 
+def _sweep_result(path: Path, source: str, index: int) -> SweepResult:
+    """The ``sweep.json`` named in record ``index`` as a :class:`SweepResult` (a ``controls`` that is
+    not a list is left out, as if absent)."""
+    doc = _result_doc(path, "sweep", "sweep", "points", source, index)
+    controls = doc.pop("controls", None)
+    if isinstance(controls, list):
+        doc["controls"] = _records(controls)
+    try:
+        return SweepResult.from_json(doc)
+    except (AttributeError, TypeError) as err:
+        raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result ({err})") from None
+
+
 def _sweep_latency(path: Path, point: str, source: str, index: int) -> dict[str, float]:
     """p50 and p95 single-query latency (ms) of one point (or the exact control) of a sweep.json."""
-    points = _result(path, "sweep", "sweep", "points", source, index)
-    found = next((p for p in points if p.get("label") == point), None)
+    sweep = _sweep_result(path, source, index)
+    found: SweepPoint | SweepControl | None = next((p for p in sweep.points if p.label == point), None)
     if found is None and point == "exact":
-        controls = _result(path, "sweep", "sweep", "controls", source, index)
-        found = next((c for c in controls if c.get("control") == "exact"), None)
+        if not sweep.has("controls"):
+            raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result (no 'controls')")
+        found = next((c for c in sweep.controls if "exact" in (c.name, c.get("control"))), None)
     if found is None:
-        labels = ", ".join(str(p.get("label")) for p in points)
+        labels = ", ".join(str(p.label) for p in sweep.points)
         raise DataError.at(source, index, "point", f"no point '{point}' in {path} (points: {labels[:300]})")
-    latency = found.get("latency_ms") or {}
+    latency = found.latency_ms if isinstance(found.latency_ms, dict) else {}
     if not isinstance(latency.get("p50"), (int, float)):
         raise DataError.at(source, index, "point", f"point '{point}' of {path} has no measured latency")
     return {"latency_p50_ms": float(latency["p50"]), **({"latency_p95_ms": float(latency["p95"])}

@@ -18,13 +18,14 @@ from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs
 from ragdiag.llm.client import ClientConfig
 from ragdiag.llm.prompts import load_prompt
+from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.pipeline.run_meta import check_coverage
 from ragdiag.sweep.outputs import output_paths, write_sweep
 from ragdiag.sweep.result import SweepControl, SweepMeta, SweepPoint, SweepResult
 from ragdiag.sweep.run import CONTROLS, SweepConfig, SweepOutcome, check_config, run_answer_sweep
 
-__all__ = ["CONTROLS", "ClientConfig", "GradingOptions", "SweepControl", "SweepMeta", "SweepPoint", "SweepRequest", "SweepResult",
+__all__ = ["CONTROLS", "AnswerSettings", "ClientConfig", "GradingOptions", "SweepControl", "SweepMeta", "SweepPoint", "SweepRequest", "SweepResult",
            "SweepRun", "check_coverage", "run"]
 
 

@@ -1,5 +1,5 @@
 """The answer and grading options are declared once (cli/answer_options.py) and composed by generate,
-grade and pipeline: each group's options appear together, in the group's order, and the command
+grade, pipeline and sweep: each group's options appear together, in the group's order, and the command
 receives the built settings."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ def _options(command: str) -> list[str]:
     return [param.name for param in typer.main.get_command(app).commands[command].params]
 
 
-@pytest.mark.parametrize(("command", "group"), [("generate", ao.ANSWER), ("pipeline", ao.ANSWER),
-                                                ("grade", ao.GRADING), ("pipeline", ao.GRADING)])
+@pytest.mark.parametrize(("command", "group"), [("generate", ao.ANSWER), ("pipeline", ao.ANSWER), ("sweep", ao.ANSWER),
+                                                ("grade", ao.GRADING), ("pipeline", ao.GRADING), ("sweep", ao.GRADING)])
 def test_a_group_is_listed_in_place_in_its_order(command, group):
     names = [name for name, _, _ in group.options]
     options = _options(command)

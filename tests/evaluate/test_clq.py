@@ -155,3 +155,29 @@ def test_latency_read_from_a_sweep_result(tmp_path):
     configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10\nx,sweep.json,nope,0.7,0.8\n")
     done = cli("--configs", str(configs))
     assert done.exit_code == 2 and "no point 'nope'" in done.output
+
+
+def test_latency_read_from_a_sweep_json_written_by_ragdiag_sweep(tmp_path):
+    """The golden sweep.json (written by `ragdiag sweep`): its controls carry their name under "name"."""
+    sweep = json.loads((ROOT / "tests" / "sweep" / "golden" / "sweep.json").read_text())
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep))
+    configs = tmp_path / "configs.csv"
+    configs.write_text("name,sweep,point,ra_nwg@10,cost_per_1k\n"
+                       "ann,sweep.json,hnsw efSearch=16,0.7,0\nflat,sweep.json,exact,0.72,0\n")
+    read = {c.name: c for c in read_configs(configs, ("ra_nwg@10",))}
+    point = next(p for p in sweep["points"] if p["label"] == "hnsw efSearch=16")
+    exact = next(c for c in sweep["controls"] if c["name"] == "exact")
+    assert (read["ann"].latency_p50, read["ann"].latency_p95) == (point["latency_ms"]["p50"], point["latency_ms"]["p95"])
+    assert (read["flat"].latency_p50, read["flat"].latency_p95) == (exact["latency_ms"]["p50"], exact["latency_ms"]["p95"])
+
+
+def test_a_sweep_json_without_controls_or_with_bad_meta_is_one_error_line(tmp_path):
+    (tmp_path / "sweep.json").write_text(json.dumps({"points": [{"label": "a", "latency_ms": {"p50": 1.0}}]}))
+    configs = tmp_path / "configs.csv"
+    configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10\nx,sweep.json,exact,0.7,0.8\n")
+    done = cli("--configs", str(configs))
+    assert done.exit_code == 2 and "no 'controls'" in done.output
+    (tmp_path / "sweep.json").write_text(json.dumps({"meta": "x", "points": [{"label": "a", "latency_ms": {"p50": 1.0}}]}))
+    configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10\nx,sweep.json,a,0.7,0.8\n")
+    done = cli("--configs", str(configs))
+    assert done.exit_code == 2 and "not a ragdiag sweep result" in done.output and "Traceback" not in done.output
