@@ -35,7 +35,7 @@ def correlate(
     delta: p.Deltas = p.DEFAULT_DELTAS,
     fmt: p.FormatOpt = None,
     out: p.Out = None,
-    plot: p.Plot = None,
+    plot: p.with_note(p.Plot, "A heatmap: segments × measures, cells = max correlation.") = None,
     grade_plot: Annotated[Optional[Path], p.path_option("--grade-plot", "Grade-distribution heatmaps PNG (paper 003, Figs 2–4): per embedder and subset, grades 1–5 × bins (--grade-by), each column summing to 1; bins need --min-samples rows. Adds 'grade_distribution' to the JSON.")] = None,
     grade_by: Annotated[GradeBinning, typer.Option("--grade-by", metavar=p.choices_metavar(GradeBinning), help="Bins of --grade-plot: ratio (K/Np rounded to 0.1, as the paper's segments) or K.")] = GradeBinning.ratio,
     compare_plot: Annotated[Optional[Path], p.path_option("--compare-plot", "With --compare A,B and ratio segments: heatmap PNG of max corr(A) − max corr(B) per K/Np and embedder, one panel per subset (paper 003, Figs 7–18).")] = None,
@@ -56,8 +56,7 @@ def correlate(
 
     Starts with the verdict (which measure predicts the grade best per subset and narrow/wide
     side) and one line of advice, then, per segment and measure, the maximum correlation over the
-    α grid and the first α reaching it; with --bootstrap, 95% intervals. --plot draws them as a
-    heatmap: segments × measures, cells = max correlation.
+    α grid and the first α reaching it; with --bootstrap, 95% intervals.
 
     {measures}
     """
