@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from ragdiag.cli import app
 from ragdiag.evaluate.registry import label
 from ragdiag.report.html.inputs import kind_of
+from tests.report.tamper import set_field
 
 runner = CliRunner()
 
@@ -162,17 +163,6 @@ def test_kinds_by_command_or_keys(decision_dir):
     assert kind_of({"meta": {"command": "ragdiag dynamic-k"}}) == "dynamic-k"
 
 
-def _set(doc, path: list, value):
-    target = doc
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return doc
-
-
 TAMPERED = [
     ("clq.json", ["configs", 1, "cost"], "cheap", "a clq result whose field 'configs[1].cost' is wrong: expected number, got str"),
     ("clq.json", ["configs", 0, "quality", "ra_nwg@10"], KeyError, "field 'configs[0].quality.ra_nwg@10' is wrong: missing"),
@@ -193,7 +183,7 @@ TAMPERED = [
 def test_a_wrong_field_is_one_error_line(decision_dir, tmp_path, name, path, value, needle):
     bad = tmp_path / name
     shutil.copy(decision_dir / name, bad)
-    bad.write_text(json.dumps(_set(json.loads(bad.read_text()), path, value)))
+    bad.write_text(json.dumps(set_field(json.loads(bad.read_text()), path, value)))
     data = bad.read_bytes()
     out = tmp_path / "r.html"
     result = runner.invoke(app, ["report", str(bad), "--out", str(out)])

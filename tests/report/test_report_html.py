@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from ragdiag.cli import app
 from ragdiag.report.html.build import build_report
 from ragdiag.report.html.inputs import kind_of
+from tests.report.tamper import set_field
 
 from .conftest import HOSTILE, HOSTILE_GROUP
 
@@ -157,17 +158,6 @@ def test_noise_section_shows_recovery_flags(tmp_path):
 # ---------------------------------------------------------------- issue 18: wrong field types are one line
 
 
-def _set(doc, path: list, value):
-    target = doc
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return doc
-
-
 TAMPERED = [
     ("correlate.json", ["results", 2, "n"], "thirty", "field 'results[2].n' is wrong: expected number, got str"),
     ("correlate.json", ["results"], {"a": 1}, "field 'results' is wrong: expected a list, got dict"),
@@ -184,7 +174,7 @@ TAMPERED = [
 
 @pytest.mark.parametrize("name, path, value, needle", TAMPERED, ids=[f"{t[0]}:{'.'.join(map(str, t[1]))}" for t in TAMPERED])
 def test_a_recognised_result_with_wrong_field_types_is_one_line(tmp_path, results_dir, name, path, value, needle):
-    doc = _set(json.loads((results_dir / name).read_text()), path, value)
+    doc = set_field(json.loads((results_dir / name).read_text()), path, value)
     bad = tmp_path / name
     bad.write_text(json.dumps(doc))
     data = bad.read_bytes()
