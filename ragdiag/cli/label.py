@@ -37,12 +37,13 @@ def label(
     progress: bool,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
-    from ragdiag.commands.label import LabelRequest, RefineParams, check_coverage, refined_output, run
+    from ragdiag.commands.label import LabelOptions, LabelRequest, RefineParams, check_coverage, refined_output, run
 
     refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,
                                  max_rounds=refine_max_rounds, seed=refine_seed) if refine else None
-    result = run(LabelRequest(corpus, queries, out, config, pool, pool_depth, repeats, min_per_query, max_queries,
-                              refine_params, human, progress))
+    options = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params,
+                           max_queries)
+    result = run(LabelRequest(options, config, progress))
     files = {"graded qrels": out, "manifest": result.manifest}
     if refine:
         files["refined orders"] = refined_output(out)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ragdiag.cli import app
 from ragdiag.report.html.build import build_report
 from ragdiag.report.html.inputs import kind_of
-from tests.report.tamper import set_field
+from tests.report.tamper import assert_report_refuses
 
 from .conftest import HOSTILE, HOSTILE_GROUP
 
@@ -174,15 +174,7 @@ TAMPERED = [
 
 @pytest.mark.parametrize("name, path, value, needle", TAMPERED, ids=[f"{t[0]}:{'.'.join(map(str, t[1]))}" for t in TAMPERED])
 def test_a_recognised_result_with_wrong_field_types_is_one_line(tmp_path, results_dir, name, path, value, needle):
-    doc = set_field(json.loads((results_dir / name).read_text()), path, value)
-    bad = tmp_path / name
-    bad.write_text(json.dumps(doc))
-    data = bad.read_bytes()
-    out = tmp_path / "r.html"
-    result = runner.invoke(app, ["report", str(bad), "--out", str(out)])
-    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
-    assert result.stderr.startswith(f"ragdiag: error: {bad}: a ") and needle in result.stderr, result.stderr
-    assert "Traceback" not in result.output and not out.exists() and bad.read_bytes() == data
+    assert_report_refuses(json.loads((results_dir / name).read_text()), path, value, needle, tmp_path / name)
 
 
 def test_graded_rows_with_a_wrong_grade_type_are_one_line(tmp_path):
