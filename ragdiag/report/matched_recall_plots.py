@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.extras import require
-from ragdiag.io.writer import atomic_path
+from ragdiag.report.robustness_plots import save_png
 
 _NAMES = {"map": "MAP", "ndcg": "nDCG", "mrr": "MRR (1-NN)", "hit_rate": "hit rate (1-NN)", "p5": "p5 recall",
           "p10": "p10 recall", "p50": "p50 recall"}
@@ -45,7 +45,7 @@ def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    paths = [_save(fig, out_dir / "matched_recall_deviation.png")]
+    paths = [save_png(fig, out_dir / "matched_recall_deviation.png")]
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for family in families:
@@ -57,12 +57,6 @@ def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    paths.append(_save(fig, out_dir / "robustness_vs_delta_matched.png"))
+    paths.append(save_png(fig, out_dir / "robustness_vs_delta_matched.png"))
     plt.close("all")
     return paths
-
-
-def _save(fig, path: Path) -> Path:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    return path

@@ -79,7 +79,7 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         ax.set_ylabel("queries")
     fig.suptitle(f"Recall distribution per operating point (mean vs tail), K={k}")
     fig.tight_layout()
-    written.append(_save(fig, out_dir / "recall_distribution.png"))
+    written.append(save_png(fig, out_dir / "recall_distribution.png"))
 
     groups = _by_index(points)
     fig, axes = _panels(len(deltas))
@@ -92,7 +92,7 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         axes[0].legend(fontsize=7)
     fig.suptitle(f"Robustness-δ@{k} vs average recall@{k}, per operating point" + (f" (truth: {source})" if source else ""))
     fig.tight_layout()
-    written.append(_save(fig, out_dir / "robustness_vs_recall.png"))
+    written.append(save_png(fig, out_dir / "robustness_vs_recall.png"))
 
     timed = [p for p in points if p.qps_median]
     if timed:
@@ -106,12 +106,13 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         axes[0].legend(fontsize=7)
         fig.suptitle(f"Throughput vs Robustness-δ@{k}, per operating point")
         fig.tight_layout()
-        written.append(_save(fig, out_dir / "qps_vs_robustness.png"))
+        written.append(save_png(fig, out_dir / "qps_vs_robustness.png"))
     plt.close("all")
     return written
 
 
-def _save(fig, path: Path) -> Path:
+def save_png(fig, path: Path) -> Path:
+    """Save ``fig`` as a PNG at ``path`` through the atomic writer (110 dpi, as every robustness plot)."""
     from ragdiag.io.writer import atomic_path
 
     with atomic_path(path) as tmp:
