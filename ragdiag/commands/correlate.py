@@ -76,12 +76,20 @@ class CorrelateRequest:
     given: frozenset[str] = field(default_factory=frozenset)
 
 
+def graded_source(request: CorrelateRequest) -> Path:
+    """The graded file read: ``--graded``, else the bundled sample, which ``--dataset`` falls back to
+    (so that no output may overwrite it either)."""
+    from ragdiag.data.loaders import bundled_sample_path
+
+    return request.graded if request.graded is not None else bundled_sample_path()
+
+
 def check_request(request: CorrelateRequest) -> None:
     """Paths (outputs never an input, plots .png) and option combinations, before any work."""
     from ragdiag.io.paths import check_paths
 
-    source_flag = "--table" if request.table is not None else "--graded"
-    check_paths(inputs={source_flag: request.table if request.table is not None else request.graded,
+    source_flag = "--table" if request.table is not None else "--graded" if request.graded is not None else "--dataset"
+    check_paths(inputs={source_flag: request.table if request.table is not None else graded_source(request),
                         "--degenerate-patterns": request.degenerate_patterns},
                 outputs={"--out": request.out},
                 plots={"--plot": request.plot, "--grade-plot": request.grade_plot, "--compare-plot": request.compare_plot})
@@ -146,7 +154,7 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
 
         distribution = grade_distribution(table, request.grade_by.value, opts.min_samples)
         result.add("grade_distribution", distribution.to_json())
-    write_outputs(result, request, inputs=[request.graded])
+    write_outputs(result, request, inputs=[graded_source(request)])
     if distribution is not None or request.compare_plot is not None:
         from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
 

@@ -166,3 +166,14 @@ def test_progress_is_silent_for_short_work_and_keeps_every_item(capsys):
     long = list(range(3 * PROGRESS_MIN_ITEMS))
     assert list(progress_over_items(long, "correlating")) == long
     assert capsys.readouterr().err == ""  # a log (not a terminal) gets a line only after LINE_EVERY_S seconds
+
+
+def test_no_output_overwrites_the_bundled_sample_that_dataset_reads():
+    """``--dataset`` reads the bundled sample when offline: ``--out`` naming it is refused before any work."""
+    from ragdiag.data.loaders import bundled_sample_path
+
+    sample = bundled_sample_path()
+    before = sample.read_bytes()
+    res = runner.invoke(app, ["correlate", "--dataset", "msmarco", "--offline", "--out", str(sample)])
+    assert res.exit_code == 2 and "would overwrite the input" in res.output and str(sample) in res.output
+    assert sample.read_bytes() == before
