@@ -255,7 +255,7 @@ def evaluate_section(item: Input) -> Section:
         rows.append([run.run, run.decision.verdict or "–", k, *cells])
     body.append("<h3>runs at a glance (95% intervals)</h3>"
                 + table(["run", "decision", "K", *(label(m) for m in shown)], rows))
-    every = [[run.run, m.metric, m.k, m.value, interval(m.ci), m.n_defined] for run in runs for m in run.metrics]
+    every = [[run.run, label(m.metric), m.k, m.value, interval(m.ci), m.n_defined] for run in runs for m in run.metrics]
     body.append(f"<details><summary>every metric ({len(every)} rows)</summary>"
                 + table(["run", "metric", "k", "value", "95% interval", "queries defined"], every) + "</details>")
     if result.comparisons:
