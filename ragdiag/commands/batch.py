@@ -7,8 +7,11 @@
   Every line is checked before anything is cached (unknown or repeated ``custom_id``: one error line,
   nothing cached); successes go into the call cache under their ``custom_id`` (the cache key), so the
   rerun of the command finds them; failures are listed and never cached;
-- ``cancel``: open openai batches are cancelled; open vllm-file files are dropped (a rerun writes
-  their requests again).
+- ``cancel``: open openai batches are cancelled; open vllm-file files and openai files not yet
+  submitted are dropped (a rerun writes their requests again).
+
+The folder's ``batches.json`` and index files are checked when read
+(:mod:`ragdiag.llm.batch_state`): a tampered one is one line naming the file, entry or line, and field.
 """
 
 from __future__ import annotations
@@ -139,7 +142,7 @@ def run(request: BatchRequest) -> BatchResult:
         raise RagdiagError(f"batch action must be one of {', '.join(ACTIONS)}, got '{request.action}'")
     if request.source is not None and request.action != "collect":
         raise RagdiagError("--from is for `ragdiag batch collect` only")
-    folder = BatchFolder.open(request.folder, must_exist=True)
+    folder = BatchFolder.open(request.folder, must_exist=True, check_files=request.action != "cancel")
     record = start_run(f"ragdiag batch {request.action}", inputs=[request.source] if request.source else [])
     result = BatchResult(request.action, folder.path, folder.entries, record=record)
     openai_open = [e for e in folder.active("openai") if e["batch_id"]]
@@ -152,8 +155,8 @@ def run(request: BatchRequest) -> BatchResult:
         for entry in openai_open:
             client.cancel(entry)
             result.cancelled.append(entry["batch_id"])
-        for entry in folder.active("vllm-file"):
-            entry["collected"], entry["status"] = True, "cancelled"
+        for entry in folder.active("vllm-file") + [e for e in folder.active("openai") if not e["batch_id"]]:
+            entry["collected"], entry["status"] = True, "cancelled"  # never submitted: dropped
             result.cancelled.append(entry["file"])
         folder.save()
     else:
