@@ -76,7 +76,7 @@ class BatchResult:
 
 
 def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
-    from ragdiag.llm.client import KEY_ENV, reply_text
+    from ragdiag.llm.client import KEY_ENV, stored_reply
     from ragdiag.remote.retry import RetryPolicy
     from ragdiag.remote.transport import openai_client
 
@@ -85,7 +85,7 @@ def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
         raise RagdiagError(f"{KEY_ENV} is not set: the openai batches of {folder.path} are asked through the API "
                            "(any value for a local server)")
     return BatchClient(openai_client(key, folder.base_url, request.timeout), RetryPolicy(request.max_retries),
-                       time.sleep, reply_text)
+                       time.sleep, stored_reply)
 
 
 def _cache(folder: BatchFolder, request: BatchRequest):
@@ -94,6 +94,17 @@ def _cache(folder: BatchFolder, request: BatchRequest):
 
     return CallCache(resolve_cache_dir(request.cache_dir or (Path(folder.cache_dir) if folder.cache_dir else None))
                      / CACHE_FILE)
+
+
+def _earlier_failures(folder: BatchFolder, entry: dict[str, Any]) -> list[dict[str, str]]:
+    """The failures listed by an earlier part of the same output (``<file>.failures.jsonl``)."""
+    from ragdiag.io.jsonl import read_jsonl_lines
+
+    path = folder.path / entry["failures"] if "failures" in entry else None
+    if path is None or not path.is_file():
+        return []
+    return [row for _, row in read_jsonl_lines(path)
+            if isinstance(row, dict) and isinstance(row.get("custom_id"), str)]
 
 
 def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> Collected:
@@ -112,19 +123,26 @@ def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> 
     except OSError as err:
         raise RagdiagError(f"{source}: cannot read ({err.strerror})") from None
     seen: dict[str, str] = {}
-    from ragdiag.llm.client import reply_text
+    from ragdiag.llm.client import stored_reply
 
-    results = parse_results(data, str(source), set(requests), reply_text, seen)  # raises before anything is cached
+    results = parse_results(data, str(source), requests, stored_reply, seen)  # raises before anything is cached
     collected = Collected()
     store_results(results, requests, cache, prices, collected)
     failed = {f["custom_id"] for f in results.failures}
     for entry in entries:
         keys = folder.index(entry)
-        if all(k in seen for k in keys):
+        if not any(k in seen for k in keys):
+            continue
+        # an output collected in parts: the custom_ids of the earlier parts are kept in the entry
+        done = set(entry.get("seen", ())) | {k for k in keys if k in seen}
+        earlier = [f for f in _earlier_failures(folder, entry) if f["custom_id"] not in seen]
+        write_failures(folder, entry, earlier + [f for f in results.failures if f["custom_id"] in keys])
+        if all(k in done for k in keys):
             entry["collected"], entry["status"] = True, "collected"
-            write_failures(folder, entry, [f for f in results.failures if f["custom_id"] in keys])
+            entry.pop("seen", None)
         else:
-            entry["status"] = f"{sum(1 for k in keys if k in seen)} of {len(keys)} collected"
+            entry["seen"] = sorted(done)
+            entry["status"] = f"{len(done)} of {len(keys)} collected"
     folder.save()
     if failed:
         first = results.failures[0]

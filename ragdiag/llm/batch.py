@@ -183,7 +183,8 @@ def write_failures(folder: BatchFolder, entry: dict[str, Any], failures: list[di
 class BatchClient:
     """The Files and Batches endpoints through the ``openai`` SDK, each call under the retry policy."""
 
-    def __init__(self, sdk, policy, sleep: Callable[[float], None], text_of: Callable[[dict[str, Any]], str]) -> None:
+    def __init__(self, sdk, policy, sleep: Callable[[float], None],
+                 text_of: Callable[[dict[str, Any], dict[str, Any]], str]) -> None:
         self.sdk, self.policy, self.sleep, self.text_of = sdk, policy, sleep, text_of
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -231,7 +232,7 @@ class BatchClient:
         requests = folder.index(entry)
         seen: dict[str, str] = {}
         parsed = [parse_results(self.download(file_id), f"batch {entry['batch_id']} {kind} file {file_id}",
-                                set(requests), self.text_of, seen)
+                                requests, self.text_of, seen)
                   for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)) if file_id]
         collected = Collected()
         for results in parsed:
@@ -266,7 +267,7 @@ class BatchRunner:
     wait: float | None
     sdk_factory: Callable[[], Any]
     policy: Any
-    text_of: Callable[[dict[str, Any]], str]
+    text_of: Callable[[dict[str, Any], dict[str, Any]], str]
     sleep: Callable[[float], None] = time.sleep
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
 

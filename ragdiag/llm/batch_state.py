@@ -2,8 +2,8 @@
 
 ``batches.json`` is ``{"base_url", "cache_dir", "entries": [...]}``; each entry is the dict
 :meth:`ragdiag.llm.batch.BatchFolder.add` writes (``file``, ``index``, ``mode``, ``requests``,
-``bytes``, ``input_file_id``, ``batch_id``, ``status``, ``collected``, ``counts``, and
-``failures`` once some failed). An index file holds one ``{"custom_id", "request"}`` line per
+``bytes``, ``input_file_id``, ``batch_id``, ``status``, ``collected``, ``counts``, ``failures``
+once some failed, and ``seen``, the custom_ids of an output collected in parts so far). An index file holds one ``{"custom_id", "request"}`` line per
 request, ``request`` being the cache-key request (``model``, ``messages``, ``params``, ...). A
 tampered or truncated file is refused with one line naming it, the entry or line, and the field,
 before anything is sent or cached.
@@ -52,6 +52,8 @@ def _entry_problem(entry: Any) -> tuple[str | None, str] | None:
         return "collected", f"expected true or false, got {entry.get('collected')!r}"
     if entry.get("counts") is not None and not isinstance(entry["counts"], dict):
         return "counts", f"expected an object or null, got {entry['counts']!r}"
+    if "seen" in entry and not (isinstance(entry["seen"], list) and all(isinstance(k, str) for k in entry["seen"])):
+        return "seen", "expected a list of custom_ids (the parts of an output already collected)"
     return None
 
 
