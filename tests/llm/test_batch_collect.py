@@ -114,3 +114,20 @@ def test_a_batch_reply_without_logprobs_is_one_line_and_caches_nothing(tiny, ser
     errors = [line for line in res.output.splitlines() if line.startswith("ragdiag: error:")]
     assert res.exit_code == 2 and len(errors) == 1 and "returned no logprobs" in errors[0], res.output
     assert entries(tmp_path / "cache") == 0 and not (tmp_path / "batch.json").exists()
+
+
+@pytest.mark.parametrize("mode", ["logprobs", "digit"])
+def test_a_batch_reply_without_a_grade_is_asked_again_by_the_next_run(tiny, server, tmp_path, mode):
+    answers = _answers(tiny, server, tmp_path)
+    args = ["grade", "--answers", answers, "--base-url", server.base_url, "--grade-mode", mode, "--no-progress",
+            "--cache-dir", tmp_path / "cache", "--batch", "openai", "--batch-dir", tmp_path / "b", "--batch-poll", "0.01"]
+    server.script_judge(*["no grade here, only prose"] * 40)  # judge and repair replies of the first run
+    first = cli(*args, "--out", tmp_path / "first.json")
+    assert first.exit_code == 3 and all(r["grade"] is None for r in json.loads((tmp_path / "first.json").read_text()))
+    server.judge_script.clear()  # the judge is fixed: the rerun sends the ungraded items again, as a batch
+    created = server.batches_created
+    again = cli(*args, "--out", tmp_path / "again.json")
+    assert again.exit_code == 0, again.output
+    records = json.loads((tmp_path / "again.json").read_text())
+    assert all(r["grade"] is not None for r in records) and server.batches_created == created + 1
+    assert json.loads((tmp_path / "again.json.manifest.json").read_text())["summary"]["retried_unparsed"] == len(records)
