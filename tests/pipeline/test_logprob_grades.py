@@ -207,3 +207,35 @@ def test_a_cached_reply_without_a_grade_is_asked_again(tiny, run_cli, tmp_path, 
         assert summary["retried_unparsed"] == rows
         sent = server.requests  # healed: a third run is answered from the cache
         assert run_cli(*args, "--out", tmp_path / "third.json").exit_code == 0 and server.requests == sent
+
+
+def test_digits_below_exp_underflow_still_grade(tiny, run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BrokenLogprobServer() as server:
+        answers = _answers(tiny, server, run_cli, tmp_path)
+        server.top = [{"token": "4", "logprob": -800.0}, {"token": "2", "logprob": -801.0},
+                      {"token": "The", "logprob": -803.0}]
+        res = run_cli("grade", "--answers", answers, "--out", tmp_path / "g.json", "--base-url", server.base_url,
+                      "--grade-mode", "logprobs")
+        assert res.exit_code == 0, res.output
+        assert {round(r["grade"], 3) for r in json.loads((tmp_path / "g.json").read_text())} == {3.462}
+
+
+def test_a_broken_reply_an_earlier_version_cached_is_asked_again(tiny, server, run_cli, tmp_path):
+    """Before the check, a digit at logprob +1000 was cached as is and every rerun crashed (OverflowError)."""
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+
+    answers = _answers(tiny, server, run_cli, tmp_path)
+    args = ["grade", "--answers", answers, "--base-url", server.base_url, "--grade-mode", "logprobs"]
+    assert run_cli(*args, "--out", tmp_path / "good.json").exit_code == 0
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    broken = json.dumps({"content": "4", "top_logprobs": [{"token": "4", "logprob": 1000.0}]})
+    judged = [e for e in cache.export() if e["request"]["params"].get("logprobs")]
+    for entry in judged:
+        cache.put(entry["key"], entry["request"], broken, 0, 0)
+    cache.close()
+    sent = server.requests
+    res = run_cli(*args, "--out", tmp_path / "again.json")
+    assert res.exit_code == 0, res.output
+    assert server.requests - sent == len(judged)
+    assert json.loads((tmp_path / "again.json").read_text()) == json.loads((tmp_path / "good.json").read_text())
