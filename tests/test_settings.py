@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.cli import params as p
-from ragdiag.settings import BY_KEY, SETTINGS
+from ragdiag.io.settings import BY_KEY, SETTINGS
 from tests.pipeline.tiny_data import write_tiny
 from tests.servers.chat_server import ChatServer
 

@@ -28,7 +28,7 @@ class _RagdiagGroup(TyperGroup):
         conventional_metavars(self)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
-        from ragdiag.settings import set_invocation
+        from ragdiag.io.settings import set_invocation
 
         set_invocation(list(sys.argv[1:] if args is None else args))
         if not standalone_mode:
@@ -82,10 +82,10 @@ def _root(
     ),
 ) -> None:
     """Which retrieval numbers predict RAG answer quality, and where retrieval breaks."""
-    from ragdiag.settings import applied, load_file
+    from ragdiag.io.settings import applied, load_file
 
     settings = load_file(config)
-    ctx.meta["ragdiag.settings"] = settings
+    ctx.meta["ragdiag.io.settings"] = settings
     ctx.with_resource(applied(settings))
 
 

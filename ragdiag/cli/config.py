@@ -20,10 +20,10 @@ def show(ctx: typer.Context, fmt: p.retold(p.TableFormatOpt, "What to print: a t
     from rich.console import Console
 
     from ragdiag.commands.config import run
+    from ragdiag.io.settings import load_file
     from ragdiag.report.config_report import config_table
-    from ragdiag.settings import load_file
 
-    settings = ctx.find_root().meta.get("ragdiag.settings") or load_file()
+    settings = ctx.find_root().meta.get("ragdiag.io.settings") or load_file()
     result = run(settings)
     if fmt == p.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))

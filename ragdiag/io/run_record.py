@@ -5,7 +5,7 @@ Fields: ``command`` (e.g. ``ragdiag correlate``), ``argv``, ``ragdiag_version``,
 libraries, read from package metadata without importing them), ``python``, ``models``,
 ``prompts`` (name → version), ``seeds``, ``inputs`` (path, bytes, sha256), ``cache`` (mode),
 ``started_at`` / ``finished_at`` (UTC, ISO 8601), ``host`` (platform, machine, cores) and ``settings``
-(each setting of :mod:`ragdiag.settings` the command has: value and source — flag, env, file, default).
+(each setting of :mod:`ragdiag.io.settings` the command has: value and source — flag, env, file, default).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _host() -> dict[str, Any]:
 
 
 def _settings() -> dict[str, dict[str, Any]]:
-    from ragdiag.settings import in_this_run
+    from ragdiag.io.settings import in_this_run
 
     return in_this_run()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ragdiag.commands.config import ConfigResult
+from ragdiag.io.settings import ConfigResult
 
 
 def config_table(result: ConfigResult) -> Table:

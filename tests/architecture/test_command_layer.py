@@ -23,6 +23,7 @@ CLI_MAY_IMPORT = (
     "ragdiag.config",
     "ragdiag.io.lists",
     "ragdiag.io.out_format",
+    "ragdiag.io.settings",  # the settings file and RAGDIAG_* fill option values before a command parses them
     "ragdiag.metrics.registry",
     "ragdiag.evaluate.registry",
 )
