@@ -40,8 +40,12 @@ def mean_estimates(human: np.ndarray, judge_labelled: np.ndarray, judge_unlabell
     if len(human) >= 2:
         out["human_only"] = {"estimate": float(human.mean()), "ci": _interval(*ppi_py.classical_mean_ci(human, alpha=alpha))}
     if len(human) >= MIN_LABELLED and len(judge_unlabelled) >= 1:
-        out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled))[0]),
-                      "ci": _interval(*ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=alpha))}
+        # a judge that gives one grade everywhere leaves λ undefined (0/0 in its tuning) and any λ gives
+        # the same estimate and interval: λ = 1 then
+        lam = 1.0 if np.ptp(judge_all) == 0 else None
+        args = (human, judge_labelled, judge_unlabelled)
+        out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_mean_pointestimate(*args, lam=lam))[0]),
+                      "ci": _interval(*ppi_py.ppi_mean_ci(*args, alpha=alpha, lam=lam))}
     return out
 
 
@@ -57,13 +61,18 @@ def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: n
     x_all = np.concatenate([x_labelled, x_unlabelled])
     judge_all = np.concatenate([judge_labelled, judge_unlabelled])
     out: dict = {"ppi": None, "human_only": None, "judge_only": None}
+    flat = {"estimate": 0.0, "ci": [0.0, 0.0]}  # grades that never change: slope exactly 0, not float noise
     if len(x_all) >= 3 and np.ptp(x_all) > 0:
-        out["judge_only"] = {"estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
-                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
+        out["judge_only"] = dict(flat) if np.ptp(judge_all) == 0 else {
+            "estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
     if len(x_labelled) >= 3 and np.ptp(x_labelled) > 0:
-        out["human_only"] = {"estimate": float(np.polyfit(x_labelled, human, 1)[0]),
-                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
-        if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
+        out["human_only"] = dict(flat) if np.ptp(human) == 0 else {
+            "estimate": float(np.polyfit(x_labelled, human, 1)[0]),
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
+        if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2 and np.ptp(human) == np.ptp(judge_all) == 0:
+            out["ppi"] = dict(flat)
+        elif len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
             args = (design(x_labelled), np.asarray(human, dtype=np.float64), np.asarray(judge_labelled, dtype=np.float64),
                     design(x_unlabelled), np.asarray(judge_unlabelled, dtype=np.float64))
             lam = ols_lambda(*args)

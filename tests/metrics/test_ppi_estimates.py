@@ -46,3 +46,21 @@ def test_seed_4_shows_the_gap_left_to_ppi_py_defaults():
     args = (_design(_grades(4)[0]), *_grades(4)[1:3], _design(_grades(4)[3]), _grades(4)[4])
     low, high = ppi_py.ppi_ols_ci(*args, alpha=0.1)
     assert float(ppi_py.ppi_ols_pointestimate(*args)[1]) - (low[1] + high[1]) / 2 > 0.1
+
+
+def test_grades_that_never_change_give_exact_estimates_not_nan_or_float_noise():
+    """Every judge and human grade 3: λ's tuning is 0/0 (was NaN → a null estimate) and the slopes
+    came out as ±1e-15 with intervals that missed them; now 3 [3, 3] and slope 0 [0, 0]."""
+    from ragdiag.metrics.ppi_estimates import mean_estimates
+
+    rng = np.random.default_rng(0)
+    x, x_u = rng.random(30), rng.random(90)
+    three, three_u = np.full(30, 3.0), np.full(90, 3.0)
+    means = mean_estimates(three, three, three_u, alpha=0.1)
+    assert means["ppi"] == {"estimate": 3.0, "ci": [3.0, 3.0]}
+    slopes = slope_estimates(x, three, three, x_u, three_u, alpha=0.1)
+    assert all(slopes[kind] == {"estimate": 0.0, "ci": [0.0, 0.0]} for kind in ("ppi", "human_only", "judge_only"))
+    # a judge stuck on 3 while humans vary: the PPI mean is the human mean (any λ), with its interval
+    human = rng.integers(1, 6, 30).astype(float)
+    ppi = mean_estimates(human, three, three_u, alpha=0.1)["ppi"]
+    assert ppi["estimate"] == pytest.approx(human.mean()) and ppi["ci"][0] < human.mean() < ppi["ci"][1]
