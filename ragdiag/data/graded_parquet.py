@@ -2,8 +2,14 @@
 
 Columns (samples_graded schema): ``id``, ``E`` (string), ``Nc``, ``Np``, ``K`` (int64), ``rank``,
 ``inK`` (list<int64>), ``answer_ideal``, ``answer_topK`` (string), ``grade`` (float64, null when
-the judge gave none), ``P``, ``R`` (float64). Any other key of the records (``grades``, ``judges``,
-``judge_reply``, ``error`` …) is kept as a string column holding the value's JSON.
+the judge gave none), ``P``, ``R`` (float64), and ``grades`` (list<double>, null items and rows kept)
+when the records hold ``grade --repeats`` lists. Any other key of the records (``judges``,
+``judge_reply``, ``error`` …, or ``grades`` that are not all lists of numbers) is kept as a string
+column holding the value's JSON.
+
+The judge's repeated grades are read as the JSON path reads them
+(:mod:`ragdiag.data.graded_ratings`): the ``grades`` list column, or the JSON text column an earlier
+version wrote (``grades``, else ``judges``), parsed row by row.
 
 The reader never builds a Python object per row: pyarrow reads only the columns correlate needs
 (``id``, ``E``, ``Nc``, ``Np``, ``K``, ``inK``, ``grade``), the checks of
@@ -45,12 +51,28 @@ def _pyarrow():
     return pyarrow
 
 
-def _schema(pa, extra: list[str]):
+def _schema(pa, extra: list[str], grade_lists: bool = False):
     ints, floats, text = pa.int64(), pa.float64(), pa.string()
     types = {"id": text, "E": text, "Nc": ints, "Np": ints, "K": ints, "rank": pa.list_(ints),
              "inK": pa.list_(ints), "answer_ideal": text, "answer_topK": text, "grade": floats, "P": floats,
              "R": floats}
-    return pa.schema([(name, types[name]) for name in CORE_COLUMNS] + [(name, text) for name in extra])
+    lists = [("grades", pa.list_(floats))] if grade_lists else []
+    return pa.schema([(name, types[name]) for name in CORE_COLUMNS] + lists + [(name, text) for name in extra])
+
+
+def _as_grade_lists(records: list[dict[str, Any]]) -> list[list[float | None] | None] | None:
+    """The ``grades`` of every record as a list of floats (None: absent) when each is a list of numbers
+    or nulls; None when some record's is something else (it is then kept as JSON text)."""
+    out: list[list[float | None] | None] = []
+    for record in records:
+        value = record.get("grades")
+        if value is None:
+            out.append(None)
+        elif isinstance(value, list) and all(g is None or type(g) in (int, float) for g in value):
+            out.append([None if g is None else float(g) for g in value])
+        else:
+            return None
+    return out
 
 
 def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
@@ -64,9 +86,13 @@ def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iter
 
     extra = sorted({key for record in records for key in record} - set(CORE_COLUMNS))
     columns: dict[str, list[Any]] = {name: [r.get(name) for r in records] for name in CORE_COLUMNS}
+    grade_lists = _as_grade_lists(records) if "grades" in extra else None
+    if grade_lists is not None:
+        extra.remove("grades")
+        columns["grades"] = grade_lists
     for name in extra:
         columns[name] = [None if name not in r else orjson.dumps(r[name]).decode() for r in records]
-    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra))
+    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
     with atomic_path(path, inputs=inputs) as tmp:
         pq.write_table(table, tmp)
     return Path(path)
@@ -280,6 +306,7 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
     if not keep.all():
         nc, np_, k, n, in_k, grade = (a[keep] for a in (nc, np_, k, n, in_k, grade))
         query_all, embedder_all = query_all[keep], embedder_all[keep]
+    ratings, ratings_source = _ratings(reader, path, keep)
     query, query_names = _recode(query_all, query_names_all)
     embedder, embedder_names = _recode(embedder_all, embedder_names_all)
     subset_names, subset_of_query = np.unique(np.asarray([subset_of(q) for q in query_names], dtype=object)
@@ -288,8 +315,44 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
         query=query, query_names=query_names, embedder=embedder, embedder_names=embedder_names,
         subset=subset_of_query.astype(np.int32).ravel()[query], subset_names=[str(x) for x in subset_names],
         Nc=nc, Np=np_, K=k, n=n, in_k=in_k, grade=grade,
-        source=source, skipped_missing_grade=int((~keep).sum()),
+        source=source, skipped_missing_grade=int((~keep).sum()), ratings=ratings, ratings_source=ratings_source,
     )
+
+
+def _ratings(reader, path: Path, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
+    """The repeated grades of the kept rows (:func:`ragdiag.data.graded_ratings.rating_matrix`): the
+    ``grades`` list column read columnar, or a JSON text ``grades`` / ``judges`` column row by row."""
+    import orjson
+    import pyarrow.types as pt
+
+    from ragdiag.data.graded_ratings import check_grade_lists, rating_matrix, ratings_from_list_column
+
+    schema = reader.schema_arrow
+    name = next((n for n in ("grades", "judges") if schema.get_field_index(n) >= 0), None)
+    if name is None:
+        return None, None
+    typ = schema.field(name).type
+    if name == "grades" and (pt.is_list(typ) or pt.is_large_list(typ)) and (pt.is_integer(typ.value_type)
+                                                                          or pt.is_floating(typ.value_type)):
+        parts, offset = [], 0
+        for batch in _batches(reader, path, ["grades"]):
+            parts.append(ratings_from_list_column(batch.column(0), str(path), offset))
+            offset += batch.num_rows
+        width = max((p.shape[1] for p in parts), default=0)
+        matrix = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=np.nan) for p in parts]
+                                or [np.zeros((0, 0))])[keep]
+        return (matrix, "repeats") if width >= 2 else (None, None)
+    if not (pt.is_string(typ) or pt.is_large_string(typ)):
+        raise DataError(f"{path}: column '{name}' has type {typ}, expected a list of grades (or its JSON text)")
+    records: list[dict[str, Any]] = []
+    for batch in _batches(reader, path, [name]):
+        for text in batch.column(0).to_pylist():
+            try:
+                records.append({} if text is None else {name: orjson.loads(text)})
+            except orjson.JSONDecodeError:
+                raise DataError.at(str(path), len(records) + 1, name, f"not JSON: {text[:40]!r}") from None
+    check_grade_lists(records, str(path))
+    return rating_matrix(records, keep)
 
 
 def _fill_in_k(array, k: np.ndarray, out: np.ndarray, path: Path, offset: int, pc) -> np.ndarray:

@@ -57,6 +57,8 @@ def reliability_sentence(reliability: JudgeReliability) -> str:
     if used is not None:
         text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
                  "capped at 1")
+    if reliability.ratings_note:
+        text += f"; {reliability.ratings_note}"
     return text
 
 
