@@ -328,29 +328,36 @@ def _ratings(reader, path: Path, keep: np.ndarray) -> tuple[np.ndarray | None, s
     from ragdiag.data.graded_ratings import check_grade_lists, rating_matrix, ratings_from_list_column
 
     schema = reader.schema_arrow
-    name = next((n for n in ("grades", "judges") if schema.get_field_index(n) >= 0), None)
-    if name is None:
+    texts = []
+    for name in (n for n in ("grades", "judges") if schema.get_field_index(n) >= 0):
+        typ = schema.field(name).type
+        if name == "grades" and (pt.is_list(typ) or pt.is_large_list(typ)) and (pt.is_integer(typ.value_type)
+                                                                              or pt.is_floating(typ.value_type)):
+            parts, offset = [], 0
+            for batch in _batches(reader, path, ["grades"]):
+                parts.append(ratings_from_list_column(batch.column(0), str(path), offset))
+                offset += batch.num_rows
+            width = max((p.shape[1] for p in parts), default=0)
+            if width >= 2:
+                return np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=np.nan)
+                                       for p in parts])[keep], "repeats"
+        elif pt.is_string(typ) or pt.is_large_string(typ):
+            texts.append(name)
+        else:
+            raise DataError(f"{path}: column '{name}' has type {typ}, expected a list of grades (or its JSON text)")
+    if not texts:
         return None, None
-    typ = schema.field(name).type
-    if name == "grades" and (pt.is_list(typ) or pt.is_large_list(typ)) and (pt.is_integer(typ.value_type)
-                                                                          or pt.is_floating(typ.value_type)):
-        parts, offset = [], 0
-        for batch in _batches(reader, path, ["grades"]):
-            parts.append(ratings_from_list_column(batch.column(0), str(path), offset))
-            offset += batch.num_rows
-        width = max((p.shape[1] for p in parts), default=0)
-        matrix = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=np.nan) for p in parts]
-                                or [np.zeros((0, 0))])[keep]
-        return (matrix, "repeats") if width >= 2 else (None, None)
-    if not (pt.is_string(typ) or pt.is_large_string(typ)):
-        raise DataError(f"{path}: column '{name}' has type {typ}, expected a list of grades (or its JSON text)")
-    records: list[dict[str, Any]] = []
-    for batch in _batches(reader, path, [name]):
-        for text in batch.column(0).to_pylist():
-            try:
-                records.append({} if text is None else {name: orjson.loads(text)})
-            except orjson.JSONDecodeError:
-                raise DataError.at(str(path), len(records) + 1, name, f"not JSON: {text[:40]!r}") from None
+    records: list[dict[str, Any]] = [{} for _ in range(len(keep))]
+    for name in texts:
+        row = 0
+        for batch in _batches(reader, path, [name]):
+            for text in batch.column(0).to_pylist():
+                row += 1
+                try:
+                    if text is not None:
+                        records[row - 1][name] = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    raise DataError.at(str(path), row, name, f"not JSON: {text[:40]!r}") from None
     check_grade_lists(records, str(path))
     return rating_matrix(records, keep)
 

@@ -116,3 +116,17 @@ def test_a_malformed_grades_is_one_line_naming_the_record(tmp_path, value):
             load_graded_file(path)
         done = CliRunner().invoke(app, ["correlate", "--graded", str(path), "--segments", "pooled"])
         assert done.exit_code == 2 and done.output.count("\n") == 1 and "record 6: field 'grades'" in done.output
+
+
+def test_a_second_judge_is_read_from_parquet_as_from_json(tmp_path):
+    """``grade --second-judge`` with one repeat: ``grades`` holds one grade, ``judges`` both judges'."""
+    rng = np.random.default_rng(1)
+    records = _records()
+    for record in records:
+        first, second = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        record["grades"], record["grade"] = [first], float(first)
+        record["judges"] = {"judge-a": [first], "judge-b": [second]}
+    from_json = load_graded_file(_write(tmp_path, records, ".json"))
+    from_parquet = load_graded_file(_write(tmp_path, records, ".parquet"))
+    assert from_json.ratings_source == from_parquet.ratings_source == "judges"
+    assert np.array_equal(from_json.ratings, from_parquet.ratings)
