@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.codes import dense_codes
+from ragdiag.data.graded_ratings import parquet_ratings
 from ragdiag.data.graded_table import GradedSource, GradedTable
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import DataError, RagdiagError
@@ -306,7 +307,8 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
     if not keep.all():
         nc, np_, k, n, in_k, grade = (a[keep] for a in (nc, np_, k, n, in_k, grade))
         query_all, embedder_all = query_all[keep], embedder_all[keep]
-    ratings, ratings_source = _ratings(reader, path, keep)
+    ratings, ratings_source = parquet_ratings(reader.schema_arrow, lambda name: _batches(reader, path, [name]),
+                                              path, keep)
     query, query_names = _recode(query_all, query_names_all)
     embedder, embedder_names = _recode(embedder_all, embedder_names_all)
     subset_names, subset_of_query = np.unique(np.asarray([subset_of(q) for q in query_names], dtype=object)
@@ -317,49 +319,6 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
         Nc=nc, Np=np_, K=k, n=n, in_k=in_k, grade=grade,
         source=source, skipped_missing_grade=int((~keep).sum()), ratings=ratings, ratings_source=ratings_source,
     )
-
-
-def _ratings(reader, path: Path, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
-    """The repeated grades of the kept rows (:func:`ragdiag.data.graded_ratings.rating_matrix`): the
-    ``grades`` list column read columnar, or a JSON text ``grades`` / ``judges`` column row by row."""
-    import orjson
-    import pyarrow.types as pt
-
-    from ragdiag.data.graded_ratings import check_grade_lists, rating_matrix, ratings_from_list_column
-
-    schema = reader.schema_arrow
-    texts = []
-    for name in (n for n in ("grades", "judges") if schema.get_field_index(n) >= 0):
-        typ = schema.field(name).type
-        if name == "grades" and (pt.is_list(typ) or pt.is_large_list(typ)) and (pt.is_integer(typ.value_type)
-                                                                              or pt.is_floating(typ.value_type)):
-            parts, offset = [], 0
-            for batch in _batches(reader, path, ["grades"]):
-                parts.append(ratings_from_list_column(batch.column(0), str(path), offset))
-                offset += batch.num_rows
-            width = max((p.shape[1] for p in parts), default=0)
-            if width >= 2:
-                return np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=np.nan)
-                                       for p in parts])[keep], "repeats"
-        elif pt.is_string(typ) or pt.is_large_string(typ):
-            texts.append(name)
-        else:
-            raise DataError(f"{path}: column '{name}' has type {typ}, expected a list of grades (or its JSON text)")
-    if not texts:
-        return None, None
-    records: list[dict[str, Any]] = [{} for _ in range(len(keep))]
-    for name in texts:
-        row = 0
-        for batch in _batches(reader, path, [name]):
-            for text in batch.column(0).to_pylist():
-                row += 1
-                try:
-                    if text is not None:
-                        records[row - 1][name] = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    raise DataError.at(str(path), row, name, f"not JSON: {text[:40]!r}") from None
-    check_grade_lists(records, str(path))
-    return rating_matrix(records, keep)
 
 
 def _fill_in_k(array, k: np.ndarray, out: np.ndarray, path: Path, offset: int, pc) -> np.ndarray:

@@ -14,7 +14,8 @@ from Parquet (a ``list<double>`` column ``grades``, or the JSON text column earl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,3 +115,45 @@ def ratings_note(ratings: np.ndarray, name_of: Callable[[int], str] | None = Non
     where = f"; first: {name_of(first)}" if name_of else ""
     return (f"ratings per row differ: {', '.join(parts)}{where}; ICC uses the one-way formula for unequal counts "
             "(k₀)")
+
+
+def parquet_ratings(schema, batches: Callable[[str], Iterable], path: Path, keep: np.ndarray
+                    ) -> tuple[np.ndarray | None, str | None]:
+    """The repeated grades of the kept rows of a Parquet graded file (as :func:`rating_matrix` gives
+    them from JSON): the ``grades`` list column read columnar, or the JSON text ``grades`` / ``judges``
+    columns row by row. ``batches(name)`` yields the record batches of one column."""
+    import orjson
+    import pyarrow.types as pt
+
+    texts = []
+    for name in (n for n in ("grades", "judges") if schema.get_field_index(n) >= 0):
+        typ = schema.field(name).type
+        if name == "grades" and (pt.is_list(typ) or pt.is_large_list(typ)) and (pt.is_integer(typ.value_type)
+                                                                              or pt.is_floating(typ.value_type)):
+            parts, offset = [], 0
+            for batch in batches("grades"):
+                parts.append(ratings_from_list_column(batch.column(0), str(path), offset))
+                offset += batch.num_rows
+            width = max((p.shape[1] for p in parts), default=0)
+            if width >= 2:
+                return np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=np.nan)
+                                       for p in parts])[keep], "repeats"
+        elif pt.is_string(typ) or pt.is_large_string(typ):
+            texts.append(name)
+        else:
+            raise DataError(f"{path}: column '{name}' has type {typ}, expected a list of grades (or its JSON text)")
+    if not texts:
+        return None, None
+    records: list[dict[str, Any]] = [{} for _ in range(len(keep))]
+    for name in texts:
+        row = 0
+        for batch in batches(name):
+            for text in batch.column(0).to_pylist():
+                row += 1
+                try:
+                    if text is not None:
+                        records[row - 1][name] = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    raise DataError.at(str(path), row, name, f"not JSON: {text[:40]!r}") from None
+    check_grade_lists(records, str(path))
+    return rating_matrix(records, keep)
