@@ -108,3 +108,17 @@ def test_probe_plots_draw_dollar_embedders(tmp_path, kind):
     else:
         probe_report.noise_plot([NoiseResult.from_json(d) for d in docs], plot)
     _png(plot)
+
+
+def test_robustness_plots_draw_dollar_run_labels(tmp_path):
+    from ragdiag.bench.robustness_result import RobustnessResult
+    from ragdiag.report.robustness_plots import write_plots
+
+    golden = json.loads((ROOT / "tests" / "bench" / "golden" / "runs.json").read_text())
+    names: dict[str, str] = {}
+    result = RobustnessResult.from_json(_renamed(golden, ("label", "spec"), names))
+    assert names
+    written = write_plots(result, tmp_path)
+    assert written
+    for png in written:
+        _png(png)
