@@ -21,7 +21,7 @@ from ragdiag.data.graded_table import (
     build_graded_table,
     ideal_answer_kinds,
 )
-from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades
+from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades, sheet_cell
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
@@ -124,14 +124,16 @@ def _questions(answers: Path | None) -> dict[str, str]:
 
 
 def sheet_text(items: list[Item], questions: dict[str, str]) -> str:
-    """The labelling sheet: one CSV row per item, its grade column empty."""
+    """The labelling sheet: one CSV row per item, its grade column empty; text cells that a spreadsheet
+    would run as formulas are neutralised (:func:`ragdiag.data.human_grades.sheet_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(SHEET_COLUMNS)
     for it in items:
         record = it.record
-        writer.writerow([record.get("q") or questions.get(record["id"], ""), record.get("answer_ideal") or "",
-                         record.get("answer_topK") or "", *it.key[:2], it.key[4], it.key[2], it.key[3], ""])
+        texts = (record.get("q") or questions.get(record["id"], ""), record.get("answer_ideal") or "",
+                 record.get("answer_topK") or "", *it.key[:2])
+        writer.writerow([*map(sheet_cell, map(str, texts)), it.key[4], it.key[2], it.key[3], ""])
     return buffer.getvalue()
 
 

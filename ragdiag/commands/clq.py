@@ -89,8 +89,31 @@ def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str
     block = next((r for r in runs if r.get("run") == run), None)
     if block is None:
         raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {', '.join(str(r.get('run')) for r in runs)})")
-    return {f"{m['metric']}@{m['k']}": float(m["value"]) for m in block.get("metrics", [])
-            if m.get("value") is not None}
+    return _metric_values(block.get("metrics"), f"{path}: run '{run}'", source, index)
+
+
+def _metric_values(metrics: object, where: str, source: str, index: int) -> dict[str, float]:
+    """``metric@k`` → value of an evaluate run's ``metrics`` list, each entry checked (a null value,
+    a metric with no value at that K, is left out)."""
+    if not isinstance(metrics, list):
+        raise DataError.at(source, index, "evaluate", f"{where}: 'metrics' is not a list")
+    values: dict[str, float] = {}
+    for position, m in enumerate(metrics, start=1):
+        at = f"{where}: metrics[{position}]"
+        if not isinstance(m, dict):
+            raise DataError.at(source, index, "evaluate", f"{at}: not an object")
+        name, k, value = m.get("metric"), m.get("k"), m.get("value")
+        if not isinstance(name, str) or not name:
+            raise DataError.at(source, index, "evaluate", f"{at}: 'metric' missing or not a name")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise DataError.at(source, index, "evaluate", f"{at} ({name}): 'k' missing or not an integer ≥ 1")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise DataError.at(source, index, "evaluate", f"{at} ({name}@{k}): 'value' {str(value)[:40]!r} "
+                               "is not a finite number")
+        values[f"{name}@{k}"] = float(value)
+    return values
 
 
 def _sweep_result(path: Path, source: str, index: int) -> SweepResult:

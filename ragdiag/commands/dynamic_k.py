@@ -51,13 +51,18 @@ def read_signal(path: Path, query_ids: list[str]) -> np.ndarray:
     """A JSONL file of ``{"query_id": …, "value": …}``; every judged query needs a finite value."""
     source = str(path)
     values: dict[str, float] = {}
+    line_of: dict[str, int] = {}
     for number, row in read_jsonl_lines(path):
         if not isinstance(row, dict) or "query_id" not in row or "value" not in row:
             raise DataError(f"{source}: line {number}: expected an object with query_id and value")
         value = row["value"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise DataError(f"{source}: line {number}: field 'value': expected a finite number, got {value!r}")
-        values[str(row["query_id"])] = float(value)
+        query = str(row["query_id"])
+        if query in line_of:
+            raise DataError(f"{source}: line {number}: field 'query_id': '{query}' already has a value on line "
+                            f"{line_of[query]} (one value per query)")
+        values[query], line_of[query] = float(value), number
     missing = [q for q in query_ids if q not in values]
     if missing:
         raise DataError(f"{source}: no signal for {len(missing)} judged queries (first: '{missing[0]}')")

@@ -73,6 +73,7 @@ def run(request: NamesRealRequest) -> NamesRealResult:
     """Detect, ablate, search again, compare; write --out (JSON or the table) and stamp the run record."""
     from ragdiag.data import beir
     from ragdiag.evaluate.inputs import load_graded_qrels
+    from ragdiag.pipeline.corpus_inputs import check_judged_documents
     from ragdiag.probes.embedding import load_embedders
     from ragdiag.probes.noise_retrieval import load_corpus
     from ragdiag.retrieval.index_specs import parse_index_spec
@@ -92,6 +93,7 @@ def run(request: NamesRealRequest) -> NamesRealResult:
     notes = [f"{len(detected)} of {len(ids)} judged queries hold a detected name; the others are left out of the "
              "comparison"]
     corpus = load_corpus(request.corpus)
+    check_judged_documents(qrels.grades, set(corpus.ids), request.qrels, corpus.path)
     if request.k > len(corpus.ids):
         raise RagdiagError(f"--k {request.k} is larger than the corpus ({len(corpus.ids)} documents)")
     embedder = load_embedders([request.embedder], request.cache_dir, cache_mode=request.cache_mode)[0]

@@ -169,6 +169,14 @@ def _noise(r: NoiseRequest) -> ProbeRun:
 
         corpus_data = load_corpus(r.corpus)
         files[str(corpus_data.path)] = corpus_data.sha256
+    graded = None
+    if r.qrels is not None:
+        from ragdiag.evaluate.inputs import load_graded_qrels
+        from ragdiag.pipeline.corpus_inputs import check_judged_documents
+
+        graded = load_graded_qrels(r.qrels)
+        check_judged_documents(graded.grades, set(corpus_data.ids), r.qrels, corpus_data.path)
+        files[str(r.qrels)] = file_sha256(r.qrels)
     embs = load_embedders(list(r.embedders), r.cache_dir, cache_mode=r.cache_mode)
     record = start_run("ragdiag noise", inputs=[r.query_file, r.corpus],
                        models={"embedders": [e.identity for e in embs], **({"rewrite": r.model} if r.rewrite else {})},
@@ -183,12 +191,6 @@ def _noise(r: NoiseRequest) -> ProbeRun:
             rewrite_meta.append(rewrites.meta)
             return rewrites
 
-    graded = None
-    if r.qrels is not None:
-        from ragdiag.evaluate.inputs import load_graded_qrels
-
-        graded = load_graded_qrels(r.qrels)
-        files[str(r.qrels)] = file_sha256(r.qrels)
     results = []
     for lg in langs:
         judged = None

@@ -2,8 +2,14 @@
 
 Columns (samples_graded schema): ``id``, ``E`` (string), ``Nc``, ``Np``, ``K`` (int64), ``rank``,
 ``inK`` (list<int64>), ``answer_ideal``, ``answer_topK`` (string), ``grade`` (float64, null when
-the judge gave none), ``P``, ``R`` (float64). Any other key of the records (``grades``, ``judges``,
-``judge_reply``, ``error`` …) is kept as a string column holding the value's JSON.
+the judge gave none), ``P``, ``R`` (float64), and ``grades`` (list<double>, null items and rows kept)
+when the records hold ``grade --repeats`` lists. Any other key of the records (``judges``,
+``judge_reply``, ``error`` …, or ``grades`` that are not all lists of numbers) is kept as a string
+column holding the value's JSON.
+
+The judge's repeated grades are read as the JSON path reads them
+(:mod:`ragdiag.data.graded_ratings`): the ``grades`` list column, or the JSON text column an earlier
+version wrote (``grades``, else ``judges``), parsed row by row.
 
 The reader never builds a Python object per row: pyarrow reads only the columns correlate needs
 (``id``, ``E``, ``Nc``, ``Np``, ``K``, ``inK``, ``grade``), the checks of
@@ -21,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.codes import dense_codes
+from ragdiag.data.graded_ratings import parquet_ratings
 from ragdiag.data.graded_table import GradedSource, GradedTable
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import DataError, RagdiagError
@@ -45,12 +52,28 @@ def _pyarrow():
     return pyarrow
 
 
-def _schema(pa, extra: list[str]):
+def _schema(pa, extra: list[str], grade_lists: bool = False):
     ints, floats, text = pa.int64(), pa.float64(), pa.string()
     types = {"id": text, "E": text, "Nc": ints, "Np": ints, "K": ints, "rank": pa.list_(ints),
              "inK": pa.list_(ints), "answer_ideal": text, "answer_topK": text, "grade": floats, "P": floats,
              "R": floats}
-    return pa.schema([(name, types[name]) for name in CORE_COLUMNS] + [(name, text) for name in extra])
+    lists = [("grades", pa.list_(floats))] if grade_lists else []
+    return pa.schema([(name, types[name]) for name in CORE_COLUMNS] + lists + [(name, text) for name in extra])
+
+
+def _as_grade_lists(records: list[dict[str, Any]]) -> list[list[float | None] | None] | None:
+    """The ``grades`` of every record as a list of floats (None: absent) when each is a list of numbers
+    or nulls; None when some record's is something else (it is then kept as JSON text)."""
+    out: list[list[float | None] | None] = []
+    for record in records:
+        value = record.get("grades")
+        if value is None:
+            out.append(None)
+        elif isinstance(value, list) and all(g is None or type(g) in (int, float) for g in value):
+            out.append([None if g is None else float(g) for g in value])
+        else:
+            return None
+    return out
 
 
 def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
@@ -64,9 +87,13 @@ def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iter
 
     extra = sorted({key for record in records for key in record} - set(CORE_COLUMNS))
     columns: dict[str, list[Any]] = {name: [r.get(name) for r in records] for name in CORE_COLUMNS}
+    grade_lists = _as_grade_lists(records) if "grades" in extra else None
+    if grade_lists is not None:
+        extra.remove("grades")
+        columns["grades"] = grade_lists
     for name in extra:
         columns[name] = [None if name not in r else orjson.dumps(r[name]).decode() for r in records]
-    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra))
+    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
     with atomic_path(path, inputs=inputs) as tmp:
         pq.write_table(table, tmp)
     return Path(path)
@@ -280,6 +307,8 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
     if not keep.all():
         nc, np_, k, n, in_k, grade = (a[keep] for a in (nc, np_, k, n, in_k, grade))
         query_all, embedder_all = query_all[keep], embedder_all[keep]
+    ratings, ratings_source = parquet_ratings(reader.schema_arrow, lambda name: _batches(reader, path, [name]),
+                                              path, keep)
     query, query_names = _recode(query_all, query_names_all)
     embedder, embedder_names = _recode(embedder_all, embedder_names_all)
     subset_names, subset_of_query = np.unique(np.asarray([subset_of(q) for q in query_names], dtype=object)
@@ -288,7 +317,7 @@ def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
         query=query, query_names=query_names, embedder=embedder, embedder_names=embedder_names,
         subset=subset_of_query.astype(np.int32).ravel()[query], subset_names=[str(x) for x in subset_names],
         Nc=nc, Np=np_, K=k, n=n, in_k=in_k, grade=grade,
-        source=source, skipped_missing_grade=int((~keep).sum()),
+        source=source, skipped_missing_grade=int((~keep).sum()), ratings=ratings, ratings_source=ratings_source,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.data.graded_ratings import check_grade_lists, rating_matrix
 from ragdiag.data.schema import check_graded_record, subset_of
 from ragdiag.errors import DataError
 
@@ -161,48 +162,6 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
             "grade": grade, "flat": flat.astype(np.uint8), "n": n}
 
 
-def _grade_list(value: Any) -> list[float] | None:
-    """A list of grades 1–5 (None for a missing one) as floats with NaN, or None if it is not one."""
-    if not isinstance(value, list):
-        return None
-    out = []
-    for g in value:
-        if g is None:
-            out.append(np.nan)
-        elif type(g) in (int, float) and 1 <= g <= 5:
-            out.append(float(g))
-        else:
-            return None
-    return out
-
-
-def rating_matrix(records: list, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
-    """The repeated grades of the kept records as a (rows, R) matrix with NaN padding, and where they
-    come from: ``grades`` lists of ``grade --repeats N`` (N ≥ 2: "repeats"), else the per-judge lists of
-    ``grade --second-judge`` (each judge's mean: "judges"); (None, None) when there is neither."""
-    if not records or not isinstance(records[0], dict) or not {"grades", "judges"} & records[0].keys():
-        return None, None
-    kept = [r for r, k in zip(records, keep) if k]
-    lists = [_grade_list(r.get("grades")) for r in kept]
-    if kept and all(g is not None for g in lists) and max(map(len, lists)) >= 2:
-        width = max(map(len, lists))
-        return np.array([g + [np.nan] * (width - len(g)) for g in lists]), "repeats"
-    judges = [r.get("judges") for r in kept]
-    if kept and all(isinstance(j, dict) and len(j) >= 2 for j in judges):
-        rows = []
-        for per_judge in judges:
-            means = []
-            for grades in per_judge.values():
-                parsed = _grade_list(grades)
-                if parsed is None:
-                    return None, None
-                means.append(float(np.nanmean(parsed)) if not np.all(np.isnan(parsed)) else np.nan)
-            rows.append(means)
-        width = max(map(len, rows))
-        return np.array([m + [np.nan] * (width - len(m)) for m in rows]), "judges"
-    return None, None
-
-
 def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
     """The degenerate kind of each record's ideal answer (``ideal_degenerate`` as ``grade`` recorded it,
     else the gate on ``answer_ideal``, judged once per distinct id); None when no record carries an
@@ -253,6 +212,7 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
         _validate_slowly(records, source_label)
         raise DataError(f"{source_label}: records do not follow the samples_graded schema")
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
+    check_grade_lists(records, source_label)
     probs = read_grade_probs(records, source_label)
     kinds = ideal_answer_kinds(records, gate) if gate is not None else None
     flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(records), bool)

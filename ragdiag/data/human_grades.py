@@ -4,19 +4,39 @@ Each row names a graded item by ``id``, ``E`` and ``K`` (plus ``Nc`` and ``Np`` 
 several rows with the same id, E and K) and gives ``grade``, an integer 1–5. An empty or null grade
 means "not labelled yet" (the ``--suggest`` sheet comes back with some left empty); other columns are
 ignored. Errors name the file, the line and the field.
+
+A CSV is read as every ragdiag CSV (:func:`ragdiag.io.text_input.csv_rows`): a header that repeats a
+column (two ``grade`` columns) is refused, a cell may hold a long answer. The ``--suggest`` sheet is
+meant for a spreadsheet, so a text cell that a spreadsheet would run as a formula (starting with
+``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is written with a leading ``'``, as OWASP's
+"CSV Injection" page recommends; a cell starting with ``'`` gets one too, so reading strips exactly
+one and every value reads back unchanged (:func:`sheet_cell`, :func:`read_sheet_cell`).
 """
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError
 from ragdiag.io.jsonl import read_jsonl_lines
+from ragdiag.io.text_input import csv_rows
 
 ItemKey = tuple[str, str, int, int, int]  # id, E, Nc, Np, K: the samples_graded key
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP, CSV Injection
+
+
+def sheet_cell(value: str) -> str:
+    """A text cell for a sheet opened in a spreadsheet: ``'`` before a formula start (or a ``'``)."""
+    return "'" + value if value.startswith((*FORMULA_STARTS, "'")) else value
+
+
+def read_sheet_cell(value: Any) -> Any:
+    """The value :func:`sheet_cell` was given: one leading ``'`` dropped before a formula start or ``'``."""
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith((*FORMULA_STARTS, "'")):
+        return value[1:]
+    return value
 
 
 @dataclass(frozen=True)
@@ -81,12 +101,11 @@ def read_human_grades(path: Path) -> list[HumanGrade]:
     path = Path(path)
     if path.suffix.lower() == ".csv":
         try:
-            with path.open(newline="", encoding="utf-8-sig") as handle:
-                reader = csv.DictReader(handle)
-                rows = [(number, dict(row)) for number, row in enumerate(reader, start=2)]
+            rows = [(number, {key: read_sheet_cell(value) for key, value in row.items()})
+                    for number, row in csv_rows(path)]
         except FileNotFoundError:
             raise DataError(f"{path}: file not found") from None
-        except (OSError, UnicodeDecodeError, csv.Error) as err:
+        except OSError as err:
             raise DataError(f"{path}: cannot read as CSV: {err}") from None
     else:
         rows = read_jsonl_lines(path)

@@ -172,6 +172,7 @@ class JudgeReliability(JsonRecord):
     reliability: float | None = None
     joint_bootstrap: int = 0
     survival_share: float | None = None
+    ratings_note: str | None = None  # rows with another number of repeats, or none (data/graded_ratings.py)
 
 
 @dataclass(kw_only=True)

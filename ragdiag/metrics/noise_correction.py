@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ragdiag.data.graded_ratings import ratings_note
 from ragdiag.metrics.correlation import TiedGroups, correlation_curves
 from ragdiag.metrics.judge_reliability import (
     corrected,
@@ -153,12 +154,14 @@ def correct_for_judge_noise(output: dict, cells: list[Cell], table: Any, kinds: 
     ``survives_judge_noise`` to every verdict, and the overall ``judge_reliability``; in place.
     ``table`` is the GradedTable (``ratings`` not None)."""
     ratings, source = table.ratings, table.ratings_source
+    note = ratings_note(ratings, lambda i: f"id '{table.query_names[table.query[i]]}', "
+                                           f"E '{table.embedder_names[table.embedder[i]]}', K {table.K[i]}")
     empty = np.all(np.isnan(ratings), axis=1)
     if source == "repeats" and empty.any():  # a graded row without its repeats list: its grade is its one rating
         ratings = ratings.copy()
         ratings[empty, 0] = table.grade[empty]
     output["judge_reliability"] = {**reliability_summary(ratings, source), "joint_bootstrap": replicates,
-                                   "survival_share": SURVIVAL_SHARE}
+                                   "survival_share": SURVIVAL_SHARE, **({"ratings_note": note} if note else {})}
     draws = joint_bootstrap(cells, table.query, len(table.query_names), ratings, table.grade, source, kinds,
                             replicates, seed, progress) if replicates else {}
     for index, (cell, row) in enumerate(zip(cells, output["results"], strict=True)):

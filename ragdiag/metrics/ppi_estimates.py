@@ -6,7 +6,8 @@ Judge–human agreement is :func:`ragdiag.evaluate.agreement.judge_human_agreeme
   382:669): with n human grades Y and judge grades Ŷ on the same items and N judge grades Ŷᵘ on the
   rest, the mean is θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y) (the rectifier removes the judge's bias) and the
   OLS coefficients are rectified the same way; ``ppi_py``'s ``ppi_mean_ci`` / ``ppi_ols_ci`` give the
-  (1 − α) intervals (power-tuned λ, its default). Next to them: judge-only (the judge's grades taken
+  (1 − α) intervals (power-tuned λ, its default; for the OLS slopes λ is tuned once and given to
+  both the estimate and its interval, :func:`ols_lambda`). Next to them: judge-only (the judge's grades taken
   as truth on all items) and human-only (the labelled items alone), both ``ppi_py``'s classical
   intervals, so one sees what the human labels bought.
 """
@@ -39,8 +40,12 @@ def mean_estimates(human: np.ndarray, judge_labelled: np.ndarray, judge_unlabell
     if len(human) >= 2:
         out["human_only"] = {"estimate": float(human.mean()), "ci": _interval(*ppi_py.classical_mean_ci(human, alpha=alpha))}
     if len(human) >= MIN_LABELLED and len(judge_unlabelled) >= 1:
-        out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled))[0]),
-                      "ci": _interval(*ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=alpha))}
+        # a judge that gives one grade everywhere leaves λ undefined (0/0 in its tuning) and any λ gives
+        # the same estimate and interval: λ = 1 then
+        lam = 1.0 if np.ptp(judge_all) == 0 else None
+        args = (human, judge_labelled, judge_unlabelled)
+        out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_mean_pointestimate(*args, lam=lam))[0]),
+                      "ci": _interval(*ppi_py.ppi_mean_ci(*args, alpha=alpha, lam=lam))}
     return out
 
 
@@ -56,18 +61,41 @@ def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: n
     x_all = np.concatenate([x_labelled, x_unlabelled])
     judge_all = np.concatenate([judge_labelled, judge_unlabelled])
     out: dict = {"ppi": None, "human_only": None, "judge_only": None}
+    flat = {"estimate": 0.0, "ci": [0.0, 0.0]}  # grades that never change: slope exactly 0, not float noise
     if len(x_all) >= 3 and np.ptp(x_all) > 0:
-        out["judge_only"] = {"estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
-                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
+        out["judge_only"] = dict(flat) if np.ptp(judge_all) == 0 else {
+            "estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
     if len(x_labelled) >= 3 and np.ptp(x_labelled) > 0:
-        out["human_only"] = {"estimate": float(np.polyfit(x_labelled, human, 1)[0]),
-                             "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
-        if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
+        out["human_only"] = dict(flat) if np.ptp(human) == 0 else {
+            "estimate": float(np.polyfit(x_labelled, human, 1)[0]),
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
+        if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2 and np.ptp(human) == np.ptp(judge_all) == 0:
+            out["ppi"] = dict(flat)
+        elif len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
             args = (design(x_labelled), np.asarray(human, dtype=np.float64), np.asarray(judge_labelled, dtype=np.float64),
                     design(x_unlabelled), np.asarray(judge_unlabelled, dtype=np.float64))
-            out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_ols_pointestimate(*args))[1]),
-                          "ci": _interval(*ppi_py.ppi_ols_ci(*args, alpha=alpha), 1)}
+            lam = ols_lambda(*args)
+            out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_ols_pointestimate(*args, lam=lam))[1]),
+                          "ci": _interval(*ppi_py.ppi_ols_ci(*args, alpha=alpha, lam=lam), 1)}
     return out
+
+
+def ols_lambda(x: np.ndarray, y: np.ndarray, yhat: np.ndarray, x_unlabelled: np.ndarray,
+               yhat_unlabelled: np.ndarray) -> float:
+    """The power-tuning λ of PPI++ OLS (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453), tuned once:
+    the variance-minimising λ ∈ [0, 1] (total variance of the coefficients) at the plain PPI estimate
+    (λ = 1), as ``ppi_py.ppi_ols_pointestimate`` tunes it. Left to themselves, ``ppi_ols_pointestimate``
+    and ``ppi_ols_ci`` tune λ at different θ (the interval re-tunes at the tuned estimate), so the
+    estimate printed would not be the centre of its Wald interval; both are given this λ instead.
+    Uses ppi_py's own gradient statistics and λ formula (``_ols_get_stats``, ``_calc_lam_glm``)."""
+    import ppi_py
+    from ppi_py.ppi import _calc_lam_glm, _ols_get_stats
+
+    theta = np.ravel(ppi_py.ppi_ols_pointestimate(x, y, yhat, x_unlabelled, yhat_unlabelled, lam=1.0))
+    stats = _ols_get_stats(theta, x.astype(float), y, yhat, x_unlabelled.astype(float), yhat_unlabelled,
+                           w=np.ones(len(y)), w_unlabeled=np.ones(len(yhat_unlabelled)), use_unlabeled=True)
+    return float(_calc_lam_glm(*stats, None, clip=True))
 
 
 def grade_entropy(probs: np.ndarray) -> np.ndarray:

@@ -5,12 +5,13 @@ folder given as ``--corpus DIR`` alone supplies ``DIR/queries.jsonl`` and ``DIR/
 (or the folder's only qrels file); qrels may also be TREC (``qid 0 docid rel``), sniffed by
 :func:`ragdiag.data.qrels_runs.read_qrels`. Used by ``pipeline --corpus`` and ``sweep``.
 
-Checks (one line each, exit 2): a qrels document missing from the corpus, a qrels query missing
+Checks (one line each, exit 2): a qrels document missing from the corpus (:func:`check_judged_documents`), a qrels query missing
 from the queries file, no query of the queries file judged in the qrels.
 """
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,17 @@ def resolve_files(corpus: Path, queries: Path | None, qrels: Path | None) -> dic
     return {"corpus": corpus, "queries": Path(queries), "qrels": Path(qrels)}
 
 
+def check_judged_documents(judgements: Mapping[str, Iterable[str]], documents: Container[str], qrels: Path | str,
+                           corpus: Path | str) -> None:
+    """Every document the qrels judge (any grade) is in the corpus, else one line naming the first and
+    how many (``pipeline --corpus``, ``sweep``, ``probe names --queries`` and ``noise --qrels``)."""
+    unknown = [(q, d) for q, rels in judgements.items() for d in rels if d not in documents]
+    if unknown:
+        q, d = unknown[0]
+        raise DataError(f"qrels {qrels}: document '{d}' (judged for query '{q}') is not in {corpus} "
+                        f"({len(unknown)} judgements name unknown documents)")
+
+
 def load_corpus_data(corpus: Path, queries: Path | None = None, qrels: Path | None = None,
                      max_queries: int | None = None) -> CorpusData:
     """Load and cross-check the three files; keep judged queries with a relevant document (queries-file order)."""
@@ -81,11 +93,7 @@ def load_corpus_data(corpus: Path, queries: Path | None = None, qrels: Path | No
     if unknown_q:
         raise DataError(f"qrels {files['qrels']}: query '{unknown_q[0]}' is not in {files['queries']} "
                         f"({len(unknown_q)} of {len(judgements)} judged queries unknown)")
-    unknown_d = [(q, d) for q, rels in judgements.items() for d in rels if d not in row_of]
-    if unknown_d:
-        q, d = unknown_d[0]
-        raise DataError(f"qrels {files['qrels']}: document '{d}' (judged for query '{q}') is not in {files['corpus']} "
-                        f"({len(unknown_d)} judgements name unknown documents)")
+    check_judged_documents(judgements, row_of, files["qrels"], files["corpus"])
     relevant: dict[str, list[str]] = {}
     for q, rels in judgements.items():
         positives = [d for d, g in rels.items() if g > 0]

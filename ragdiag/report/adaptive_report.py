@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+from ragdiag.report.plot_text import plain_text_plot
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -42,6 +43,7 @@ def adaptive_tables(studies: list[dict], deltas: list[float]) -> list:
     return out
 
 
+@plain_text_plot
 def plot_adaptive(studies: list[dict], deltas: list[float], out_dir: Path) -> list[Path]:
     """One PNG per study: Robustness-δ@K against mean distance computations per query."""
     matplotlib = require("matplotlib")

@@ -10,7 +10,7 @@ from ragdiag.report.trust import calibrate_trust
 
 
 def _cell(block: Interval | None) -> str:
-    if not block:
+    if not block or block.estimate is None or None in block.ci:
         return "–"
     return f"{block.estimate:.3f}\n[{block.ci[0]:.3f}, {block.ci[1]:.3f}]"
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.evaluate.registry import label_at
+from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.evaluate.clq import ClqResult
@@ -110,6 +111,7 @@ def _label_offsets(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[int, 
     return offsets
 
 
+@plain_text_plot
 def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> None:
     """Primary quality against p50 latency; colour = cost; frontier points ringed and joined; SLO line."""
     import matplotlib

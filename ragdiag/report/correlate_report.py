@@ -14,6 +14,7 @@ from rich.table import Table
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlate_result import CorrelateResult, KindEntry, Verdict
 from ragdiag.report.coverage_text import verdict_basis
+from ragdiag.report.plot_text import plain_text_plot
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 
@@ -334,6 +335,7 @@ def render_text(report: CorrelateResult, fmt: str, width: int = 160) -> str:
     return console.export_text()
 
 
+@plain_text_plot
 def write_heatmap(report: CorrelateResult, path: Path) -> None:
     """Heatmap PNG: segments × measures, cells = max correlation of the first kind (paper's figures),
     with the bootstrap interval under each value when computed and undefined cells hatched."""

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.evaluate.registry import label_at
+from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.evaluate.dynamic_k import DynamicKResult, PolicyRow
@@ -138,6 +139,7 @@ def csv_text(result: DynamicKResult) -> str:
     return buffer.getvalue()
 
 
+@plain_text_plot
 def write_plot(result: DynamicKResult, path: Path, inputs: Sequence[Path] = ()) -> None:
     """RA-nWG (largest cut-off) and PROC (first cut-off), each with its interval band, against mean
     candidates per query: the dynamic sweep as a line, fixed K_low and K_high as squares."""

@@ -14,6 +14,7 @@ from ragdiag.evaluate.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+from ragdiag.report.plot_text import plain_text_plot
 
 
 def _value(entry: MetricValue | StageShare) -> str:
@@ -164,6 +165,7 @@ def csv_text(result: EvaluateResult) -> str:
     return buffer.getvalue()
 
 
+@plain_text_plot
 def write_plot(result: EvaluateResult, path: Path, inputs: list[Path]) -> Path:
     """RA-nWG@K and PROC@K per run, side by side, bars with 95% intervals (matplotlib, Agg)."""
     matplotlib = require("matplotlib")

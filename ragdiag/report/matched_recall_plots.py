@@ -10,12 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.extras import require
+from ragdiag.report.plot_text import plain_text_plot
 from ragdiag.report.robustness_plots import save_png
 
 _NAMES = {"map": "MAP", "ndcg": "nDCG", "mrr": "MRR (1-NN)", "hit_rate": "hit rate (1-NN)", "p5": "p5 recall",
           "p10": "p10 recall", "p50": "p50 recall"}
 
 
+@plain_text_plot
 def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     """Write the two plots for the families in range; nothing when none is."""
     families = [f for f in matched["families"] if f["in_range"]]

@@ -9,6 +9,7 @@ from pathlib import Path
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.correlate_result import CorrelateResult, Difference
 from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
+from ragdiag.report.plot_text import plain_text_plot
 
 _RATIO_TAG = "^KtoN^"
 
@@ -22,6 +23,7 @@ def _pyplot():
     return plt
 
 
+@plain_text_plot
 def _save(fig, path: Path) -> None:
     from ragdiag.io.writer import atomic_path
 
@@ -29,6 +31,7 @@ def _save(fig, path: Path) -> None:
         fig.savefig(tmp, dpi=120, format="png")
 
 
+@plain_text_plot
 def write_grade_heatmaps(dist: GradeDistribution, path: Path, note: str | None = None) -> None:
     """One panel per embedder and subset: grades 1–5 (rows) × bins (columns), cells = share of the
     bin's rows with that grade (each column sums to 1), the bin's row count under each column."""
@@ -80,6 +83,7 @@ def comparison_grid(report: CorrelateResult, kind: str) -> dict[str, tuple[list[
     return out
 
 
+@plain_text_plot
 def write_comparison_heatmap(report: CorrelateResult, path: Path, kind: str) -> None:
     """Difference max corr(first) − max corr(second) per K/Np (rows) and embedder (columns), one
     panel per subset, a diverging scale centred on 0, the bootstrap interval under each value."""

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.probes.results import NamesResult, NoiseLevel, NoiseResult, ProbeRun
+from ragdiag.report.plot_text import plain_text_plot
 
 
 def _fmt(value: float | None, digits: int = 3, pct: bool = False) -> str:
@@ -179,6 +180,7 @@ def render_tables(tables: list[Table], width: int = 140) -> str:
     return console.export_text()
 
 
+@plain_text_plot
 def names_plot(results: list[NamesResult], path: Path) -> None:
     """Grouped bars of % change of Δ_name per ablation (error bars: SD over runs), one panel per
     language, one bar per embedder; a 0% bar is drawn as a visible tick and labelled."""
@@ -216,6 +218,7 @@ def names_plot(results: list[NamesResult], path: Path) -> None:
     _save(fig, path)
 
 
+@plain_text_plot
 def noise_plot(results: list[NoiseResult], path: Path) -> None:
     """Cosine to the reference (solid) and to the clean query (dashed) per level with ±1 SD bands,
     per language and embedder; with a corpus, a second panel of recall@K vs clean and top-K overlap."""
@@ -272,6 +275,7 @@ def _band(ax, levels, rows: list[NoiseLevel], key, style, marker, label, color=N
     return line
 
 
+@plain_text_plot
 def _save(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
 

@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragdiag.report.plot_text import plain_text_plot
+
 if TYPE_CHECKING:
     from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
 
@@ -19,6 +21,7 @@ def _label(point: RobustnessPoint) -> str:
     return f"{point.index} {point.params_text}".strip()
 
 
+@plain_text_plot
 def _panels(n: int):
     import matplotlib.pyplot as plt
 
@@ -56,6 +59,7 @@ def _curves(ax, groups: dict[str, list[RobustnessPoint]], x_of, y_of) -> None:
             ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4 if i % 2 == 0 else -10), fontsize=6)
 
 
+@plain_text_plot
 def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
     """Write the plots that apply (QPS only for index points); return their paths."""
     import matplotlib
@@ -111,6 +115,7 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
     return written
 
 
+@plain_text_plot
 def save_png(fig, path: Path) -> Path:
     """Save ``fig`` as a PNG at ``path`` through the atomic writer (110 dpi, as every robustness plot)."""
     from ragdiag.io.writer import atomic_path

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.sweep.result import SweepResult
@@ -63,6 +64,7 @@ def print_relative_accuracy(result: SweepResult, console) -> None:
     console.print(table)
 
 
+@plain_text_plot
 def plot_relative_accuracy(result: SweepResult, out_dir: Path) -> Path:
     """Write ``sweep_accuracy.png`` into ``out_dir``; returns its path."""
     matplotlib = require("matplotlib")

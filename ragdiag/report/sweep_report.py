@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
@@ -145,6 +146,7 @@ def _series(result: SweepResult) -> dict[str, list[SweepPoint]]:
     return groups
 
 
+@plain_text_plot
 def plot_sweep(result: SweepResult, out_dir: Path) -> list[Path]:
     """Write the two PNGs into ``out_dir``; returns their paths."""
     matplotlib = require("matplotlib")

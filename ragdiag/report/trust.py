@@ -57,6 +57,8 @@ def reliability_sentence(reliability: JudgeReliability) -> str:
     if used is not None:
         text += (f"; correlations are divided by √{used:.2f} = {used ** 0.5:.2f} (Spearman's correction), "
                  "capped at 1")
+    if reliability.ratings_note:
+        text += f"; {reliability.ratings_note}"
     return text
 
 
@@ -93,8 +95,13 @@ def correlate_trust(report: CorrelateResult) -> list[str]:
     return lines
 
 
+def _known(block: dict | None) -> bool:
+    """An estimate with its interval, all numbers (a field left null in a file is not)."""
+    return bool(block) and all(isinstance(v, (int, float)) for v in (block.get("estimate"), *(block.get("ci") or [None])))
+
+
 def _interval_text(block: dict | None) -> str:
-    if not block:
+    if not _known(block):
         return "–"
     return f"{block['estimate']:.3f} [{block['ci'][0]:.3f}, {block['ci'][1]:.3f}]"
 
@@ -121,14 +128,14 @@ def calibrate_trust(result: dict) -> list[str]:
     estimates = result.get("estimates") or {}
     level = 100 * (1 - estimates.get("alpha", 0.1))
     overall = next((m for m in estimates.get("mean_grade", []) if m["group"] == "all"), None)
-    if overall and overall.get("ppi") and overall.get("judge_only"):
+    if overall and _known(overall.get("ppi")) and _known(overall.get("judge_only")):
         ppi, judge = overall["ppi"], overall["judge_only"]
         inside = judge["ci"][0] <= ppi["estimate"] <= judge["ci"][1]
         lines.append(f"mean grade with the human labels (PPI, {level:.0f}% interval): {_interval_text(ppi)}; "
                      f"the judge alone says {_interval_text(judge)}"
                      + ("" if inside else ", an interval that misses the human-anchored estimate"))
     for slope in estimates.get("slopes", []):
-        if slope.get("ppi"):
+        if _known(slope.get("ppi")):
             ci = slope["ppi"]["ci"]
             sign = "rises" if ci[0] > 0 else "falls" if ci[1] < 0 else "may not change"
             lines.append(f"grade {sign} with {slope['measure']} once anchored on humans: slope "

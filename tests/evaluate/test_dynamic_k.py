@@ -122,3 +122,19 @@ def test_signal_file_missing_a_query(tmp_path):
                                     "--run-high", str(paths["high.jsonl"]), "--k-low", "10", "--k-high", "20", "--ks", "5",
                                     "--signal", str(paths["signal.jsonl"])])
     assert done.exit_code == 2 and "no signal for 1 judged queries (first: 'q0')" in done.output
+
+
+def test_signal_file_naming_a_query_twice_is_refused(tmp_path):
+    """Issue 29: the last value used to win silently."""
+    paths = _write_inputs(tmp_path, queries=5)
+    lines = paths["signal.jsonl"].read_text().splitlines()
+    paths["signal.jsonl"].write_text("\n".join([*lines, json.dumps({"query_id": "q2", "value": 9.0})]) + "\n")
+    before = paths["signal.jsonl"].read_bytes()
+    out = tmp_path / "dk.json"
+    done = CliRunner().invoke(app, ["dynamic-k", "--qrels", str(paths["qrels.tsv"]), "--run-low", str(paths["low.jsonl"]),
+                                    "--run-high", str(paths["high.jsonl"]), "--k-low", "10", "--k-high", "20", "--ks", "5",
+                                    "--signal", str(paths["signal.jsonl"]), "--out", str(out)])
+    assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
+    assert (f"{paths['signal.jsonl']}: line 6: field 'query_id': 'q2' already has a value on line 3"
+            in done.output)
+    assert paths["signal.jsonl"].read_bytes() == before and not out.exists()

@@ -167,3 +167,26 @@ def test_noise_qrels_needs_a_corpus(tmp_path):
     done = CliRunner().invoke(app, ["noise", "--queries", str(paths["queries.jsonl"]), "--qrels", str(paths["qrels.tsv"]),
                                     "--cache-dir", str(tmp_path / "cache")])
     assert done.exit_code == 2 and "--qrels needs --corpus" in done.output
+
+
+@pytest.mark.parametrize("command", [["probe", "names"], ["noise"]])
+def test_qrels_naming_passages_not_in_the_corpus_are_refused(tmp_path, monkeypatch, command):
+    """As pipeline --corpus and sweep: one line naming the qrels, the passage and the corpus, before
+    any embedding is asked for; nothing written."""
+    paths, _, _ = _data(tmp_path)
+    with paths["qrels.tsv"].open("a") as handle:
+        handle.write("q2\td999\t3\nq3\tx-1\t1\n")
+    before = {p: p.read_bytes() for p in paths.values()}
+    out = tmp_path / "out.json"
+    with EmbeddingsServer(dim=16) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        done = CliRunner().invoke(app, [*command, "--queries", str(paths["queries.jsonl"]), "--corpus",
+                                        str(paths["corpus.jsonl"]), "--qrels", str(paths["qrels.tsv"]), "--embedder",
+                                        f"openai:{MODEL}", "--k", "5", "--format", "json", "--out", str(out),
+                                        "--cache-dir", str(tmp_path / "cache")])
+        assert server.texts_embedded == 0
+    assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
+    assert (f"qrels {paths['qrels.tsv']}: document 'd999' (judged for query 'q2') is not in {paths['corpus.jsonl']} "
+            "(2 judgements name unknown documents)") in done.output
+    assert {p: p.read_bytes() for p in paths.values()} == before and not out.exists()
