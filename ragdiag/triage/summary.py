@@ -19,13 +19,30 @@ from ragdiag.triage.tree import CAUSES, FIXES
 
 
 def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, dict[str, Any]]:
-    """cause → {share, ci_low, ci_high, count, fix} over the triaged queries (every cause listed)."""
+    """cause → {share, ci_low, ci_high, count, fix} over the triaged queries (every cause listed).
+
+    One percentile bootstrap (``scipy.stats.bootstrap``, 95%) resamples the queries once for all causes.
+    """
+    codes = np.array([CAUSES.index(c) for c in causes])
+    low = high = None
+    if len(codes) and bootstrap:
+        from scipy.stats import bootstrap as scipy_bootstrap
+
+        def shares(sample: np.ndarray, axis: int = -1) -> np.ndarray:
+            return np.stack([(sample == i).mean(axis=axis) for i in range(len(CAUSES))])
+
+        if len(codes) > 1 and np.ptp(codes) > 0:
+            res = scipy_bootstrap((codes,), shares, n_resamples=bootstrap, method="percentile", confidence_level=stats.LEVEL,
+                                  rng=np.random.default_rng(seed), vectorized=True)
+            low, high = res.confidence_interval.low, res.confidence_interval.high
+        else:  # every resample has the same shares
+            low = high = shares(codes)
     out = {}
-    for cause in CAUSES:
-        hits = np.array([c == cause for c in causes], dtype=float)
-        share, ci = stats.mean_with_ci(hits, bootstrap, seed) if len(hits) else (None, None)
-        out[cause] = {"share": share, "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-                      "count": int(hits.sum()), "fix": FIXES[cause]}
+    for i, cause in enumerate(CAUSES):
+        count = int((codes == i).sum())
+        out[cause] = {"share": count / len(codes) if len(codes) else None,
+                      "ci_low": None if low is None else float(low[i]), "ci_high": None if high is None else float(high[i]),
+                      "count": count, "fix": FIXES[cause]}
     return out
 
 
