@@ -61,12 +61,11 @@ def triage(
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
-    from ragdiag.commands.triage import TriageRequest
+    from ragdiag.commands.triage import TriageRequest, parse_interventions, sweep_ks
     from ragdiag.commands.triage import run as run_triage
     from ragdiag.errors import RagdiagError
     from ragdiag.io.lists import parse_ks
     from ragdiag.report.triage_report import print_triage
-    from ragdiag.triage.interventions import parse_interventions, sweep_ks
 
     names = parse_interventions(interventions)
     if retriever is not None and len(retriever) != 1:

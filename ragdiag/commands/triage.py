@@ -22,10 +22,12 @@ from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
+from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.result import TriageResult
 from ragdiag.triage.run import Triage, TriageConfig, needs_qrels, start
 
-__all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "run"]
+__all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_interventions", "run",
+           "sweep_ks"]
 FILES = {"result": "triage.json", "per_query": "per_query.jsonl", "utility": "utility-qrels.tsv"}
 FAIL_BELOW_RANGE = (1.0, 5.0)
 

@@ -37,6 +37,7 @@ from ragdiag.triage.tree import Evidence, decide
 
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
                "agrees with itself; generator and retrieval-miss need --answers")
+PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
 QRELS_CAUSES = ("generator", "retrieval-miss", "ranking", "position", "distractors")
 
 
@@ -66,6 +67,7 @@ class QueryState:
     reused: int = 0
     worst: int = 0
     triaged: bool = False
+    passed: bool = False  # --all: the baseline is right (cause "passed", left out of the cause shares)
     cause: str | None = None
     also: list[str] = field(default_factory=list)
     left_out: str | None = None
@@ -225,7 +227,8 @@ class Triage:
                 state.left_out = f"baseline not graded: {error}"
             else:
                 state.triaged = self.cfg.all_queries or grade < self.cfg.fail_below
-            if state.triaged:
+                state.passed = grade >= self.cfg.fail_below  # --all: evidence for base rates, no cause to find
+            if state.triaged and not state.passed:
                 state.cause, state.also = decide(state.evidence)
                 if self.cfg.exhaustive and state.cause not in (None, "reference"):
                     state.cause = None  # every intervention runs; decided at the end
@@ -235,8 +238,11 @@ class Triage:
                     for lb in labels if lb in s.planned]
             self._ask(todo, "+".join(labels))
             for state in triaged:
-                if not state.decided:
+                if not state.decided and not state.passed:
                     state.cause, state.also = decide(state.evidence)
+        for state in triaged:
+            if state.passed:
+                state.cause = PASSED
         if "single-passage" in self.cfg.interventions:
             self._ask([(s, lb) for s in triaged if not s.evidence.degenerate for lb in s.planned
                        if lb.startswith("single:")], "single-passage")

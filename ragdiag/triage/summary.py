@@ -90,7 +90,7 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
     from ragdiag.triage.erag import utility_rows
 
     triaged = [s for s in triage.states if s.triaged]
-    causes = [s.cause or "unexplained" for s in triaged]
+    causes = [s.cause or "unexplained" for s in triaged if not s.passed]
     single = "single-passage" in triage.cfg.interventions
     erag_rows = {s.query.id: _erag_row(s, triage.cfg.k) for s in triaged} if single else {}
     paid = triage.paid()
@@ -106,7 +106,7 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
         "queries": [query_entry(s) for s in triaged],
         "causes": cause_shares(causes, bootstrap, seed),
         "calls": {"paid": paid, "reused": sum(s.reused for s in triage.states),
-                  "triaged_queries": n, "paid_triaged": paid_triaged,
+                  "triaged_queries": n, "failing_queries": len(causes), "paid_triaged": paid_triaged,
                   "paid_per_triaged_query": paid_triaged / n if n else None,
                   "baseline_queries": sum(1 for s in triage.states if BASELINE in s.answered),
                   "contexts_per_intervention": by_label},

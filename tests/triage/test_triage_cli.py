@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,64 @@ def test_texts_and_ranked_samples_are_triaged(server, tmp_path):
     assert res.exit_code == 0, res.output
     (row,) = _rows(tmp_path / "out")
     assert row["cause"] == "position" and row["contexts"]["position"][0] == "s1#p0"
+
+
+def test_single_passage_utility_labels_equal_their_recomputation(server, workdir):
+    from scipy.stats import kendalltau
+
+    from ragdiag.data.qrels_runs import read_qrels
+    from tests.servers.fault_server import answer, grade
+
+    queries = workdir / "erag.jsonl"  # controls (baseline right) and retrieval-miss, ranking, position, distractors
+    keep = {*range(121, 124), *range(151, 154), *range(181, 184), *range(211, 214), *range(241, 244), *range(271, 281)}
+    queries.write_text("".join(line + "\n" for line in (FIXTURE / "queries.jsonl").read_text().splitlines()
+                               if int(json.loads(line)["_id"][1:]) in keep))
+    out = workdir / "erag"
+    res = triage(server, out, workdir / "cache", "--queries", queries, "--all",
+                 "--interventions", "oracle,inject,position,drop-distractors,k-sweep,closed-book,single-passage")
+    assert res.exit_code == 0, res.output
+    model = load_model(FIXTURE / "model.json")
+    texts = {r["_id"]: r["text"] for r in map(json.loads, (FIXTURE / "corpus.jsonl").read_text().splitlines())}
+    asked = {r["_id"]: r["text"] for r in map(json.loads, queries.read_text().splitlines())}
+    references = {r["query_id"]: r["answer"] for r in map(json.loads, (FIXTURE / "answers.jsonl").read_text().splitlines())}
+    utility = read_qrels(out / "utility-qrels.tsv")  # TREC qrels, as evaluate --qrels reads them
+    rows = {r["id"]: r for r in _rows(out)}
+    assert set(utility) == set(asked) == set(rows)
+    mean, best, end_to_end, rel_mean, rel_best = [], [], [], [], []
+    for qid, row in rows.items():
+        top = row["contexts"]["baseline"]
+        expected = {d: grade(references[qid], answer(model[asked[qid]], [texts[d]])) for d in top}
+        assert utility[qid] == expected  # each passage alone, answered and graded by the fault model
+        assert row["erag"]["utility"] == {"p_at_k_mean": sum(expected.values()) / len(top),
+                                          "success_at_k_max": max(expected.values())}
+        mean.append(sum(expected.values()) / len(top))
+        best.append(max(expected.values()))
+        rel = [1.0 if d in row["relevant"] else 0.0 for d in top]
+        rel_mean.append(sum(rel) / len(rel))
+        rel_best.append(max(rel))
+        end_to_end.append(row["baseline_grade"])
+    erag = json.loads((out / "triage.json").read_text())["erag"]
+    assert erag["queries"] == len(rows)
+    for part, agg, values in (("utility", "p_at_k_mean", mean), ("utility", "success_at_k_max", best),
+                              ("relevance", "p_at_k_mean", rel_mean), ("relevance", "success_at_k_max", rel_best)):
+        expected_tau = kendalltau(values, end_to_end)
+        assert not math.isnan(expected_tau.statistic)
+        assert erag[part][agg]["tau"] == pytest.approx(expected_tau.statistic)
+        assert erag[part][agg]["p_value"] == pytest.approx(expected_tau.pvalue)
+    assert "eRAG, Kendall τ" in res.output
+    passed = [q for q in json.loads((out / "triage.json").read_text())["queries"] if q["cause"] == "passed"]
+    assert len(passed) == 10  # --all: the controls are triaged for base rates, with no failure to explain
+
+
+def test_result_round_trips_and_the_report_leads_with_the_decision(full_run, tmp_path):
+    from ragdiag.triage.result import TriageResult
+
+    out = full_run[0]
+    doc = json.loads((out / "triage.json").read_text())
+    assert TriageResult.from_json(doc).to_json() == doc
+    page = tmp_path / "report.html"
+    res = CliRunner().invoke(app, ["report", str(out / "triage.json"), "--out", str(page)])
+    assert res.exit_code == 0, res.output
+    html = page.read_text()
+    decision = html.index("Decision")
+    assert decision < html.index("95% interval") and "of the failures" in html[decision:decision + 400]
