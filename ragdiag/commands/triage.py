@@ -22,9 +22,10 @@ from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
+from ragdiag.triage.inputs import needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.result import TriageResult
-from ragdiag.triage.run import Triage, TriageConfig, needs_qrels, start
+from ragdiag.triage.run import Triage, TriageConfig, start
 
 __all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_interventions", "run",
            "sweep_ks"]

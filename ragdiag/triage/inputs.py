@@ -74,15 +74,29 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
         kept = kept[:max_queries]
     if depth > len(doc_ids):
         raise RagdiagError(f"--depth {depth} is larger than the {len(doc_ids)} passages of {files['corpus']}")
-    retrieval = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed)
-    ranked = retrieval.rank(spec, depth)
     out = []
-    for (q, text), hits in zip(kept, ranked):
+    for q, text in kept:
         rels = judgements.get(q, {})
-        relevant = sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])
-        out.append(TriageQuery(q, text, [doc_ids[r] for r, _ in hits], relevant))
+        out.append(TriageQuery(q, text, [], sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])))
     name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
-    return TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text)
+    data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text)
+    needs_qrels(data)  # before the retriever's index is built
+    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed).rank(spec, depth)
+    for query, hits in zip(out, ranked):
+        query.pool = [doc_ids[r] for r, _ in hits]
+    return data
+
+
+QRELS_CAUSES = ("generator", "retrieval-miss", "ranking", "position", "distractors")
+
+
+def needs_qrels(data: TriageData) -> None:
+    """No relevant passage for any query: the causes that need qrels cannot be tested (refused before any call)."""
+    if not any(q.relevant for q in data.queries):
+        source = data.files.get("qrels") or data.files.get("ranked")
+        raise RagdiagError(f"qrels {source}: none of the {len(data.queries)} queries has a relevant passage, so the "
+                           f"causes that need qrels ({', '.join(QRELS_CAUSES)}) cannot be tested; give --qrels with "
+                           "judgements for these queries")
 
 
 def load_texts_ranked(texts: str, ranked: str, depth: int, max_queries: int | None) -> TriageData:

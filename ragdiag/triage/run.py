@@ -38,7 +38,6 @@ from ragdiag.triage.tree import Evidence, decide
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
                "agrees with itself; generator and retrieval-miss need --answers")
 PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
-QRELS_CAUSES = ("generator", "retrieval-miss", "ranking", "position", "distractors")
 
 
 @dataclass
@@ -246,15 +245,6 @@ class Triage:
         if "single-passage" in self.cfg.interventions:
             self._ask([(s, lb) for s in triaged if not s.evidence.degenerate for lb in s.planned
                        if lb.startswith("single:")], "single-passage")
-
-
-def needs_qrels(data: TriageData) -> None:
-    """No relevant passage for any query: the causes that need qrels cannot be tested (refused before any call)."""
-    if not any(q.relevant for q in data.queries):
-        source = data.files.get("qrels") or data.files.get("ranked")
-        raise RagdiagError(f"qrels {source}: none of the {len(data.queries)} queries has a relevant passage, so the "
-                           f"causes that need qrels ({', '.join(QRELS_CAUSES)}) cannot be tested; give --qrels with "
-                           "judgements for these queries")
 
 
 def start(triage: Triage, client: LLMClient) -> None:
