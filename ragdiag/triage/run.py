@@ -19,6 +19,7 @@ pays nothing twice and an interrupted run resumes. Steps:
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,14 +78,27 @@ class QueryState:
 
 
 class PaidClient:
-    """The run's client, seen so that a request answered by a ``--batch`` round counts as paid (sent),
-    not as a cache hit, when its item runs again after the batch is collected."""
+    """The run's client, keeping which request keys this run paid for, and for which query.
+
+    A key is paid once: when the server answers it (not the cache), or when a ``--batch`` round answers
+    a request this run deferred (its item then finds the reply in the cache). The query comes from the
+    request's label, as :mod:`ragdiag.sweep.answers` and :mod:`ragdiag.pipeline.grade` write it
+    (``ideal Q``, ``sweep context q=Q docs=N``, ``topK Q E=sweep ...``); per-item tallies would lose
+    the calls of an item that a batch round runs again.
+    """
+
+    _LABEL = re.compile(r"^(?:ideal (?P<a>.+)|sweep context q=(?P<b>.+) docs=\d+|topK (?P<c>.+?) E=sweep .*)$")
 
     def __init__(self, client: LLMClient) -> None:
         self._client, self._deferred, self._lock = client, set(), threading.Lock()
+        self.paid: dict[str, str | None] = {}  # request key → query id, in the order paid
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
+
+    def _query(self, label: str) -> str | None:
+        match = self._LABEL.match(label)
+        return None if match is None else next(v for v in match.groupdict().values() if v is not None)
 
     def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
         key = request_key(request)
@@ -95,9 +109,17 @@ class PaidClient:
                 self._deferred.add(key)
             raise
         with self._lock:
-            paid_in_batch = result.cached and key in self._deferred
-            self._deferred.discard(key)
-        return dataclasses.replace(result, cached=False) if paid_in_batch else result
+            if key not in self.paid and (not result.cached or key in self._deferred):
+                self.paid[key] = self._query(label)
+                return dataclasses.replace(result, cached=False)
+        return result
+
+    def calls_of(self) -> dict[str | None, int]:
+        """Paid calls per query id."""
+        counts: dict[str | None, int] = {}
+        for query in self.paid.values():
+            counts[query] = counts.get(query, 0) + 1
+        return counts
 
 
 def stages(cfg: TriageConfig, k: int) -> list[list[str]]:
@@ -188,7 +210,7 @@ class Triage:
             state.left_out = f"--max-calls {self.cfg.max_calls}: its worst case ({state.worst} calls) did not fit"
 
     def paid(self) -> int:
-        return sum(s.calls for s in self.states)
+        return len(self.client.paid)
 
     def _ask(self, contexts: list[tuple[QueryState, str]], what: str) -> None:
         """Answer and grade these contexts; store each label's result and the calls on its query."""
@@ -204,14 +226,12 @@ class Triage:
                 state.evidence.grades[label] = answered.grade
             if context not in counted:
                 counted.add(context)
-                state.calls += answered.sent
                 state.reused += answered.reused
             if label == BASELINE:
-                ideal = job.ideal.get(state.query.id)
-                if ideal is not None:
-                    state.calls += ideal.sent
-                    state.reused += ideal.reused
                 state.evidence.degenerate = state.query.id in job.ideal_kinds
+        paid = self.client.calls_of()
+        for state in {id(s): s for s, _ in contexts}.values():
+            state.calls = paid.get(state.query.id, 0)
         del what
 
     def _wave(self, wave: list[QueryState]) -> None:

@@ -272,3 +272,24 @@ def test_result_round_trips_and_the_report_leads_with_the_decision(full_run, tmp
     html = page.read_text()
     decision = html.index("Decision")
     assert decision < html.index("95% interval") and "of the failures" in html[decision:decision + 400]
+
+
+def test_batch_mode_pays_the_same_calls_and_finds_the_same_causes(workdir, full_run):
+    from tests.servers.batch_server import BatchServer
+
+    class FaultBatchServer(FaultServer, BatchServer):
+        """The fault model behind the Files and Batches APIs (test-server replies)."""
+
+    queries = workdir / "batch.jsonl"  # ranking, position and context-size faults: several stages each
+    queries.write_text("".join(line + "\n" for line in (FIXTURE / "queries.jsonl").read_text().splitlines()
+                               if int(json.loads(line)["_id"][1:]) in {151, 152, 181, 182, 241, 242}))
+    with FaultBatchServer(load_model(FIXTURE / "model.json")) as server:
+        res = triage(server, workdir / "batched", workdir / "cache-batch", "--queries", queries, "--batch", "openai",
+                     "--batch-dir", workdir / "batches", "--batch-poll", "0.01")
+        assert res.exit_code == 0, res.output
+        assert server.requests == 0 and server.batches_created >= 4  # baseline, then one batch per stage
+    result = json.loads((workdir / "batched" / "triage.json").read_text())
+    full = {q["id"]: q for q in json.loads((full_run[0] / "triage.json").read_text())["queries"]}
+    for query in result["queries"]:
+        assert query["cause"] == full[query["id"]]["cause"]
+        assert query["calls"] == full[query["id"]]["calls"]  # answered by a batch still counts as paid
