@@ -121,6 +121,7 @@ def run(request: TriageRequest) -> TriageRun:
         start(triage, client)
         cost = triage.worst_case()
         triage.check_budget(cost)
+        triage.announce(cost)
         triage.run()
         client_stats = client.stats.as_dict()
     finally:

@@ -184,6 +184,15 @@ class Triage:
         return {"worst_case_calls": sum(s.worst for s in self.states), "cheapest_query": min(paying, default=0),
                 "dearest_query": max(paying, default=0), "exact": self.client.cache is not None}
 
+    def announce(self, cost: dict[str, Any]) -> None:
+        """The cost on stderr before any call (single-passage: K answers and K grades per triaged query)."""
+        single = (f"; single-passage adds up to {2 * self.cfg.k} calls per triaged query (K answers, K grades)"
+                  if "single-passage" in self.cfg.interventions else "")
+        cap = "" if self.cfg.max_calls is None else f"; --max-calls {self.cfg.max_calls} is a hard cap"
+        note(f"cost before any call: at most {cost['worst_case_calls']} new LLM calls if every query fails and every "
+             f"intervention runs (one query: {cost['cheapest_query']}–{cost['dearest_query']}); the tree stops once "
+             f"a cause is known{single}{cap}")
+
     def check_budget(self, cost: dict[str, Any]) -> None:
         """``--max-calls`` below the cost of one query: refused before any call."""
         cap = self.cfg.max_calls

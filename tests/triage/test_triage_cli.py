@@ -76,7 +76,8 @@ def test_primary_cause_matches_the_injected_fault(full_run):
         entry = result["causes"][cause]
         assert entry["count"] == confusion[(cause, cause)]
         assert entry["ci_low"] <= entry["share"] <= entry["ci_high"]
-    assert "explains" in res.output.splitlines()[0] and "[" in res.output.splitlines()[0]
+    first = res.stdout.splitlines()[0]  # the decision comes first
+    assert "explains" in first and "[" in first and "cost before any call" in res.stderr
 
 
 def test_default_interventions_cost_at_most_eight_paid_calls_per_triaged_query(full_run):
