@@ -37,7 +37,7 @@ from ragdiag.triage.interventions import BASELINE, k_label, variants
 from ragdiag.triage.tree import Evidence, decide
 
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
-               "agrees with itself; generator and retrieval-miss need --answers")
+               "agrees with itself; the causes that need it (generator, retrieval-miss) are not tested: needs --answers")
 PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
 
 
@@ -154,6 +154,7 @@ class Triage:
         oracle_ok = references is not None
         if "oracle" in cfg.interventions and not oracle_ok:
             self.notes.append(ORACLE_NOTE)
+            note(ORACLE_NOTE)
         self.states = []
         for q in data.queries:
             planned = plan_query(q, cfg, oracle_ok)

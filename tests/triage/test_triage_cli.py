@@ -294,3 +294,23 @@ def test_batch_mode_pays_the_same_calls_and_finds_the_same_causes(workdir, full_
     for query in result["queries"]:
         assert query["cause"] == full[query["id"]]["cause"]
         assert query["calls"] == full[query["id"]]["calls"]  # answered by a batch still counts as paid
+
+
+def test_without_reference_answers_the_oracle_is_skipped_and_said_so(server, workdir):
+    queries = workdir / "ideal.jsonl"  # generator and ranking faults
+    queries.write_text("".join(line + "\n" for line in (FIXTURE / "queries.jsonl").read_text().splitlines()
+                               if int(json.loads(line)["_id"][1:]) in {91, 92, 151, 152}))
+    out = workdir / "ideal"
+    res = CliRunner().invoke(app, ["triage", "--corpus", str(FIXTURE), "--queries", str(queries), "--model",
+                                   "test-model", "--base-url", server.base_url, "--out-dir", str(out), "--cache-dir",
+                                   str(workdir / "cache"), "--no-progress", "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    result = json.loads((out / "triage.json").read_text())
+    assert any("oracle skipped" in n and "(generator, retrieval-miss) are not tested: needs --answers" in n
+               for n in result["notes"])
+    assert "note: oracle skipped" in res.stdout
+    causes = {q["id"]: q["cause"] for q in result["queries"]}
+    # the generator fault's ideal answer (from its relevant passage) is a refusal: the reference gate flags it;
+    # the ranking fault is still found by inject, graded against the ideal answer
+    assert causes == {"q091": "reference", "q092": "reference", "q151": "ranking", "q152": "ranking"}
+    assert all("oracle" not in q["grades"] for q in result["queries"])
