@@ -57,7 +57,7 @@ class TriageRequest(TriageConfig):
 class TriageRun:
     result: TriageResult
     paths: dict[str, Path]
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # paid calls, the cost computed up front, queries left out by --max-calls
 
 
 def _check(request: TriageRequest) -> list[Path]:
@@ -141,7 +141,5 @@ def run(request: TriageRequest) -> TriageRun:
     write_jsonl(paths["per_query"], rows, inputs=inputs)
     if utility is not None:
         write_text(paths["utility"], trec_qrels(utility), inputs=inputs)
-    summary = {"items": len([s for s in triage.states if s.planned]),
-               "covered": len([s for s in triage.states if s.triaged or (s.planned and not s.left_out)]),
-               "paid": triage.paid(), "cost": cost}
+    summary = {"paid": triage.paid(), "cost": cost, "left_out": sum(1 for s in triage.states if s.left_out)}
     return TriageRun(TriageResult.from_json(stamp(body, record)), paths, summary)
