@@ -18,14 +18,38 @@ BROWSER       ?= 1
 
 .PHONY: install run test test-fast bench lint clean
 
-$(STAMP): pyproject.toml
+PIP_VERSION   ?= 26.3
+LOCK          := requirements.lock
+
+# The locked environment: every dependency of .[all,dev] at the version and hash in requirements.lock
+# (--no-deps: the lock is complete), then torch (its build chosen by tools/install_torch.sh), then this
+# package itself; `pip check` proves the whole is consistent. `make lock` rewrites the lock.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "pip==$(PIP_VERSION)"
+	$(PY) -m pip install -q --no-deps --require-hashes -r $(LOCK)
 	tools/install_torch.sh $(PY) $(TORCH) $(TORCH_VERSION) $(TORCH_INDEX)
-	$(PY) -m pip install -q -e '.[all,dev]'
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Re-resolve the lock from pyproject.toml (uv, universal, Python >= 3.11; torch pinned at TORCH_VERSION
+# and left to install_torch.sh). tests/test_lock.py fails when pyproject and the lock disagree.
+.PHONY: lock
+lock: install
+	$(PY) -m tools.lock --torch-version $(TORCH_VERSION)
+
+# The newest versions pyproject.toml allows, in a separate environment (.venv-latest), then the suite:
+# an upgrade is tried on purpose, never by accident (not run in CI).
+.PHONY: test-latest
+test-latest:
+	test -x .venv-latest/bin/python || $(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install -q --upgrade pip
+	tools/install_torch.sh .venv-latest/bin/python $(TORCH) $(TORCH_VERSION) $(TORCH_INDEX)
+	.venv-latest/bin/python -m pip install -q --upgrade --upgrade-strategy eager -e '.[all,dev]'
+	.venv-latest/bin/python -m pytest -q -n 2 --dist loadfile
 
 run: install
 	$(VENV)/bin/ragdiag correlate --dataset msmarco
@@ -67,4 +91,4 @@ fixtures: $(STAMP)
 	$(PY) -m tools.sample_builder --out fixtures/retrieval-response-sample --seed 0
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .venv-latest .pytest_cache

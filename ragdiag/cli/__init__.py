@@ -7,6 +7,9 @@ heavy libraries (torch, faiss, openai) only inside the functions that need them,
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import typer
 from typer.core import TyperGroup
 
@@ -25,6 +28,9 @@ class _RagdiagGroup(TyperGroup):
         conventional_metavars(self)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        from ragdiag.settings import set_invocation
+
+        set_invocation(list(sys.argv[1:] if args is None else args))
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         from ragdiag.cli.usage import main_one_line
@@ -65,11 +71,22 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
     ),
+    config: Path | None = typer.Option(
+        None, "--config", metavar="PATH",
+        help="Settings file (default: ragdiag.toml here, else \\[tool.ragdiag] in pyproject.toml). "
+             "Precedence: flag > RAGDIAG_* environment > file > default; see `ragdiag config show`.",
+    ),
 ) -> None:
     """Which retrieval numbers predict RAG answer quality, and where retrieval breaks."""
+    from ragdiag.settings import applied, load_file
+
+    settings = load_file(config)
+    ctx.meta["ragdiag.settings"] = settings
+    ctx.with_resource(applied(settings))
 
 
 def _register() -> None:
@@ -130,6 +147,9 @@ def _register() -> None:
     from ragdiag.cli import batch as batch_cli
 
     app.add_typer(batch_cli.app, name="batch")
+    from ragdiag.cli import config as config_cli
+
+    app.add_typer(config_cli.app, name="config")
 
 
 _register()

@@ -43,7 +43,7 @@ def status(folder: Folder, fmt: Format = "table", timeout: Timeout = 120.0, max_
 @app.command("collect")
 def collect(
     folder: Folder,
-    source: Annotated[Path | None, typer.Option("--from", help="A vllm run-batch output file (Batch API output format) to read into the cache.", metavar=PATH)] = None,
+    source: Annotated[Path | None, typer.Option("--from", help="A vllm run-batch output file (Batch API output format) to read into the cache; an output split in parts is collected part by part.", metavar=PATH)] = None,
     cache_dir: CacheDir = None,
     prices: Prices = None,
     fmt: Format = "table",
@@ -57,5 +57,5 @@ def collect(
 
 @app.command("cancel")
 def cancel(folder: Folder, fmt: Format = "table", timeout: Timeout = 120.0, max_retries: MaxRetries = 5) -> None:
-    """Cancel the open openai batches of DIR and drop its open vllm-file files (a rerun sends them again)."""
+    """Cancel the open openai batches of DIR and drop its open vllm-file files and unsubmitted openai files (a rerun sends them again)."""
     _run("cancel", folder, fmt, timeout=timeout, max_retries=max_retries)

@@ -23,7 +23,7 @@ def grade(
     grading: GradingOptions = ao.GRADING,
     no_retry_unparsed: Annotated[bool, typer.Option(
         "--no-retry-unparsed",
-        help="Keep the cached judge replies that held no grade (prose, {\"grade\": NaN}) instead of asking them "
+        help="Keep the cached judge replies that held no grade (prose, {\"grade\": NaN}, a logprob reply without a digit) instead of asking them "
              "again; by default a rerun asks them again (the summary counts them), never a reply that parsed.")] = False,
     lang: ao.GradeLang = ao.DEFAULT_LANG,
     *,

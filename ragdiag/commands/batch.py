@@ -7,8 +7,11 @@
   Every line is checked before anything is cached (unknown or repeated ``custom_id``: one error line,
   nothing cached); successes go into the call cache under their ``custom_id`` (the cache key), so the
   rerun of the command finds them; failures are listed and never cached;
-- ``cancel``: open openai batches are cancelled; open vllm-file files are dropped (a rerun writes
-  their requests again).
+- ``cancel``: open openai batches are cancelled; open vllm-file files and openai files not yet
+  submitted are dropped (a rerun writes their requests again).
+
+The folder's ``batches.json`` and index files are checked when read
+(:mod:`ragdiag.llm.batch_state`): a tampered one is one line naming the file, entry or line, and field.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class BatchResult:
 
 
 def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
-    from ragdiag.llm.client import KEY_ENV, reply_text
+    from ragdiag.llm.client import KEY_ENV, stored_reply
     from ragdiag.remote.retry import RetryPolicy
     from ragdiag.remote.transport import openai_client
 
@@ -82,7 +85,7 @@ def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
         raise RagdiagError(f"{KEY_ENV} is not set: the openai batches of {folder.path} are asked through the API "
                            "(any value for a local server)")
     return BatchClient(openai_client(key, folder.base_url, request.timeout), RetryPolicy(request.max_retries),
-                       time.sleep, reply_text)
+                       time.sleep, stored_reply)
 
 
 def _cache(folder: BatchFolder, request: BatchRequest):
@@ -91,6 +94,17 @@ def _cache(folder: BatchFolder, request: BatchRequest):
 
     return CallCache(resolve_cache_dir(request.cache_dir or (Path(folder.cache_dir) if folder.cache_dir else None))
                      / CACHE_FILE)
+
+
+def _earlier_failures(folder: BatchFolder, entry: dict[str, Any]) -> list[dict[str, str]]:
+    """The failures listed by an earlier part of the same output (``<file>.failures.jsonl``)."""
+    from ragdiag.io.jsonl import read_jsonl_lines
+
+    path = folder.path / entry["failures"] if "failures" in entry else None
+    if path is None or not path.is_file():
+        return []
+    return [row for _, row in read_jsonl_lines(path)
+            if isinstance(row, dict) and isinstance(row.get("custom_id"), str)]
 
 
 def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> Collected:
@@ -109,19 +123,26 @@ def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> 
     except OSError as err:
         raise RagdiagError(f"{source}: cannot read ({err.strerror})") from None
     seen: dict[str, str] = {}
-    from ragdiag.llm.client import reply_text
+    from ragdiag.llm.client import stored_reply
 
-    results = parse_results(data, str(source), set(requests), reply_text, seen)  # raises before anything is cached
+    results = parse_results(data, str(source), requests, stored_reply, seen)  # raises before anything is cached
     collected = Collected()
     store_results(results, requests, cache, prices, collected)
     failed = {f["custom_id"] for f in results.failures}
     for entry in entries:
         keys = folder.index(entry)
-        if all(k in seen for k in keys):
+        if not any(k in seen for k in keys):
+            continue
+        # an output collected in parts: the custom_ids of the earlier parts are kept in the entry
+        done = set(entry.get("seen", ())) | {k for k in keys if k in seen}
+        earlier = [f for f in _earlier_failures(folder, entry) if f["custom_id"] not in seen]
+        write_failures(folder, entry, earlier + [f for f in results.failures if f["custom_id"] in keys])
+        if all(k in done for k in keys):
             entry["collected"], entry["status"] = True, "collected"
-            write_failures(folder, entry, [f for f in results.failures if f["custom_id"] in keys])
+            entry.pop("seen", None)
         else:
-            entry["status"] = f"{sum(1 for k in keys if k in seen)} of {len(keys)} collected"
+            entry["seen"] = sorted(done)
+            entry["status"] = f"{len(done)} of {len(keys)} collected"
     folder.save()
     if failed:
         first = results.failures[0]
@@ -139,7 +160,7 @@ def run(request: BatchRequest) -> BatchResult:
         raise RagdiagError(f"batch action must be one of {', '.join(ACTIONS)}, got '{request.action}'")
     if request.source is not None and request.action != "collect":
         raise RagdiagError("--from is for `ragdiag batch collect` only")
-    folder = BatchFolder.open(request.folder, must_exist=True)
+    folder = BatchFolder.open(request.folder, must_exist=True, check_files=request.action != "cancel")
     record = start_run(f"ragdiag batch {request.action}", inputs=[request.source] if request.source else [])
     result = BatchResult(request.action, folder.path, folder.entries, record=record)
     openai_open = [e for e in folder.active("openai") if e["batch_id"]]
@@ -152,8 +173,8 @@ def run(request: BatchRequest) -> BatchResult:
         for entry in openai_open:
             client.cancel(entry)
             result.cancelled.append(entry["batch_id"])
-        for entry in folder.active("vllm-file"):
-            entry["collected"], entry["status"] = True, "cancelled"
+        for entry in folder.active("vllm-file") + [e for e in folder.active("openai") if not e["batch_id"]]:
+            entry["collected"], entry["status"] = True, "cancelled"  # never submitted: dropped
             result.cancelled.append(entry["file"])
         folder.save()
     else:

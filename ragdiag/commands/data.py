@@ -136,8 +136,51 @@ def _write(fetched: FetchedSet, folder: Path) -> None:
                    "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in rels))
 
 
+def _inside(rel: str) -> bool:
+    """A relative path that stays inside the set's folder (no absolute path, no ``..``)."""
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    parts = PurePosixPath(rel).parts
+    return bool(rel) and not PurePosixPath(rel).is_absolute() and not PureWindowsPath(rel).is_absolute() \
+        and ".." not in parts and "\\" not in rel
+
+
+def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+    """A set's ``manifest.json`` as ``data get`` writes it: an object whose ``files`` maps paths inside
+    the folder to ``{"bytes", "sha256"}``, ``counts`` names to counts, ``sample`` a count. One line
+    naming the file and the field otherwise (a tampered manifest is never followed outside the folder)."""
+    from ragdiag.errors import DataError
+
+    again = f"; fetch the set again with `ragdiag data get {path.parent.name} --force`"
+
+    def bad(field: str, problem: str) -> DataError:
+        return DataError.at(str(path), None, field, problem + again)
+
+    if not isinstance(manifest, dict):
+        raise DataError(f"{path}: expected a JSON object, got {type(manifest).__name__}{again}")
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        raise bad("files", f"expected an object of file entries, got {files!r}")
+    for rel, entry in files.items():
+        if not _inside(rel):
+            raise bad("files", f"{rel!r} is not a path inside the set's folder")
+        if not isinstance(entry, dict) or not _count(entry.get("bytes")) or not isinstance(entry.get("sha256"), str):
+            raise bad(f"files.{rel}", f"expected {{\"bytes\": a whole number, \"sha256\": a string}}, got {entry!r}")
+    counts = manifest.get("counts", {})
+    if not isinstance(counts, dict) or not all(_count(v) for v in counts.values()):
+        raise bad("counts", f"expected an object of whole numbers, got {counts!r}")
+    if not _count(manifest.get("sample", 0)):
+        raise bad("sample", f"expected a whole number >= 0, got {manifest.get('sample')!r}")
+    return manifest
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def check_folder(folder: Path) -> tuple[str, dict[str, Any]]:
-    """(state, manifest) of a set's folder: re-hash every file named in its manifest."""
+    """(state, manifest) of a set's folder: the manifest checked (:func:`check_manifest`), then every
+    file it names re-hashed."""
     import json
 
     if not folder.is_dir():
@@ -146,7 +189,8 @@ def check_folder(folder: Path) -> tuple[str, dict[str, Any]]:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "incomplete (no readable manifest.json)", {}
-    for rel, entry in manifest.get("files", {}).items():
+    check_manifest(manifest, folder / MANIFEST)
+    for rel, entry in manifest["files"].items():
         path = folder / rel
         if not path.is_file():
             return f"missing {rel}", manifest
@@ -161,12 +205,16 @@ def _get(request: GetRequest) -> GetResult:
     source = _source(request.source)
     root = check_output_dir(resolve_data_dir(request.data_dir), "data folder")
     final = root / spec.name
-    if final.exists() and not request.force:
+    if final.is_dir() and not request.force:  # a link to a set's folder is read as one
         state, manifest = check_folder(final)
         if state == "ok" and manifest.get("sample", 0) == sample:
             return GetResult(spec.name, final, False, manifest)
         detail = state if state != "ok" else f"fetched with --sample {manifest.get('sample', 0)}"
         raise RagdiagError(f"{final} exists ({detail}); give --force to fetch it again")
+    if final.is_symlink() or final.exists() and not final.is_dir():
+        what = f"a symbolic link to {os.readlink(final)}" if final.is_symlink() else "not a folder"
+        raise RagdiagError(f"{final} is {what}: data get replaces only a folder of its own; remove it, "
+                           "or give --dir the folder that should hold the set (nothing was changed)")
     record = start_run("ragdiag data get")
     fetched = fetch(spec, source, sample, request.show_progress)
     counts = verify(fetched, spec.name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,10 +108,12 @@ def _stream(location: str, config: str | None, split: str | None) -> Any:
     from ragdiag.extras import require
 
     datasets = require("datasets")
+    what = f"{location} ({config})" if config else location
     try:
         return datasets.load_dataset(location, config, split=split, streaming=True)
+    except StopIteration:  # datasets infers the columns from the first rows: an empty file has none
+        raise FetchError(f"cannot load {what}: it holds no rows (an empty file?)") from None
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as err:
-        what = f"{location} ({config})" if config else location
         raise FetchError(f"cannot load {what}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
 
 
@@ -125,6 +128,30 @@ def _rows(dataset: Any, what: str) -> Iterator[dict[str, Any]]:
 def _text(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
     return "" if value is None else str(value)
+
+
+def _score(row: dict[str, Any], where: str) -> int:
+    """A qrels row's relevance grade: a whole number (an int, an integral float, or its text); a missing,
+    non-numeric or fractional score is refused, never truncated."""
+    value = row.get("score")
+    if value is None:
+        raise FetchError(f"{where}: field 'score': missing (BEIR qrels rows are query-id, corpus-id, score)")
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise FetchError(f"{where}: field 'score': expected a whole number, got {row['score']!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value):
+        raise FetchError(f"{where}: field 'score': expected a whole number, got {row['score']!r} (a fractional "
+                         "grade is not truncated)")
+    return int(value)
+
+
+def _qrels_rows(split: Any, location: str, file: str) -> list[tuple[str, str, int]]:
+    """(query-id, corpus-id, score) of one qrels split, every score checked (:func:`_score`)."""
+    return [(_text(r, "query-id"), _text(r, "corpus-id"), _score(r, f"{location} qrels for {file}: row {n}"))
+            for n, r in enumerate(_rows(split, f"{location} qrels"), 1)]
 
 
 def _qrels_split(location: str, names: tuple[str, ...]) -> Any:
@@ -146,8 +173,7 @@ def fetch_beir(spec: PublicSet, source: str, sample: int, show_progress: bool = 
     qrels_by_file: dict[str, list[tuple[str, str, int]]] = {}
     for names, file in spec.qrels_splits:
         split = _qrels_split(qrels_location, names)
-        qrels_by_file[file] = [(_text(r, "query-id"), _text(r, "corpus-id"), int(r["score"]))
-                               for r in _rows(split, f"{qrels_location} qrels")]
+        qrels_by_file[file] = _qrels_rows(split, qrels_location, file)
     rows: Iterable[dict[str, Any]] = _rows(_stream(corpus_location, "corpus", "corpus"), f"{corpus_location} corpus")
     if sample:
         rows = itertools.islice(rows, sample)

@@ -4,7 +4,8 @@ manifest under the one key ``run_record``.
 Fields: ``command`` (e.g. ``ragdiag correlate``), ``argv``, ``ragdiag_version``, ``versions`` (key
 libraries, read from package metadata without importing them), ``python``, ``models``,
 ``prompts`` (name → version), ``seeds``, ``inputs`` (path, bytes, sha256), ``cache`` (mode),
-``started_at`` / ``finished_at`` (UTC, ISO 8601) and ``host`` (platform, machine, cores).
+``started_at`` / ``finished_at`` (UTC, ISO 8601), ``host`` (platform, machine, cores) and ``settings``
+(each setting of :mod:`ragdiag.settings` the command has: value and source — flag, env, file, default).
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def _host() -> dict[str, Any]:
     return {"platform": platform.platform(), "machine": platform.machine(), "cpu_count": os.cpu_count()}
 
 
+def _settings() -> dict[str, dict[str, Any]]:
+    from ragdiag.settings import in_this_run
+
+    return in_this_run()
+
+
 @dataclass
 class RunRecord:
     """How one run was made; see the module docstring for the fields."""
@@ -80,6 +87,7 @@ class RunRecord:
     started_at: str = field(default_factory=_now)
     finished_at: str | None = None
     host: dict[str, Any] = field(default_factory=_host)
+    settings: dict[str, dict[str, Any]] = field(default_factory=_settings)
 
     def add_inputs(self, *paths: str | os.PathLike[str] | None) -> RunRecord:
         """Record inputs (``None`` skipped) with their size and sha256."""

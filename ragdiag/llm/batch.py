@@ -41,6 +41,7 @@ from ragdiag.llm.batch_files import (
     request_line,
     split_lines,
 )
+from ragdiag.llm.batch_state import check_index_row, check_state
 
 __all__ = ["BATCH_MODES", "BatchFolder", "BatchPending", "BatchRunner", "Deferred"]
 STATE_FILE = "batches.json"
@@ -74,7 +75,9 @@ class BatchFolder:
     entries: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def open(cls, path: Path, must_exist: bool = False) -> BatchFolder:
+    def open(cls, path: Path, must_exist: bool = False, check_files: bool = True) -> BatchFolder:
+        """The folder's state, checked (:func:`ragdiag.llm.batch_state.check_state`); with ``check_files``
+        the files its open entries still need must be there (index files; request files not yet uploaded)."""
         path = Path(path)
         state = path / STATE_FILE
         if not state.is_file():
@@ -83,9 +86,27 @@ class BatchFolder:
             return cls(path)
         try:
             data = json.loads(state.read_text(encoding="utf-8"))
-            return cls(path, data.get("base_url"), data.get("cache_dir"), list(data["entries"]))
-        except (OSError, ValueError, KeyError, TypeError) as err:
+        except (OSError, ValueError) as err:
             raise RagdiagError(f"{state}: unreadable batch state ({err}); remove the folder to start over") from None
+        folder = cls(path, *check_state(data, state))
+        if check_files:
+            folder.check_files()
+        return folder
+
+    def check_files(self) -> None:
+        """Refuse an open entry whose index file, or whose request file not yet uploaded, is gone."""
+        for number, entry in enumerate(self.entries, 1):
+            if entry["collected"]:
+                continue
+            needed = [("index", entry["index"])]
+            if entry["mode"] == "openai" and entry["input_file_id"] is None:
+                needed.append(("file", entry["file"]))
+            for name, file in needed:
+                if not (self.path / file).is_file():
+                    raise RagdiagError(
+                        f"{self.path / file}: missing (entry {number} of {self.path / STATE_FILE}, field '{name}', "
+                        f"not yet {'uploaded' if name == 'file' else 'collected'}); `ragdiag batch cancel {self.path}` "
+                        "drops the open entries and a rerun writes their requests again")
 
     def save(self) -> None:
         write_json(self.path / STATE_FILE, {"base_url": self.base_url, "cache_dir": self.cache_dir,
@@ -94,8 +115,7 @@ class BatchFolder:
     def index(self, entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """custom_id → cache-key request of one file."""
         path = self.path / entry["index"]
-        rows = [row for _, row in read_jsonl_lines(path)]
-        return {row["custom_id"]: row["request"] for row in rows}
+        return dict(check_index_row(row, path, line) for line, row in read_jsonl_lines(path))
 
     def active(self, mode: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.entries if not e["collected"] and (mode is None or e["mode"] == mode)]
@@ -163,7 +183,8 @@ def write_failures(folder: BatchFolder, entry: dict[str, Any], failures: list[di
 class BatchClient:
     """The Files and Batches endpoints through the ``openai`` SDK, each call under the retry policy."""
 
-    def __init__(self, sdk, policy, sleep: Callable[[float], None], text_of: Callable[[dict[str, Any]], str]) -> None:
+    def __init__(self, sdk, policy, sleep: Callable[[float], None],
+                 text_of: Callable[[dict[str, Any], dict[str, Any]], str]) -> None:
         self.sdk, self.policy, self.sleep, self.text_of = sdk, policy, sleep, text_of
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -177,7 +198,11 @@ class BatchClient:
     def submit(self, folder: BatchFolder, entry: dict[str, Any]) -> None:
         """Upload the file and create its batch; the state is saved after each of the two steps."""
         if entry["input_file_id"] is None:
-            data = (folder.path / entry["file"]).read_bytes()
+            try:
+                data = (folder.path / entry["file"]).read_bytes()
+            except OSError as err:
+                raise RagdiagError(f"{folder.path / entry['file']}: cannot read the request file ({err.strerror}); "
+                                   f"`ragdiag batch cancel {folder.path}` drops it and a rerun writes it again") from None
             uploaded = self._call(f"uploading {entry['file']}",
                                   lambda: self.sdk.files.create(file=(entry["file"], data), purpose="batch"))
             entry["input_file_id"], entry["status"] = uploaded.id, "uploaded"
@@ -207,7 +232,7 @@ class BatchClient:
         requests = folder.index(entry)
         seen: dict[str, str] = {}
         parsed = [parse_results(self.download(file_id), f"batch {entry['batch_id']} {kind} file {file_id}",
-                                set(requests), self.text_of, seen)
+                                requests, self.text_of, seen)
                   for kind, file_id in (("output", batch.output_file_id), ("error", batch.error_file_id)) if file_id]
         collected = Collected()
         for results in parsed:
@@ -242,7 +267,7 @@ class BatchRunner:
     wait: float | None
     sdk_factory: Callable[[], Any]
     policy: Any
-    text_of: Callable[[dict[str, Any]], str]
+    text_of: Callable[[dict[str, Any], dict[str, Any]], str]
     sleep: Callable[[float], None] = time.sleep
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -33,7 +33,7 @@ def check_batch_settings(cfg: Any) -> None:
 
 
 def batch_runner(cfg: Any, sdk_factory: Callable[[], Any], sleep: Callable[[float], None],
-                 text_of: Callable[[dict[str, Any]], str]):
+                 text_of: Callable[[dict[str, Any], dict[str, Any]], str]):
     """The :class:`ragdiag.llm.batch.BatchRunner` of a client; the folder defaults to CACHE_DIR/batches."""
     from ragdiag.config import resolve_cache_dir
     from ragdiag.io.writer import check_output_dir
@@ -46,6 +46,7 @@ def batch_runner(cfg: Any, sdk_factory: Callable[[], Any], sleep: Callable[[floa
     if folder.entries and folder.active() and folder.base_url != base_url:
         raise RagdiagError(f"{path}: its open batches belong to base URL {folder.base_url}, not {base_url}; "
                            "collect or cancel them, or give another --batch-dir")
-    folder.base_url, folder.cache_dir = base_url, str(resolve_cache_dir(cfg.cache_dir))
+    # absolute: `batch collect` run from another folder must fill this cache, not a new one beside it
+    folder.base_url, folder.cache_dir = base_url, str(resolve_cache_dir(cfg.cache_dir).absolute())
     return BatchRunner(cfg.batch, folder, cfg.batch_max_requests, cfg.batch_max_bytes, cfg.batch_poll, cfg.batch_wait,
                        sdk_factory, cfg.policy, text_of, sleep)

@@ -77,13 +77,15 @@ def _reason(row: dict[str, Any]) -> str | None:
     return None
 
 
-def parse_results(data: bytes, source: str, known: set[str], text_of: Callable[[dict[str, Any]], str],
-                  seen: dict[str, str] | None = None) -> Results:
+def parse_results(data: bytes, source: str, known: dict[str, dict[str, Any]],
+                  text_of: Callable[[dict[str, Any], dict[str, Any]], str], seen: dict[str, str] | None = None) -> Results:
     """Check every line before anything is used: JSON object, ``custom_id`` a request of this batch
-    folder, no custom_id twice (in this file or, through ``seen``, in the files read before).
+    folder (``known``: custom_id → its cache-key request), no custom_id twice (in this file or,
+    through ``seen``, in the files read before).
 
-    A 200 response whose body has no usable text (``text_of``, the client's
-    :func:`ragdiag.llm.client.reply_text`, raises :class:`BadReply`) is a failure.
+    ``text_of(body, request)`` is the text cached (the client's :func:`ragdiag.llm.client.stored_reply`:
+    logprobs packed for a logprob request, long replies cut as the synchronous path cuts them); a 200
+    response whose body has no usable text (:class:`BadReply`) is a failure.
     """
     seen = {} if seen is None else seen
     rows: list[tuple[int, dict[str, Any]]] = []
@@ -104,7 +106,7 @@ def parse_results(data: bytes, source: str, known: set[str], text_of: Callable[[
         if reason is None:
             body = row["response"].get("body")
             try:
-                text = text_of(body if isinstance(body, dict) else {})
+                text = text_of(body if isinstance(body, dict) else {}, known[row["custom_id"]])
             except BadReply as err:
                 reason = f"unusable reply ({err})"
         if reason is not None:

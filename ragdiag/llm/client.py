@@ -84,6 +84,17 @@ def cap_reply(text: str) -> tuple[str, bool]:
     return text[:MAX_REPLY_CHARS] + note, True
 
 
+def stored_reply(body: dict[str, Any], request: dict[str, Any]) -> str:
+    """The text a batch reply is cached as, as the synchronous path caches it: for a logprob request
+    its content and top_logprobs (:func:`ragdiag.llm.logprobs.pack_reply`; a reply without them is
+    one line, :class:`ragdiag.llm.logprobs.LogprobsMissing`), else its content; cut at
+    :data:`MAX_REPLY_CHARS` (:func:`cap_reply`)."""
+    params = request.get("params")
+    if isinstance(params, dict) and params.get("logprobs"):
+        return pack_reply(body, f"the batch reply (model {request.get('model')})")
+    return cap_reply(reply_text(body))[0]
+
+
 def _tokens(body: dict[str, Any], name: str) -> int:
     usage = body.get("usage")
     value = usage.get(name) if isinstance(usage, dict) else None
@@ -209,7 +220,7 @@ class LLMClient:
         self._sdk = None
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
-        self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
+        self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, stored_reply)
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:

@@ -5,7 +5,13 @@ Liu et al. 2023, "G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment
 (``max_tokens=1``, ``logprobs=True``, ``top_logprobs=N``); the probabilities of the tokens that
 read as the digits 1–5 (surrounding spaces ignored, the same digit's variants summed) are
 renormalised over those digits: p_d = exp(lp_d) / Σ_{d'∈1..5} exp(lp_d'), and the grade is the
-expected value E[g] = Σ_d d · p_d. Digits missing from the top N get probability 0.
+expected value E[g] = Σ_d d · p_d. Digits missing from the top N get probability 0. The sum is taken
+in log space (log-sum-exp: p_d = exp(lp_d − m − log Σ exp(lp_d' − m)), m = max lp), so digits whose
+logprobs are all below about −745, where ``exp`` underflows to 0, still give their distribution.
+
+A logprob is a log-probability: a reply holding one that is NaN, infinite or above 0 (beyond
+:data:`LOGPROB_SLACK` of rounding) is a broken reply (:class:`BadReply`, asked again, never cached);
+a reply already cached with one yields no grade (and is asked again, like a reply without a digit).
 
 A logprob reply is kept in the call cache as the JSON ``{"content": …, "top_logprobs": [{"token",
 "logprob"}, …]}`` (the request's ``logprobs`` parameters are in its cache key).
@@ -18,8 +24,10 @@ import math
 from typing import Any
 
 from ragdiag.errors import RagdiagError
+from ragdiag.remote.retry import BadReply
 
 DIGITS = (1, 2, 3, 4, 5)
+LOGPROB_SLACK = 1e-6  # rounding above 0 a server may print for a certain token
 
 
 class LogprobsMissing(RagdiagError):
@@ -49,8 +57,10 @@ def pack_reply(body: dict[str, Any], where: str) -> str:
             "asked for them: --grade-mode logprobs needs a server that returns logprobs; use --grade-mode digit")
     kept = [{"token": t["token"], "logprob": float(t["logprob"])} for t in top
             if isinstance(t, dict) and isinstance(t.get("token"), str)
-            and isinstance(t.get("logprob"), (int, float)) and not isinstance(t.get("logprob"), bool)
-            and math.isfinite(t["logprob"])]
+            and isinstance(t.get("logprob"), (int, float)) and not isinstance(t.get("logprob"), bool)]
+    broken = next((t for t in kept if not valid_logprob(t["logprob"])), None)
+    if broken is not None:
+        raise BadReply(f"token {broken['token']!r} has logprob {broken['logprob']!r}, not a log-probability (finite, <= 0)")
     text = message.get("content") if isinstance(message.get("content"), str) else ""
     return json.dumps({"content": text, "top_logprobs": kept}, ensure_ascii=False, sort_keys=True)
 
@@ -65,17 +75,31 @@ def unpack_reply(text: str) -> list[dict[str, Any]]:
     return top if isinstance(top, list) else []
 
 
+def valid_logprob(value: Any) -> bool:
+    """A finite number at most 0 (plus :data:`LOGPROB_SLACK`)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value <= LOGPROB_SLACK)
+
+
 def digit_probabilities(top_logprobs: list[dict[str, Any]]) -> list[float] | None:
-    """[p_1, …, p_5] renormalised over the digit tokens among ``top_logprobs``; None when there is no digit."""
-    mass = dict.fromkeys(DIGITS, 0.0)
+    """[p_1, …, p_5] renormalised over the digit tokens among ``top_logprobs`` by log-sum-exp (see the
+    module docstring); None when no digit is among them, or when any entry's logprob is not valid
+    (:func:`valid_logprob`: a broken reply, e.g. cached by an earlier version)."""
+    from scipy.special import logsumexp
+
+    digits = {str(d): d for d in DIGITS}
+    logs: dict[int, list[float]] = {d: [] for d in DIGITS}
     for entry in top_logprobs:
+        if not isinstance(entry, dict) or not valid_logprob(entry.get("logprob")):
+            return None
         token = str(entry.get("token", "")).strip()
-        if token in {str(d) for d in DIGITS}:
-            mass[int(token)] += math.exp(float(entry["logprob"]))
-    total = sum(mass.values())
-    if total <= 0:
+        if token in digits:
+            logs[digits[token]].append(float(entry["logprob"]))
+    if not any(logs.values()):
         return None
-    return [mass[d] / total for d in DIGITS]
+    per_digit = {d: float(logsumexp(v)) if v else -math.inf for d, v in logs.items()}  # the same digit's variants summed
+    total = float(logsumexp([v for v in per_digit.values() if v > -math.inf]))
+    return [math.exp(per_digit[d] - total) if per_digit[d] > -math.inf else 0.0 for d in DIGITS]
 
 
 def expected_grade(probs: list[float]) -> float:

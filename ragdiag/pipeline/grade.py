@@ -193,17 +193,32 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
     return judge
 
 
-def make_logprob_judge(client: LLMClient, top_logprobs: int):
-    """``judge((row, ideal, model, repeat)) -> Verdict``: one one-token call; grade = E[digit] (G-Eval)."""
+def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: bool = False,
+                       retried: list[str] | None = None):
+    """``judge((row, ideal, model, repeat)) -> Verdict``: one one-token call; grade = E[digit] (G-Eval).
+
+    ``retry_unparsed`` and ``retried`` as in :func:`make_judge`: a cached reply that yields no grade (no
+    digit among its top tokens, or a logprob that is not one) is asked again, bypassing the cache."""
     prompt = load_prompt("grading-logprobs")
+    retried = retried if retried is not None else []
+    lock = threading.Lock()
+
+    def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+        messages = prompt.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
+        again = {"fresh": True} if fresh else {}
+        reply = client.chat(client.request(messages, prompt.id, model, repeat=repeat, top_logprobs=top_logprobs),
+                            _label(row, model, repeat), **again)
+        probs = digit_probabilities(unpack_reply(reply.text))
+        return Verdict(None if probs is None else expected_grade(probs), [reply.text], probs), reply.cached
 
     def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
         row, ideal, model, repeat = item
-        messages = prompt.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
-        reply = client.chat(client.request(messages, prompt.id, model, repeat=repeat, top_logprobs=top_logprobs),
-                            _label(row, model, repeat))
-        probs = digit_probabilities(unpack_reply(reply.text))
-        return Verdict(None if probs is None else expected_grade(probs), [reply.text], probs)
+        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
+        if verdict.grade is None and cached and retry_unparsed:
+            with lock:
+                retried.append(_label(row, model, repeat))
+            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
+        return verdict
 
     return judge
 
@@ -263,20 +278,24 @@ def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
 
 def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
                repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None,
-               retry_unparsed: bool = False, lang: str = "en") -> Judged:
+               retry_unparsed: bool = False, lang: str = "en", top_logprobs: int | None = None) -> Judged:
     """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error;
     rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged.
     ``judge``: the judge function (default :func:`make_judge` in ``lang``); ``retry_unparsed``: see
     :func:`make_judge` (only for the default judge, in the ``rw`` cache mode: ``replay`` cannot send,
-    ``refresh`` and ``off`` ask everything anyway). Each graded record carries the grading language as
-    ``lang`` (and the answer's ``cut``, if any)."""
+    ``refresh`` and ``off`` ask everything anyway); ``top_logprobs``: without ``judge``, the default judge
+    is :func:`make_logprob_judge` (``--grade-mode logprobs``). Each graded record carries the grading
+    language as ``lang`` (and the answer's ``cut``, if any)."""
     skip = skip or {}
     items = [(row, ideal[row["id"]], model, repeat) for row in rows
              if row.get("answer") is not None and ideal.get(row["id"]) is not None and row["id"] not in skip
              for model in judges for repeat in range(repeats)]
     labels = [_label(row, model, repeat) for row, _, model, repeat in items]
     retried: list[str] = []
-    judge = judge or make_judge(client, retry_unparsed and client.config.cache == "rw", retried, lang)
+    retry = retry_unparsed and client.config.cache == "rw"
+    if judge is None and top_logprobs is not None:
+        judge = make_logprob_judge(client, top_logprobs, retry, retried)
+    judge = judge or make_judge(client, retry, retried, lang)
     outcome = run_items(client, judge, items, labels, "grading", progress)
     verdicts = {(id(it[0]), it[2], it[3]): (res, err) for it, res, err in zip(items, outcome.results, outcome.errors)}
     grades = np.full((len(judges), repeats, len(rows)), np.nan)
@@ -393,8 +412,8 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
     client = LLMClient(config)
     try:
-        judge = make_logprob_judge(client, top_logprobs) if grade_mode == "logprobs" else None
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress, judge, skip, retry_unparsed, lang)
+        logprobs = top_logprobs if grade_mode == "logprobs" else None
+        judged = grade_rows(rows, ideal, client, judges, repeats, progress, None, skip, retry_unparsed, lang, logprobs)
         for graded_row, kind in zip(judged.graded, topk_kinds):
             if kind is not None:
                 graded_row["topK_degenerate"] = kind

@@ -15,8 +15,9 @@ import numpy as np
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from tests import golden
 
-TIMING_KEYS = frozenset({"run_record", "qps_batch", "qps_batch_runs", "latency_ms", "build_s", "seconds",
+TIMING_KEYS = frozenset({"qps_batch", "qps_batch_runs", "latency_ms", "build_s", "seconds",
                          "timings_s", "qps", "latency", "us_per_query",
                          "p50", "p95", "p99", "speedup_vs_exact", "threads",  # threads: faiss OpenMP state of the process
 
@@ -29,13 +30,7 @@ QRELS = "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d9 0\n"
 def comparable(doc: Any) -> Any:
     """``doc`` without the run record and the timing fields (at any depth), the test servers' ports
     (a fresh one on every run) written as PORT."""
-    if isinstance(doc, dict):
-        return {k: comparable(v) for k, v in doc.items() if k not in TIMING_KEYS}
-    if isinstance(doc, list):
-        return [comparable(v) for v in doc]
-    if isinstance(doc, str):
-        return LOCAL_SERVER.sub("http://127.0.0.1:PORT", doc)
-    return doc
+    return golden.comparable(doc, TIMING_KEYS)
 
 
 def _invoke(args: list[str]) -> None:

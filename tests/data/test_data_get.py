@@ -203,3 +203,82 @@ def test_spf_qr_fr_from_its_commit_equals_the_beir_files(tmp_path):
     target.write_bytes(target.read_bytes().replace(b"F34355", b"F00000"))
     changed = _get("spf-qr-fr", "--dir", str(tmp_path / "other"), "--source", str(tmp_path / "mirror"))
     assert changed.exit_code == 2 and "is not the expected" in changed.stderr
+
+
+def _bad_mirror(root: Path, corpus: list[dict], qrels_tsv: str, parquet: bool = False) -> Path:
+    source = _mirror(root, "nfcorpus", corpus, [{"_id": "q0", "text": "q"}], {"test": []}, parquet=parquet)
+    (source / "BeIR" / "nfcorpus-qrels" / "test.tsv").write_text(qrels_tsv, encoding="utf-8")
+    return source
+
+
+PASSAGES = [{"_id": "d0", "title": "", "text": "one"}, {"_id": "d1", "title": "", "text": "two"}]
+
+
+@pytest.mark.parametrize("corpus, qrels, needle", [
+    ([], "query-id\tcorpus-id\tscore\nq0\td0\t1\n", "nfcorpus (corpus): it holds no rows"),
+    (PASSAGES, "query-id\tcorpus-id\nq0\td0\n", "qrels for test.tsv: row 1: field 'score': missing"),
+    (PASSAGES, "query-id\tcorpus-id\tscore\nq0\td0\t1\nq0\td1\thigh\n",
+     "qrels for test.tsv: row 2: field 'score': expected a whole number, got 'high'"),
+    (PASSAGES, "query-id\tcorpus-id\tscore\nq0\td0\t1\nq0\td1\t0.5\n",
+     "row 2: field 'score': expected a whole number, got 0.5 (a fractional grade is not truncated)"),
+])
+def test_a_bad_mirror_is_one_line_and_nothing_is_written(tmp_path, corpus, qrels, needle):
+    source = _bad_mirror(tmp_path / "mirror", corpus, qrels)
+    result = _get("nfcorpus", "--dir", str(tmp_path / "data"), "--source", str(source))
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ragdiag: error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and needle in errors[0], result.stderr
+    assert not (tmp_path / "data" / "nfcorpus").exists()
+
+
+def test_an_empty_parquet_corpus_is_refused(tmp_path):
+    source = _bad_mirror(tmp_path / "mirror", [], "query-id\tcorpus-id\tscore\nq0\td0\t1\n", parquet=True)
+    result = _get("nfcorpus", "--dir", str(tmp_path / "data"), "--source", str(source))
+    assert result.exit_code == 2 and result.stderr.count("ragdiag: error:") == 1, result.stderr
+    assert not (tmp_path / "data" / "nfcorpus").exists()
+
+
+def _fetched(tmp_path) -> tuple[Path, Path]:
+    source, data = _tiny(tmp_path / "mirror"), tmp_path / "data"
+    assert _get("scifact", "--dir", str(data), "--source", str(source)).exit_code == 0
+    return source, data
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda m: [m], "manifest.json: expected a JSON object, got list"),
+    (lambda m: {**m, "files": "corpus.jsonl"}, "manifest.json: field 'files': expected an object"),
+    (lambda m: {**m, "files": {**m["files"], "corpus.jsonl": 3}}, "field 'files.corpus.jsonl': expected"),
+    (lambda m: {**m, "files": {"../../outside.txt": {"bytes": 5, "sha256": "0" * 64}}},
+     "field 'files': '../../outside.txt' is not a path inside the set's folder"),
+    (lambda m: {**m, "files": {"/etc/hostname": {"bytes": 5, "sha256": "0" * 64}}},
+     "field 'files': '/etc/hostname' is not a path inside the set's folder"),
+    (lambda m: {**m, "counts": {"corpus": "six"}}, "field 'counts': expected an object of whole numbers"),
+    (lambda m: {**m, "sample": "all"}, "field 'sample': expected a whole number"),
+])
+def test_a_tampered_manifest_is_one_line_naming_the_field(tmp_path, change, needle):
+    source, data = _fetched(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("hello")  # what '../../outside.txt' names from data/scifact/
+    manifest = data / "scifact" / "manifest.json"
+    manifest.write_text(json.dumps(change(json.loads(manifest.read_text()))))
+    for result in (runner.invoke(app, ["data", "list", "--dir", str(data)]),
+                   _get("scifact", "--dir", str(data), "--source", str(source))):
+        errors = [line for line in result.stderr.splitlines() if line.startswith("ragdiag: error:")]
+        assert result.exit_code == 2 and len(errors) == 1 and needle in errors[0], result.stderr
+        assert "data get scifact --force" in errors[0] and "Traceback" not in result.stderr
+    assert outside.read_text() == "hello"
+    forced = _get("scifact", "--dir", str(data), "--source", str(source), "--force")
+    assert forced.exit_code == 0, forced.stderr
+
+
+def test_force_over_a_symlinked_set_is_refused_and_leaves_its_target(tmp_path):
+    source, data = _fetched(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    (data / "scifact").rename(elsewhere)
+    (data / "scifact").symlink_to(elsewhere, target_is_directory=True)
+    before = sorted(p.name for p in elsewhere.rglob("*"))
+    plain = _get("scifact", "--dir", str(data), "--source", str(source))  # a link to a good set is read as one
+    assert plain.exit_code == 0 and "already there, verified" in plain.stdout, plain.stderr
+    forced = _get("scifact", "--dir", str(data), "--source", str(source), "--force")
+    assert forced.exit_code == 2 and forced.stderr.count("ragdiag: error:") == 1, forced.stderr
+    assert f"is a symbolic link to {elsewhere}" in forced.stderr and "OSError" not in forced.stderr
+    assert (data / "scifact").is_symlink() and sorted(p.name for p in elsewhere.rglob("*")) == before

@@ -17,6 +17,7 @@ from ragdiag.cli import app
 from ragdiag.evaluate.clq import ClqResult
 from ragdiag.evaluate.dynamic_k import DynamicKResult
 from ragdiag.evaluate.result import EvaluateResult
+from tests.golden import comparable
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -40,11 +41,8 @@ CASES = {
 
 
 def _volatile_removed(doc: dict) -> dict:
-    """The document without what differs between two runs: the run record and the elapsed seconds."""
-    doc = {k: v for k, v in doc.items() if k != "run_record"}
-    if isinstance(doc.get("meta"), dict):
-        doc["meta"] = {k: v for k, v in doc["meta"].items() if k != "seconds"}
-    return doc
+    """The document as a golden comparison sees it (:func:`tests.golden.comparable`)."""
+    return comparable(doc)
 
 
 def _run(folder: Path, args: list[str], out: Path, monkeypatch, extra: tuple[str, ...] = ()) -> None:

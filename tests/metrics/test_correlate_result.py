@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.metrics.correlate_result import CorrelateResult
+from tests.golden import comparable
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REPO = Path(__file__).resolve().parents[2]
@@ -40,14 +41,9 @@ def _golden(name: str) -> dict:
 
 
 def _without_run_record(doc: dict) -> dict:
-    """The document without the run record and argv; a source under a ``shared/`` data folder is
-    named from that folder on (the golden file was written in a clone beside /work/shared)."""
-    doc = {k: v for k, v in doc.items() if k != "run_record"}
-    doc["meta"] = {k: v for k, v in doc["meta"].items() if k != "argv"}
-    source = doc["meta"].get("source")
-    if isinstance(source, str) and "/shared/data/" in source:
-        doc["meta"]["source"] = "shared/data/" + source.split("/shared/data/", 1)[1]
-    return doc
+    """The document as a golden comparison sees it (:func:`tests.golden.comparable`: no run record,
+    argv or versions; a source under a ``shared/`` data folder named from that folder on)."""
+    return comparable(doc)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -17,6 +17,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from tests.golden import comparable
+
 GOLDEN = Path(__file__).resolve().parent / "golden"
 # output file (relative to the run folder) → golden file name
 FILES = {
@@ -28,8 +30,6 @@ FILES = {
     "corpus/corpus_run.json": "corpus_run.json",
     "corpus/graded.json.manifest.json": "corpus.graded.manifest.json",
 }
-# fields that differ between identical reruns: when and where the run happened, how long it took
-VOLATILE = ("run_record", "seconds")
 # the chat server's port is in the files (meta.llm.provider, the answers' sha256): a fixed one
 PORT = 47917
 
@@ -94,12 +94,9 @@ def read_output(path: Path) -> Any:
 
 
 def without_volatile(doc: Any) -> Any:
-    """``doc`` without the run record, timing and server-address fields, at any depth."""
-    if isinstance(doc, dict):
-        return {k: without_volatile(v) for k, v in doc.items() if k not in VOLATILE}
-    if isinstance(doc, list):
-        return [without_volatile(v) for v in doc]
-    return doc
+    """``doc`` as a golden comparison sees it (:func:`tests.golden.comparable`): no run record, timing
+    or version fields, the server's address as PORT."""
+    return comparable(doc)
 
 
 def main() -> None:

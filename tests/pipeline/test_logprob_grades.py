@@ -10,6 +10,7 @@ import pytest
 
 from ragdiag.data.loaders import load_graded_file
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade
+from tests.servers.chat_server import ChatServer
 
 
 def test_digit_probabilities_renormalise_over_the_digits_only():
@@ -144,3 +145,97 @@ def test_the_graded_loader_reads_grade_probs_and_names_a_bad_one(tmp_path):
     path.write_text(json.dumps(rows))
     with pytest.raises(RagdiagError, match=r"record 1: field 'grade_probs': .* is not 5 probabilities"):
         load_graded_file(path)
+
+
+class BrokenLogprobServer(ChatServer):
+    """The chat test server, but its logprob replies carry ``top`` as their first-token top_logprobs
+    (None: the normal deterministic ones) — a server printing logprobs that are not log-probabilities."""
+
+    top: list[dict] | None = None
+
+    def reply(self, body):
+        if body.get("logprobs") and self.top is not None:
+            reply = ChatServer.completion(body, self.top[0]["token"])
+            reply["choices"][0]["logprobs"] = {"content": [{**self.top[0], "top_logprobs": self.top}]}
+            return 200, reply
+        return super().reply(body)
+
+
+@pytest.mark.parametrize("broken", [
+    [{"token": "4", "logprob": 1000.0}, {"token": "2", "logprob": -1.0}],  # was OverflowError, cached, every rerun
+    [{"token": "4", "logprob": float("nan")}, {"token": "2", "logprob": float("nan")}],  # was a null grade for good
+])
+def test_broken_logprobs_are_not_grades_and_a_fixed_server_is_asked_again(tiny, run_cli, tmp_path, monkeypatch, broken):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BrokenLogprobServer() as server:
+        answers = _answers(tiny, server, run_cli, tmp_path)
+        server.top = broken
+        args = ["grade", "--answers", answers, "--base-url", server.base_url, "--grade-mode", "logprobs",
+                "--max-retries", "0", "--workers", "1"]
+        res = run_cli(*args, "--out", tmp_path / "broken.json")
+        assert not isinstance(res.exception, OverflowError) and "Traceback" not in res.output, res.output
+        errors = [line for line in res.output.splitlines() if line.startswith("ragdiag: error:")]
+        assert res.exit_code == 2 and len(errors) == 1 and "not a log-probability" in errors[0], res.output
+        assert not (tmp_path / "broken.json").exists()  # a server that keeps sending them stops the run
+        server.top = None  # the server is fixed: the rerun asks every judge call again (none was cached)
+        sent = server.requests
+        res = run_cli(*args, "--out", tmp_path / "fixed.json")
+        assert res.exit_code == 0, res.output
+        records = json.loads((tmp_path / "fixed.json").read_text())
+        assert server.requests - sent == len(records) and all(r["grade"] is not None for r in records)
+
+
+def test_a_cached_reply_without_a_grade_is_asked_again(tiny, run_cli, tmp_path, monkeypatch):
+    """A reply that yields no grade (no digit among its top tokens; or a broken logprob an earlier version
+    cached) is re-asked by the next run instead of replaying as null."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BrokenLogprobServer() as server:
+        answers = _answers(tiny, server, run_cli, tmp_path)
+        server.top = [{"token": "The", "logprob": -0.1}, {"token": "A", "logprob": -2.5}]
+        args = ["grade", "--answers", answers, "--base-url", server.base_url, "--grade-mode", "logprobs"]
+        res = run_cli(*args, "--out", tmp_path / "prose.json")
+        assert res.exit_code == 3 and "below --min-coverage" in res.output  # written, with the gate's exit code
+        rows = len(json.loads((tmp_path / "prose.json").read_text()))
+        assert all(r["grade"] is None for r in json.loads((tmp_path / "prose.json").read_text()))
+        server.top = None
+        sent = server.requests
+        res = run_cli(*args, "--out", tmp_path / "again.json")
+        assert res.exit_code == 0, res.output
+        assert server.requests - sent == rows
+        assert all(r["grade"] is not None for r in json.loads((tmp_path / "again.json").read_text()))
+        summary = json.loads((tmp_path / "again.json.manifest.json").read_text())["summary"]
+        assert summary["retried_unparsed"] == rows
+        sent = server.requests  # healed: a third run is answered from the cache
+        assert run_cli(*args, "--out", tmp_path / "third.json").exit_code == 0 and server.requests == sent
+
+
+def test_digits_below_exp_underflow_still_grade(tiny, run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with BrokenLogprobServer() as server:
+        answers = _answers(tiny, server, run_cli, tmp_path)
+        server.top = [{"token": "4", "logprob": -800.0}, {"token": "2", "logprob": -801.0},
+                      {"token": "The", "logprob": -803.0}]
+        res = run_cli("grade", "--answers", answers, "--out", tmp_path / "g.json", "--base-url", server.base_url,
+                      "--grade-mode", "logprobs")
+        assert res.exit_code == 0, res.output
+        assert {round(r["grade"], 3) for r in json.loads((tmp_path / "g.json").read_text())} == {3.462}
+
+
+def test_a_broken_reply_an_earlier_version_cached_is_asked_again(tiny, server, run_cli, tmp_path):
+    """Before the check, a digit at logprob +1000 was cached as is and every rerun crashed (OverflowError)."""
+    from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+
+    answers = _answers(tiny, server, run_cli, tmp_path)
+    args = ["grade", "--answers", answers, "--base-url", server.base_url, "--grade-mode", "logprobs"]
+    assert run_cli(*args, "--out", tmp_path / "good.json").exit_code == 0
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    broken = json.dumps({"content": "4", "top_logprobs": [{"token": "4", "logprob": 1000.0}]})
+    judged = [e for e in cache.export() if e["request"]["params"].get("logprobs")]
+    for entry in judged:
+        cache.put(entry["key"], entry["request"], broken, 0, 0)
+    cache.close()
+    sent = server.requests
+    res = run_cli(*args, "--out", tmp_path / "again.json")
+    assert res.exit_code == 0, res.output
+    assert server.requests - sent == len(judged)
+    assert json.loads((tmp_path / "again.json").read_text()) == json.loads((tmp_path / "good.json").read_text())

@@ -10,6 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from tests.golden import comparable
 from tests.servers.embeddings_server import EmbeddingsServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +26,6 @@ RUNS = {
     "names_real": ["probe", "names", *EMBEDDER, "--queries", DATA["queries"], "--corpus", DATA["corpus"],
                         "--qrels", DATA["qrels"], "--k", "5", "--bootstrap", "50", "--seed", "3"],
 }
-VOLATILE = ("run_record",)
 
 
 def run_text(name: str, tmp: Path, monkeypatch, fmt: str = "json") -> str:
@@ -54,7 +54,5 @@ def golden_text(name: str) -> str:
 
 
 def without_run_record(doc):
-    """The document with the run record (timestamps, durations, host) removed."""
-    if isinstance(doc, list):
-        return [without_run_record(d) for d in doc]
-    return {k: v for k, v in doc.items() if k not in VOLATILE}
+    """The document as a golden comparison sees it (:func:`tests.golden.comparable`)."""
+    return comparable(doc)

@@ -1,0 +1,31 @@
+"""``ragdiag config show``: the settings users repeat, their effective values and where each came from."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from ragdiag.cli import params as p
+
+app = typer.Typer(help="Settings read from ragdiag.toml (or --config, or \\[tool.ragdiag] in pyproject.toml) and "
+                       "RAGDIAG_* environment variables. Precedence: flag > environment > file > default.",
+                  no_args_is_help=True)
+
+
+@app.command("show")
+def show(ctx: typer.Context, fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None) -> None:
+    """Print each setting's effective value and its source (env, file or default); a flag given to a
+    command still wins over both."""
+    from rich.console import Console
+
+    from ragdiag.commands.config import run
+    from ragdiag.report.config_report import config_table
+    from ragdiag.settings import load_file
+
+    settings = ctx.find_root().meta.get("ragdiag.settings") or load_file()
+    result = run(settings)
+    if fmt == p.TableFormat.json:
+        typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
+        return
+    Console().print(config_table(result))

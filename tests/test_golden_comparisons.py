@@ -1,0 +1,65 @@
+"""Golden files test ragdiag, not its dependencies (issue 28): every golden comparison goes through
+:func:`tests.golden.comparable`, which drops the run record, dependency versions, hosts, timings and
+ports at any depth, so a new faker or numpy release, another machine or another path changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.golden import VOLATILE, comparable
+
+TESTS = Path(__file__).resolve().parent
+GOLDEN_JSON = sorted(p for p in TESTS.glob("*/golden/**/*.json"))
+# ad-hoc strippers that compared only part of the surroundings (the faker version slipped through one)
+AD_HOC = re.compile(r'!= "run_record"|k not in VOLATILE|k not in TIMING_KEYS')
+
+
+def _surroundings_changed(doc):
+    """``doc`` as another machine, another day and newer dependencies would write it."""
+    if isinstance(doc, dict):
+        out = {}
+        for key, value in doc.items():
+            if key == "versions" and isinstance(value, dict):
+                out[key] = {name: "999.0.0" for name in value}
+            elif key in VOLATILE:
+                out[key] = "elsewhere"
+            else:
+                out[key] = _surroundings_changed(value)
+        return out
+    if isinstance(doc, list):
+        return [_surroundings_changed(v) for v in doc]
+    if isinstance(doc, str):
+        return re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:1", doc)
+    return doc
+
+
+def test_comparable_drops_versions_hosts_timings_and_ports_at_any_depth():
+    doc = {"run_record": {"host": "a"}, "meta": {"versions": {"faker": "40.54.0"}, "python": "3.11.7", "seconds": 3.2,
+                                                  "embedder": "openai:x@http://127.0.0.1:44223/v1",
+                                                  "source": "/work/shared/data/scifact/corpus.jsonl", "k": 5},
+           "rows": [{"platform": "Linux", "value": 0.25}]}
+    assert comparable(doc) == {"meta": {"embedder": "openai:x@http://127.0.0.1:PORT/v1",
+                                        "source": "shared/data/scifact/corpus.jsonl", "k": 5},
+                               "rows": [{"value": 0.25}]}
+
+
+def test_a_number_change_still_shows():
+    doc = {"meta": {"versions": {"numpy": "2.4.6"}}, "value": 0.5}
+    assert comparable(doc) != comparable({**doc, "value": 0.51})
+
+
+@pytest.mark.parametrize("path", GOLDEN_JSON, ids=lambda p: str(p.relative_to(TESTS)))
+def test_every_golden_file_compares_equal_under_other_surroundings(path):
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert comparable(_surroundings_changed(copy.deepcopy(doc))) == comparable(doc)
+
+
+def test_golden_tests_compare_through_comparable():
+    offenders = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
+                 if p.name != "golden.py" and p != Path(__file__) and AD_HOC.search(p.read_text(encoding="utf-8"))]
+    assert offenders == [], f"compare golden files through tests.golden.comparable, not an ad-hoc stripper: {offenders}"

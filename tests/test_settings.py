@@ -1,0 +1,104 @@
+"""Settings users repeat (issue 30): ragdiag.toml / --config / [tool.ragdiag] and RAGDIAG_* variables,
+with precedence flag > environment > file > default, shown by `ragdiag config show` and kept in the
+run record; bad files are one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import get_args
+
+import pytest
+from typer.testing import CliRunner
+
+from ragdiag.cli import app
+from ragdiag.cli import params as p
+from ragdiag.settings import BY_KEY, SETTINGS
+from tests.pipeline.tiny_data import write_tiny
+from tests.servers.chat_server import ChatServer
+
+
+@pytest.fixture()
+def here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for setting in SETTINGS:
+        monkeypatch.delenv(setting.env, raising=False)
+    return tmp_path
+
+
+def _show(*args: str) -> dict:
+    done = CliRunner().invoke(app, [*args, "config", "show", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    return {row["key"]: row for row in json.loads(done.stdout)["settings"]}
+
+
+def test_file_then_environment_then_default(here, monkeypatch):
+    (here / "ragdiag.toml").write_text('model = "from-file"\nworkers = 3\n')
+    monkeypatch.setenv("RAGDIAG_MODEL", "from-env")
+    shown = _show()
+    assert (shown["model"]["value"], shown["model"]["source"]) == ("from-env", "env")
+    assert (shown["workers"]["value"], shown["workers"]["source"]) == ("3", "file")
+    assert (shown["embedder"]["value"], shown["embedder"]["source"]) == (None, "default")
+    assert "RAGDIAG_WORKERS" not in os.environ  # the file's values do not outlive the command
+
+
+def test_config_flag_and_pyproject_table(here):
+    (here / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ragdiag]\nembedder = "st:model-a"\n')
+    assert _show()["embedder"]["value"] == "st:model-a"
+    (here / "team.toml").write_text('embedder = "st:model-b"\n')
+    assert _show("--config", "team.toml")["embedder"]["value"] == "st:model-b"
+    (here / "ragdiag.toml").write_text('embedder = "st:model-c"\n')
+    assert _show()["embedder"]["value"] == "st:model-c"  # ragdiag.toml before pyproject.toml
+
+
+def test_a_command_uses_flag_over_environment_over_file_and_records_the_source(here, monkeypatch):
+    texts, ranked = write_tiny(here / "data")
+    (here / "ragdiag.toml").write_text('model = "from-file"\nworkers = 2\n')
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with ChatServer() as server:
+        def generate(out: str, *extra: str) -> dict:
+            done = CliRunner().invoke(app, ["generate", "--texts", str(texts), "--ranked", str(ranked), "--k", "2",
+                                            "--base-url", server.base_url, "--cache-dir", "cache", "--no-progress",
+                                            "--out", out, *extra])
+            assert done.exit_code == 0, done.output
+            return json.loads((here / f"{out}.manifest.json").read_text())["run_record"]["settings"]
+
+        from_file = generate("a.jsonl")
+        assert from_file["model"] == {"value": "from-file", "source": "file"}
+        assert from_file["workers"] == {"value": "2", "source": "file"}
+        assert from_file["base_url"]["source"] == "flag"
+        assert {body["model"] for body in server.bodies} == {"from-file"}
+        monkeypatch.setenv("RAGDIAG_MODEL", "from-env")
+        assert generate("b.jsonl")["model"] == {"value": "from-env", "source": "env"}
+        assert generate("c.jsonl", "--model", "from-flag")["model"] == {"value": "from-flag", "source": "flag"}
+        assert {body["model"] for body in server.bodies} == {"from-file", "from-env", "from-flag"}
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('modle = "x"\n', "unknown setting 'modle'"),
+    ('workers = "four"\n', "setting 'workers': expected an integer"),
+    ("workers = 0\n", "setting 'workers': 0 is out of range [1, 256]"),
+    ('model = ""\n', "setting 'model': expected a non-empty string"),
+    ("model = \n", "not a readable TOML file"),
+])
+def test_a_bad_settings_file_is_one_line_naming_it(here, text, needle):
+    (here / "ragdiag.toml").write_text(text)
+    done = CliRunner().invoke(app, ["config", "show"])
+    assert done.exit_code == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ragdiag.toml" in lines[0] and needle in lines[0], done.stderr
+
+
+def test_a_missing_config_file_is_named(here):
+    done = CliRunner().invoke(app, ["--config", "nope.toml", "config", "show"])
+    assert done.exit_code == 2 and "--config nope.toml: not found" in done.stderr
+
+
+def test_integer_bounds_are_the_options_own():
+    info = get_args(p.Workers)[1]
+    assert BY_KEY["workers"].bounds == (info.min, info.max)
+
+
+def test_every_setting_names_an_environment_variable_its_shared_option_reads():
+    declared = {get_args(decl)[1].envvar for decl in (p.Model, p.BaseUrl, p.CacheDir, p.Workers, p.Prices, p.Embedder)}
+    assert declared <= {s.env for s in SETTINGS}
