@@ -222,7 +222,7 @@ class Triage:
     def paid(self) -> int:
         return len(self.client.paid)
 
-    def _ask(self, contexts: list[tuple[QueryState, str]], what: str) -> None:
+    def _ask(self, contexts: list[tuple[QueryState, str]]) -> None:
         """Answer and grade these contexts; store each label's result and the calls on its query."""
         if not contexts:
             return
@@ -242,10 +242,9 @@ class Triage:
         paid = self.client.calls_of()
         for state in {id(s): s for s, _ in contexts}.values():
             state.calls = paid.get(state.query.id, 0)
-        del what
 
     def _wave(self, wave: list[QueryState]) -> None:
-        self._ask([(s, BASELINE) for s in wave if BASELINE in s.planned], "baseline")
+        self._ask([(s, BASELINE) for s in wave if BASELINE in s.planned])
         for state in wave:
             grade = state.evidence.grades.get(BASELINE)
             ungradable = not state.planned  # a qrels gap without --answers: no ideal answer
@@ -265,7 +264,7 @@ class Triage:
         for labels in stages(self.cfg, self.cfg.k):
             todo = [(s, lb) for s in triaged if not s.decided and not s.evidence.degenerate
                     for lb in labels if lb in s.planned]
-            self._ask(todo, "+".join(labels))
+            self._ask(todo)
             for state in triaged:
                 if not state.decided and not state.passed:
                     state.cause, state.also = decide(state.evidence)
@@ -274,7 +273,7 @@ class Triage:
                 state.cause = PASSED
         if "single-passage" in self.cfg.interventions:
             self._ask([(s, lb) for s in triaged if not s.evidence.degenerate for lb in s.planned
-                       if lb.startswith("single:")], "single-passage")
+                       if lb.startswith("single:")])
 
 
 def start(triage: Triage, client: LLMClient) -> None:
