@@ -136,6 +136,9 @@ def _register() -> None:
     from ragdiag.cli import calibrate as calibrate_cli
 
     app.command("calibrate")(calibrate_cli.calibrate)
+    from ragdiag.cli import triage as triage_cli
+
+    app.command("triage")(triage_cli.triage)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
     from ragdiag.cli import data as data_cli

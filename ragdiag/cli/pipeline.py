@@ -4,14 +4,13 @@ corpus, queries and qrels ranked by ``--retriever`` specs; see :mod:`ragdiag.com
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.cli.params import INTEGER, TEXT
 from ragdiag.io.lists import parse_ks
 
 if TYPE_CHECKING:
@@ -20,8 +19,8 @@ if TYPE_CHECKING:
 TextsOpt = p.retold(p.Texts, "Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO] (or rank your own corpus with --corpus).", kind=Optional[str])
 CorpusOpt = p.retold(p.CorpusFolder, "Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.", kind=Optional[Path])
 QrelsOpt = p.retold(p.Qrels, "With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")
-RetrieverOpt = Annotated[Optional[list[str]], typer.Option("--retriever", help="With --corpus (repeatable): dense:EMBEDDER[:INDEX_SPEC] (e.g. dense:local:hnsw:M=16,efSearch=32), bm25[:VARIANT], or hybrid:A+B (RRF).", metavar=TEXT)]
-DepthOpt = Annotated[Optional[int], typer.Option("--depth", help="With --corpus: passages retrieved per query (default: the largest K).", min=1, max=100_000, metavar=INTEGER)]
+RetrieverOpt = p.Retriever
+DepthOpt = p.Depth
 IdealCapOpt = p.retold(p.IdealCap, "With --corpus: queries with more relevant passages than this are left out (the ideal answer uses them all).")
 EmbedBaseUrlOpt = p.retold(p.EmbedBaseUrl, "With --corpus: server URL for openai:/voyage: embedders (--base-url is the chat model's).")
 

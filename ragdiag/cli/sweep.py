@@ -29,7 +29,6 @@ SweepIndex = p.retold(p.IndexSpecs, "Index spec to sweep (repeatable; --index is
 SweepK = Annotated[int, typer.Option("--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
 Controls = Annotated[str, typer.Option("--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
 MaxDrop = Annotated[Optional[float], typer.Option("--max-drop", help="Largest mean grade drop from exact the recommendation may accept. Range [0, 4].", metavar=FLOAT, callback=finite_float(0.0, 4.0, optional=True))]
-MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", help="Refuse, before any call, a run needing more new LLM calls than this.", min=0, max=10**9, metavar=INTEGER)]
 PlotFlag = Annotated[bool, typer.Option("--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
 SweepRepeats = p.retold(p.BenchRepeats, "Repeats of the batch QPS measurement (median and min–max reported); raised, up to 200, until 1,000 query searches are timed.")
 SweepAnswers = p.retold(p.Answers, "Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.", kind=Optional[Path])
@@ -50,7 +49,7 @@ def sweep(
     delta: Deltas = DEFAULT_DELTAS,
     bootstrap: p.Bootstrap = 1000,
     max_drop: MaxDrop = None,
-    max_calls: MaxCalls = None,
+    max_calls: p.MaxCalls = None,
     max_queries: p.MaxQueries = None,
     ideal_cap: p.IdealCap = 10,
     plot: PlotFlag = False,

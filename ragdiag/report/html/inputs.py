@@ -21,7 +21,7 @@ import orjson
 from ragdiag.errors import RagdiagError
 
 KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-names-queries", "probe-noise", "llm-run",
-         "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k")
+         "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k", "triage")
 
 
 @dataclass
@@ -62,6 +62,8 @@ def kind_of(doc: Any) -> str | None:
         return "clq"
     if command == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
         return "dynamic-k"
+    if command == "ragdiag triage" or {"queries", "causes", "calls", "cost"} <= set(doc):
+        return "triage"
     if "summary" in doc and ("run" in doc or "failures" in doc):
         return "llm-run"
     if str((doc.get("meta") or {}).get("command", "")) == "ragdiag pipeline --corpus":

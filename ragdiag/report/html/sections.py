@@ -30,6 +30,7 @@ from ragdiag.report.html.reference_gate import (
     graded_notes,
 )
 from ragdiag.report.html.shapes import check_shape
+from ragdiag.report.html.triage_section import triage_section
 from ragdiag.report.provenance import TEST_SERVER_MODELS
 
 if TYPE_CHECKING:
@@ -547,7 +548,8 @@ RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "
              "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
              "plot": plot_section, "calibrate": calibrate_section, "clq": clq_section,
-             "dynamic-k": dynamic_k_section}
+             "dynamic-k": dynamic_k_section,
+             "triage": lambda item: triage_section(item, is_test_server(item.doc))}
 
 
 def render(item: Input) -> Section:

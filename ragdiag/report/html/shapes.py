@@ -54,6 +54,13 @@ SPECS: dict[str, Any] = {
     "graded": [{"grade": OPT_NUM}],
 }
 SPECS["sweep"] = SPECS["robustness"]
+SPECS["triage"] = {
+    "meta": dict,
+    "queries": [{"id": NAME, "cause": (str, NONE), "also": [TEXT], "grades": dict, "calls": NUM}],
+    "causes": dict,
+    "calls": dict,
+    "cost": dict,
+}
 OPT_TEXT = (str, NONE)
 SPECS["clq"] = {
     "?meta": {"command": TEXT, "configs": TEXT, "quality": [TEXT], "slo_ms": OPT_NUM, "slo_percentile": TEXT,

@@ -1,0 +1,145 @@
+"""``ragdiag triage``: why did a query's answer fail? Interventions in the decision tree's order.
+
+:func:`run` checks options, inputs and outputs, loads the queries and their pools
+(:mod:`ragdiag.triage.inputs`), costs the run before any call (``--max-calls``: a hard cap), runs the
+baseline and the interventions (:mod:`ragdiag.triage.run`), and writes through :mod:`ragdiag.io.writer`
+``triage.json`` (:class:`ragdiag.triage.result.TriageResult`, with the run record), ``per_query.jsonl``
+and, with ``single-passage``, ``utility-qrels.tsv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdiag import __version__
+from ragdiag.errors import RagdiagError
+from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl, write_text
+from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.prompts import load_prompt
+from ragdiag.pipeline.answer_plan import AnswerSettings
+from ragdiag.pipeline.grade import GradingOptions, grading_prompts
+from ragdiag.triage.inputs import needs_qrels
+from ragdiag.triage.interventions import parse_interventions, sweep_ks
+from ragdiag.triage.result import TriageResult
+from ragdiag.triage.run import Triage, TriageConfig, start
+
+__all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_interventions", "run",
+           "sweep_ks"]
+FILES = {"result": "triage.json", "per_query": "per_query.jsonl", "utility": "utility-qrels.tsv"}
+FAIL_BELOW_RANGE = (1.0, 5.0)
+
+
+@dataclass
+class TriageRequest(TriageConfig):
+    """Every option of ``ragdiag triage``."""
+
+    corpus: Path | None = None
+    queries: Path | None = None
+    qrels: Path | None = None
+    retriever: str = "bm25"
+    texts: str | None = None
+    ranked: str | None = None
+    answers: Path | None = None
+    depth: int | None = None
+    max_queries: int | None = None
+    bootstrap: int = 1000
+    embed_base_url: str | None = None
+    llm: ClientConfig = field(default_factory=ClientConfig)
+    out_dir: Path = Path("triage")
+    progress: bool = True
+
+
+@dataclass
+class TriageRun:
+    result: TriageResult
+    paths: dict[str, Path]
+    summary: dict[str, Any]  # paid calls, the cost computed up front, queries left out by --max-calls
+
+
+def _check(request: TriageRequest) -> list[Path]:
+    """Options, inputs and outputs, before any work; the input files."""
+    if (request.corpus is None) == (request.texts is None):
+        raise RagdiagError("give either --corpus DIR (with --retriever) or --texts T --ranked R")
+    if request.texts is not None and request.ranked is None:
+        raise RagdiagError("--texts needs --ranked (the ranked candidates of each sample)")
+    lo, hi = FAIL_BELOW_RANGE
+    if not lo <= request.fail_below <= hi:
+        raise RagdiagError(f"--fail-below must be between {lo:g} and {hi:g}, got {request.fail_below}")
+    for name, value in (("--k", request.k), ("--ideal-cap", request.ideal_cap), *(("--k-sweep", c) for c in request.ks)):
+        if value < 1:
+            raise RagdiagError(f"{name} must be at least 1, got {value}")
+    if request.max_calls is not None and request.max_calls < 0:
+        raise RagdiagError(f"--max-calls must be at least 0, got {request.max_calls}")
+    if request.depth is not None and request.depth < request.k:
+        raise RagdiagError(f"--depth {request.depth} is below --k {request.k}: the pool must hold the top K")
+    check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers})
+    request.grading.gate()
+    check_output_dir(request.out_dir, "--out-dir")
+    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers) if p is not None]
+    inputs += [Path(p) for p in (request.texts, request.ranked) if p is not None and not str(p).startswith("hf:")]
+    guard_outputs([request.out_dir / f for f in FILES.values()], inputs)
+    return inputs
+
+
+def _depth(request: TriageRequest) -> int:
+    """The candidate pool: ``--depth``, else max(4K, 2K, the largest k-sweep cut-off, 20)."""
+    return request.depth or max(4 * request.k, 20, *request.ks)
+
+
+def run(request: TriageRequest) -> TriageRun:
+    """Checks, cost, baseline and interventions, then the files in ``out_dir``."""
+    from ragdiag.data.reference_answers import load_reference_answers
+    from ragdiag.triage.erag import trec_qrels
+    from ragdiag.triage.inputs import load_corpus_queries, load_texts_ranked
+    from ragdiag.triage.summary import build
+
+    inputs = _check(request)
+    references = load_reference_answers(request.answers) if request.answers is not None else None
+    if request.corpus is not None:
+        data = load_corpus_queries(request.corpus, request.queries, request.qrels,
+                                   set(references) if references is not None else None, request.retriever,
+                                   _depth(request), request.max_queries, request.llm.cache_dir,
+                                   request.embed_base_url, request.llm.seed or 0)
+    else:
+        data = load_texts_ranked(request.texts, request.ranked, _depth(request), request.max_queries)
+        if references is not None:
+            data.queries = [q for q in data.queries if q.id in references]
+            if not data.queries:
+                raise RagdiagError(f"--answers {request.answers}: no ranked sample has a reference answer")
+    needs_qrels(data)
+    seed = request.llm.seed or 0
+    record = start_run("ragdiag triage", inputs=inputs, models={"llm": request.llm.model},
+                       prompts={"generation": load_prompt("generation").id, **grading_prompts(request.grading.grade_mode)},
+                       seeds={"seed": seed}, cache=request.llm.cache)
+    client = LLMClient(request.llm)
+    try:
+        triage = Triage(data, request, references, client, request.progress)
+        start(triage, client)
+        cost = triage.worst_case()
+        triage.check_budget(cost)
+        triage.announce(cost)
+        triage.run()
+        client_stats = client.stats.as_dict()
+    finally:
+        client.close()
+    meta = {"command": "ragdiag triage", "ragdiag_version": __version__, "dataset": data.name,
+            "retriever": data.retriever, "n_queries": len(data.queries), "k": request.k, "depth": _depth(request),
+            "k_sweep": list(request.ks), "fail_below": request.fail_below, "all": request.all_queries,
+            "interventions": list(request.interventions), "exhaustive": request.exhaustive,
+            "ideal_cap": request.ideal_cap, "bootstrap": request.bootstrap, "seed": seed,
+            "graded_against": "dataset reference answers (--answers)" if references is not None
+            else "ideal answer generated from the relevant passages",
+            "fix": "an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
+            "llm": {"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed}}
+    body, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)
+    paths = {name: request.out_dir / f for name, f in FILES.items() if name != "utility" or utility is not None}
+    write_json(paths["result"], stamp(body, record), inputs=inputs)
+    write_jsonl(paths["per_query"], rows, inputs=inputs)
+    if utility is not None:
+        write_text(paths["utility"], trec_qrels(utility), inputs=inputs)
+    summary = {"paid": triage.paid(), "cost": cost, "left_out": sum(1 for s in triage.states if s.left_out)}
+    return TriageRun(TriageResult.from_json(stamp(body, record)), paths, summary)

@@ -1,0 +1,129 @@
+"""What ``ragdiag triage`` reads: per query its text, its candidate pool (ranked passage ids, best
+first, to ``depth``) and its relevant passages (qrels, highest grade first; empty: a qrels gap).
+
+- ``--corpus DIR`` (BEIR: corpus.jsonl, queries.jsonl, qrels) ranked by one ``--retriever`` spec
+  through the shared retrieval core (:mod:`ragdiag.pipeline.corpus_retrievers`). Queries: those with
+  a reference answer (``--answers``), else those the qrels judge (a query judged only non-relevant
+  is kept: it is a qrels gap).
+- ``--texts T --ranked R`` (the retrieval-response schema, docs/methods.md#1): each ranked sample is a
+  query whose pool is its ranking (``rank``, candidate i < Np positive); passage ids are
+  ``ID#p<i>`` / ``ID#n<j>``. A ranked sample without a texts sample is refused (one line, exit 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragdiag.errors import DataError, RagdiagError
+
+
+@dataclass
+class TriageQuery:
+    """One query: its text, its candidate pool (ids, rank order) and its relevant ids (best first)."""
+
+    id: str
+    text: str
+    pool: list[str]
+    relevant: list[str]
+
+    def rank_of(self, doc_id: str) -> int | None:
+        """1-based rank of ``doc_id`` in the pool, or None."""
+        return self.pool.index(doc_id) + 1 if doc_id in self.pool else None
+
+    def first_relevant_rank(self) -> int | None:
+        """Rank of the best-ranked relevant passage in the pool (1-based), or None when none is in it."""
+        ranks = [r for r in (self.rank_of(d) for d in self.relevant) if r is not None]
+        return min(ranks) if ranks else None
+
+
+@dataclass
+class TriageData:
+    name: str
+    queries: list[TriageQuery]
+    doc_text: dict[str, str]
+    files: dict[str, Path] = field(default_factory=dict)
+    retriever: str | None = None
+
+
+def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
+                        retriever: str, depth: int, max_queries: int | None, cache_dir: Path | None,
+                        embed_base_url: str | None, seed: int) -> TriageData:
+    """BEIR folder → queries (with answers, else judged), their pools from ``retriever`` and their relevant ids."""
+    from ragdiag.data.beir import load_corpus, load_queries
+    from ragdiag.data.qrels_runs import read_qrels
+    from ragdiag.pipeline.corpus_inputs import resolve_files
+    from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, parse_retriever
+
+    spec = parse_retriever(retriever)
+    files = resolve_files(corpus, queries, qrels)
+    doc_ids, doc_texts = load_corpus(files["corpus"])
+    query_ids, query_texts = load_queries(files["queries"])
+    judgements = read_qrels(files["qrels"])
+    known_docs = set(doc_ids)
+    unknown = [(q, d) for q, rels in judgements.items() for d in rels if d not in known_docs]
+    if unknown:
+        raise DataError(f"qrels {files['qrels']}: document '{unknown[0][1]}' (judged for query '{unknown[0][0]}') "
+                        f"is not in {files['corpus']}")
+    wanted = answers if answers is not None else set(judgements)
+    kept = [(q, t) for q, t in zip(query_ids, query_texts) if q in wanted]
+    if not kept:
+        what = "--answers file" if answers is not None else f"qrels {files['qrels']}"
+        raise DataError(f"{what}: no query of {files['queries']} has an entry (queries look like '{query_ids[0]}')")
+    if max_queries is not None:
+        kept = kept[:max_queries]
+    if depth > len(doc_ids):
+        raise RagdiagError(f"--depth {depth} is larger than the {len(doc_ids)} passages of {files['corpus']}")
+    out = []
+    for q, text in kept:
+        rels = judgements.get(q, {})
+        out.append(TriageQuery(q, text, [], sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])))
+    name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
+    data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text)
+    needs_qrels(data)  # before the retriever's index is built
+    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed).rank(spec, depth)
+    for query, hits in zip(out, ranked):
+        query.pool = [doc_ids[r] for r, _ in hits]
+    return data
+
+
+QRELS_CAUSES = ("generator", "retrieval-miss", "ranking", "position", "distractors")
+
+
+def needs_qrels(data: TriageData) -> None:
+    """No relevant passage for any query: the causes that need qrels cannot be tested (refused before any call)."""
+    if not any(q.relevant for q in data.queries):
+        source = data.files.get("qrels") or data.files.get("ranked")
+        raise RagdiagError(f"qrels {source}: none of the {len(data.queries)} queries has a relevant passage, so the "
+                           f"causes that need qrels ({', '.join(QRELS_CAUSES)}) cannot be tested; give --qrels with "
+                           "judgements for these queries")
+
+
+def load_texts_ranked(texts: str, ranked: str, depth: int, max_queries: int | None) -> TriageData:
+    """Retrieval-response samples → one query per ranked sample (its ranking cut at ``depth``)."""
+    from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
+
+    loaded_texts, loaded_ranked = load_texts(texts), load_ranked(ranked)
+    by_id = {s.id: s for s in loaded_texts.samples}
+    counts: dict[str, int] = {}
+    for sample in loaded_ranked.samples:
+        counts[sample.id] = counts.get(sample.id, 0) + 1
+    doc_text: dict[str, str] = {}
+    out: list[TriageQuery] = []
+    for number, sample in enumerate(loaded_ranked.samples, 1):
+        source = by_id.get(sample.id)
+        if source is None:
+            raise DataError(f"--ranked {ranked} record {number}: sample '{sample.id}' has no passage texts in "
+                            f"--texts {texts} (field 'id')")
+        if sample.Np > len(source.p) or sample.Nc - sample.Np > len(source.n):
+            raise DataError(f"--ranked {ranked} record {number}: Np {sample.Np} / Nc {sample.Nc} need more passages "
+                            f"than texts sample '{sample.id}' holds ({len(source.p)} positives, {len(source.n)} "
+                            "negatives) (field 'Nc')")
+        ids = [f"{sample.id}#p{i}" if i < sample.Np else f"{sample.id}#n{i - sample.Np}" for i in range(sample.Nc)]
+        for i, doc in enumerate(ids):
+            doc_text[doc] = source.p[i] if i < sample.Np else source.n[i - sample.Np]
+        qid = sample.id if counts[sample.id] == 1 else f"{sample.id}|{sample.E}|{sample.Nc}|{sample.Np}"
+        out.append(TriageQuery(qid, source.q, [ids[i] for i in sample.rank[:depth]], ids[: sample.Np]))
+    if max_queries is not None:
+        out = out[:max_queries]
+    return TriageData(Path(str(texts)).stem, out, doc_text, {"texts": Path(str(texts)), "ranked": Path(str(ranked))})

@@ -1,0 +1,120 @@
+"""The attribution decision tree of ``ragdiag triage`` (docs/commands/triage.md#the-decision-tree).
+
+Over the paired grades of one failing query (g_b the baseline's, g_v an intervention's), with
+F = ``--fail-below``: a variant is *right* when g_v ≥ F, and *fixes* the query when g_v ≥ F or
+g_v − g_b ≥ 2. The first cause whose test holds, in this order, is the primary cause:
+
+1. ``reference`` — the ideal or reference answer is degenerate (the reference gate flagged it);
+2. ``qrels-gap`` — no relevant passage is known for the query;
+3. ``parametric`` — closed-book is right and every variant with references run is wrong;
+4. ``generator`` — the oracle (only the relevant passages) does not fix it;
+5. ``retrieval-miss`` — no relevant passage in the candidate pool, and the oracle fixes it;
+6. ``ranking`` — a relevant passage in the pool below K (none in the top K) and inject fixes it;
+7. ``position`` — a relevant passage in the top K, not first, and moving it first fixes it;
+8. ``distractors`` — the top K without its non-relevant passages fixes it;
+9. ``context-size`` — a smaller K fixes it;
+10. ``unexplained``.
+
+A test is *unknown* while its intervention applies but has not run: the tree is decided once every
+test before the first true one is known to be false, which is what lets :mod:`ragdiag.triage.run`
+run interventions in this order and stop early. ``also`` lists the later causes whose intervention
+also fixed the query (complete with ``--exhaustive``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragdiag.triage.interventions import BASELINE
+
+CAUSES = ("reference", "qrels-gap", "parametric", "generator", "retrieval-miss", "ranking", "position",
+          "distractors", "context-size", "unexplained")
+FIX_CAUSES = ("parametric", "retrieval-miss", "ranking", "position", "distractors", "context-size")
+FIXES = {
+    "reference": "fix the reference: the ideal or reference answer is degenerate (the reference gate flagged it)",
+    "qrels-gap": "judge these queries: no relevant passage is known, so no retrieval cause can be tested",
+    "parametric": "the model knows the answer but the references mislead it: filter the context or let it answer closed-book",
+    "generator": "change the generator or its prompt: it fails even with only the relevant passages",
+    "retrieval-miss": "raise recall (better or hybrid retriever, query rewriting, a deeper pool): the relevant passage is never retrieved",
+    "ranking": "a reranker or a larger K is the lever: the relevant passage is retrieved but ranked below K",
+    "position": "put the best passage first (a reranker, relevance-first ordering): its position costs the answer",
+    "distractors": "filter distractors (a relevance filter, a reranker score cut-off): non-relevant passages mislead the answer",
+    "context-size": "cut K: fewer passages fix the answer",
+    "unexplained": "no intervention fixed it: read the answers (judge error, or a fault outside retrieval)",
+}
+
+
+@dataclass
+class Evidence:
+    """What the tree reads for one query: the gate, the qrels, the planned variants and their grades."""
+
+    degenerate: bool
+    has_relevant: bool
+    relevant_in_pool: bool
+    k: int
+    fail_below: float
+    planned: set[str] = field(default_factory=set)  # variant labels that apply and are enabled
+    grades: dict[str, float | None] = field(default_factory=dict)  # variant label → grade (None: no grade)
+
+    def ran(self, label: str) -> bool:
+        return label in self.grades
+
+    def right(self, label: str) -> bool:
+        g = self.grades.get(label)
+        return g is not None and g >= self.fail_below
+
+    def fixes(self, label: str) -> bool:
+        g, base = self.grades.get(label), self.grades.get(BASELINE)
+        return g is not None and (g >= self.fail_below or (base is not None and g - base >= 2))
+
+    def smaller_ks(self) -> list[str]:
+        return sorted((lb for lb in self.planned if lb.startswith("k-sweep@") and int(lb.split("@")[1]) < self.k),
+                      key=lambda lb: int(lb.split("@")[1]))
+
+
+def _one(ev: Evidence, label: str) -> bool | None:
+    """The test 'intervention ``label`` fixes it': False when it does not apply, None while not run."""
+    if label not in ev.planned:
+        return False
+    return ev.fixes(label) if ev.ran(label) else None
+
+
+def status(ev: Evidence, cause: str) -> bool | None:
+    """True, False, or None (unknown: an intervention that applies has not run yet)."""
+    if cause == "reference":
+        return ev.degenerate
+    if cause == "qrels-gap":
+        return not ev.has_relevant
+    if cause == "parametric":
+        if "closed-book" not in ev.planned:
+            return False
+        if not ev.ran("closed-book"):
+            return None
+        if not ev.right("closed-book"):
+            return False
+        if "oracle" in ev.planned and not ev.ran("oracle"):
+            return None
+        return not any(ev.right(lb) for lb in ev.grades if lb != "closed-book")
+    if cause == "generator":
+        fixed = _one(ev, "oracle")
+        return False if "oracle" not in ev.planned else (None if fixed is None else not fixed)
+    if cause == "retrieval-miss":
+        return False if ev.relevant_in_pool else _one(ev, "oracle")
+    if cause in ("ranking", "position", "distractors"):
+        return _one(ev, {"ranking": "inject", "distractors": "drop-distractors"}.get(cause, cause))
+    if cause == "context-size":
+        tests = [_one(ev, lb) for lb in ev.smaller_ks()]
+        return True if any(tests) else (None if None in tests else False)
+    return True  # unexplained
+
+
+def decide(ev: Evidence) -> tuple[str | None, list[str]]:
+    """(primary cause, the later causes that also fixed it); (None, []) while undecided."""
+    for i, cause in enumerate(CAUSES):
+        verdict = status(ev, cause)
+        if verdict is None:
+            return None, []
+        if verdict:
+            also = [c for c in CAUSES[i + 1:] if c in FIX_CAUSES and status(ev, c)]
+            return cause, also
+    raise AssertionError("unexplained always holds")  # pragma: no cover
