@@ -20,9 +20,14 @@ class _RagdiagGroup(TyperGroup):
 
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        from ragdiag.cli.usage import conventional_metavars
+        from ragdiag.cli.usage import conventional_metavars, whole_short_help
 
         conventional_metavars(self)
+        whole_short_help(self)
+        from ragdiag.cli.help_format import wrap_help_at_spaces
+        from ragdiag.cli.usage import _commands_under
+
+        wrap_help_at_spaces(_commands_under(self))
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         if not standalone_mode:
@@ -54,6 +59,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # click's help: option names and metavars are never cut (issue 34)
 )
 
 
