@@ -47,7 +47,8 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
 
 @app.command("list")
 def list_(data_dir: DataDir = None,
-          as_json: p.Json = False) -> None:
+          fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None,
+          as_json: p.JsonAlias = False) -> None:
     """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
     their manifest (sha256)."""
     from rich.console import Console
@@ -56,7 +57,7 @@ def list_(data_dir: DataDir = None,
     from ragdiag.report.data_report import print_list
 
     result = run(ListRequest(data_dir))
-    if as_json:
+    if as_json or fmt is p.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     print_list(result, Console())

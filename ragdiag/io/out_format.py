@@ -27,9 +27,18 @@ def out_format(out: Path, fmt: str | None, available: tuple[str, ...] = ("table"
     return chosen
 
 
-def screen_format(fmt: str | None) -> str:
-    """What is printed when nothing else is asked: the table."""
-    return fmt or "table"
+def screen_format(fmt: str | None, out: Path | None = None, quiet: bool = False) -> str | None:
+    """What the terminal shows: without ``--out`` the ``--format`` asked (the table by default);
+    with ``--out`` the table (``--format`` chose the file's format), or nothing under ``--quiet``:
+    writing a file never hides the result."""
+    if out is None:
+        return fmt or "table"
+    return None if quiet else "table"
+
+
+def wrote_line(out: Path) -> str:
+    """The one line every command prints (on stderr) for the result file it wrote."""
+    return f"wrote {out}"
 
 
 def write_result(out: Path, fmt: str | None, texts: Mapping[str, Callable[[], str]],
