@@ -40,7 +40,7 @@ class _RagdiagGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except RagdiagError as err:
-            typer.echo(f"ragdiag: error: {err}", err=True)
+            typer.echo(f"ragdiag: {getattr(err, 'kind', 'error')}: {err}", err=True)
             raise typer.Exit(err.exit_code) from None
         except ModuleNotFoundError as err:
             from ragdiag.extras import EXTRA_OF_MODULE, install_hint

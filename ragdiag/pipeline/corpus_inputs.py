@@ -44,6 +44,10 @@ class CorpusData:
 def resolve_files(corpus: Path, queries: Path | None, qrels: Path | None) -> dict[str, Path]:
     """Paths of corpus, queries and qrels; a BEIR folder fills in the ones not given."""
     corpus = Path(corpus)
+    if not corpus.exists():
+        from ragdiag.io.paths import not_found
+
+        raise RagdiagError(not_found("--corpus", corpus))
     if corpus.is_dir():
         folder, corpus = corpus, corpus / "corpus.jsonl"
         queries = queries or folder / "queries.jsonl"
