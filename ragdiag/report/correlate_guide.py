@@ -14,7 +14,7 @@ from pathlib import Path
 from ragdiag.metrics import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlate_result import CorrelateResult, Verdict
-from ragdiag.report.provenance import SIMULATED_LINE, test_server_line
+from ragdiag.report.provenance import SIMULATED_LINE, TEST_SERVER_MODELS, record_marked, test_server_line
 
 SYMBOLS = registry.LEGEND_SYMBOLS
 LEGEND = {m.name: m.legend for m in registry.REGISTRY}
@@ -31,7 +31,8 @@ def _models(report: CorrelateResult) -> list[str]:
 
 
 def _sidecar_models(source: str) -> list[str]:
-    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any."""
+    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any, and
+    ``ragdiag-test-server`` when its run record counts test-server replies."""
     path = Path(source)
     for manifest in (path.with_name(f"{path.name}.manifest.json"), path.with_name(f"{path.stem}.manifest.json")):
         try:
@@ -41,7 +42,8 @@ def _sidecar_models(source: str) -> list[str]:
         if isinstance(doc, dict):
             llm = ((doc.get("meta") or {}).get("llm") or {}).get("model")
             recorded = ((doc.get("run_record") or {}).get("models") or {}).get("llm") or []
-            return [str(m) for m in ([llm] + (recorded if isinstance(recorded, list) else [recorded])) if m]
+            marked = [TEST_SERVER_MODELS[0]] if record_marked(doc.get("run_record")) else []
+            return [str(m) for m in ([llm] + (recorded if isinstance(recorded, list) else [recorded])) if m] + marked
     return []
 
 
@@ -49,7 +51,7 @@ def provenance_lines(report: CorrelateResult) -> list[str]:
     """The loud lines a result from the bundled sample or the test server starts with."""
     lines = [SIMULATED_LINE] if report.meta.simulated_grades else []
     models = _models(report) + _sidecar_models(str(report.meta.source))
-    return lines + [line for line in (test_server_line(models),) if line]
+    return lines + [line for line in (test_server_line(models, record_marked(report.run_record)),) if line]
 
 
 def legend(report: CorrelateResult) -> list[tuple[str, str]]:

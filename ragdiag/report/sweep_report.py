@@ -65,10 +65,10 @@ def print_sweep(result: SweepResult, console) -> None:
     """Three narrow tables (retrieval, speed, answers), then the δ calibration, the QPS warning and
     the recommendation. Controls first, then one row per operating point. Without bootstrap resamples
     (``--bootstrap 0``) the intervals are "–"."""
-    from ragdiag.report.provenance import test_server_line
+    from ragdiag.report.provenance import record_marked, test_server_line
 
     meta = result.meta
-    line = test_server_line([meta.llm["model"]])
+    line = test_server_line([meta.llm["model"]], record_marked(result.run_record))
     if line:
         console.print(line, style="bold red", highlight=False)
     deltas = meta.delta_keys
