@@ -45,10 +45,10 @@ def check_paths(*, inputs: Paths | None = None, outputs: Paths | None = None, pl
         raise RagdiagError(f"{' / '.join(files)}: {err}") from None
 
 
-def not_found(flag: str, path: Path) -> str:
+def not_found(flag: str, path: Path, data_env: str | None = None) -> str:
     """``--corpus X: not found``, naming an environment variable the path was meant to hold: one
     left unexpanded (``$RAGDIAG_DATA/scifact`` in quotes) or one the shell expanded to nothing
-    (``/scifact`` when ``$RAGDIAG_DATA`` is unset)."""
+    (``/scifact`` when ``data_env``, e.g. ``$RAGDIAG_DATA``, is unset)."""
     import os
     import re
 
@@ -60,8 +60,6 @@ def not_found(flag: str, path: Path) -> str:
         return f"{message} (${unset[0]} is not set)"
     if unexpanded:
         return f"{message} (${unexpanded[0]} was not expanded: give the path without quotes)"
-    from ragdiag.config import DATA_DIR_ENV
-
-    if not os.environ.get(DATA_DIR_ENV) and Path(text).is_absolute() and len(Path(text).parts) == 2:
-        return f"{message} (${DATA_DIR_ENV} is not set: did the path start with ${DATA_DIR_ENV}/?)"
+    if data_env and not os.environ.get(data_env) and Path(text).is_absolute() and len(Path(text).parts) == 2:
+        return f"{message} (${data_env} is not set: did the path start with ${data_env}/?)"
     return message

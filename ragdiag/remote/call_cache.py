@@ -156,6 +156,8 @@ class CallCache:
         for row in self.store.query(f"SELECT {', '.join(_COLUMNS)} FROM calls ORDER BY key"):
             entry = dict(zip(_COLUMNS, row))
             entry["request"] = json.loads(entry["request"])
+            if not entry["origin"]:  # unmarked: exported as before the mark existed
+                del entry["origin"]
             yield entry
 
     def import_entries(self, entries: list[Any], source: str, numbers: list[int] | None = None) -> tuple[int, list[str]]:

@@ -54,10 +54,10 @@ def test_a_corpus_that_does_not_exist_is_not_found(tmp_path, monkeypatch):
 
 def test_not_found_names_the_variable(monkeypatch):
     monkeypatch.delenv("RAGDIAG_DATA", raising=False)
-    assert not_found("--corpus", Path("/scifact")).endswith("($RAGDIAG_DATA is not set: did the path start with "
-                                                             "$RAGDIAG_DATA/?)")
+    assert not_found("--corpus", Path("/scifact"), "RAGDIAG_DATA").endswith(
+        "($RAGDIAG_DATA is not set: did the path start with $RAGDIAG_DATA/?)")
     monkeypatch.setenv("RAGDIAG_DATA", "/data")
-    assert not_found("--corpus", Path("/scifact")) == "--corpus /scifact: not found"
+    assert not_found("--corpus", Path("/scifact"), "RAGDIAG_DATA") == "--corpus /scifact: not found"
     assert "was not expanded" in not_found("--corpus", Path("$RAGDIAG_DATA/scifact"))
 
 
