@@ -44,5 +44,11 @@ def calibrate(
     from ragdiag.report.calibrate_report import print_calibration
 
     result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate))
+    from ragdiag.report.provenance import SIMULATED_FILE_LINE, simulated_rows
+
+    simulated = [str(path) for path in (graded, human) if simulated_rows(path)]
+    if simulated and not quiet:  # on stderr too when stdout carries JSON
+        Console(stderr=fmt is not None and fmt.value == "json").print(
+            SIMULATED_FILE_LINE.format(files=" and ".join(simulated)), style="bold red", highlight=False)
     show_result(out, fmt, quiet, lambda: print_calibration(result, Console(width=max(Console().width, 120))),
                 lambda shown: json.dumps(result.to_json(), indent=1, ensure_ascii=False) + "\n")

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
@@ -80,3 +82,14 @@ def test_the_judge_noise_demo_writes_simulated_grades_in_every_row(tmp_path, mon
     human = [json.loads(line) for line in (tmp_path / "human.jsonl").read_text().splitlines()]
     assert all(r["simulated_grades"] is True for r in rows + human)
     assert load_graded_file(tmp_path / "graded.json").source.simulated_grades is True
+
+
+@pytest.mark.slow  # calibrate runs its bootstraps (about 15 s)
+def test_calibrate_on_simulated_files_says_so(tmp_path):
+    golden = Path(__file__).resolve().parent / "golden"
+    graded = [{**row, "simulated_grades": True} for row in json.loads((golden / "calibrate_graded.json").read_text())]
+    (tmp_path / "graded.json").write_text(json.dumps(graded))
+    done = runner.invoke(app, ["calibrate", "--graded", str(tmp_path / "graded.json"), "--human",
+                               str(golden / "calibrate_human.jsonl")], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith(f"SIMULATED GRADES: {tmp_path / 'graded.json'} say \"simulated_grades\": true")
