@@ -102,3 +102,12 @@ def test_column_groups_and_widths():
     assert share_width([4, 6], [10, 10], 30) == [10, 10]  # all fit: natural widths
     assert share_width([4, 6], [14, 6], 10) == [4, 6]  # no room left: minimums
     assert share_width([4, 6], [14, 26], 20) == [7, 13]  # the spare shared by what each still wants
+
+
+def test_correlate_at_80_columns(tmp_path):
+    runner = CliRunner()
+    args = ["correlate", "--dataset", "all", "--offline"]
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"}).stdout
+    wide = runner.invoke(app, args, env={"COLUMNS": "400"}).stdout
+    assert max(map(len, narrow.splitlines())) <= 80
+    assert not _cell_words(wide) - _cell_words(narrow)  # segment names, "runner-up", numbers: whole
