@@ -81,7 +81,7 @@ def test_json_is_an_alias_of_format_json(args, tmp_path):
 def test_every_command_that_prints_a_result_table_has_format_and_every_result_out_has_quiet():
     root = typer.main.get_command(app)
     printing = {("correlate",), ("robustness",), ("evaluate",), ("noise",), ("clq",), ("dynamic-k",), ("calibrate",),
-                ("probe", "names"), ("probe", "noise"), ("cache", "stats"), ("data", "list"), ("batch", "status")}
+                ("probe", "names"), ("probe", "noise"), ("cache", "stats"), ("data", "list"), ("data", "get"), ("batch", "status")}
     for path in printing:
         command = root
         for name in path:
