@@ -24,7 +24,7 @@ def calibrate(
     human: p.retold(p.Human, "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.") = None,
     by: Annotated[Grouping, typer.Option("--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=p.choices_metavar(Grouping))] = Grouping.config,
     out: p.retold(p.Out, "Write the result as JSON (with its run record).") = None,
-    fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON; --out always writes JSON, and the terminal still shows the table and one 'wrote PATH' line.") = None,
+    fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON; --out always writes JSON, and the terminal still shows the result and one 'wrote PATH' line.") = None,
     quiet: p.Quiet = False,
     alpha: Annotated[float, p.float_option("--alpha", "Error level of the intervals: (1 − α) coverage.", 0.0, 0.5, lo_open=True)] = 0.1,
     suggest: Annotated[int, p.int_option("--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,

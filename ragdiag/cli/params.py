@@ -284,7 +284,7 @@ Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, opena
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT)]
 Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
 FORMAT_RULE = ("With --out, the file's suffix picks its format (.json, .csv, .txt/.md = table; other suffixes: JSON) "
-               "unless --format is given, and the terminal still shows the table and one 'wrote PATH' line.")
+               "unless --format is given, and the terminal still shows the result and one 'wrote PATH' line.")
 FormatOpt = Annotated[Optional[OutputFormat], typer.Option("--format", help=f"What to print: a table (default), JSON or CSV. {FORMAT_RULE}", metavar=choices_metavar(OutputFormat), show_default=False)]
 TableFormatOpt = Annotated[Optional[TableFormat], typer.Option("--format", help=f"What to print: a table (default) or JSON. {FORMAT_RULE}", metavar=choices_metavar(TableFormat), show_default=False)]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")]

@@ -1,6 +1,6 @@
-"""How a command's result reaches the terminal, the same for every command: without ``--out`` the
-``--format`` asked (a table by default); with ``--out`` the table still, then one ``wrote PATH``
-line on stderr (``--quiet``: that line only). The rule is :func:`ragdiag.io.out_format.screen_format`."""
+"""How a command's result reaches the terminal, the same for every command: the ``--format`` asked
+(a table by default), with ``--out`` too, then one ``wrote PATH`` line on stderr (``--quiet``: that
+line only). The rule is :func:`ragdiag.io.out_format.screen_format`."""
 
 from __future__ import annotations
 

@@ -28,12 +28,11 @@ def out_format(out: Path, fmt: str | None, available: tuple[str, ...] = ("table"
 
 
 def screen_format(fmt: str | None, out: Path | None = None, quiet: bool = False) -> str | None:
-    """What the terminal shows: without ``--out`` the ``--format`` asked (the table by default);
-    with ``--out`` the table (``--format`` chose the file's format), or nothing under ``--quiet``:
-    writing a file never hides the result."""
-    if out is None:
-        return fmt or "table"
-    return None if quiet else "table"
+    """What the terminal shows: the ``--format`` asked (the table by default), with or without
+    ``--out`` — writing a file never hides the result; nothing under ``--quiet`` with ``--out``."""
+    if out is not None and quiet:
+        return None
+    return fmt or "table"
 
 
 def wrote_line(out: Path) -> str:

@@ -1,5 +1,5 @@
-"""Printing a probe result: JSON or tables on stdout (the tables when --out took the result, none
-under --quiet), notes (call counters, written files) on stderr."""
+"""Printing a probe result: JSON or tables on stdout (also when --out took the result; none under
+--quiet), notes (call counters, written files) on stderr."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ if TYPE_CHECKING:
 
 
 def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool, quiet: bool = False) -> None:
-    """``probe``'s JSON (``--format json``) or its rich tables (the tables when ``written`` to
-    --out; nothing under ``quiet``); then its notes (``wrote OUT`` among them). Tables take the
+    """``probe``'s JSON (``--format json``) or its rich tables (also when ``written`` to --out;
+    nothing then under ``quiet``); then its notes (``wrote OUT`` among them). Tables take the
     terminal's width (``COLUMNS`` when stdout is not a terminal), wrapping rather than cutting."""
     import json
 
@@ -21,7 +21,7 @@ def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool, quiet: b
     from ragdiag.report.probe_report import tables
 
     if not (written and quiet):
-        if fmt == "json" and not written:
+        if fmt == "json":
             typer.echo(json.dumps(probe.to_json(), ensure_ascii=False, indent=2, allow_nan=False))
         else:
             console = Console()
@@ -32,7 +32,7 @@ def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool, quiet: b
 
 
 def print_names_real(result: NamesRealResult, fmt: str | None, quiet: bool = False) -> None:
-    """Names on own queries: JSON or the tables (the tables when --out took the result, none under
+    """Names on own queries: JSON or the tables (also when --out took the result; none then under
     ``quiet``), then ``wrote OUT`` on stderr."""
     import json
 
@@ -43,7 +43,7 @@ def print_names_real(result: NamesRealResult, fmt: str | None, quiet: bool = Fal
 
     if result.written and quiet:
         pass
-    elif fmt == "json" and not result.written:
+    elif fmt == "json":
         typer.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", nl=False)
     else:
         names_real_report.render(result, Console())

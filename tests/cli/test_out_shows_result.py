@@ -60,10 +60,12 @@ def test_format_json_without_out_prints_the_result_json():
         assert isinstance(json.loads(done.stdout), dict), name
 
 
-def test_format_json_with_out_writes_json_and_still_shows_the_table(tmp_path):
+def test_format_json_with_out_writes_and_prints_json(tmp_path):
     out = tmp_path / "r.txt"
     done = runner.invoke(app, [*CASES["robustness"][0], "--out", str(out), "--format", "json"])
-    assert done.exit_code == 0 and json.loads(out.read_text())["points"] and "Robustness-δ@2" in done.stdout
+    assert done.exit_code == 0, done.output
+    assert json.loads(out.read_text())["points"] == json.loads(done.stdout)["points"]
+    assert done.stderr.splitlines()[-1] == f"wrote {out}"
 
 
 @pytest.mark.parametrize("args", [["data", "list"], ["cache", "stats"]])
