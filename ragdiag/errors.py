@@ -6,10 +6,12 @@ from __future__ import annotations
 class RagdiagError(Exception):
     """An error caused by the user's input or environment (never a bug).
 
-    The CLI prints ``ragdiag: error: <message>`` on stderr and exits with ``exit_code``.
+    The CLI prints ``ragdiag: <kind>: <message>`` on stderr and exits with ``exit_code``; ``kind``
+    is ``note`` for an expected stop that says what to do next (a batch still running), not a fault.
     """
 
     exit_code = 2
+    kind = "error"
 
 
 class DataError(RagdiagError):

@@ -7,6 +7,9 @@ fixtures/retrieval-response-sample/README.md) as the "true" quality, and writes
   clipped to 1–5 (a lenient, noisy judge); ``grade`` is the mean of the three, as ``grade --repeats 3``;
 * ``human.jsonl``: "human" grades (the true grade, rounded) for ``--labelled`` random rows.
 
+Every row of both files carries ``"simulated_grades": true``: ragdiag labels what it computes from
+them as simulated.
+
     python tools/judge_noise_demo.py OUT_DIR [--labelled 120] [--seed 0]
 """
 
@@ -33,11 +36,13 @@ def main() -> None:
     judged = np.clip(np.round(truth[:, None] + 0.6 + rng.normal(0, 0.9, (len(rows), 3))), 1, 5).astype(int)
     for row, grades in zip(rows, judged.tolist(), strict=True):
         row["grades"], row["grade"] = grades, float(np.mean(grades))
+        row["simulated_grades"] = True
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "graded.json").write_text(json.dumps(rows))
     picked = rng.choice(len(rows), args.labelled, replace=False)
     lines = [json.dumps({"id": rows[i]["id"], "E": rows[i]["E"], "K": rows[i]["K"], "Nc": rows[i]["Nc"],
-                         "Np": rows[i]["Np"], "grade": int(np.clip(np.round(truth[i]), 1, 5))}) for i in sorted(picked)]
+                         "Np": rows[i]["Np"], "grade": int(np.clip(np.round(truth[i]), 1, 5)),
+                         "simulated_grades": True}) for i in sorted(picked)]
     (args.out_dir / "human.jsonl").write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out_dir}/graded.json ({len(rows)} rows, 3 simulated judge grades each) and "
           f"{args.out_dir}/human.jsonl ({args.labelled} simulated human grades)")

@@ -23,9 +23,14 @@ class _RagdiagGroup(TyperGroup):
 
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        from ragdiag.cli.usage import conventional_metavars
+        from ragdiag.cli.usage import conventional_metavars, whole_short_help
 
         conventional_metavars(self)
+        whole_short_help(self)
+        from ragdiag.cli.help_format import wrap_help_at_spaces
+        from ragdiag.cli.usage import _commands_under
+
+        wrap_help_at_spaces(_commands_under(self))
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         from ragdiag.io.settings import set_invocation
@@ -41,7 +46,7 @@ class _RagdiagGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except RagdiagError as err:
-            typer.echo(f"ragdiag: error: {err}", err=True)
+            typer.echo(f"ragdiag: {getattr(err, 'kind', 'error')}: {err}", err=True)
             raise typer.Exit(err.exit_code) from None
         except ModuleNotFoundError as err:
             from ragdiag.extras import EXTRA_OF_MODULE, install_hint
@@ -60,6 +65,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # click's help: option names and metavars are never cut (issue 34)
 )
 
 
@@ -77,7 +83,7 @@ def _root(
     ),
     config: Path | None = typer.Option(
         None, "--config", metavar="PATH",
-        help="Settings file (default: ragdiag.toml here, else \\[tool.ragdiag] in pyproject.toml). "
+        help="Settings file (default: ragdiag.toml here, else [tool.ragdiag] in pyproject.toml). "
              "Precedence: flag > RAGDIAG_* environment > file > default; see `ragdiag config show`.",
     ),
 ) -> None:

@@ -23,7 +23,8 @@ def _kind_option(default: str, what: str):
 @app.command("stats")
 def stats(cache_dir: CacheDir = None,
           kind: Annotated[CacheKind, _kind_option("all", "")] = CacheKind.all,
-          as_json: p.Json = False) -> None:
+          fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None,
+          as_json: p.JsonAlias = False) -> None:
     """Entries per model and prompt version (LLM calls) and per embedder (vectors)."""
     from rich.console import Console
 
@@ -31,7 +32,7 @@ def stats(cache_dir: CacheDir = None,
     from ragdiag.report.cache_report import print_stats
 
     info = run(CacheRequest("stats", cache_dir, kind.value)).stats
-    if as_json:
+    if as_json or fmt is p.TableFormat.json:
         typer.echo(json.dumps(info, indent=1))
         return
     print_stats(info, Console())

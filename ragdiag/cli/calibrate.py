@@ -24,6 +24,8 @@ def calibrate(
     human: p.retold(p.Human, "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.") = None,
     by: Annotated[Grouping, typer.Option("--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=p.choices_metavar(Grouping))] = Grouping.config,
     out: p.retold(p.Out, "Write the result as JSON (with its run record).") = None,
+    fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON; --out always writes JSON, and the terminal still shows the result and one 'wrote PATH' line.") = None,
+    quiet: p.Quiet = False,
     alpha: Annotated[float, p.float_option("--alpha", "Error level of the intervals: (1 − α) coverage.", 0.0, 0.5, lo_open=True)] = 0.1,
     suggest: Annotated[int, p.int_option("--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,
     sheet: Annotated[Path, p.path_option("--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
@@ -33,10 +35,20 @@ def calibrate(
     """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and
     prediction-powered estimates of the mean grade and of the slope of grade on P, R and nDCG, next to
     judge-only and human-only ones; --suggest N writes the items worth labelling next."""
+    import json
+
     from rich.console import Console
 
+    from ragdiag.cli.show import show_result
     from ragdiag.commands.calibrate import CalibrateRequest, run
     from ragdiag.report.calibrate_report import print_calibration
 
     result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate))
-    print_calibration(result, Console(width=max(Console().width, 120)))
+    from ragdiag.report.provenance import SIMULATED_FILE_LINE, simulated_rows
+
+    simulated = [str(path) for path in (graded, human) if simulated_rows(path)]
+    if simulated and not quiet:  # on stderr too when stdout carries JSON
+        Console(stderr=fmt is not None and fmt.value == "json").print(
+            SIMULATED_FILE_LINE.format(files=" and ".join(simulated)), style="bold red", highlight=False)
+    show_result(out, fmt, quiet, lambda: print_calibration(result, Console(width=max(Console().width, 120))),
+                lambda shown: json.dumps(result.to_json(), indent=1, ensure_ascii=False) + "\n")

@@ -20,6 +20,7 @@ def clq(
     budget: Annotated[Optional[float], typer.Option("--budget", help="Cost budget per 1,000 queries: the best configuration within it. Range [0, 1e12].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e12, optional=True))] = None,
     fmt: p.FormatOpt = None,
     out: p.Out = None,
+    quiet: p.Quiet = False,
     plot: FrontierPlot = None,
 ) -> None:
     """Cost–latency–quality of retrieval configurations (paper 001): the Pareto frontier over cost,
@@ -30,10 +31,9 @@ def clq(
 
     result = run(ClqRequest(configs, parse_quality(quality), slo_ms, slo_percentile, budget, out,
                             fmt.value if fmt else None, plot))
-    chosen = fmt or p.OutputFormat.table
-    if chosen is p.OutputFormat.table:
-        from rich.console import Console
+    from rich.console import Console
 
-        report.render_table(result, Console())
-    elif out is None:
-        typer.echo(report.json_text(result) if chosen is p.OutputFormat.json else report.csv_text(result), nl=False)
+    from ragdiag.cli.show import show_result
+
+    show_result(out, fmt, quiet, lambda: report.render_table(result, Console()),
+                lambda shown: report.json_text(result) if shown == "json" else report.csv_text(result))

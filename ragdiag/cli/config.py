@@ -8,7 +8,7 @@ import typer
 
 from ragdiag.cli import params as p
 
-app = typer.Typer(help="Settings read from ragdiag.toml (or --config, or \\[tool.ragdiag] in pyproject.toml) and "
+app = typer.Typer(help="Settings read from ragdiag.toml (or --config, or [tool.ragdiag] in pyproject.toml) and "
                        "RAGDIAG_* environment variables. Precedence: flag > environment > file > default.",
                   no_args_is_help=True)
 

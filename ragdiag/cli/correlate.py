@@ -35,6 +35,7 @@ def correlate(
     delta: p.Deltas = p.DEFAULT_DELTAS,
     fmt: p.FormatOpt = None,
     out: p.Out = None,
+    quiet: p.Quiet = False,
     plot: p.with_note(p.Plot, "A heatmap: segments × measures, cells = max correlation.") = None,
     grade_plot: Annotated[Optional[Path], p.path_option("--grade-plot", "Grade-distribution heatmaps PNG (paper 003, Figs 2–4): per embedder and subset, grades 1–5 × bins (--grade-by), each column summing to 1; bins need --min-samples rows. Adds 'grade_distribution' to the JSON.")] = None,
     grade_by: Annotated[GradeBinning, typer.Option("--grade-by", metavar=p.choices_metavar(GradeBinning), help="Bins of --grade-plot: ratio (K/Np rounded to 0.1, as the paper's segments) or K.")] = GradeBinning.ratio,
@@ -81,12 +82,16 @@ def correlate(
     stderr = Console(stderr=True)
     result = run(request, on_notice=lambda notice: stderr.print(f"note: {notice}", style="yellow"))
     basis = verdict_basis(result)
-    if basis is not None and basis[1] and fmt is not p.OutputFormat.table:
+    from ragdiag.cli.show import fmt_value, show_result
+    from ragdiag.io.out_format import screen_format
+
+    if basis is not None and basis[1] and screen_format(fmt_value(fmt), out, quiet) != "table":
         stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict
-    if fmt is None or fmt is p.OutputFormat.table:
-        print_report(result, Console())
-    elif out is None:
-        typer.echo(render_text(result, fmt.value), nl=False)
+    show_result(out, fmt, quiet, lambda: print_report(result, Console()), lambda shown: render_text(result, shown))
+    if graded is None and metric_table is None and screen_format(fmt_value(fmt), out, quiet) == "table":
+        from ragdiag.report.correlate_guide import OWN_DATA_LINE
+
+        Console().print(OWN_DATA_LINE, style="bold", highlight=False)  # the next step after the bundled sample
 
 
 correlate.__doc__ = (correlate.__doc__ or "").replace("{measures}", measure_registry.MEASURES_DEFINED)

@@ -32,13 +32,14 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
                              "are all among them; 0 = the whole corpus. Default: 100000 for msmarco (8.8M passages), "
                              "all for the others. Range [0, 100000000].", metavar=INTEGER, min=0, max=100_000_000)] = None,
         force: Annotated[bool, typer.Option("--force", help="Fetch again over an existing folder.")] = False,
-        as_json: p.retold(p.Json, "Print the manifest as JSON.") = False) -> None:
+        fmt: p.retold(p.TableFormatOpt, "What to print: the manifest's summary lines (table, the default) or the manifest as JSON.") = None,
+        as_json: p.retold(p.JsonAlias, "The same as --format json.") = False) -> None:
     """Fetch NAME into DIR/NAME (corpus.jsonl, queries.jsonl, qrels/test.tsv, manifest.json with sha256s)."""
     from ragdiag.commands.data import GetRequest, run
     from ragdiag.report.data_report import get_lines
 
     result = run(GetRequest(name, data_dir, source, sample, force))
-    if as_json:
+    if as_json or fmt is p.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     for line in get_lines(result):
@@ -47,7 +48,8 @@ def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fi
 
 @app.command("list")
 def list_(data_dir: DataDir = None,
-          as_json: p.Json = False) -> None:
+          fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None,
+          as_json: p.JsonAlias = False) -> None:
     """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
     their manifest (sha256)."""
     from rich.console import Console
@@ -56,7 +58,7 @@ def list_(data_dir: DataDir = None,
     from ragdiag.report.data_report import print_list
 
     result = run(ListRequest(data_dir))
-    if as_json:
+    if as_json or fmt is p.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     print_list(result, Console())

@@ -31,6 +31,7 @@ def dynamic_k(
     seed: p.Seed = p.DEFAULT_SEED,
     fmt: p.FormatOpt = None,
     out: p.Out = None,
+    quiet: p.Quiet = False,
     plot: SweepPlot = None,
 ) -> None:
     """Dynamic K: escalate to K_high only the queries whose signal looks uncertain, sweep the
@@ -44,10 +45,9 @@ def dynamic_k(
                             seed=seed)
     result = run(DynamicKRequest(qrels, run_low, run_high, params, signal_run, margin_rank, signal, out,
                                  fmt.value if fmt else None, plot))
-    chosen = fmt.value if fmt else "table"
-    if chosen == "table":
-        from rich.console import Console
+    from rich.console import Console
 
-        report.render_table(result, Console())
-    elif out is None:
-        typer.echo(report.json_text(result) if chosen == "json" else report.csv_text(result), nl=False)
+    from ragdiag.cli.show import show_result
+
+    show_result(out, fmt, quiet, lambda: report.render_table(result, Console()),
+                lambda shown: report.json_text(result) if shown == "json" else report.csv_text(result))

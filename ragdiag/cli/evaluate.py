@@ -3,7 +3,6 @@ standard metrics of one or more runs, intervals, pairwise comparisons and stage 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -47,6 +46,7 @@ def evaluate(
     seed: Seed = 0,
     answers: p.retold(p.Answers, "graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", kind=Optional[Path]) = None,
     fmt: FormatOpt = None,
+    quiet: p.Quiet = False,
     out: p.retold(p.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.") = None,
     per_query: p.retold(p.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.") = None,
     plot: p.retold(p.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.") = None,
@@ -61,19 +61,12 @@ def evaluate(
     params = EvaluateParams(parse_ks(k, "--k"), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
     result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
-    if out is None:
-        chosen = fmt.value if fmt else "table"
-        if chosen == OutputFormat.json.value:
-            sys.stdout.write(report.json_text(result))
-        elif chosen == OutputFormat.csv.value:
-            sys.stdout.write(report.csv_text(result))
-        else:
-            from rich.console import Console
+    from rich.console import Console
 
-            report.render_table(result, Console())
-    else:
-        for line in report.decision_lines(result):
-            typer.echo(line, err=True)
-    for label, path in (("result", out), ("per-query rows", per_query), ("plot", plot)):
+    from ragdiag.cli.show import show_result
+
+    show_result(out, fmt, quiet, lambda: report.render_table(result, Console()),
+                lambda shown: report.json_text(result) if shown == OutputFormat.json.value else report.csv_text(result))
+    for label, path in (("per-query rows", per_query), ("plot", plot)):
         if path is not None:
             typer.echo(f"wrote {label} to {path}", err=True)

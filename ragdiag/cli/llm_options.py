@@ -61,8 +61,11 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
         values["batch"] = getattr(values["batch"], "value", values["batch"])
         for name, group in groups.items():
             kwargs[name] = group.build(**{option: kwargs.pop(option) for option, _, _ in group.options})
+        from ragdiag.report.provenance import marked_replies
+
+        before = marked_replies()
         done = fn(config=ClientConfig(**values), **run, **kwargs)
-        _say_if_test_server(values["model"])
+        _say_if_test_server(values["model"], marked_replies() - before)
         return done
 
     command.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
@@ -70,13 +73,14 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
-def _say_if_test_server(model: str) -> None:
-    """The last line of a run whose replies came from ragdiag's test server says so (stderr)."""
+def _say_if_test_server(model: str, marked: int = 0) -> None:
+    """The last line of a run whose replies came from ragdiag's test server (``marked`` replies
+    carried its mark) says so (stderr)."""
     from rich.console import Console
 
     from ragdiag.report.provenance import test_server_line
 
-    line = test_server_line([model])
+    line = test_server_line([model], marked)
     if line:
         Console(stderr=True).print(line, style="bold red", highlight=False)
 

@@ -21,6 +21,7 @@ def noise(
     k: p.K = p.DEFAULT_K,
     fmt: p.TableFormatOpt = None,
     out: p.TableJsonOut = None,
+    quiet: p.Quiet = False,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
@@ -37,4 +38,4 @@ def noise(
     fmt_value = fmt.value if fmt else None
     result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, fmt_value, out, plot,
                               cache_dir, cache.value, rewrite, model, base_url, qrels, bootstrap))
-    print_probe_output(result, fmt_value, out is not None)
+    print_probe_output(result, fmt_value, out is not None, quiet)

@@ -283,10 +283,12 @@ Deltas = Annotated[str, typer.Option("--delta", help="δ values of Robustness-δ
 Embedder = Annotated[str, typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL.", metavar=TEXT, envvar="RAGDIAG_EMBEDDER", show_envvar=False)]
 Embedders = Annotated[list[str], typer.Option("--embedder", help="local, st:NAME, openai:MODEL or voyage:MODEL; repeat to compare.", metavar=TEXT, envvar="RAGDIAG_EMBEDDER", show_envvar=False)]
 Lang = Annotated[str, typer.Option("--lang", help="en, fr or en,fr.", metavar=TEXT)]
-FORMAT_RULE = "With --out, the file's suffix picks its format (.json, .csv, .txt/.md = table; other suffixes: JSON) unless --format is given."
+FORMAT_RULE = ("With --out, the file's suffix picks its format (.json, .csv, .txt/.md = table; other suffixes: JSON) "
+               "unless --format is given, and the terminal still shows the result and one 'wrote PATH' line.")
 FormatOpt = Annotated[Optional[OutputFormat], typer.Option("--format", help=f"What to print: a table (default), JSON or CSV. {FORMAT_RULE}", metavar=choices_metavar(OutputFormat), show_default=False)]
 TableFormatOpt = Annotated[Optional[TableFormat], typer.Option("--format", help=f"What to print: a table (default) or JSON. {FORMAT_RULE}", metavar=choices_metavar(TableFormat), show_default=False)]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress on stderr.")]
+Quiet = Annotated[bool, typer.Option("--quiet", help="With --out: print only the 'wrote PATH' line, not the table.")]
 
 # Inputs
 Corpus = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl (_id, title, text) or its folder.", metavar=PATH)]
@@ -315,6 +317,7 @@ OutRequired = Annotated[Path, typer.Option("--out", help="File to write the resu
 TableJsonOut = retold(Out, "Write the result here instead of stdout; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")
 PerQuery = Annotated[Optional[Path], typer.Option("--per-query", help="Write one JSON line per (point, query).", metavar=PATH)]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JsonAlias = Annotated[bool, typer.Option("--json", help="The same as --format json.")]
 GradedParquet = Annotated[bool, typer.Option("--parquet", help="Write the graded table as graded.parquet (columnar, needs pyarrow) instead of graded.json.")]
 OutDir = Annotated[Path, typer.Option("--out-dir", help="Folder to write the outputs into (created if missing).", metavar=PATH)]
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw the plot into (.png).", metavar=PATH)]

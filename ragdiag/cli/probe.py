@@ -24,6 +24,7 @@ def names(
     epsilon: p.Epsilon = 0.01,
     fmt: p.TableFormatOpt = None,
     out: p.TableJsonOut = None,
+    quiet: p.Quiet = False,
     plot: p.Plot = None,
     cache_dir: p.CacheDir = None,
     cache: p.Cache = p.DEFAULT_CACHE_MODE,
@@ -44,6 +45,6 @@ def names(
     result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
                               cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
     if isinstance(result, NamesRealResult):
-        print_names_real(result, fmt_value)
+        print_names_real(result, fmt_value, quiet)
     else:
-        print_probe_output(result, fmt_value, out is not None)
+        print_probe_output(result, fmt_value, out is not None, quiet)

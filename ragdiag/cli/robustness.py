@@ -31,6 +31,7 @@ def robustness(
     pg_builds: Annotated[int, p.int_option("--pg-builds", "Build each pg-ivfflat / pg-hnsw index N times and report recall, zero-recall queries and Robustness-δ as mean ± SD over the builds (pgvector's index build draws from the server's random state, which no seed reaches).", 1, 100)] = 1,
     threads: p.Threads = None,
     fmt: p.TableFormatOpt = None,
+    quiet: p.Quiet = False,
     out: p.retold(p.Out, "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.") = None,
     per_query: p.PerQuery = None,
     plot_dir: p.PlotDir = None,
@@ -62,11 +63,10 @@ def robustness(
         out=out, fmt=fmt.value if fmt else None, per_query=per_query, plot_dir=plot_dir, progress=True,
     )
     result = run_robustness(request)
-    if fmt is p.TableFormat.json:
-        typer.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        from rich.console import Console
+    from rich.console import Console
 
-        from ragdiag.report.robustness_table import print_robustness
+    from ragdiag.cli.show import show_result
+    from ragdiag.report.robustness_table import print_robustness
 
-        print_robustness(result, Console())
+    show_result(out, fmt, quiet, lambda: print_robustness(result, Console()),
+                lambda shown: json.dumps(result.to_json(), indent=2) + "\n")

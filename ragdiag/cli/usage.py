@@ -5,7 +5,9 @@ metavars in ``--help``, and deprecated option spellings kept as hidden aliases.
   ``ragdiag: error: --k: 'abc' is not a valid integer (see 'ragdiag correlate --help')`` on one
   stderr line and exit 2, like every other ragdiag error — never a boxed panel.
 - ``--help`` shows TEXT, INTEGER, FLOAT, PATH or ``[a|b]`` metavars and nothing for flags, on
-  every typer version (recent typers print ``<int>``, ``<bool>``).
+  every typer version (recent typers print ``<int>``, ``<bool>``). It is click's plain help
+  (the app sets ``rich_markup_mode=None``): an option name and its metavar are never wrapped or
+  cut at any width, the help text wraps at spaces beside or under them.
 - An old spelling (``index build --out``) is rewritten to its new name before parsing, with one
   ``ragdiag: note: --out is deprecated here, use --out-dir`` line on stderr.
 """
@@ -219,45 +221,22 @@ def _click_type_name(param: Any) -> Optional[str]:
     return None  # click names its own types (TEXT, INTEGER, …)
 
 
-def readable_help(root: Any) -> None:
-    """``--help`` fits an 80-column terminal without losing words: option help cells fold a long
-    word instead of cutting it with "…", and a command's help paragraphs are reflowed (a docstring's
-    line breaks are not the terminal's). Done only when help is asked for: it imports rich."""
-    import inspect
-
-    from rich.text import Text
-    from typer import rich_utils
-
+def whole_short_help(root: Any) -> None:
+    """A group's command list shows each command's first sentence whole (wrapped by click), not
+    click's 45-character cut ending in "..."."""
     for command in _commands_under(root):
-        if command.help:
-            paragraphs = inspect.cleandoc(command.help).split("\n\n")
-            command.help = "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
-    if getattr(rich_utils.highlighter, "folds", False):
-        return
-    highlight, parameter_help = rich_utils.highlighter, rich_utils._get_parameter_help
-
-    def fold(cell: Any) -> Any:
-        for item in getattr(cell, "renderables", [cell]):
-            if isinstance(item, Text):
-                item.overflow = "fold"
-        return cell
-
-    def folded_highlight(text: Any) -> Any:  # option names and help texts
-        return fold(highlight(text))
-
-    def folded_parameter_help(**kwargs: Any) -> Any:  # help text with its [default: …] line
-        return fold(parameter_help(**kwargs))
-
-    folded_highlight.folds = True  # type: ignore[attr-defined]
-    rich_utils.highlighter, rich_utils._get_parameter_help = folded_highlight, folded_parameter_help
+        for sub in (getattr(command, "commands", None) or {}).values():
+            if sub.short_help or not sub.help:
+                continue
+            paragraph = " ".join(sub.help.split("\n\n")[0].split())
+            sentence = re.split(r"(?<=[.;])\s", paragraph, maxsplit=1)[0]
+            sub.short_help = sentence.rstrip(".;")
 
 
 def main_one_line(super_main: Callable[..., Any], root: Any, args: Optional[Sequence[str]], **kwargs: Any) -> None:
     """Run the root command: deprecated spellings rewritten, usage errors on one line, exit code."""
     argv = list(sys.argv[1:] if args is None else args)
     argv = rewrite_deprecated(root, argv, lambda line: typer.echo(line, err=True))
-    if not argv or any(arg in ("--help", "-h") for arg in argv):
-        readable_help(root)
     try:
         rv = super_main(args=argv, standalone_mode=False, **kwargs)
     except ClickException as err:

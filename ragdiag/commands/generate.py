@@ -57,5 +57,9 @@ def run(request: GenerateRequest) -> GenerateResult:
                 outputs={"--out": request.out, "--ranked-out": request.ranked_out},
                 folders={"--cache-dir": request.config.cache_dir})
     gate = make_gate(request.degenerate_patterns, request.long_answer_ratio)
+    if request.embedder is not None:  # ranking comes first: its keys and the servers before it
+        from ragdiag.remote.preflight import preflight
+
+        preflight(embedders=[request.embedder], llm_base_url=request.config.base_url, cache_mode=request.config.cache)
     return run_generate(request.texts, request.ranked, list(request.ks), request.dataset, request.out, request.config,
                         request.embedder, request.ranked_out, request.progress, gate=gate, settings=request.answer)

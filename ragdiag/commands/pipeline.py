@@ -183,6 +183,10 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     from ragdiag.pipeline.generate import stderr_notice
 
     specs, depth = check_config(cfg)
+    from ragdiag.remote.preflight import preflight
+
+    preflight(embedders=[getattr(s, "embedder", None) for s in specs], embed_base_url=cfg.embed_base_url,
+              llm_base_url=config.base_url, cache_mode=config.cache, embedder_flag="--retriever dense:")
     out_dir = check_output_dir(cfg.out_dir, "--out-dir")
     data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries)
     if depth > len(data.doc_ids):

@@ -56,6 +56,9 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
     sha256 = file_sha256(path)
     if not simulated_grades and sha256 == file_sha256(bundled_sample_path()):
         simulated_grades = True  # the bundled sample given by path: its grades are simulated all the same
+    if not simulated_grades and records and all(isinstance(r, dict) and r.get("simulated_grades") is True
+                                                for r in records):
+        simulated_grades = True  # a file of simulated grades says so in every row (tools/judge_noise_demo.py)
     source = GradedSource(name=name or str(path), sha256=sha256, simulated_grades=simulated_grades)
     with no_cyclic_gc():
         return build_graded_table(records, str(path), source, gate)

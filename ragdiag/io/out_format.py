@@ -27,9 +27,17 @@ def out_format(out: Path, fmt: str | None, available: tuple[str, ...] = ("table"
     return chosen
 
 
-def screen_format(fmt: str | None) -> str:
-    """What is printed when nothing else is asked: the table."""
+def screen_format(fmt: str | None, out: Path | None = None, quiet: bool = False) -> str | None:
+    """What the terminal shows: the ``--format`` asked (the table by default), with or without
+    ``--out`` — writing a file never hides the result; nothing under ``--quiet`` with ``--out``."""
+    if out is not None and quiet:
+        return None
     return fmt or "table"
+
+
+def wrote_line(out: Path) -> str:
+    """The one line every command prints (on stderr) for the result file it wrote."""
+    return f"wrote {out}"
 
 
 def write_result(out: Path, fmt: str | None, texts: Mapping[str, Callable[[], str]],

@@ -43,3 +43,23 @@ def check_paths(*, inputs: Paths | None = None, outputs: Paths | None = None, pl
         guard_outputs(files.values())
     except RagdiagError as err:
         raise RagdiagError(f"{' / '.join(files)}: {err}") from None
+
+
+def not_found(flag: str, path: Path, data_env: str | None = None) -> str:
+    """``--corpus X: not found``, naming an environment variable the path was meant to hold: one
+    left unexpanded (``$RAGDIAG_DATA/scifact`` in quotes) or one the shell expanded to nothing
+    (``/scifact`` when ``data_env``, e.g. ``$RAGDIAG_DATA``, is unset)."""
+    import os
+    import re
+
+    text = str(path)
+    message = f"{flag} {text}: not found"
+    unexpanded = [name for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)]
+    unset = [name for name in unexpanded if not os.environ.get(name)]
+    if unset:
+        return f"{message} (${unset[0]} is not set)"
+    if unexpanded:
+        return f"{message} (${unexpanded[0]} was not expanded: give the path without quotes)"
+    if data_env and not os.environ.get(data_env) and Path(text).is_absolute() and len(Path(text).parts) == 2:
+        return f"{message} (${data_env} is not set: did the path start with ${data_env}/?)"
+    return message

@@ -4,8 +4,10 @@ manifest under the one key ``run_record``.
 Fields: ``command`` (e.g. ``ragdiag correlate``), ``argv``, ``ragdiag_version``, ``versions`` (key
 libraries, read from package metadata without importing them), ``python``, ``models``,
 ``prompts`` (name → version), ``seeds``, ``inputs`` (path, bytes, sha256), ``cache`` (mode),
-``started_at`` / ``finished_at`` (UTC, ISO 8601), ``host`` (platform, machine, cores) and ``settings``
-(each setting of :mod:`ragdiag.io.settings` the command has: value and source — flag, env, file, default).
+``started_at`` / ``finished_at`` (UTC, ISO 8601), ``host`` (platform, machine, cores), ``settings``
+(each setting of :mod:`ragdiag.io.settings`: value and source — flag, env, file, default); and
+``test_server_replies`` when replies of ragdiag's test servers were used during the run
+(:mod:`ragdiag.io.provenance`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from ragdiag import __version__
 from ragdiag.io.files import file_sha256
+from ragdiag.io.provenance import marked_replies
 from ragdiag.io.redact import redact_arg
 
 RUN_RECORD_KEY = "run_record"
@@ -88,6 +91,7 @@ class RunRecord:
     finished_at: str | None = None
     host: dict[str, Any] = field(default_factory=_host)
     settings: dict[str, dict[str, Any]] = field(default_factory=_settings)
+    marked_at_start: int = field(default_factory=marked_replies, repr=False)
 
     def add_inputs(self, *paths: str | os.PathLike[str] | None) -> RunRecord:
         """Record inputs (``None`` skipped) with their size and sha256."""
@@ -98,6 +102,9 @@ class RunRecord:
         """The record as plain JSON data, ``finished_at`` set to now if still open."""
         data = asdict(self)
         data["finished_at"] = self.finished_at or _now()
+        marked = marked_replies() - data.pop("marked_at_start")
+        if marked > 0:  # replies of ragdiag's test servers were used: results say so
+            data["test_server_replies"] = marked
         return data
 
 

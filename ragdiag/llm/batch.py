@@ -57,6 +57,7 @@ class BatchPending(RagdiagError):
     """The batch is not finished (or must be run elsewhere); the message says how to resume."""
 
     exit_code = 4
+    kind = "note"  # an expected stop: the message says what to do next
 
 
 def resume_command() -> str:

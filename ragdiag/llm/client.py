@@ -30,6 +30,7 @@ from typing import Any
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
+from ragdiag.io.provenance import note_reply, origin_of
 from ragdiag.llm.batch_config import (
     MAX_BYTES,
     MAX_REQUESTS,
@@ -245,6 +246,7 @@ class LLMClient:
         if hit is None:
             return None
         batched = key in self._batched  # answered by this run's batch: a call of this run, not a cache hit
+        note_reply(hit.get("origin"))  # the cache keeps where the reply came from
         with self._lock:
             self.stats.cache_hits += 0 if batched else 1
         return ChatResult(hit["reply"], key, batched is False, hit["prompt_tokens"], hit["completion_tokens"])
@@ -311,6 +313,7 @@ class LLMClient:
                 time.sleep(LEASE_POLL_S)
             hit = self.cache.get(key)
             if hit is not None and (hit["created"] >= since or not fresh and self.config.cache == "rw"):
+                note_reply(hit.get("origin"))
                 with self._lock:
                     self.stats.from_other_process += 1
                     self._sent.add(key)
@@ -389,8 +392,10 @@ class LLMClient:
         if capped:
             with self._lock:
                 self.stats.capped_replies += 1
+        origin = origin_of(body)  # ragdiag's test servers mark their replies
+        note_reply(origin)
         if self.cache is not None:
-            self.cache.put(key, request, text, p_tok, c_tok)
+            self.cache.put(key, request, text, p_tok, c_tok, origin)
         cost, batch_cost = call_costs(self.prices, request["model"], p_tok, c_tok)
         with self._lock:
             self.stats.add_costs(cost, batch_cost)

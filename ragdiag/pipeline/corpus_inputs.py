@@ -45,6 +45,11 @@ class CorpusData:
 def resolve_files(corpus: Path, queries: Path | None, qrels: Path | None) -> dict[str, Path]:
     """Paths of corpus, queries and qrels; a BEIR folder fills in the ones not given."""
     corpus = Path(corpus)
+    if not corpus.exists():
+        from ragdiag.config import DATA_DIR_ENV
+        from ragdiag.io.paths import not_found
+
+        raise RagdiagError(not_found("--corpus", corpus, DATA_DIR_ENV))
     if corpus.is_dir():
         folder, corpus = corpus, corpus / "corpus.jsonl"
         queries = queries or folder / "queries.jsonl"

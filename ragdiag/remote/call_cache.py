@@ -10,6 +10,7 @@ that claims a key's lease sends the request, others wait for its reply (:meth:`C
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -34,7 +35,8 @@ CREATE TABLE IF NOT EXISTS calls (
     reply TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    origin TEXT NOT NULL DEFAULT ''
 )""", """
 CREATE TABLE IF NOT EXISTS leases (
     key TEXT PRIMARY KEY,
@@ -45,8 +47,8 @@ CREATE TABLE IF NOT EXISTS leases (
 )""")
 _TAKE_LEASE = ("INSERT INTO leases VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET owner=excluded.owner, "
                "host=excluded.host, pid=excluded.pid, expires=excluded.expires WHERE leases.expires < ?")
-_COLUMNS = ("key", "model", "prompt", "request", "reply", "prompt_tokens", "completion_tokens", "created")
-_INSERT = "INSERT OR {} INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = ("key", "model", "prompt", "request", "reply", "prompt_tokens", "completion_tokens", "created", "origin")
+_INSERT = f"INSERT OR {{}} INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
 def _running(pid: int) -> bool:
@@ -85,11 +87,14 @@ def entry_row(entry: Any) -> tuple:
         raise ValueError(f"request is not plain JSON ({err})") from None
     if entry.get("key", key) != key:
         raise ValueError("key does not match the sha256 of its request")
+    origin = entry.get("origin", "")
+    if not isinstance(origin, str):
+        raise ValueError("origin must be a string")
     created = entry.get("created", time.time())
     if isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
         raise ValueError("created must be a number")
     return (key, model, prompt, canonical_json(request), reply, _count(entry, "prompt_tokens"),
-            _count(entry, "completion_tokens"), float(created))
+            _count(entry, "completion_tokens"), float(created), origin)
 
 
 class CallCache:
@@ -98,16 +103,22 @@ class CallCache:
     def __init__(self, path: Path, create: bool = True) -> None:
         self.path = Path(path)
         self.store = SqliteStore(self.path, _SCHEMA, create=create)
+        columns = {row[1] for row in self.store.query("PRAGMA table_info(calls)")}
+        if "origin" not in columns:  # a cache written before replies kept their origin
+            with contextlib.suppress(RagdiagError):  # another process added it first
+                self.store.execute("ALTER TABLE calls ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry for ``key`` (reply and token counts) or None."""
         rows = self.store.query(f"SELECT {', '.join(_COLUMNS)} FROM calls WHERE key=?", (key,))
         return dict(zip(_COLUMNS, rows[0])) if rows else None
 
-    def put(self, key: str, request: dict[str, Any], reply: str, prompt_tokens: int, completion_tokens: int) -> None:
-        """Store one completed call (committed at once); an existing entry is replaced."""
+    def put(self, key: str, request: dict[str, Any], reply: str, prompt_tokens: int, completion_tokens: int,
+            origin: str = "") -> None:
+        """Store one completed call (committed at once); an existing entry is replaced. ``origin``:
+        the server's provenance mark (:mod:`ragdiag.io.provenance`), kept with the reply."""
         row = (key, request.get("model", ""), request.get("prompt", ""), canonical_json(request), reply,
-               int(prompt_tokens), int(completion_tokens), time.time())
+               int(prompt_tokens), int(completion_tokens), time.time(), origin)
         self.store.execute(_INSERT.format("REPLACE"), row)
 
     def take_lease(self, key: str, owner: str, seconds: float) -> bool:
@@ -145,6 +156,8 @@ class CallCache:
         for row in self.store.query(f"SELECT {', '.join(_COLUMNS)} FROM calls ORDER BY key"):
             entry = dict(zip(_COLUMNS, row))
             entry["request"] = json.loads(entry["request"])
+            if not entry["origin"]:  # unmarked: exported as before the mark existed
+                del entry["origin"]
             yield entry
 
     def import_entries(self, entries: list[Any], source: str, numbers: list[int] | None = None) -> tuple[int, list[str]]:

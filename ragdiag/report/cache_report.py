@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.report.fit_table import fitted
+
 
 def print_stats(info: dict[str, Any], console: Console) -> None:
     for name, cache in info["caches"].items():
@@ -22,4 +24,4 @@ def print_stats(info: dict[str, Any], console: Console) -> None:
             table.add_column(column)
         for group in cache["groups"]:
             table.add_row(*(str(group[key]) for key in keys))
-        console.print(table)
+        console.print(fitted(table))

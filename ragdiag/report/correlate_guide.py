@@ -14,7 +14,7 @@ from pathlib import Path
 from ragdiag.metrics import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlate_result import CorrelateResult, Verdict
-from ragdiag.report.provenance import SIMULATED_LINE, test_server_line
+from ragdiag.report.provenance import SIMULATED_LINE, TEST_SERVER_MODELS, record_marked, test_server_line
 
 SYMBOLS = registry.LEGEND_SYMBOLS
 LEGEND = {m.name: m.legend for m in registry.REGISTRY}
@@ -31,7 +31,8 @@ def _models(report: CorrelateResult) -> list[str]:
 
 
 def _sidecar_models(source: str) -> list[str]:
-    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any."""
+    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any, and
+    ``ragdiag-test-server`` when its run record counts test-server replies."""
     path = Path(source)
     for manifest in (path.with_name(f"{path.name}.manifest.json"), path.with_name(f"{path.stem}.manifest.json")):
         try:
@@ -41,7 +42,8 @@ def _sidecar_models(source: str) -> list[str]:
         if isinstance(doc, dict):
             llm = ((doc.get("meta") or {}).get("llm") or {}).get("model")
             recorded = ((doc.get("run_record") or {}).get("models") or {}).get("llm") or []
-            return [str(m) for m in ([llm] + (recorded if isinstance(recorded, list) else [recorded])) if m]
+            marked = [TEST_SERVER_MODELS[0]] if record_marked(doc.get("run_record")) else []
+            return [str(m) for m in ([llm] + (recorded if isinstance(recorded, list) else [recorded])) if m] + marked
     return []
 
 
@@ -49,7 +51,7 @@ def provenance_lines(report: CorrelateResult) -> list[str]:
     """The loud lines a result from the bundled sample or the test server starts with."""
     lines = [SIMULATED_LINE] if report.meta.simulated_grades else []
     models = _models(report) + _sidecar_models(str(report.meta.source))
-    return lines + [line for line in (test_server_line(models),) if line]
+    return lines + [line for line in (test_server_line(models, record_marked(report.run_record)),) if line]
 
 
 def legend(report: CorrelateResult) -> list[tuple[str, str]]:
@@ -70,8 +72,15 @@ def _typical_alpha(report: CorrelateResult, verdict: Verdict, measure: str) -> f
     return statistics.median(alphas) if alphas else None
 
 
-def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
-    """(what the measure is at this α, what to raise) in plain words."""
+OWN_DATA_LINE = ("Your own data: ragdiag pipeline --corpus YOUR_BEIR_FOLDER --base-url URL --model MODEL "
+                 "--out-dir OUT ranks, answers, grades and runs this analysis; a graded file you already have: "
+                 "ragdiag correlate --graded YOUR_GRADED.json; per-query measures and grades in a table: "
+                 "ragdiag correlate --table YOUR.csv")
+
+
+def _reading(measure: str, alpha: float | None) -> tuple[str | None, str | None]:
+    """(what the measure is at this α, what to raise) in plain words; (None, None) for a measure
+    that has no plainer name (a column of your own table): advice never defines a measure by itself."""
     low, high = alpha is not None and alpha <= 0.05, alpha is not None and alpha >= 0.95
     if measure in ("F", "E", "R", "P"):
         if measure == "R" or (measure != "P" and low):
@@ -79,7 +88,7 @@ def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
         if measure == "P" or high:
             return "precision", "precision@K"
         return "a precision–recall mix", "recall@K and precision@K together"
-    if measure == "T":
+    if measure in ("T", "T'"):  # T′ is T without the 1/K: the same reading at both ends
         if low:
             return "the count of relevant passages in the top K", "the number of relevant passages in the top K"
         if high:
@@ -88,7 +97,7 @@ def _reading(measure: str, alpha: float | None) -> tuple[str, str]:
                 "the number of relevant passages in the top K (and cutting irrelevant ones)")
     if measure == "nDCG":
         return "rank order", "the rank of the relevant passages (put them first)"
-    return measure, measure
+    return None, None
 
 
 def _where(report: CorrelateResult, verdict: Verdict) -> str:
@@ -114,7 +123,12 @@ def advice_line(report: CorrelateResult) -> str | None:
     at = "" if alpha is None else f" at α≈{alpha:.2g}"
     who = f"{', '.join(names[:-1])} and {names[-1]} (tied)" if len(names) > 1 else names[0]
     verb = "are" if len(names) > 1 else "is"
-    text = f"Advice: {who}{at} {verb} {meaning}: raising {lever} moves answer quality most {_where(report, pick)}"
+    if meaning is None:
+        it, tracks = ("them", "track") if len(names) > 1 else ("it", "tracks")
+        text = (f"Advice: {who}{at} {tracks} answer quality best {_where(report, pick)}: raising {it} moves "
+                "answer quality most")
+    else:
+        text = f"Advice: {who}{at} {verb} {meaning}: raising {lever} moves answer quality most {_where(report, pick)}"
     if pick.lead_holds is None and not _tie(pick):
         text += f" (lead {pick.lead:+.3f}: --bootstrap 1000 tells whether it holds)"
     elif pick.lead_holds is not None and pick.lead_holds < 0.95 and not _tie(pick):

@@ -219,6 +219,7 @@ def print_report(report: CorrelateResult | dict, console: Console) -> None:
     ``report`` may still be the JSON dict (``pipeline`` and ``corpus-pipeline`` print their
     correlation this way until they hold a :class:`CorrelateResult`)."""
     from ragdiag.report.correlate_guide import advice_line, provenance_lines
+    from ragdiag.report.fit_table import fitted  # tables at the console's width, no number or name split
 
     if isinstance(report, dict):
         report = CorrelateResult.from_json(report)
@@ -251,23 +252,23 @@ def print_report(report: CorrelateResult | dict, console: Console) -> None:
     console.print(f"{info} · rows {meta.rows} (skipped, no grade: {meta.skipped_missing_grade})", highlight=False)
     kinds = shown_kinds(report)
     for table in results_tables(report, kinds[:1]):
-        console.print(table)
+        console.print(fitted(table))
     for note in (segment_legend(report), dropped_line(report), e_note(report)):
         if note:
             console.print(note, style="dim" if note is not e_note(report) else "yellow", highlight=False)
     if len(kinds) > 1:
         console.print("Details", style="bold")
         for table in results_tables(report, kinds[1:]):
-            console.print(table)
+            console.print(fitted(table))
     elif len(meta.kinds) > 1:
         console.print(f"(also computed: {', '.join(meta.kinds[1:])} — in --format json/csv; "
                       "--corr shows them here)", style="dim")
     if report.comparisons:
-        console.print(comparison_table(report))
+        console.print(fitted(comparison_table(report)))
     if report.system:
-        console.print(system_table(report))
+        console.print(fitted(system_table(report)))
     if report.verdicts:
-        console.print(verdict_table(report))
+        console.print(fitted(verdict_table(report)))
 
 
 def _print_legend(report: CorrelateResult, console: Console) -> None:

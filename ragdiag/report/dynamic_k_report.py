@@ -112,7 +112,9 @@ def render_table(result: DynamicKResult, console: Console) -> None:
         table.add_row(row.label, f"{100 * row.share_escalated:.0f}%", f"{row.mean_candidates:.1f}",
                       *((f"{row.cost_per_1k:.2f}",) if priced else ()), *(_value(row.metrics[n]) for n in names),
                       _value_signed(row.vs_low[lead]), _difference(row.vs_high[lead]))
-    console.print(table)
+    from ragdiag.report.fit_table import fitted
+
+    console.print(fitted(table))
 
 
 def table_text(result: DynamicKResult, width: int = 200) -> str:

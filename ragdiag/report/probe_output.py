@@ -1,5 +1,5 @@
-"""Printing a probe result: JSON or tables on stdout (nothing when --out took it), notes (call
-counters, written files) on stderr."""
+"""Printing a probe result: JSON or tables on stdout (also when --out took the result; none under
+--quiet), notes (call counters, written files) on stderr."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ if TYPE_CHECKING:
     from ragdiag.probes.results import NamesRealResult, ProbeRun
 
 
-def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool) -> None:
-    """``probe``'s JSON (``--format json``) or its rich tables, unless ``written`` to --out; then its
-    notes. Tables take the terminal's width (``COLUMNS`` when stdout is not a terminal), wrapping
-    rather than cutting."""
+def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool, quiet: bool = False) -> None:
+    """``probe``'s JSON (``--format json``) or its rich tables (also when ``written`` to --out;
+    nothing then under ``quiet``); then its notes (``wrote OUT`` among them). Tables take the
+    terminal's width (``COLUMNS`` when stdout is not a terminal), wrapping rather than cutting."""
     import json
 
     import typer
@@ -20,7 +20,7 @@ def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool) -> None:
 
     from ragdiag.report.probe_report import tables
 
-    if not written:
+    if not (written and quiet):
         if fmt == "json":
             typer.echo(json.dumps(probe.to_json(), ensure_ascii=False, indent=2, allow_nan=False))
         else:
@@ -31,8 +31,9 @@ def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool) -> None:
         typer.echo(note, err=True)
 
 
-def print_names_real(result: NamesRealResult, fmt: str | None) -> None:
-    """Names on own queries: ``wrote OUT`` on stderr when --out took it, else JSON or the tables."""
+def print_names_real(result: NamesRealResult, fmt: str | None, quiet: bool = False) -> None:
+    """Names on own queries: JSON or the tables (also when --out took the result; none then under
+    ``quiet``), then ``wrote OUT`` on stderr."""
     import json
 
     import typer
@@ -40,9 +41,11 @@ def print_names_real(result: NamesRealResult, fmt: str | None) -> None:
 
     from ragdiag.report import names_real_report
 
-    if result.written:
-        typer.echo(f"wrote {result.written[0]}", err=True)
+    if result.written and quiet:
+        pass
     elif fmt == "json":
         typer.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", nl=False)
     else:
         names_real_report.render(result, Console())
+    if result.written:
+        typer.echo(f"wrote {result.written[0]}", err=True)

@@ -68,8 +68,11 @@ def table_text(result: RobustnessResult, width: int = 160) -> str:
 
 
 def print_robustness(result: RobustnessResult, console: Console) -> None:
-    """The table, the points --min-recall left out, and the tables of the optional analyses."""
-    console.print(robustness_table(result))
+    """The table, the points --min-recall left out, and the tables of the optional analyses, each
+    folded to the console's width (:mod:`ragdiag.report.fit_table`)."""
+    from ragdiag.report.fit_table import fitted
+
+    console.print(fitted(robustness_table(result), keys=2))
     floor = result.meta.min_recall
     if floor is not None:
         dropped = ", ".join(f"{d['index']} {','.join(f'{a}={b}' for a, b in d['params'].items())} ({d['recall_mean']:.4f})"
@@ -80,19 +83,19 @@ def print_robustness(result: RobustnessResult, console: Console) -> None:
         from ragdiag.report.matched_recall_table import matched_recall_tables
 
         for table in matched_recall_tables(result.matched_recall, result.meta.k):
-            console.print(table)
+            console.print(fitted(table))
     if result.hardness is not None:
         from ragdiag.report.hardness_table import hardness_tables
 
         for table in hardness_tables(result.hardness):
-            console.print(table)
+            console.print(fitted(table))
     if result.adaptive is not None:
         from ragdiag.report.adaptive_report import adaptive_tables
 
         for item in adaptive_tables(result.adaptive, result.meta.deltas):
-            console.print(item)
+            console.print(fitted(item))
     if result.selection is not None:
         from ragdiag.report.selection_table import selection_table
 
         for item in selection_table(result.selection):
-            console.print(item)
+            console.print(fitted(item))

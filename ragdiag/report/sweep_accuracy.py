@@ -61,7 +61,9 @@ def print_relative_accuracy(result: SweepResult, console) -> None:
                       _with_ci(bucket["accuracy"], bucket["accuracy_ci"]), _fmt(bucket["exact_accuracy"]),
                       _with_ci(bucket["relative_to_exact"], bucket["relative_ci"]),
                       _paper_reading(bucket, rel["paper_000"]))
-    console.print(table)
+    from ragdiag.report.fit_table import fitted
+
+    console.print(fitted(table))
 
 
 @plain_text_plot

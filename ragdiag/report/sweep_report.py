@@ -66,10 +66,10 @@ def print_sweep(result: SweepResult, console) -> None:
     """Three narrow tables (retrieval, speed, answers), then the δ calibration, the QPS warning and
     the recommendation. Controls first, then one row per operating point. Without bootstrap resamples
     (``--bootstrap 0``) the intervals are "–"."""
-    from ragdiag.report.provenance import test_server_line
+    from ragdiag.report.provenance import record_marked, test_server_line
 
     meta = result.meta
-    line = test_server_line([meta.llm["model"]])
+    line = test_server_line([meta.llm["model"]], record_marked(result.run_record))
     if line:
         console.print(line, style="bold red", highlight=False)
     deltas = meta.delta_keys
@@ -100,8 +100,10 @@ def print_sweep(result: SweepResult, console) -> None:
         answers.add_row(point.label, f"{_fmt(point.grade_mean)} {_ci(point.grade_ci)}",
                         f"{_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)}", _fmt(point.worse_share),
                         str(point.calls_sent), str(point.calls_reused))
+    from ragdiag.report.fit_table import fitted
+
     for table in (recall, speed, answers):
-        console.print(table)
+        console.print(fitted(table))
     calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result.delta_calibration)
     console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}", highlight=False)
     buckets = ", ".join(f"[{b['lo']:g},{b['hi']:g}{']' if b['lo'] == b['hi'] else ')'}: {_fmt(b['p_grade_ge4'])} (n={b['n']})"

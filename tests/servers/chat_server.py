@@ -61,6 +61,7 @@ import random
 import re
 from typing import Any
 
+from ragdiag.io.provenance import TEST_SERVER_MARK
 from tests.servers.base import LocalServer
 
 # References: ``[i] text`` (prompt v1) or ``<passage id="i">text</passage>`` (v2, fenced); answers
@@ -237,6 +238,7 @@ class ChatServer(LocalServer):
         reply_words = len((content or "").split())
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "system_fingerprint": TEST_SERVER_MARK,  # provenance: ragdiag labels what it computes from these
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": reply_words,
                       "total_tokens": prompt_words + reply_words},

@@ -48,7 +48,8 @@ def _meta(doc: Any) -> dict:
 def is_test_server(doc: Any) -> bool:
     """A reply from the local test servers: the recorded model name, or a loopback base URL."""
     text = json.dumps(doc, default=str)[:200_000]
-    return any(m in text for m in TEST_SERVER_MODELS) or any(f"//{h}" in text for h in LOCAL_HOSTS)
+    return ('"test_server_replies"' in text or any(m in text for m in TEST_SERVER_MODELS)
+            or any(f"//{h}" in text for h in LOCAL_HOSTS))
 
 
 def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
