@@ -16,7 +16,16 @@ from ragdiag.io.json_record import JsonRecord
 
 
 @dataclass(kw_only=True)
-class MetricComparison(JsonRecord):
+class _AllKeys(JsonRecord):
+    """A record built in code writes every declared key, nulls included (``queries_needed: null``)."""
+
+    def __post_init__(self) -> None:
+        if not self.present:
+            self.present = self.named()
+
+
+@dataclass(kw_only=True)
+class MetricComparison(_AllKeys):
     metric: str
     n: int
     mean_base: float
@@ -34,7 +43,7 @@ class MetricComparison(JsonRecord):
 
 
 @dataclass(kw_only=True)
-class PlanEntry(JsonRecord):
+class PlanEntry(_AllKeys):
     metric: str
     n: int
     sd_diff: float
@@ -47,7 +56,7 @@ class PlanEntry(JsonRecord):
 
 
 @dataclass(kw_only=True)
-class JudgeSplit(JsonRecord):
+class JudgeSplit(_AllKeys):
     metric: str
     k: float
     sigma2_judge: float

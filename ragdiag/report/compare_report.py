@@ -164,7 +164,7 @@ def write_plot(result: CompareResult, path: Path, inputs: Sequence[Path] = ()) -
     ax.set_yticks(ys, [f"{label_at(mc.metric)}\n{mc.decision}" for mc in metrics], fontsize=8)
     ax.set_xlabel(f"Δ = new − base, {100 * result.meta['interval_level']:g}% interval; dashed: the margin "
                   f"(max drop {result.meta['max_drop']:g})")
-    ax.set_title(f"compare: gate {result.decision or '—'}", fontsize=10)
+    ax.set_title(f"compare: gate {(result.decision or '—').upper()}", fontsize=10)
     ax.set_ylim(-0.7, len(metrics) - 0.3)
     with atomic_path(path, inputs=inputs, what="plot") as tmp:
         fig.savefig(tmp, format="png", dpi=110)
