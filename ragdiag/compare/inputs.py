@@ -149,7 +149,7 @@ def _is_number(value: Any) -> bool:
 
 
 def sniff(path: Path) -> str:
-    """'graded' for a JSON/JSONL list of rows with id and grade, else 'table' (runs need --qrels)."""
+    """'graded' for a JSON/JSONL list of rows with id and grade, 'run' for a run.jsonl or TREC run, else 'table'."""
     if path.suffix.lower() in TABLE_SUFFIXES:
         return "table"
     from ragdiag.io.jsonl import read_json_records
@@ -157,8 +157,12 @@ def sniff(path: Path) -> str:
     try:
         records = read_json_records(path)
     except RagdiagError:
-        return "table"
+        with path.open("rb") as handle:
+            words = handle.readline(4096).split()
+        return "run" if len(words) == 6 and words[1] in (b"Q0", b"0") else "table"
     first = records[0] if isinstance(records, list) and records else None
+    if isinstance(first, dict) and "query_id" in first and "ids" in first:
+        return "run"
     return "graded" if isinstance(first, dict) and "id" in first and ("grade" in first or "grades" in first) else "table"
 
 
@@ -239,6 +243,8 @@ def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | N
         made = {source: Side(source, values) for source, values in sides.items()}
         return pair(made[str(base)], made.get(str(new)) if new else None, names, allow_missing, "runs", order)
     kinds = {sniff(path) for path in (base, new) if path is not None}
+    if "run" in kinds:
+        raise RagdiagError(f"{base if sniff(base) == 'run' else new}: a run file; give --qrels to score the runs")
     if len(kinds) > 1:
         raise RagdiagError(f"--base {base} and --new {new} are not the same kind of file (a graded file and a table)")
     columns = [c.strip() for c in metrics.split(",") if c.strip()] if metrics else None
