@@ -25,11 +25,17 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 @dataclass
 class Side:
-    """One file's per-query values: query id → metric → value, and query id → repeated grades."""
+    """One file's per-query values: ``matrix[i, j]`` = metric ``columns[j]`` of query ``ids[i]``, and
+    query id → repeated grades."""
 
     source: str
-    values: dict[str, dict[str, float]]
+    ids: list[str]
+    columns: list[str]
+    matrix: np.ndarray
     repeats: dict[str, list[float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row = {q: i for i, q in enumerate(self.ids)}
 
 
 @dataclass
@@ -88,7 +94,7 @@ def read_graded(path: Path) -> Side:
     source = str(path)
     records = read_json_records(path)
     configs: dict[tuple, int] = {}
-    values: dict[str, dict[str, float]] = {}
+    values: dict[str, float] = {}
     repeats: dict[str, list[float]] = {}
     for index, row in enumerate(records):
         if not isinstance(row, dict) or "id" not in row:
@@ -100,14 +106,14 @@ def read_graded(path: Path) -> Side:
         grades = row.get("grades")
         if isinstance(grades, list) and grades:
             repeats[query] = [_finite(g, source, index, "grades") for g in grades]
-            values[query] = {"grade": float(np.mean(repeats[query]))}
+            values[query] = float(np.mean(repeats[query]))
         else:
-            values[query] = {"grade": _finite(row.get("grade"), source, index, "grade")}
+            values[query] = _finite(row.get("grade"), source, index, "grade")
     if len(configs) > 1:
         shown = ", ".join(f"E={e} K={k}" for e, k in list(configs)[:3])
         raise DataError(f"{source}: holds {len(configs)} configurations ({shown}, …); compare one configuration "
                         "(E, K) per file")
-    return Side(source, values, repeats)
+    return Side(source, list(values), ["grade"], np.array(list(values.values()))[:, None], repeats)
 
 
 def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
@@ -115,7 +121,9 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     from ragdiag.data.metric_table import table_rows
 
     source = str(path)
-    values: dict[str, dict[str, float]] = {}
+    ids: list[str] = []
+    seen: set[str] = set()
+    raw: list[list[Any]] = []
     wanted = columns
     for index, row in enumerate(table_rows(path)):
         if not isinstance(row, dict):
@@ -127,15 +135,32 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
             if not wanted:
                 raise DataError.at(source, index, None, "no numeric metric column besides the id column")
         query = str(row[id_col])
-        if query in values:
+        if query in seen:
             raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
-        for column in wanted:
-            if column not in row:
-                raise DataError.at(source, index, column, "no such column (a metric absent from this side)")
-        values[query] = {c: _finite(row[c], source, index, c) for c in wanted}
-    if not values:
+        seen.add(query)
+        ids.append(query)
+        try:
+            raw.append([row[c] for c in wanted])
+        except KeyError as err:
+            raise DataError.at(source, index, err.args[0], "no such column (a metric absent from this side)") from None
+    if not ids:
         raise DataError(f"{source}: no rows")
-    return Side(source, values)
+    return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
+
+
+def _numbers(raw: list[list[Any]], source: str, columns: list[str]) -> np.ndarray:
+    """The cells as a float matrix, converted at once; any cell numpy cannot take or that is not finite
+    is then found and named by :func:`_finite` (missing, text, NaN, ±inf, true/false)."""
+    try:
+        matrix = np.array(raw, dtype=np.float64)
+        if np.isfinite(matrix).all() and not any(isinstance(v, bool) for v in raw[0]):
+            return matrix
+    except (TypeError, ValueError):
+        pass
+    for index, cells in enumerate(raw):
+        for column, value in zip(columns, cells):
+            _finite(value, source, index, column)
+    raise DataError(f"{source}: a value that is not a number")  # unreachable when _finite refused one
 
 
 def _is_number(value: Any) -> bool:
@@ -166,7 +191,7 @@ def sniff(path: Path) -> str:
     return "graded" if isinstance(first, dict) and "id" in first and ("grade" in first or "grades" in first) else "table"
 
 
-def read_runs(base: Path, new: Path | None, qrels_path: Path, metrics: list[tuple[str, int]]) -> tuple[dict[str, dict], list[str], list[str]]:
+def read_runs(base: Path, new: Path | None, qrels_path: Path, metrics: list[tuple[str, int]]) -> tuple[dict[str, Side], list[str], list[str]]:
     """Per-query metric values of each run on the judged queries it ranks (evaluate's computation)."""
     from ragdiag.data.qrels_runs import read_run_ids
     from ragdiag.evaluate.evaluation import EvaluateParams, run_values
@@ -188,7 +213,9 @@ def read_runs(base: Path, new: Path | None, qrels_path: Path, metrics: list[tupl
         subset = GradedQrels({q: qrels.grades[q] for q in judged}, qrels.binary, qrels.source)
         aligned = align_run(path, subset)
         per_metric = run_values(aligned, subset, subset.pool_counts(), params)
-        sides[str(path)] = {q: {f"{m}@{k}": float(per_metric[(m, k)][i]) for m, k in metrics} for i, q in enumerate(judged)}
+        names_at = [f"{m}@{k}" for m, k in metrics]
+        sides[str(path)] = Side(str(path), judged, names_at,
+                                np.stack([per_metric[key] for key in metrics], axis=1).astype(np.float64))
     return sides, [f"{m}@{k}" for m, k in metrics], qrels.query_ids
 
 
@@ -196,11 +223,11 @@ def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, 
          order: list[str] | None = None) -> Paired:
     """Pair the sides by query id: one side only is an error (first few ids and the counts) unless
     ``allow_missing``; fewer than 5 shared queries is an error."""
-    ids = list(order or base.values)
+    ids = list(order or base.ids)
     dropped = {"base_only": 0, "new_only": 0}
     if new is not None:
-        base_only = [q for q in ids if q in base.values and q not in new.values]
-        new_only = [q for q in (order or new.values) if q in new.values and q not in base.values]
+        base_only = [q for q in ids if q in base.row and q not in new.row]
+        new_only = [q for q in (order or new.ids) if q in new.row and q not in base.row]
         if (base_only or new_only) and not allow_missing:
             raise RagdiagError(
                 f"the query sets differ: {len(base_only)} only in {base.source}"
@@ -208,27 +235,27 @@ def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, 
                 + f", {len(new_only)} only in {new.source}" + (f" (first: {', '.join(new_only[:3])})" if new_only else "")
                 + "; --allow-missing drops them (and counts them)")
         dropped = {"base_only": len(base_only), "new_only": len(new_only)}
-        ids = [q for q in ids if q in base.values and q in new.values]
+        ids = [q for q in ids if q in base.row and q in new.row]
     else:
-        ids = [q for q in ids if q in base.values]
+        ids = [q for q in ids if q in base.row]
     if len(ids) < MIN_QUERIES:
         raise RagdiagError(f"{len(ids)} paired queries between {base.source}"
                            + (f" and {new.source}" if new else "") + f"; compare needs at least {MIN_QUERIES}")
     for side in (base, new):
         if side is None:
             continue
-        present = next(iter(side.values.values()))
-        absent = [m for m in metrics if m not in present]
+        absent = [m for m in metrics if m not in side.columns]
         if absent:
-            raise RagdiagError(f"{side.source}: metric '{absent[0]}' is absent (it has {', '.join(present)[:200]})")
+            raise RagdiagError(f"{side.source}: metric '{absent[0]}' is absent (it has {', '.join(side.columns)[:200]})")
 
     def matrix(side: Side) -> np.ndarray:
-        return np.array([[side.values[q][m] for m in metrics] for q in ids], dtype=np.float64)
+        rows = np.fromiter((side.row[q] for q in ids), dtype=np.int64, count=len(ids))
+        return side.matrix[np.ix_(rows, [side.columns.index(m) for m in metrics])]
 
     def reps(side: Side | None) -> list[list[float]] | None:
         if side is None or not side.repeats:
             return None
-        return [side.repeats.get(q, [side.values[q]["grade"]]) for q in ids]
+        return [side.repeats.get(q, [float(side.matrix[side.row[q], 0])]) for q in ids]
 
     return Paired(kind, ids, metrics, matrix(base), None if new is None else matrix(new),
                   [lower_is_better(m) for m in metrics], dropped, reps(base), reps(new))
@@ -240,8 +267,7 @@ def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | N
     if qrels is not None:
         parsed = parse_run_metrics(metrics or DEFAULT_RUN_METRICS)
         sides, names, order = read_runs(base, new, qrels, parsed)
-        made = {source: Side(source, values) for source, values in sides.items()}
-        return pair(made[str(base)], made.get(str(new)) if new else None, names, allow_missing, "runs", order)
+        return pair(sides[str(base)], sides.get(str(new)) if new else None, names, allow_missing, "runs", order)
     kinds = {sniff(path) for path in (base, new) if path is not None}
     if "run" in kinds:
         raise RagdiagError(f"{base if sniff(base) == 'run' else new}: a run file; give --qrels to score the runs")
@@ -254,5 +280,5 @@ def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | N
         sides = [read_graded(path) if path else None for path in (base, new)]
         return pair(sides[0], sides[1], ["grade"], allow_missing, "graded")
     sides = [read_table(path, id_col, columns) if path else None for path in (base, new)]
-    names = columns or list(next(iter(sides[0].values.values())))
+    names = columns or sides[0].columns
     return pair(sides[0], sides[1], names, allow_missing, "table")

@@ -54,19 +54,19 @@ def main(folder: Path) -> None:
         path = Path(tmp) / "bm25.jsonl"
         write_run(path, run)
         sides, names, order = read_runs(path, None, qrels_path, METRICS)
-    values = sides[str(path)]
+    side = sides[str(path)]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with OUT.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["query_id", *names])
         for query in order:
-            if query in values:
-                writer.writerow([query, *(f"{values[query][n]:.6f}" for n in names)])
+            if query in side.row:
+                writer.writerow([query, *(f"{v:.6f}" for v in side.matrix[side.row[query]])])
     meta = {"script": "tests/compare/make_scifact_scores.py", "retrieval": "ragdiag BM25Index (bm25s), default variant, top 100",
-            "queries": len(values), "corpus_sha256": file_sha256(folder / "corpus.jsonl"),
+            "queries": len(side.ids), "corpus_sha256": file_sha256(folder / "corpus.jsonl"),
             "qrels_sha256": file_sha256(qrels_path)}
     OUT.with_suffix(".meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"wrote {OUT} ({len(values)} queries)")
+    print(f"wrote {OUT} ({len(side.ids)} queries)")
 
 
 if __name__ == "__main__":
