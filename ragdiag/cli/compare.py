@@ -49,7 +49,7 @@ def compare(
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
-    --plan: queries needed (Sakai's topic set size design). Methods: docs/methods.md."""
+    --plan: queries needed (Sakai's topic set size design). Methods: docs/methods.md#regression-gate-compare."""
     from rich.console import Console
 
     from ragdiag.commands.compare import CompareRequest, GateOptions, run

@@ -51,9 +51,10 @@ def metric_line(mc: MetricComparison, result: CompareResult, show: Callable[[str
             f"it (power {meta['power']:g})")
 
 
-def plan_line(entry: PlanEntry, alpha: float, show: Callable[[str], str] = label_at) -> str:
+def plan_line(entry: PlanEntry, alpha: float, show: Callable[[str], str] = label_at, max_drop: float = 0.0) -> str:
     """The planning sentence: queries needed for --mde, and the drop detectable at the current n."""
-    return (f"plan — {show(entry.metric)}: {_count(entry.queries_needed)} queries detect a drop of {entry.mde:g} "
+    beyond = f" ({entry.mde - max_drop:g} beyond the margin)" if max_drop > 0 else ""
+    return (f"plan — {show(entry.metric)}: {_count(entry.queries_needed)} queries detect a drop of {entry.mde:g}{beyond} "
             f"with power {entry.power:g} at α {alpha:g} (sd of Δ {entry.sd_diff:.3f}, {entry.sd_source}); with the "
             f"{entry.n:,} queries here the detectable drop is {entry.mde_at_n:.3f}")
 
@@ -73,7 +74,7 @@ def summary_lines(result: CompareResult, show: Callable[[str], str] = label_at) 
             lines.append("GATE PASS: no metric regressed" + (f" ({len(open_)} inconclusive)" if open_ else ""))
         lines += [metric_line(mc, result, show) for mc in result.metrics]
     for entry in result.plan or []:
-        lines.append(plan_line(entry, meta["alpha"], show))
+        lines.append(plan_line(entry, meta["alpha"], show, meta["max_drop"]))
     for split in result.judge or []:
         lines.append(f"judge noise — {show(split.metric)}: σ²_judge {split.sigma2_judge:.3f} "
                      f"[{split.sigma2_judge_ci[0]:.3f}, {split.sigma2_judge_ci[1]:.3f}] per grade, k = {split.k:g}: "
