@@ -178,3 +178,18 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, case):
     assert len(lines) == 1 or "Usage" in result.output  # typer's usage error for an out-of-range option
     assert not out.exists() and not deltas.exists() and not (tmp_path / "s.md").exists()
     assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "compare.json"
+
+
+def test_a_rerun_writes_the_golden_result_but_for_the_run_record(tmp_path, monkeypatch):
+    """The golden file was written from the clone's root with relative paths; so is the rerun."""
+    monkeypatch.chdir(FIX.parents[1])
+    out = tmp_path / "compare.json"
+    result = _run("--base", "fixtures/compare/base.jsonl", "--new", "fixtures/compare/new.trec", "--qrels",
+                  "fixtures/compare/qrels.tsv", "--plan", "--test", "randomization", "--out", str(out))
+    assert result.exit_code == 1
+    golden, again = json.loads(GOLDEN.read_text()), json.loads(out.read_text())
+    assert {k: v for k, v in again.items() if k != "run_record"} == {k: v for k, v in golden.items() if k != "run_record"}
+    assert CompareResult.from_json(golden).to_json() == golden
