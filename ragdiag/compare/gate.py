@@ -7,6 +7,7 @@ Formulas and sources: :mod:`ragdiag.compare.paired` (tests, Holm / Benjamini–H
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,10 +133,12 @@ def worst_queries(data: Paired, metrics: list[MetricComparison]) -> list[dict]:
     sign = np.where(data.lower_is_better, -1.0, 1.0)
     diff = data.new - data.base
     scale = np.array([mc.sd_diff if mc.sd_diff else 1.0 for mc in metrics])
-    score = np.nanmean(diff * sign / scale, axis=1)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a query where every metric is undefined: NaN, skipped
+        score = np.nanmean(diff * sign / scale, axis=1)
     order = np.argsort(score, kind="stable")[:WORST_LISTED]
     return [{"query_id": data.ids[i], "delta": {name: _none(diff[i, j]) for j, name in enumerate(data.metrics)}}
-            for i in order if score[i] < 0]
+            for i in order if score[i] < 0]  # NaN compares False: left out
 
 
 def gate(data: Paired, o: GateOptions, meta: dict) -> CompareResult:
