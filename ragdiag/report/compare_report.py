@@ -131,7 +131,7 @@ def markdown(result: CompareResult) -> str:
         out += [f"_{settings_line(result)}_", "", "| decision | metric | n | base | new | Δ | interval | p | p adj | d_z |",
                 "|---|---|--:|--:|--:|--:|---|--:|--:|--:|"]
         for mc in result.metrics:
-            d_z = "–" if mc.d_z is None else f"{mc.d_z:+.2f}"
+            d_z = "–" if mc.d_z is None else f"{mc.d_z:+.2f}".replace("-", "−")
             out.append(f"| {mc.decision} | {label_at(mc.metric)} | {mc.n:,} | {mc.mean_base:.4f} | {mc.mean_new:.4f} | "
                        f"{_signed(mc.delta)} | [{_signed(mc.ci_low)}, {_signed(mc.ci_high)}] | {mc.p:.3g} | "
                        f"{mc.p_adjusted:.3g} | {d_z} |")
