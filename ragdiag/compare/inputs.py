@@ -121,6 +121,8 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     from ragdiag.data.metric_table import table_rows
 
     source = str(path)
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return _read_delimited(path, id_col, columns)
     ids: list[str] = []
     seen: set[str] = set()
     raw: list[list[Any]] = []
@@ -146,6 +148,48 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     if not ids:
         raise DataError(f"{source}: no rows")
     return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
+
+
+def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
+    """A CSV/TSV table read as lists (``csv.reader``), the columns picked by their header position:
+    the same checks and messages as :func:`read_table`, without a dict per row."""
+    import csv
+    import io
+
+    from ragdiag.io.text_input import decode_utf8
+
+    source = str(path)
+    reader = csv.reader(io.StringIO(decode_utf8(path, path.read_bytes())), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    header = next(reader, None)
+    if not header:
+        raise DataError(f"{source}: no rows")
+    if id_col not in header:
+        raise DataError.at(source, 0, id_col, f"no such column (--id-col); columns: {', '.join(header)[:200]}")
+    rows = list(reader)
+    if not rows:
+        raise DataError(f"{source}: no rows")
+    key = header.index(id_col)
+    if columns is None:
+        columns = [c for i, c in enumerate(header) if i != key and i < len(rows[0]) and _is_number(rows[0][i])]
+        if not columns:
+            raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
+    absent = [c for c in columns if c not in header]
+    if absent:
+        raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
+    places = [header.index(c) for c in columns]
+    width = max([key, *places]) + 1
+    ids: list[str] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        if len(row) < width:
+            raise DataError.at(source, index, header[min(len(row), width - 1)], "missing (the row is short)")
+        query = row[key]
+        if query in seen:
+            raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
+        seen.add(query)
+        ids.append(query)
+    raw = [[row[i] for i in places] for row in rows]
+    return Side(source, ids, list(columns), _numbers(raw, source, columns))
 
 
 def _numbers(raw: list[list[Any]], source: str, columns: list[str]) -> np.ndarray:
