@@ -145,6 +145,9 @@ def _register() -> None:
     from ragdiag.cli import triage as triage_cli
 
     app.command("triage")(triage_cli.triage)
+    from ragdiag.cli import compare as compare_cli
+
+    app.command("compare")(compare_cli.compare)
     index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
     from ragdiag.cli import data as data_cli

@@ -47,7 +47,7 @@ def correlate(
     grade_col: Annotated[str, p.text_option("--grade-col", "With --table: the answer-grade column.")] = "grade",
     measure_cols: Annotated[Optional[str], p.text_option("--measure-cols", "With --table: comma list of metric columns, e.g. ndcg@10,recall@10.")] = None,
     group_col: Annotated[Optional[str], p.text_option("--group-col", "With --table: correlate within each value of this column.")] = None,
-    id_col: Annotated[Optional[str], p.text_option("--id-col", "With --table: bootstrap resamples these ids (all their rows together) instead of rows.")] = None,
+    id_col: p.retold(p.IdCol, "With --table: bootstrap resamples these ids (all their rows together) instead of rows.") = None,
     keep_degenerate: p.KeepDegenerate = False,
     degenerate_patterns: p.DegeneratePatterns = None,
     long_answer_ratio: p.LongAnswerRatio = p.DEFAULT_LONG_ANSWER_RATIO,

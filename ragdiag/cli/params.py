@@ -300,6 +300,7 @@ Run = Annotated[Optional[Path], typer.Option("--run", help="Run file: run.jsonl 
 # A corpus given as a BEIR folder (sweep, pipeline --corpus): queries and qrels default to the folder's
 CorpusFolder = Annotated[Path, typer.Option("--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
 FolderQueries = Annotated[Optional[Path], typer.Option("--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
+IdCol = Annotated[Optional[str], typer.Option("--id-col", help="The query-id column of a per-query table.", metavar=TEXT)]
 MaxQueries = Annotated[Optional[int], typer.Option("--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
 EmbedBaseUrl = Annotated[Optional[str], typer.Option("--embed-base-url", help="Server URL for openai:/voyage: embedders (the --base-url option is the chat model's).", metavar=TEXT)]
 MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", help="Refuse, before any call, a run needing more new LLM calls than this.", min=0, max=10**9, metavar=INTEGER)]

@@ -42,6 +42,7 @@ RESULT_TYPES = {
     "pipeline/golden/pipeline.graded.manifest.json": "ragdiag.pipeline.run_meta:RunManifest",
     "pipeline/golden/corpus.graded.manifest.json": "ragdiag.pipeline.run_meta:RunManifest",
     "pipeline/golden/corpus_run.json": "ragdiag.pipeline.corpus_run:CorpusRunManifest",
+    "compare/golden/compare.json": "ragdiag.compare.result:CompareResult",
 }
 # golden JSON files that are not a command's result: inputs of the golden runs, data files read by
 # their own loaders (graded tables, samples), and index-folder manifests read by retrieval.store

@@ -19,11 +19,13 @@ from ragdiag.cli import params as p
 CLI = Path(__file__).resolve().parents[2] / "ragdiag" / "cli"
 # one flag, different concepts: another type, another set of choices or another range on purpose
 DISTINCT = {
-    "--alpha": "rarity exponent (evaluate) / error level (calibrate)",
+    "--alpha": "rarity exponent (evaluate) / error level (calibrate) / one-sided level in (0, 0.5) (compare)",
     "--by": "correlate's views / calibrate's groups: other choices",
     "--format": "a run file's layout (retrieve) / batch's plain-text choice",
     "--k": "sweep: passages given to the generator, at most 1000",
     "--ks": "evaluate and dynamic-k parse their list after parsing (their error lines name --k / --ks as before)",
+    "--max-drop": "mean grade drop in [0, 4] (sweep) / non-inferiority margin on any metric's Δ (compare)",
+    "--metrics": "evaluate-registry names (evaluate) / METRIC@K or table columns (compare)",
     "--lang": "prompt language / BM25 language / probe languages: other types",
     "--model": "cache prune: a filter, not the chat model",
     "--plot": "sweep: a --plot/--no-plot switch",

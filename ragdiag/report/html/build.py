@@ -10,7 +10,7 @@ from ragdiag.report.html.inputs import collect
 from ragdiag.report.html.page import Section, page
 from ragdiag.report.html.sections import render
 
-ORDER = ("triage", "correlate", "calibrate", "evaluate", "dynamic-k", "clq", "robustness", "sweep", "probe-names",
+ORDER = ("compare", "triage", "correlate", "calibrate", "evaluate", "dynamic-k", "clq", "robustness", "sweep", "probe-names",
          "probe-names-queries", "probe-noise", "corpus-run", "llm-run", "graded", "plot")
 
 

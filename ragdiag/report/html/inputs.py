@@ -6,7 +6,7 @@ detected + impacts), ``probe-noise`` (levels), ``llm-run`` (a generate /
 grade / pipeline manifest: summary + run or failures), ``graded`` (a list of samples_graded rows)
 ``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``), ``clq`` (``meta.command`` ``ragdiag clq``, or
 configs + frontier + choices), ``dynamic-k`` (``meta.command`` ``ragdiag dynamic-k``, or signal + policies)
-and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
+``compare`` (``meta.command`` ``ragdiag compare``) and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
 name that is none of these is an error naming it.
 """
 
@@ -21,7 +21,7 @@ import orjson
 from ragdiag.errors import RagdiagError
 
 KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-names-queries", "probe-noise", "llm-run",
-         "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k", "triage")
+         "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k", "triage", "compare")
 
 
 @dataclass
@@ -58,6 +58,8 @@ def kind_of(doc: Any) -> str | None:
     if "runs" in doc and "params" in doc:
         return "evaluate"
     command = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
+    if command == "ragdiag compare":
+        return "compare"
     if command == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
         return "clq"
     if command == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
@@ -133,7 +135,7 @@ def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
     return _without_redrawn_plots(inputs, notes), notes
 
 
-DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise", "clq", "dynamic-k")
+DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise", "clq", "dynamic-k", "compare")
 
 
 def _without_redrawn_plots(inputs: list[Input], notes: list[str]) -> list[Input]:

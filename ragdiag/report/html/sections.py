@@ -540,6 +540,36 @@ def corpus_run_section(item: Input) -> Section:
     return Section("corpus-run", f"Corpus run: {meta.dataset or ''}", str(item.path), "".join(body))
 
 
+def compare_section(item: Input) -> Section:
+    """``ragdiag compare`` (:class:`ragdiag.compare.result.CompareResult`): the gate's decision and one
+    line per metric first, the planning and judge-noise lines, then the table, the forest plot of Δ with
+    its interval per metric and the most regressed queries."""
+    from ragdiag.compare.result import CompareResult
+    from ragdiag.report import compare_report
+
+    result = CompareResult.from_json(item.doc)
+    lines = compare_report.summary_lines(result)
+    head = 1 + len(result.metrics) if result.decision is not None else 0
+    body = [_decision(lines[:head]) if head else "", f'<p class="note">{esc(compare_report.settings_line(result))}</p>']
+    if lines[head:]:
+        body.append(_decision(lines[head:], "Planning"))
+    if result.metrics:
+        from ragdiag.evaluate.registry import label_at
+
+        rows = [[mc.decision, label_at(mc.metric), mc.n, mc.mean_base, mc.mean_new, mc.delta,
+                 interval([mc.ci_low, mc.ci_high]), mc.p, mc.p_adjusted, mc.d_z,
+                 "–" if mc.queries_needed is None else mc.queries_needed] for mc in result.metrics]
+        body.append(table(["decision", "metric", "n", "base", "new", "Δ", f"{100 * result.meta['interval_level']:g}% interval",
+                           "p", "p adjusted", "d_z", "queries needed"], rows))
+        body.append(_images(_png(lambda p: compare_report.write_plot(result, p)), "forest plot of Δ per metric"))
+    if result.worst:
+        body.append(table(["query", *(label for label in result.worst[0]["delta"])],
+                          [[w["query_id"], *w["delta"].values()] for w in result.worst],
+                          caption="most regressed queries: Δ = new − base per metric"))
+    gate = {"fail": "FAIL", "pass": "PASS"}.get(result.decision or "", "plan")
+    return Section("compare", f"Compare: the regression gate — {gate}", str(item.path), "".join(body))
+
+
 def plot_section(item: Input) -> Section:
     return Section("plot", f"Plot: {item.path.name}", str(item.path), image(item.doc, item.path.name))
 
@@ -549,7 +579,7 @@ RENDERERS = {"correlate": correlate_section, "robustness": robustness_section, "
              "probe-names-queries": names_queries_section,
              "llm-run": llm_section, "graded": graded_section, "corpus-run": corpus_run_section,
              "plot": plot_section, "calibrate": calibrate_section, "clq": clq_section,
-             "dynamic-k": dynamic_k_section,
+             "dynamic-k": dynamic_k_section, "compare": compare_section,
              "triage": lambda item: triage_section(item, is_test_server(item.doc))}
 
 

@@ -102,6 +102,20 @@ def _dynamic_k_keyed(doc: dict) -> dict:
     return {"policies": [{part: {n: ESTIMATE for n in names} for part in ("metrics", "vs_low", "vs_high")}]}
 
 
+SPECS["compare"] = {
+    "meta": {"command": TEXT, "queries": NUM, "input_kind": TEXT, "test": TEXT, "correction": TEXT, "alpha": NUM,
+             "interval_level": NUM, "max_drop": NUM, "seed": NUM, "strict": bool, "power": NUM},
+    "decision": OPT_TEXT,
+    "metrics": [{"metric": TEXT, "n": NUM, "mean_base": NUM, "mean_new": NUM, "delta": NUM, "ci_low": NUM,
+                 "ci_high": NUM, "p": NUM, "p_adjusted": NUM, "d_z": OPT_NUM, "decision": TEXT,
+                 "queries_needed": OPT_NUM, "?direction": TEXT}],
+    "plan": ([{"metric": TEXT, "n": NUM, "sd_diff": NUM, "sd_source": TEXT, "mde": NUM, "power": NUM,
+               "queries_needed": OPT_NUM, "mde_at_n": NUM}], NONE),
+    "?judge": ([{"metric": TEXT, "k": NUM, "sigma2_judge": NUM, "sigma2_judge_ci": [NUM], "judge_share": NUM,
+                 "advice": TEXT, "repeat_calls": NUM, "query_calls": NUM}], NONE),
+    "?worst": [{"query_id": NAME, "delta": dict}],
+}
+
 KEYED = {"clq": _clq_keyed, "dynamic-k": _dynamic_k_keyed}  # specs that depend on the keys the document names
 
 

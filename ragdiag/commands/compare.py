@@ -1,0 +1,105 @@
+"""``ragdiag compare``: check every input and output, read and pair both sides, run the gate, write
+``--out`` / ``--per-query`` / ``--summary-md`` (and append the summary to ``$GITHUB_STEP_SUMMARY``),
+and stamp the run record. Math: :mod:`ragdiag.compare.gate`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdiag.compare.gate import GateOptions, gate, per_query_rows
+from ragdiag.compare.inputs import read_pair
+from ragdiag.compare.paired import CORRECTIONS, TESTS
+from ragdiag.compare.result import CompareResult
+from ragdiag.errors import RagdiagError
+from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import start_run
+from ragdiag.io.writer import write_json, write_jsonl, write_text
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+@dataclass
+class CompareRequest:
+    base: Path
+    new: Path | None = None
+    qrels: Path | None = None
+    metrics: str | None = None
+    id_col: str = "query_id"
+    options: GateOptions = GateOptions()
+    allow_missing: bool = False
+    out: Path | None = None
+    per_query: Path | None = None
+    summary_md: Path | None = None
+
+    @property
+    def inputs(self) -> list[Path]:
+        return [p for p in (self.base, self.new, self.qrels) if p is not None]
+
+
+def check_options(o: GateOptions) -> None:
+    """The ranges of issue 31, checked again for callers of the library (the CLI checks them first)."""
+    if o.test not in TESTS:
+        raise RagdiagError(f"--test must be one of {', '.join(TESTS)}, got {o.test!r}")
+    if o.correction not in CORRECTIONS:
+        raise RagdiagError(f"--correction must be one of {', '.join(CORRECTIONS)}, got {o.correction!r}")
+    if not 0 < o.alpha < 0.5:
+        raise RagdiagError(f"--alpha must be in (0, 0.5), got {o.alpha}")
+    if not 0 < o.power < 1:
+        raise RagdiagError(f"--power must be in (0, 1), got {o.power}")
+    if not o.mde > 0:
+        raise RagdiagError(f"--mde must be above 0, got {o.mde}")
+    if not o.max_drop >= 0:
+        raise RagdiagError(f"--max-drop must be at least 0, got {o.max_drop}")
+    if o.plan and o.mde <= o.max_drop:
+        raise RagdiagError(f"--mde {o.mde:g} must exceed --max-drop {o.max_drop:g}: the plan sizes the test that tells a "
+                           "drop of --mde from one within the margin")
+
+
+def _check(request: CompareRequest) -> None:
+    check_options(request.options)
+    if request.new is None and not request.options.plan:
+        raise RagdiagError("give --new (the changed system), or --plan to size a comparison from --base alone")
+    check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
+                outputs={"--out": request.out, "--per-query": request.per_query, "--summary-md": request.summary_md})
+    for flag, path in (("--base", request.base), ("--new", request.new), ("--qrels", request.qrels)):
+        if path is not None and not path.is_file():
+            raise RagdiagError(f"{flag} {path}: no such file")
+    if request.per_query is not None and request.new is None:
+        raise RagdiagError("--per-query needs --new: it writes the per-query differences")
+    summary = os.environ.get(STEP_SUMMARY)
+    if summary:
+        check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
+                    outputs={f"${STEP_SUMMARY}": Path(summary)})
+
+
+def run(request: CompareRequest) -> CompareResult:
+    """Check, read, compute, write; the result carries its run record (exit code: ``result.exit_code``)."""
+    from ragdiag.report.compare_report import markdown
+
+    _check(request)
+    o = request.options
+    record = start_run("ragdiag compare", inputs=request.inputs, seeds={"compare": o.seed})
+    data = read_pair(request.base, request.new, request.qrels, request.metrics, request.id_col, request.allow_missing)
+    meta = {"command": "ragdiag compare", "base": str(request.base), "new": None if request.new is None else str(request.new),
+            "qrels": None if request.qrels is None else str(request.qrels), "input_kind": data.kind,
+            "queries": len(data.ids), "dropped": data.dropped, "test": o.test, "correction": o.correction,
+            "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
+            "strict": o.strict, "power": o.power, "mde": o.mde if o.plan else None}
+    result = gate(data, o, meta)
+    result.run_record = record.as_dict()
+    inputs = request.inputs
+    if request.out is not None:
+        write_json(request.out, result.to_json(), inputs=inputs)
+    if request.per_query is not None:
+        write_jsonl(request.per_query, per_query_rows(data), inputs=inputs)
+    text = markdown(result)
+    if request.summary_md is not None:
+        write_text(request.summary_md, text, inputs=inputs)
+    summary = os.environ.get(STEP_SUMMARY)
+    if summary:
+        path = Path(summary)
+        before = path.read_text(encoding="utf-8") if path.is_file() else ""
+        write_text(path, before + ("\n" if before and not before.endswith("\n") else "") + text, inputs=inputs)
+    return result

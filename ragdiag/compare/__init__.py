@@ -1,0 +1,6 @@
+"""``ragdiag compare``: a paired regression gate with power (issue 31).
+
+:mod:`.inputs` pairs two runs, graded files or per-query tables by query id; :mod:`.paired` holds the
+paired tests, intervals and family corrections; :mod:`.planning` the topic-set-size planning and the
+judge-noise variance split; :mod:`.result` the typed result. Methods: docs/methods.md#regression-gate-compare.
+"""

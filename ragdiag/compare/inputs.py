@@ -1,0 +1,328 @@
+"""The two sides of a comparison, paired by query id: runs scored against qrels (any metric of the
+evaluate registry at any K, through evaluate's own per-query computation), graded files (the
+per-query mean grade, and its repeats), or per-query tables (CSV/TSV/JSONL/JSON/Parquet, the files
+``correlate --table`` reads).
+
+Every problem is one :class:`~ragdiag.errors.RagdiagError` line naming the file, record and field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.errors import DataError, RagdiagError
+from ragdiag.evaluate.registry import LOWER_IS_BETTER, METRIC_NAMES
+
+MIN_QUERIES = 5
+DEFAULT_RUN_METRICS = "ndcg@10,ra_nwg@10,recall@20"
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+@dataclass
+class Side:
+    """One file's per-query values: ``matrix[i, j]`` = metric ``columns[j]`` of query ``ids[i]``, and
+    query id → repeated grades."""
+
+    source: str
+    ids: list[str]
+    columns: list[str]
+    matrix: np.ndarray
+    repeats: dict[str, list[float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row = {q: i for i, q in enumerate(self.ids)}
+
+
+@dataclass
+class Paired:
+    """Both sides on the queries they share (rows in ``ids`` order), one column per metric.
+    A value may be NaN only for a run metric undefined on a query (e.g. N-Recall5 with no grade 5)."""
+
+    kind: str  # "runs", "graded" or "table"
+    ids: list[str]
+    metrics: list[str]
+    base: np.ndarray  # (n, m)
+    new: np.ndarray | None  # (n, m); None for --plan on one run
+    lower_is_better: list[bool]
+    dropped: dict[str, int]
+    base_repeats: list[list[float]] | None = None
+    new_repeats: list[list[float]] | None = None
+
+
+def lower_is_better(metric: str) -> bool:
+    """A registry metric (``harm@10``) where lower is better; any other name: higher is better."""
+    return metric.partition("@")[0] in LOWER_IS_BETTER
+
+
+def parse_run_metrics(text: str) -> list[tuple[str, int]]:
+    """``ndcg@10,ra_nwg@10`` → [(ndcg, 10), (ra_nwg, 10)]: evaluate-registry names, each with its K."""
+    found = []
+    for part in (p.strip() for p in text.split(",")):
+        name, at, k = part.partition("@")
+        if not part or not at or not k.isdigit() or int(k) < 1:
+            raise RagdiagError(f"--metrics: '{part}' is not METRIC@K (e.g. ndcg@10)")
+        if name not in METRIC_NAMES:
+            raise RagdiagError(f"--metrics: unknown metric '{name}' in '{part}'; choose from {', '.join(METRIC_NAMES)}")
+        if (name, int(k)) not in found:
+            found.append((name, int(k)))
+    return found
+
+
+def _finite(value: Any, source: str, index: int, column: str) -> float:
+    """A finite number, else a one-line error naming the record and field (missing, NaN, text)."""
+    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
+        raise DataError.at(source, index, column, "missing value")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError.at(source, index, column, f"not a number: {str(value)[:40]!r}") from None
+    if not math.isfinite(number):
+        raise DataError.at(source, index, column, f"{value!r} is not a finite number (NaN and ±inf are refused)")
+    return number
+
+
+def read_graded(path: Path) -> Side:
+    """A graded file: one row per query (``id``, ``grade``; ``grades`` = the judge's repeats), one
+    configuration (E, K). The per-query value is the mean of the repeats (else ``grade``)."""
+    from ragdiag.io.jsonl import read_json_records
+
+    source = str(path)
+    records = read_json_records(path)
+    configs: dict[tuple, int] = {}
+    values: dict[str, float] = {}
+    repeats: dict[str, list[float]] = {}
+    for index, row in enumerate(records):
+        if not isinstance(row, dict) or "id" not in row:
+            raise DataError.at(source, index, "id", "missing (a graded row needs id and grade)")
+        query = str(row["id"])
+        if query in values:
+            raise DataError.at(source, index, "id", f"query '{query}' appears twice; compare one row per query")
+        configs.setdefault((row.get("E"), row.get("K")), index)
+        grades = row.get("grades")
+        if isinstance(grades, list) and grades:
+            repeats[query] = [_finite(g, source, index, "grades") for g in grades]
+            values[query] = float(np.mean(repeats[query]))
+        else:
+            values[query] = _finite(row.get("grade"), source, index, "grade")
+    if len(configs) > 1:
+        shown = ", ".join(f"E={e} K={k}" for e, k in list(configs)[:3])
+        raise DataError(f"{source}: holds {len(configs)} configurations ({shown}, …); compare one configuration "
+                        "(E, K) per file")
+    return Side(source, list(values), ["grade"], np.array(list(values.values()))[:, None], repeats)
+
+
+def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
+    """A per-query table: ``id_col`` and the metric columns (all numeric columns when none are named)."""
+    from ragdiag.data.metric_table import table_rows
+
+    source = str(path)
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return _read_delimited(path, id_col, columns)
+    ids: list[str] = []
+    seen: set[str] = set()
+    raw: list[list[Any]] = []
+    wanted = columns
+    for index, row in enumerate(table_rows(path)):
+        if not isinstance(row, dict):
+            raise DataError.at(source, index, None, "expected an object with named columns")
+        if id_col not in row:
+            raise DataError.at(source, index, id_col, f"no such column (--id-col); columns: {', '.join(map(str, row))[:200]}")
+        if wanted is None:
+            wanted = [c for c, v in row.items() if c != id_col and _is_number(v)]
+            if not wanted:
+                raise DataError.at(source, index, None, "no numeric metric column besides the id column")
+        query = str(row[id_col])
+        if query in seen:
+            raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
+        seen.add(query)
+        ids.append(query)
+        try:
+            raw.append([row[c] for c in wanted])
+        except KeyError as err:
+            raise DataError.at(source, index, err.args[0], "no such column (a metric absent from this side)") from None
+    if not ids:
+        raise DataError(f"{source}: no rows")
+    return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
+
+
+def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
+    """A CSV/TSV table read as lists (``csv.reader``), the columns picked by their header position:
+    the same checks and messages as :func:`read_table`, without a dict per row."""
+    import csv
+    import io
+
+    from ragdiag.io.text_input import decode_utf8
+
+    source = str(path)
+    reader = csv.reader(io.StringIO(decode_utf8(path, path.read_bytes())), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    header = next(reader, None)
+    if not header:
+        raise DataError(f"{source}: no rows")
+    if id_col not in header:
+        raise DataError.at(source, 0, id_col, f"no such column (--id-col); columns: {', '.join(header)[:200]}")
+    rows = list(reader)
+    if not rows:
+        raise DataError(f"{source}: no rows")
+    key = header.index(id_col)
+    if columns is None:
+        columns = [c for i, c in enumerate(header) if i != key and i < len(rows[0]) and _is_number(rows[0][i])]
+        if not columns:
+            raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
+    absent = [c for c in columns if c not in header]
+    if absent:
+        raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
+    places = [header.index(c) for c in columns]
+    width = max([key, *places]) + 1
+    ids: list[str] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        if len(row) < width:
+            raise DataError.at(source, index, header[min(len(row), width - 1)], "missing (the row is short)")
+        query = row[key]
+        if query in seen:
+            raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
+        seen.add(query)
+        ids.append(query)
+    raw = [[row[i] for i in places] for row in rows]
+    return Side(source, ids, list(columns), _numbers(raw, source, columns))
+
+
+def _numbers(raw: list[list[Any]], source: str, columns: list[str]) -> np.ndarray:
+    """The cells as a float matrix, converted at once; any cell numpy cannot take or that is not finite
+    is then found and named by :func:`_finite` (missing, text, NaN, ±inf, true/false)."""
+    try:
+        matrix = np.array(raw, dtype=np.float64)
+        if np.isfinite(matrix).all() and not any(isinstance(v, bool) for v in raw[0]):
+            return matrix
+    except (TypeError, ValueError):
+        pass
+    for index, cells in enumerate(raw):
+        for column, value in zip(columns, cells):
+            _finite(value, source, index, column)
+    raise DataError(f"{source}: a value that is not a number")  # unreachable when _finite refused one
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def sniff(path: Path) -> str:
+    """'graded' for a JSON/JSONL list of rows with id and grade, 'run' for a run.jsonl or TREC run, else 'table'."""
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        return "table"
+    from ragdiag.io.jsonl import read_json_records
+
+    try:
+        records = read_json_records(path)
+    except RagdiagError:
+        with path.open("rb") as handle:
+            words = handle.readline(4096).split()
+        return "run" if len(words) == 6 and words[1] in (b"Q0", b"0") else "table"
+    first = records[0] if isinstance(records, list) and records else None
+    if isinstance(first, dict) and "query_id" in first and "ids" in first:
+        return "run"
+    return "graded" if isinstance(first, dict) and "id" in first and ("grade" in first or "grades" in first) else "table"
+
+
+def read_runs(base: Path, new: Path | None, qrels_path: Path, metrics: list[tuple[str, int]]) -> tuple[dict[str, Side], list[str], list[str]]:
+    """Per-query metric values of each run on the judged queries it ranks (evaluate's computation)."""
+    from ragdiag.data.qrels_runs import read_run_ids
+    from ragdiag.evaluate.evaluation import EvaluateParams, run_values
+    from ragdiag.evaluate.inputs import GradedQrels, align_run, load_graded_qrels
+
+    qrels = load_graded_qrels(qrels_path)
+    ks = tuple(sorted({k for _, k in metrics}))
+    names = tuple(dict.fromkeys(m for m, _ in metrics))
+    params = EvaluateParams(ks=ks, pool_depth=max(100, max(ks)), metrics=names, bootstrap=0)
+    sides, ranked_sets = {}, []
+    for path in (base, new):
+        if path is None:
+            continue
+        ranked = set(read_run_ids(path))
+        judged = [q for q in qrels.query_ids if q in ranked]
+        if not judged:
+            raise DataError(f"{path}: none of the {len(qrels.query_ids)} judged queries of {qrels_path} is in this run")
+        ranked_sets.append(ranked)
+        subset = GradedQrels({q: qrels.grades[q] for q in judged}, qrels.binary, qrels.source)
+        aligned = align_run(path, subset)
+        per_metric = run_values(aligned, subset, subset.pool_counts(), params)
+        names_at = [f"{m}@{k}" for m, k in metrics]
+        sides[str(path)] = Side(str(path), judged, names_at,
+                                np.stack([per_metric[key] for key in metrics], axis=1).astype(np.float64))
+    return sides, [f"{m}@{k}" for m, k in metrics], qrels.query_ids
+
+
+def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, kind: str,
+         order: list[str] | None = None) -> Paired:
+    """Pair the sides by query id: one side only is an error (first few ids and the counts) unless
+    ``allow_missing``; fewer than 5 shared queries is an error."""
+    ids = list(order or base.ids)
+    dropped = {"base_only": 0, "new_only": 0}
+    if new is not None:
+        base_only = [q for q in ids if q in base.row and q not in new.row]
+        new_only = [q for q in (order or new.ids) if q in new.row and q not in base.row]
+        if (base_only or new_only) and not allow_missing:
+            raise RagdiagError(
+                f"the query sets differ: {len(base_only)} only in {base.source}"
+                + (f" (first: {', '.join(base_only[:3])})" if base_only else "")
+                + f", {len(new_only)} only in {new.source}" + (f" (first: {', '.join(new_only[:3])})" if new_only else "")
+                + "; --allow-missing drops them (and counts them)")
+        dropped = {"base_only": len(base_only), "new_only": len(new_only)}
+        ids = [q for q in ids if q in base.row and q in new.row]
+    else:
+        ids = [q for q in ids if q in base.row]
+    if len(ids) < MIN_QUERIES:
+        raise RagdiagError(f"{len(ids)} paired queries between {base.source}"
+                           + (f" and {new.source}" if new else "") + f"; compare needs at least {MIN_QUERIES}")
+    for side in (base, new):
+        if side is None:
+            continue
+        absent = [m for m in metrics if m not in side.columns]
+        if absent:
+            raise RagdiagError(f"{side.source}: metric '{absent[0]}' is absent (it has {', '.join(side.columns)[:200]})")
+
+    def matrix(side: Side) -> np.ndarray:
+        rows = np.fromiter((side.row[q] for q in ids), dtype=np.int64, count=len(ids))
+        return side.matrix[np.ix_(rows, [side.columns.index(m) for m in metrics])]
+
+    def reps(side: Side | None) -> list[list[float]] | None:
+        if side is None or not side.repeats:
+            return None
+        return [side.repeats.get(q, [float(side.matrix[side.row[q], 0])]) for q in ids]
+
+    return Paired(kind, ids, metrics, matrix(base), None if new is None else matrix(new),
+                  [lower_is_better(m) for m in metrics], dropped, reps(base), reps(new))
+
+
+def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | None, id_col: str,
+              allow_missing: bool) -> Paired:
+    """Read and pair both inputs: runs with ``qrels``, else graded files or per-query tables."""
+    if qrels is not None:
+        parsed = parse_run_metrics(metrics or DEFAULT_RUN_METRICS)
+        sides, names, order = read_runs(base, new, qrels, parsed)
+        return pair(sides[str(base)], sides.get(str(new)) if new else None, names, allow_missing, "runs", order)
+    kinds = {sniff(path) for path in (base, new) if path is not None}
+    if "run" in kinds:
+        raise RagdiagError(f"{base if sniff(base) == 'run' else new}: a run file; give --qrels to score the runs")
+    if len(kinds) > 1:
+        raise RagdiagError(f"--base {base} and --new {new} are not the same kind of file (a graded file and a table)")
+    columns = [c.strip() for c in metrics.split(",") if c.strip()] if metrics else None
+    if kinds == {"graded"}:
+        if columns and columns != ["grade"]:
+            raise RagdiagError("--metrics: a graded file has one metric, grade")
+        sides = [read_graded(path) if path else None for path in (base, new)]
+        return pair(sides[0], sides[1], ["grade"], allow_missing, "graded")
+    sides = [read_table(path, id_col, columns) if path else None for path in (base, new)]
+    names = columns or sides[0].columns
+    return pair(sides[0], sides[1], names, allow_missing, "table")

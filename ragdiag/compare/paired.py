@@ -1,0 +1,167 @@
+"""Paired tests of a regression margin, their intervals and the family correction.
+
+Every function works on the *gain* g_i = s·(new_i − base_i) of each query (s = −1 for a metric where
+lower is better), one column per metric, so a regression is always a low mean gain. The one-sided
+null hypothesis is H0: E[g] ≥ −m (no drop beyond the margin m = ``--max-drop``); its p-value is small
+when the new system is worse by more than m. Intervals are two-sided at 1 − 2α: their ends are the
+one-sided (1 − α) bounds the decisions read.
+
+- paired t: :func:`scipy.stats.ttest_rel` (Student 1908), interval mean ± t_{1−α, n−1}·sd/√n;
+- sign-flip randomization (Fisher 1935; Smucker, Allan & Carterette, CIKM 2007): under H0 each
+  shifted gain g_i + m is symmetric about 0, so its sign is exchangeable; exact enumeration of the
+  2^n sign vectors for n ≤ 20, else ``draws`` seeded sign vectors, p = (1 + #{T* ≤ T})/(1 + draws)
+  (Phipson & Smyth 2010); its interval is the t interval;
+- paired percentile bootstrap (Efron & Tibshirani 1993): the resampled means of g, drawn exactly as
+  :func:`scipy.stats.bootstrap` draws them (``rng.integers(0, n, (B, n))``) but summed as a
+  counts × values product; p = (1 + #{ḡ* ≥ −m})/(1 + B);
+- family correction: :func:`statsmodels.stats.multitest.multipletests` (Holm 1979; Benjamini &
+  Hochberg 1995).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+TESTS = ("t", "randomization", "bootstrap")
+CORRECTIONS = {"holm": "holm", "bh": "fdr_bh", "none": None}
+EXACT_MAX = 20  # up to this many queries the randomization test enumerates every sign vector
+RANDOMIZATION_DRAWS = 10_000
+BOOTSTRAP_RESAMPLES = 2_000
+DECISIONS = ("regression", "no regression", "inconclusive")
+_CHUNK = 1_000  # sign vectors or resamples per matrix product (bounded memory)
+
+
+@dataclass
+class TestOutcome:
+    """Per metric (arrays of length m): the one-sided p-value and the 1 − 2α interval of the mean gain."""
+
+    p: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    detail: str  # how the p-value was computed (exact, draws, resamples)
+
+
+def t_test(gain: np.ndarray, margin: float, alpha: float) -> TestOutcome:
+    """Paired t: ``ttest_rel(g + m, 0, alternative="less")``; interval of ttest_rel's two-sided result."""
+    from scipy.stats import ttest_rel
+
+    gain = np.asarray(gain, dtype=np.float64)
+    zeros = np.zeros_like(gain)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # a constant column: handled below
+        p = np.asarray(ttest_rel(gain + margin, zeros, alternative="less", axis=0).pvalue, dtype=np.float64)
+        ci = ttest_rel(gain, zeros, axis=0).confidence_interval(confidence_level=1 - 2 * alpha)
+    low, high = np.asarray(ci.low, dtype=np.float64), np.asarray(ci.high, dtype=np.float64)
+    constant = gain.max(axis=0) - gain.min(axis=0) <= 1e-12 * (np.abs(gain).max(axis=0) + 1e-300)
+    if constant.any():  # every query moved by the same c: the interval is [c, c], the test is certain
+        mean = gain.mean(axis=0)
+        p = np.where(constant, (mean + margin >= 0).astype(np.float64), p)
+        low, high = np.where(constant, mean, low), np.where(constant, mean, high)
+    return TestOutcome(p, low, high, "paired t")
+
+
+def _sign_patterns(n: int, start: int, stop: int) -> np.ndarray:
+    """Rows start..stop−1 of the 2^n sign vectors as 0/1 bits (bit i of the row number = query i)."""
+    rows = np.arange(start, stop, dtype=np.int64)[:, None]
+    return ((rows >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
+
+
+def randomization_p(gain: np.ndarray, margin: float, draws: int = RANDOMIZATION_DRAWS, seed: int = 0) -> tuple[np.ndarray, str]:
+    """Lower-tail sign-flip p-value of Σ(g_i + m) per column: exact for n ≤ 20, else ``draws`` seeded flips.
+
+    With bits b ∈ {0, 1}^n the flipped sum is Σx − 2·b·x, so each chunk of sign vectors is one matrix
+    product (no per-draw Python loop)."""
+    x = np.asarray(gain, dtype=np.float64) + margin
+    n = x.shape[0]
+    total = x.sum(axis=0)
+    tol = 1e-9 * (np.abs(x).sum(axis=0) + 1e-300)
+    if n <= EXACT_MAX:
+        count = np.zeros(x.shape[1])
+        patterns = 2**n
+        for start in range(0, patterns, 1 << 16):
+            bits = _sign_patterns(n, start, min(patterns, start + (1 << 16)))
+            count += ((total - 2 * (bits @ x)) <= total + tol).sum(axis=0)
+        return count / patterns, f"exact over all {patterns:,} sign vectors"
+    rng = np.random.default_rng(seed)
+    x32 = x.astype(np.float32)
+    tol = np.maximum(tol, 1e-5 * np.abs(x).sum(axis=0))  # float32 products: round-off well below this
+    count = np.zeros(x.shape[1])
+    for done in range(0, draws, _CHUNK):
+        size = min(_CHUNK, draws - done)
+        raw = np.frombuffer(rng.bytes(size * ((n + 7) // 8)), dtype=np.uint8).reshape(size, -1)
+        bits = np.unpackbits(raw, axis=1, count=n).astype(np.float32)
+        flipped = total - 2 * (bits @ x32).astype(np.float64)
+        count += (flipped <= total + tol).sum(axis=0)
+    return (1 + count) / (1 + draws), f"{draws:,} seeded sign-flip draws (seed {seed})"
+
+
+def bootstrap_means(gain: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """(m, B) resampled means, the draws of ``scipy.stats.bootstrap(..., rng=default_rng(seed))``:
+    indices ``rng.integers(0, n, (B, n))``, turned into counts per query and multiplied by the values."""
+    values = np.asarray(gain, dtype=np.float64)
+    n = values.shape[0]
+    rng = np.random.default_rng(seed)
+    means = np.empty((values.shape[1], resamples))
+    for done in range(0, resamples, _CHUNK // 4):
+        size = min(_CHUNK // 4, resamples - done)
+        index = rng.integers(0, n, (size, n))
+        index += (np.arange(size, dtype=np.int64) * n)[:, None]  # row r's queries → bins r·n … r·n + n − 1
+        counts = np.bincount(index.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        means[:, done:done + size] = (counts @ values).T / n
+    return means
+
+
+def bootstrap_test(gain: np.ndarray, margin: float, alpha: float, resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = 0) -> TestOutcome:
+    """Paired percentile bootstrap: interval = quantiles α and 1 − α of the resampled means (linear,
+    as scipy's), p = (1 + #{ḡ* ≥ −m})/(1 + B)."""
+    means = bootstrap_means(gain, resamples, seed)
+    low, high = np.quantile(means, [alpha, 1 - alpha], axis=1)
+    p = (1 + (means >= -margin).sum(axis=1)) / (1 + resamples)
+    return TestOutcome(p, low, high, f"{resamples:,} paired bootstrap resamples (seed {seed})")
+
+
+def run_test(test: str, gain: np.ndarray, margin: float, alpha: float, seed: int,
+             draws: int = RANDOMIZATION_DRAWS, resamples: int = BOOTSTRAP_RESAMPLES) -> TestOutcome:
+    """The chosen test on every column of ``gain`` (n queries × m metrics)."""
+    if test == "t":
+        return t_test(gain, margin, alpha)
+    if test == "randomization":
+        p, detail = randomization_p(gain, margin, draws, seed)
+        interval = t_test(gain, margin, alpha)
+        return TestOutcome(p, interval.ci_low, interval.ci_high, detail + "; interval: paired t")
+    if test == "bootstrap":
+        return bootstrap_test(gain, margin, alpha, resamples, seed)
+    raise ValueError(f"unknown test {test!r}")
+
+
+def adjust(p: Sequence[float], correction: str, alpha: float) -> np.ndarray:
+    """Family-adjusted p-values: statsmodels ``multipletests`` (holm, fdr_bh), or p itself for none."""
+    p = np.asarray(p, dtype=np.float64)
+    method = CORRECTIONS[correction]
+    if method is None or len(p) == 1:
+        return p.copy()
+    from statsmodels.stats.multitest import multipletests
+
+    return multipletests(p, alpha=alpha, method=method)[1]
+
+
+def decide(p_adjusted: float, low: float, high: float, margin: float, alpha: float) -> str:
+    """In gain units: regression when the adjusted one-sided test rejects and the interval lies below
+    −m; no regression when the interval's lower end is above −m; otherwise inconclusive."""
+    if p_adjusted <= alpha and high < -margin:
+        return "regression"
+    if low > -margin:
+        return "no regression"
+    return "inconclusive"
+
+
+def effect_size(diff: np.ndarray) -> np.ndarray:
+    """d_z = mean(d)/sd(d) (sd with n − 1) per column; NaN where every difference is the same."""
+    sd = diff.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, diff.mean(axis=0) / np.where(sd > 0, sd, 1.0), np.nan)

@@ -1,0 +1,90 @@
+"""The typed result of ``ragdiag compare`` (``--out compare.json``), read back by ``ragdiag report``.
+
+Keys (issue 31): ``metrics`` (one object per metric: ``metric``, ``n``, ``mean_base``, ``mean_new``,
+``delta`` = new − base, ``ci_low``/``ci_high`` its 1 − 2α interval, ``p`` the chosen test's one-sided
+p-value of H0: no drop beyond ``--max-drop``, ``p_adjusted``, ``d_z``, ``decision``,
+``queries_needed``), ``decision`` (the gate: ``"fail"``/``"pass"``; null for a plan on one run),
+``plan`` (with ``--plan``), ``judge`` (with repeated grades), ``worst`` (the most regressed queries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ragdiag.io.json_record import JsonRecord
+
+
+@dataclass(kw_only=True)
+class _AllKeys(JsonRecord):
+    """A record built in code writes every declared key, nulls included (``queries_needed: null``)."""
+
+    def __post_init__(self) -> None:
+        if not self.present:
+            self.present = self.named()
+
+
+@dataclass(kw_only=True)
+class MetricComparison(_AllKeys):
+    metric: str
+    n: int
+    mean_base: float
+    mean_new: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p: float
+    p_adjusted: float
+    d_z: float | None
+    decision: str
+    queries_needed: int | None
+    direction: str = "higher"
+    sd_diff: float | None = None
+
+
+@dataclass(kw_only=True)
+class PlanEntry(_AllKeys):
+    metric: str
+    n: int
+    sd_diff: float
+    sd_source: str  # "paired differences" or "unpaired bound: √2 × sd of one run's scores"
+    mde: float
+    power: float
+    queries_needed: int | None
+    mde_at_n: float
+    power_at_needed: float | None = None
+
+
+@dataclass(kw_only=True)
+class JudgeSplit(_AllKeys):
+    metric: str
+    k: float
+    sigma2_judge: float
+    sigma2_judge_ci: list[float]
+    variance: float
+    judge_part: float
+    between_part: float
+    judge_share: float
+    repeat_calls: float
+    query_calls: float
+    variance_cut_per_call_repeat: float
+    variance_cut_per_call_query: float
+    advice: str
+
+
+@dataclass(kw_only=True)
+class CompareResult(JsonRecord):
+    meta: dict[str, Any] = field(default_factory=dict)
+    decision: str | None = None
+    metrics: list[MetricComparison] = field(default_factory=list)
+    plan: list[PlanEntry] | None = None
+    judge: list[JudgeSplit] | None = None
+    worst: list[dict[str, Any]] = field(default_factory=list)
+    run_record: dict[str, Any] | None = None
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"metrics": MetricComparison, "plan": PlanEntry,
+                                                     "judge": JudgeSplit}
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 fail (a regression, or with ``strict`` an inconclusive metric)."""
+        return 1 if self.decision == "fail" else 0
