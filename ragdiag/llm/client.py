@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.config import resolve_cache_dir
+from ragdiag.engine.settings import active as active_engine
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.batch_config import (
     MAX_BYTES,
@@ -53,6 +54,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 LEASE_POLL_S = 0.05  # how often a process waiting for another's reply looks at the cache
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
+VLLM_PROVIDER = "ray.data.llm:vllm"  # cache-key provider of --llm-backend vllm (the model runs on the cluster)
 
 
 def reply_text(body: dict[str, Any]) -> str:
@@ -210,6 +212,18 @@ class LLMClient:
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
         self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
+        self.provider = cfg.provider
+        engine = active_engine()
+        if engine.is_ray:
+            if cfg.batch is not None or cfg.cache == "off":
+                raise RagdiagError("--engine ray sends the cache misses to Ray workers and caches their replies: it "
+                                   f"needs --cache rw, replay or refresh and no --batch (got --cache {cfg.cache}"
+                                   f"{', --batch ' + cfg.batch if cfg.batch else ''})")
+            from ragdiag.llm.ray_calls import RayCalls
+
+            self.batch = RayCalls(engine)
+            if engine.llm_backend == "vllm":
+                self.provider = VLLM_PROVIDER
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
@@ -220,7 +234,7 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         if top_logprobs is not None:
             params.update(logprob_params(top_logprobs))
-        req = {"provider": self.config.provider, "model": model or self.config.model, "messages": messages,
+        req = {"provider": self.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
             req["repeat"] = repeat
@@ -254,6 +268,9 @@ class LLMClient:
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
         if self.batch is not None:
+            failure = self.batch.take_failure(key) if hasattr(self.batch, "take_failure") else None
+            if failure is not None:  # its Ray worker's call failed for good: the item fails, as locally
+                raise failure
             with self._lock:
                 self.stats.requests -= 1  # counted when the item runs again, after the batch
             self.batch.defer(key, request)  # raises Deferred
@@ -311,6 +328,9 @@ class LLMClient:
 
     def flush_batch(self) -> None:
         """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
+        if getattr(self.batch, "engine", None) == "ray":
+            self.batch.flush_into(self)
+            return
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch
         with self._lock:
