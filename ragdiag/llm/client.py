@@ -213,6 +213,7 @@ class LLMClient:
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
         self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
         self.provider = cfg.provider
+        self.ray = None  # the Ray side under --engine ray (ragdiag.llm.ray_calls.RayCalls)
         engine = active_engine()
         if engine.is_ray:
             if cfg.batch is not None or cfg.cache == "off":
@@ -221,7 +222,7 @@ class LLMClient:
                                    f"{', --batch ' + cfg.batch if cfg.batch else ''})")
             from ragdiag.llm.ray_calls import RayCalls
 
-            self.batch = RayCalls(engine)
+            self.ray = RayCalls(engine)
             if engine.llm_backend == "vllm":
                 self.provider = VLLM_PROVIDER
 
@@ -267,13 +268,15 @@ class LLMClient:
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
-        if self.batch is not None:
-            failure = self.batch.take_failure(key) if hasattr(self.batch, "take_failure") else None
+        if self.ray is not None:
+            failure = self.ray.take_failure(key)
             if failure is not None:  # its Ray worker's call failed for good: the item fails, as locally
                 raise failure
+        deferrer = self.batch if self.batch is not None else self.ray
+        if deferrer is not None:
             with self._lock:
                 self.stats.requests -= 1  # counted when the item runs again, after the batch
-            self.batch.defer(key, request)  # raises Deferred
+            deferrer.defer(key, request)  # raises Deferred
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
@@ -328,8 +331,8 @@ class LLMClient:
 
     def flush_batch(self) -> None:
         """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
-        if getattr(self.batch, "engine", None) == "ray":
-            self.batch.flush_into(self)
+        if self.ray is not None:
+            self.ray.flush_into(self)
             return
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch

@@ -78,7 +78,6 @@ class RayCalls:
     settings: Any
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     failed: dict[str, CallFailed] = field(default_factory=dict)
-    engine: str = "ray"
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
