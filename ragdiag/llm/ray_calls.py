@@ -42,10 +42,8 @@ def worker_config(cfg: Any, ray_workers: int) -> Any:
 class CallActor:
     """A Ray Data UDF: one LLM client per actor; each call sends one batch of requests."""
 
-    def __init__(self, cfg: Any) -> None:
-        from ragdiag.llm.client import LLMClient
-
-        self.client = LLMClient(cfg)
+    def __init__(self, cfg: Any, client_class: type) -> None:
+        self.client = client_class(cfg)  # ragdiag.llm.client.LLMClient, passed in (that module imports this one)
 
     def _one(self, key: str, request_json: str) -> dict[str, Any]:
         try:
@@ -109,7 +107,7 @@ class RayCalls:
             return
         done = 0
         try:
-            for out in self._results(client.config, keys, pending):
+            for out in self._results(client, keys, pending):
                 done += self._store(client, out, pending)
         except RagdiagError:
             raise
@@ -119,7 +117,7 @@ class RayCalls:
             raise RagdiagError(f"Ray LLM calls stopped: {ray_cause(err)}; {done} of {len(keys)} replies were cached: "
                                "rerun to send the rest") from None
 
-    def _results(self, cfg: Any, keys: list[str], pending: dict[str, dict[str, Any]]):
+    def _results(self, client: Any, keys: list[str], pending: dict[str, dict[str, Any]]):
         import warnings
 
         import pyarrow as pa
@@ -128,7 +126,7 @@ class RayCalls:
         from ragdiag.io.progress import progress_reporter
         from ragdiag.retrieval.ray_embed import quiet_batches, quiet_ray_data, remote_args
 
-        settings = self.settings
+        settings, cfg = self.settings, client.config
         ray_session().check_packages(["ragdiag", "openai"])
         import ray.data
 
@@ -140,7 +138,7 @@ class RayCalls:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dataset = ray.data.from_arrow(blocks).map_batches(
-                CallActor, fn_constructor_args=(worker_config(cfg, settings.ray_workers),), batch_size=size,
+                CallActor, fn_constructor_args=(worker_config(cfg, settings.ray_workers), type(client)), batch_size=size,
                 batch_format="numpy", runtime_env={"env_vars": env} if env else None,
                 **remote_args(settings.ray_workers, 0.0))
         with progress_reporter(f"LLM calls on Ray ({settings.ray_workers} workers)", len(keys)) as bar:

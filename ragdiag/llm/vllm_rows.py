@@ -3,7 +3,8 @@
 Each cache-key request becomes one row ``{"key", "messages", "sampling_params"}``: the chat messages
 unchanged (the processor's chat-template stage applies the model's template), and the request's
 parameters mapped to vLLM ``SamplingParams`` fields (temperature, seed, ``max_tokens``, ``logprobs`` =
-the number of top log-probabilities, JSON replies as ``guided_decoding.json_object``). The processor
+the number of top log-probabilities, JSON replies as ``structured_outputs.json_object``, which Ray's vLLM stage turns into vLLM's
+``StructuredOutputsParams``). The processor
 (``vLLMEngineProcessorConfig`` + ``build_processor``) runs the model on ``--ray-workers`` GPU actors
 (``--gpus-per-worker`` each, at least 1); its ``generated_text`` and token counts come back to this
 process, which caches them under the same keys (provider ``ray.data.llm:vllm``).
@@ -29,7 +30,7 @@ def sampling_params(params: dict[str, Any]) -> dict[str, Any]:
     if params.get("logprobs"):
         out["logprobs"] = int(params.get("top_logprobs") or 1)
     if (params.get("response_format") or {}).get("type") == "json_object":
-        out["guided_decoding"] = {"json_object": True}
+        out["structured_outputs"] = {"json_object": True}
     return out
 
 
@@ -60,6 +61,9 @@ def run_vllm(client: Any, settings: Any, keys: list[str], pending: dict[str, dic
     session = ray_session()
     session.check_gpus(max(1.0, settings.gpus_per_worker))
     session.check_packages(["ragdiag", "vllm"])
+    if any(pending[k]["params"].get("logprobs") for k in keys):
+        raise RagdiagError("--grade-mode logprobs needs the server's top_logprobs in OpenAI's reply shape: use "
+                           "--llm-backend openai (a vLLM server's OpenAI API) for it")
     models = sorted({pending[k]["model"] for k in keys})
     if len(models) != 1:
         raise RagdiagError(f"--llm-backend vllm runs one model per run, got {', '.join(models)}")
