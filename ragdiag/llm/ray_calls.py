@@ -42,8 +42,11 @@ def worker_config(cfg: Any, ray_workers: int) -> Any:
 class CallActor:
     """A Ray Data UDF: one LLM client per actor; each call sends one batch of requests."""
 
-    def __init__(self, cfg: Any, client_class: type) -> None:
-        self.client = client_class(cfg)  # ragdiag.llm.client.LLMClient, passed in (that module imports this one)
+    payload: Any = None  # (client settings, client class), bound by ragdiag.retrieval.ray_embed.bound
+
+    def __init__(self) -> None:
+        cfg, client_class = self.payload  # the class is ragdiag.llm.client.LLMClient (which imports this module)
+        self.client = client_class(cfg)
 
     def _one(self, key: str, request_json: str) -> dict[str, Any]:
         try:
@@ -124,7 +127,7 @@ class RayCalls:
 
         from ragdiag.engine.settings import ray_session
         from ragdiag.io.progress import progress_reporter
-        from ragdiag.retrieval.ray_embed import quiet_batches, quiet_ray_data, remote_args
+        from ragdiag.retrieval.ray_embed import bound, quiet_batches, quiet_ray_data, remote_args
 
         settings, cfg = self.settings, client.config
         ray_session().check_packages(["ragdiag", "openai"])
@@ -138,7 +141,7 @@ class RayCalls:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dataset = ray.data.from_arrow(blocks).map_batches(
-                CallActor, fn_constructor_args=(worker_config(cfg, settings.ray_workers), type(client)), batch_size=size,
+                bound(CallActor, (worker_config(cfg, settings.ray_workers), type(client))), batch_size=size,
                 batch_format="numpy", runtime_env={"env_vars": env} if env else None,
                 **remote_args(settings.ray_workers, 0.0))
         with progress_reporter(f"LLM calls on Ray ({settings.ray_workers} workers)", len(keys)) as bar:

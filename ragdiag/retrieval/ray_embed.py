@@ -12,6 +12,7 @@ Source: Ray Data ``Dataset.map_batches`` with a callable class and ``concurrency
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -28,12 +29,21 @@ MAX_TASK_RETRIES = 3  # and the batch it held is retried this many times
 class EmbedActor:
     """A Ray Data UDF: the embedder loads in the actor once; each call embeds one batch of texts."""
 
-    def __init__(self, embedder: Any) -> None:
-        self.embedder = embedder
+    payload: Any = None  # the embedder, bound by :func:`bound` (shipped with the class, not as an argument)
+
+    def __init__(self) -> None:
+        self.embedder = self.payload
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         vectors = np.asarray(self.embedder._embed_batch([str(t) for t in batch["text"]]), dtype=np.float32)
         return {"batch": batch["batch"], "pos": batch["pos"], "vector": vectors}
+
+
+def bound(actor: type, payload: Any) -> type:
+    """``actor`` with ``payload`` as a class attribute. Ray ships the class itself to each actor, so a
+    restarted actor finds it again; constructor arguments would sit in the object store, where Ray warns
+    that a restart could lose them (https://github.com/ray-project/ray/issues/53727)."""
+    return type(actor.__name__, (actor,), {"payload": payload, "__module__": actor.__module__})
 
 
 def quiet_ray_data() -> Any:
@@ -82,11 +92,13 @@ def embed_batches_on_ray(embedder: Any, texts: list[list[str]], rows: list[list[
     blocks = [pa.table({"batch": [b] * len(batch), "pos": list(range(len(batch))), "text": batch})
               for b, batch in enumerate(texts) if batch]
     total, done = sum(len(batch) for batch in texts), 0
+    key_env = getattr(embedder, "key_env", None)  # an API embedder's key, for the workers' environment
+    env = {key_env: os.environ[key_env]} if key_env and os.environ.get(key_env) else {}
     with warnings.catch_warnings():  # max_restarts / max_task_retries still go through ray_remote_args
         warnings.simplefilter("ignore")
         dataset = ray.data.from_arrow(blocks).map_batches(
-            actor, fn_constructor_args=(embedder.for_worker(),), batch_size=embedder.batch_size, batch_format="numpy",
-            **remote_args(settings.ray_workers, settings.gpus_per_worker))
+            bound(actor, embedder.for_worker()), batch_size=embedder.batch_size, batch_format="numpy",
+            runtime_env={"env_vars": env} if env else None, **remote_args(settings.ray_workers, settings.gpus_per_worker))
     try:
         for out in quiet_batches(dataset):
             by_batch: dict[int, list[int]] = {}
