@@ -124,6 +124,14 @@ def test_bad_options_are_one_line(ray_cluster, tmp_path):
     assert "--gpus-per-worker" in _one_line(_cli("index", "build", *corpus, "--engine", "ray", "--gpus-per-worker", "-1"))
 
 
+def test_a_cluster_without_the_needed_packages_is_one_line(ray_cluster):
+    from ragdiag.engine.settings import ray_session
+
+    with RAY.activate(), pytest.raises(RagdiagError) as caught:
+        ray_session().check_packages(["ragdiag", "no_such_module_i33"])
+    assert "lacks no_such_module_i33 on its workers" in str(caught.value) and "\n" not in str(caught.value)
+
+
 def _node_processes() -> set[int]:
     import psutil
 
