@@ -54,7 +54,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 LEASE_POLL_S = 0.05  # how often a process waiting for another's reply looks at the cache
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
-VLLM_PROVIDER = "ray.data.llm:vllm"  # cache-key provider of --llm-backend vllm (the model runs on the cluster)
 
 
 def reply_text(body: dict[str, Any]) -> str:
@@ -212,19 +211,11 @@ class LLMClient:
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
         self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
-        self.provider = cfg.provider
-        self.ray = None  # the Ray side under --engine ray (ragdiag.llm.ray_calls.RayCalls)
-        engine = active_engine()
-        if engine.is_ray:
-            if cfg.batch is not None or cfg.cache == "off":
-                raise RagdiagError("--engine ray sends the cache misses to Ray workers and caches their replies: it "
-                                   f"needs --cache rw, replay or refresh and no --batch (got --cache {cfg.cache}"
-                                   f"{', --batch ' + cfg.batch if cfg.batch else ''})")
-            from ragdiag.llm.ray_calls import RayCalls
+        self.provider, self.ray = cfg.provider, None  # self.ray: the Ray side under --engine ray
+        if active_engine().is_ray:
+            from ragdiag.llm.ray_calls import attach
 
-            self.ray = RayCalls(engine)
-            if engine.llm_backend == "vllm":
-                self.provider = VLLM_PROVIDER
+            self.ray, self.provider = attach(cfg, active_engine())
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
@@ -329,10 +320,10 @@ class LLMClient:
         with self._lock:
             return self._client()
 
-    def flush_batch(self) -> None:
+    def flush_batch(self, progress: bool = True) -> None:
         """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
         if self.ray is not None:
-            self.ray.flush_into(self)
+            self.ray.flush_into(self, progress)
             return
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch

@@ -32,6 +32,18 @@ BATCH_PER_THREAD = 2  # requests per Ray Data batch = this × --workers (each ac
 KEY_ENV = "OPENAI_API_KEY"
 
 
+VLLM_PROVIDER = "ray.data.llm:vllm"  # cache-key provider of --llm-backend vllm (the model runs on the cluster)
+
+
+def attach(cfg: Any, settings: Any) -> tuple[RayCalls, str]:
+    """The Ray side of a client under ``--engine ray`` and the cache-key provider of its requests."""
+    if cfg.batch is not None or cfg.cache == "off":
+        raise RagdiagError("--engine ray sends the cache misses to Ray workers and caches their replies: it needs "
+                           f"--cache rw, replay or refresh and no --batch (got --cache {cfg.cache}"
+                           f"{', --batch ' + cfg.batch if cfg.batch else ''})")
+    return RayCalls(settings), VLLM_PROVIDER if settings.llm_backend == "vllm" else cfg.provider
+
+
 def worker_config(cfg: Any, ray_workers: int) -> Any:
     """The client settings of one worker: no cache, no batch, the rate limits divided between workers."""
     share = {name: None if getattr(cfg, name) is None else max(1, math.ceil(getattr(cfg, name) / ray_workers))
@@ -96,7 +108,7 @@ class RayCalls:
         with self._lock:
             return self.failed.pop(key, None)
 
-    def flush_into(self, client: Any) -> None:
+    def flush_into(self, client: Any, progress: bool = True) -> None:
         """Send what was deferred through the Ray workers; cache each reply here as it arrives."""
         with self._lock:
             pending, self.pending = self.pending, {}
@@ -110,7 +122,7 @@ class RayCalls:
             return
         done = 0
         try:
-            for out in self._results(client, keys, pending):
+            for out in self._results(client, keys, pending, progress):
                 done += self._store(client, out, pending)
         except RagdiagError:
             raise
@@ -120,7 +132,7 @@ class RayCalls:
             raise RagdiagError(f"Ray LLM calls stopped: {ray_cause(err)}; {done} of {len(keys)} replies were cached: "
                                "rerun to send the rest") from None
 
-    def _results(self, client: Any, keys: list[str], pending: dict[str, dict[str, Any]]):
+    def _results(self, client: Any, keys: list[str], pending: dict[str, dict[str, Any]], progress: bool):
         import warnings
 
         import pyarrow as pa
@@ -144,7 +156,7 @@ class RayCalls:
                 bound(CallActor, (worker_config(cfg, settings.ray_workers), type(client))), batch_size=size,
                 batch_format="numpy", runtime_env={"env_vars": env} if env else None,
                 **remote_args(settings.ray_workers, 0.0))
-        with progress_reporter(f"LLM calls on Ray ({settings.ray_workers} workers)", len(keys)) as bar:
+        with progress_reporter(f"LLM calls on Ray ({settings.ray_workers} workers)", len(keys), enabled=progress) as bar:
             for out in quiet_batches(dataset):
                 yield out
                 bar.advance(len(out["key"]))
