@@ -144,7 +144,9 @@ def main() -> None:
         "", "A worker here is one CPU core of this machine; a GPU worker (`--gpus-per-worker 1`) embeds many times "
         "faster: run this benchmark on one GPU node and put its per-worker figure in the same formula "
         "(hours = chunks / (workers × passages/s) / 3600). The machine is shared with other jobs while measured, "
-        "so absolute times are high; the ratio is measured in the same run.",
+        "so absolute times are high; the ratio is measured in the same run."
+        + (" A ratio below 1 here means Ray's worker processes got a larger share of the contended CPU than one "
+           "local process did, not that Ray adds compute on 2 cores." if ratio < 1 else ""),
     ]
     text = "\n".join(lines)
     print(text)
