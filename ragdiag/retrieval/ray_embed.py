@@ -40,9 +40,9 @@ class EmbedActor:
 
 
 def bound(actor: type, payload: Any) -> type:
-    """``actor`` with ``payload`` as a class attribute. Ray ships the class itself to each actor, so a
-    restarted actor finds it again; constructor arguments would sit in the object store, where Ray warns
-    that a restart could lose them (https://github.com/ray-project/ray/issues/53727)."""
+    """``actor`` with ``payload`` as a class attribute: Ray ships the class itself to each actor it
+    starts or restarts, so a restarted actor rebuilds from the class alone, with no constructor argument
+    of ours in the object store."""
     return type(actor.__name__, (actor,), {"payload": payload, "__module__": actor.__module__})
 
 
