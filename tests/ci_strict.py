@@ -3,7 +3,7 @@ whose required component is missing FAILS; in a user's clone it skips with the r
 
 The components: the project wheel build (tests/architecture/test_light_install.py), the embedded
 PostgreSQL with pgvector (tests/bench/test_pgvector_robustness.py), Chromium and Playwright
-(tests/report/test_report_browser.py).
+(tests/report/test_report_browser.py), Ray (the ray extra: tests/engine/).
 """
 
 from __future__ import annotations

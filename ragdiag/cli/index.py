@@ -7,11 +7,13 @@ from typing import Annotated
 import typer
 
 from ragdiag.cli import params as p
+from ragdiag.cli.engine_options import engine_command
 
 app = typer.Typer(help="Build retrieval indexes (dense faiss + BM25) from a corpus, and search them.", no_args_is_help=True)
 
 
 @app.command("build")
+@engine_command
 def build(
     corpus: p.Corpus,
     out_dir: p.OutDir,

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragdiag.cli import params as p
 from ragdiag.cli.answer_options import OptionGroup
+from ragdiag.cli.engine_options import engine_parameters, run_with_engine
 from ragdiag.cli.params import CacheDir  # noqa: F401 - re-exported for cli/cache.py
 from ragdiag.report.llm_summary import render_summary  # noqa: F401 - re-exported for the LLM commands
 
@@ -34,7 +35,8 @@ _RUN_OPTIONS = ("min_coverage", "progress")
 
 def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
     """Give a command the shared LLM options; it is called with ``config`` (a :class:`ClientConfig`
-    built from them), ``min_coverage`` and ``progress`` instead of the individual options. A parameter
+    built from them), ``min_coverage`` and ``progress`` instead of the individual options, inside the
+    engine the engine options choose (:mod:`ragdiag.cli.engine_options`). A parameter
     whose default is an :class:`OptionGroup` becomes the group's options, at its place in --help, and
     receives the group's built value."""
     own: list[inspect.Parameter] = []
@@ -49,7 +51,7 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
         else:
             own.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=_evaluated(param.annotation, fn)))
     shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
-              for name, (annotation, default) in _SHARED.items()]
+              for name, (annotation, default) in _SHARED.items()] + engine_parameters()
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> None:
@@ -64,7 +66,7 @@ def llm_command(fn: Callable[..., None]) -> Callable[..., None]:
         from ragdiag.report.provenance import marked_replies
 
         before = marked_replies()
-        done = fn(config=ClientConfig(**values), **run, **kwargs)
+        done = run_with_engine(fn, {"config": ClientConfig(**values), **run, **kwargs})
         _say_if_test_server(values["model"], marked_replies() - before)
         return done
 

@@ -8,8 +8,10 @@ from typing import Annotated, Optional
 import typer
 
 from ragdiag.cli import params as p
+from ragdiag.cli.engine_options import engine_command
 
 
+@engine_command
 def noise(
     lang: p.Lang = "en",
     embedder: p.Embedders = [p.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it

@@ -402,3 +402,26 @@ LongAnswerRatio = Annotated[float, _float_option("--long-answer-ratio", "An answ
 KeepDegenerate = Annotated[bool, typer.Option("--keep-degenerate", help="Use rows whose ideal answer is degenerate (refusal, prompt echo, ...) instead of leaving them out: grade sends them to the judge, correlate keeps them; they are still counted.")]
 GradeModeOpt = Annotated[GradeMode, typer.Option("--grade-mode", help="digit: the grade the judge writes (JSON reply); logprobs: one token with top_logprobs, grade = expected value over the digits 1-5 (G-Eval), distribution kept as grade_probs. The server must return logprobs.", metavar=choices_metavar(GradeMode))]
 TopLogprobs = Annotated[int, typer.Option("--top-logprobs", help="With --grade-mode logprobs: how many most likely first tokens to ask for (top_logprobs).", min=5, max=20, metavar=INTEGER)]
+
+
+class EngineKind(str, Enum):
+    """Where the embedding and LLM calls the caches lack run (``--engine``)."""
+
+    local = "local"
+    ray = "ray"
+
+
+class LlmBackend(str, Enum):
+    """Who answers the LLM calls on Ray workers (``--llm-backend``)."""
+
+    openai = "openai"
+    vllm = "vllm"
+
+
+# The execution engine of the embedding and LLM layers (issue 33); the group: cli/engine_options.py
+EngineOpt = Annotated[EngineKind, typer.Option("--engine", help="Where the embeddings and LLM calls the caches lack run: local (this process) or ray (a Ray cluster: an actor pool of --ray-workers; this process still writes the caches, so results and cache are the same). Needs the ray extra.", metavar=choices_metavar(EngineKind))]
+RayAddress = Annotated[str, typer.Option("--ray-address", help="With --engine ray: the cluster (host:port or ray://host:port); auto = $RAY_ADDRESS or a running cluster, else a local instance started for the run and stopped after it; local = always a new local instance.", metavar=TEXT)]
+RayWorkers = Annotated[int, typer.Option("--ray-workers", help="With --engine ray: workers (actors) in the pool; each holds one embedder or one LLM client.", min=1, max=1024, metavar=INTEGER)]
+GpusPerWorker = Annotated[float, _float_option("--gpus-per-worker", "With --engine ray: GPUs each worker reserves (0 = CPU; fractions share a GPU).", 0.0, 64.0)]
+LlmBackendOpt = Annotated[LlmBackend, typer.Option("--llm-backend", help="With --engine ray: openai = ragdiag's client to --base-url on each worker (retries, rate limits, prices); vllm = the model runs in ray.data.llm's vLLM processor on GPU workers.", metavar=choices_metavar(LlmBackend))]
+DEFAULT_RAY_WORKERS = 2  # ragdiag.engine.settings.EngineSettings.ray_workers (a test keeps them equal)

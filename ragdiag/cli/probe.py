@@ -8,12 +8,14 @@ from typing import Annotated, Optional
 import typer
 
 from ragdiag.cli import params as p
+from ragdiag.cli.engine_options import engine_command
 
 app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins) and conversational noise.",
                   no_args_is_help=True)
 
 
 @app.command("names")
+@engine_command
 def names(
     lang: p.Lang = "en",
     embedder: p.Embedders = [p.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it

@@ -9,8 +9,10 @@ from typing import Annotated, Optional
 import typer
 
 from ragdiag.cli import params as p
+from ragdiag.cli.engine_options import engine_command
 
 
+@engine_command
 def robustness(
     base_vectors: p.BaseVectors = None,
     query_vectors: p.QueryVectors = None,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.config import resolve_cache_dir
+from ragdiag.engine.settings import active as active_engine
 from ragdiag.errors import RagdiagError
 from ragdiag.io.provenance import note_reply, origin_of
 from ragdiag.llm.batch_config import (
@@ -199,6 +200,7 @@ class ChatResult:
     cached: bool
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    origin: str = ""  # the server's provenance mark (:mod:`ragdiag.io.provenance`), "" when unmarked
 
 
 @dataclass
@@ -222,6 +224,11 @@ class LLMClient:
         self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
         self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, stored_reply)
+        self.provider, self.ray = cfg.provider, None  # self.ray: the Ray side under --engine ray
+        if active_engine().is_ray:
+            from ragdiag.llm.ray_calls import attach
+
+            self.ray, self.provider = attach(cfg, active_engine())
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
@@ -232,7 +239,7 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         if top_logprobs is not None:
             params.update(logprob_params(top_logprobs))
-        req = {"provider": self.config.provider, "model": model or self.config.model, "messages": messages,
+        req = {"provider": self.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
             req["repeat"] = repeat
@@ -266,10 +273,15 @@ class LLMClient:
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
-        if self.batch is not None:
+        if self.ray is not None:
+            failure = self.ray.take_failure(key)
+            if failure is not None:  # its Ray worker's call failed for good: the item fails, as locally
+                raise failure
+        deferrer = self.batch if self.batch is not None else self.ray
+        if deferrer is not None:
             with self._lock:
                 self.stats.requests -= 1  # counted when the item runs again, after the batch
-            self.batch.defer(key, request)  # raises Deferred
+            deferrer.defer(key, request)  # raises Deferred
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
@@ -323,8 +335,11 @@ class LLMClient:
         with self._lock:
             return self._client()
 
-    def flush_batch(self) -> None:
+    def flush_batch(self, progress: bool = True) -> None:
         """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
+        if self.ray is not None:
+            self.ray.flush_into(self, progress)
+            return
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch
         with self._lock:
@@ -404,7 +419,7 @@ class LLMClient:
             self.stats.prompt_tokens += p_tok
             self.stats.completion_tokens += c_tok
             self.stats.cost = None if cost is None or self.stats.cost is None else self.stats.cost + cost
-        return ChatResult(text, key, False, p_tok, c_tok)
+        return ChatResult(text, key, False, p_tok, c_tok, origin or "")
 
     def close(self) -> None:
         if self.cache is not None:

@@ -39,6 +39,10 @@ class ContextExceeded(CallFailed):
         self.limit, self.prompt_tokens, self.source = limit, prompt_tokens, source
         super().__init__(self.line())
 
+    def __reduce__(self) -> tuple:
+        """Pickled with its counts (a Ray worker's failure comes back to the driver as itself)."""
+        return (type(self), (self.limit, self.prompt_tokens, self.source))
+
     def line(self) -> str:
         asked = f"the prompt has {self.prompt_tokens} tokens" if self.prompt_tokens else "the prompt is too long"
         limit = f", the model's context is {self.limit} tokens" if self.limit else ""

@@ -51,7 +51,7 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
     while todo:
         deferred = _run_round(client, fn, items, labels, todo, description, progress, outcome)
         if deferred:
-            client.flush_batch()
+            client.flush_batch(progress)
         todo = deferred
     outcome.seconds = time.perf_counter() - start
     outcome.failures.sort(key=lambda f: f["item"])

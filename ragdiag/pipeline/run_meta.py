@@ -36,7 +36,7 @@ def run_meta(command: str, client: LLMClient, **details: Any) -> dict[str, Any]:
     """The ``meta`` block of a result: what determines its content (command, version, provider, model,
     sampling parameters, prompt versions, inputs), and nothing that changes between identical reruns."""
     cfg = client.config
-    llm = {"provider": cfg.provider, "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed}
+    llm = {"provider": getattr(client, "provider", cfg.provider), "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed}
     return {"command": command, "ragdiag_version": __version__, "llm": llm, **details}
 
 
@@ -45,7 +45,9 @@ def run_details(client: LLMClient) -> dict[str, Any]:
     cfg = client.config
     return {"base_url": redact_url(cfg.base_url), "cache": cfg.cache,
             "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm,
-            **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {})}
+            **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {}),
+            **({"engine": "ray", "ray_workers": client.ray.settings.ray_workers,
+                "llm_backend": client.ray.settings.llm_backend} if getattr(client, "ray", None) is not None else {})}
 
 
 def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],

@@ -146,6 +146,7 @@ class OpenAIEmbedder(ApiEmbedder):
     """``openai:MODEL`` via the openai SDK's ``embeddings.create`` (any compatible server)."""
 
     provider, key_env, base_url_env = "openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"
+    requires, _loaded = ("openai",), ("_client",)
     default_url = "https://api.openai.com/v1"
 
     def _connect(self, key: str) -> Any:
@@ -161,6 +162,8 @@ class VoyageEmbedder(ApiEmbedder):
 
     Queries and passages go through the same call (``input_type`` None), as with every other embedder.
     """
+
+    requires, _loaded = ("voyageai",), ("_client",)
 
     provider, key_env, base_url_env = "voyage", "VOYAGE_API_KEY", "VOYAGE_BASE_URL"
     default_url = "https://api.voyageai.com/v1"

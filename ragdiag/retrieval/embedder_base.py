@@ -7,6 +7,7 @@ changes their vectors in ``cache_params`` / ``cache_identity``.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,15 +112,20 @@ class Embedder:
     def _embed_all(self, keys: list[str], hashes: list[str], texts: list[str], progress: bool) -> np.ndarray:
         """Embed in batches of similar length (longest first, as sentence-transformers orders one call,
         so little padding is computed); each batch goes to the cache at once, so an interrupted run
-        resumes. Vectors come back in the order of ``texts``."""
+        resumes. Vectors come back in the order of ``texts``. Under ``--engine ray`` the same batches
+        run on Ray workers (:mod:`ragdiag.retrieval.ray_embed`); this process still writes the cache."""
+        from ragdiag.engine.settings import active
         from ragdiag.io.progress import progress_reporter
 
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        batches = [order[start : start + self.batch_size] for start in range(0, len(texts), self.batch_size)]
         out = np.zeros((0, 0), dtype=np.float32)
-        with progress_reporter(f"embedding with {self.identity}", len(texts), enabled=progress) as bar:
-            for start in range(0, len(texts), self.batch_size):
-                rows = order[start : start + self.batch_size]
-                vectors = _normalise(np.asarray(self._embed_batch([texts[i] for i in rows]), dtype=np.float32))
+        ray = active().is_ray
+        label = f"embedding with {self.identity}" + (f" on Ray ({active().ray_workers} workers)" if ray else "")
+        with progress_reporter(label, len(texts), enabled=progress) as bar:
+            def store(rows: list[int], raw: np.ndarray) -> None:
+                nonlocal out
+                vectors = _normalise(np.asarray(raw, dtype=np.float32))
                 if self._cache is not None:
                     self._cache.put_many(self._vector_keys(), [hashes[i] for i in rows], vectors,
                                          replace=self.cache_mode == "refresh")
@@ -130,7 +136,26 @@ class Embedder:
                 self.stats.model_calls += 1
                 self.stats.embedded += len(rows)
                 bar.advance(len(rows))
+
+            if ray:
+                from ragdiag.retrieval.ray_embed import embed_batches_on_ray
+
+                embed_batches_on_ray(self, [[texts[i] for i in rows] for rows in batches], batches, store)
+            else:
+                for rows in batches:
+                    store(rows, self._embed_batch([texts[i] for i in rows]))
         return out
+
+    requires: tuple[str, ...] = ()  # modules a worker process needs to run ``_embed_batch``
+    _loaded: tuple[str, ...] = ()  # attributes holding a loaded model or client (rebuilt in each worker)
+
+    def for_worker(self) -> Embedder:
+        """A copy to ship to a Ray worker: same settings, no cache (workers never write), nothing loaded."""
+        clone = copy.copy(self)
+        clone._cache, clone.cache_mode, clone._keys, clone._fresh, clone.stats = None, "off", None, set(), EmbedStats()
+        for name in self._loaded:
+            setattr(clone, name, None)
+        return clone
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

@@ -116,6 +116,9 @@ class SentenceTransformerEmbedder(Embedder):
     model window (``window`` tokens, special tokens included).
     """
 
+    requires = ("sentence_transformers",)
+    _loaded = ("_model", "_tokenizer")
+
     name_or_path: str = "local"
     cache_dir: Path | None = None
     use_cache: bool = True

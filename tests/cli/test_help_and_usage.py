@@ -114,7 +114,7 @@ def test_help_imports_no_heavy_or_remote_library():
     """`ragdiag --help` must work on a core-only install: no torch, faiss, openai, tenacity, httpx."""
     code = ("import sys, ragdiag.cli; print(sorted(m for m in ('torch', 'faiss', 'openai', 'tenacity', 'httpx', "
             "'sentence_transformers', 'matplotlib', 'datasets', 'ppi_py', 'krippendorff', 'sklearn', 'pyarrow', "
-            "'tiktoken', 'tokenizers') if m in sys.modules))")
+            "'tiktoken', 'tokenizers', 'ray') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

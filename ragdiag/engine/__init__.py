@@ -1,0 +1,1 @@
+"""Where embedding and LLM calls run: this process (``local``) or a Ray cluster (``ray``)."""
