@@ -20,7 +20,7 @@ from ragdiag.llm.vllm_rows import sampling_params, vllm_row
 runner = CliRunner()
 ENGINE_FLAGS = ("--engine", "--ray-address", "--ray-workers", "--gpus-per-worker", "--llm-backend")
 COMMANDS = (["index", "build"], ["robustness"], ["sweep"], ["probe", "names"], ["noise"], ["pipeline"],
-            ["generate"], ["grade"], ["label"])
+            ["generate"], ["grade"], ["label"], ["triage"])
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
