@@ -28,7 +28,7 @@ class CorrelateOptions:
     kinds: tuple[str, ...] = KINDS
     alpha_grid: str = DEFAULT_GRID
     xk: float = 2.0
-    exact_ties: bool = False
+    exact_ties: bool = True  # False: --float-ties (the paper's float64 ranking)
     bootstrap: int = 0
     seed: int = 0
     compare: tuple[str, str] | None = None

@@ -101,11 +101,12 @@ class DistinctTable:
 
 
 def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
-                   exact_ties: bool = False, memo: dict | None = None) -> DistinctTable:
+                   exact_ties: bool = True, memo: dict | None = None) -> DistinctTable:
     """Distinct tuples of the rows, their values at every α, and the tuple × grade counts.
 
-    ``exact_ties`` rounds values to 12 significant digits before grouping, so values equal in
-    real arithmetic (1/3 vs 3/9 after multiplying by α) tie; the default keeps float semantics.
+    ``exact_ties`` (the default) rounds values to 12 significant digits before grouping, so values
+    equal in real arithmetic (1/3 vs 3/9 after multiplying by α) tie; ``False`` (``--float-ties``)
+    ranks the float64 bits as the paper's code does, float-noise ties included.
     ``memo`` shares values and tie structures between segments with the same distinct tuples
     (e.g. the same ratio segment of several embedders); callers keep α and ``exact_ties`` fixed.
     """
