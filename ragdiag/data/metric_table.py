@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import require
 from ragdiag.io.files import file_sha256
 from ragdiag.io.parquet_input import parquet_rows
 from ragdiag.io.text_input import check_utf8, csv_rows
@@ -67,6 +68,7 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
             raise DataError.at(str(path), None, None, "expected a JSON list of row objects")
         yield from parsed
     elif suffix == ".parquet":
+        require("pyarrow")  # the install hint of ragdiag.extras when it is missing
         yield from parquet_rows(path)
     else:
         raise RagdiagError(f"{path}: unknown table format '{suffix}': expected {', '.join(SUFFIXES)}")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.extras import install_hint
 
 MAGIC = b"PAR1"
 
@@ -47,7 +46,7 @@ def read_parquet(path: Path):
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: {install_hint('pyarrow')} "
+        raise RagdiagError(f"{path}: reading Parquet needs pyarrow, the 'parquet' extra "
                            "(or export the table as CSV/JSONL)") from None
     check_parquet_magic(path)
     try:
