@@ -38,6 +38,7 @@ from ragdiag.llm.batch_config import (
 )
 from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.logprobs import logprob_params, pack_reply
+from ragdiag.llm.output_limit import hit_limit, limit_param, mark_truncated
 from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
@@ -162,6 +163,7 @@ class CallStats:
     retries: int = 0
     failures: int = 0
     capped_replies: int = 0
+    truncated: int = 0  # replies that stopped at their output limit (finish_reason: length)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
@@ -212,14 +214,18 @@ class LLMClient:
         self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, reply_text)
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
-                json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
+                json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None,
+                max_tokens: int | None = None) -> dict[str, Any]:
         """The full request whose sorted JSON is hashed for the cache key (``top_logprobs``: a one-token
-        call with logprobs, :mod:`ragdiag.llm.logprobs`; its parameters are part of the key)."""
+        call with logprobs, :mod:`ragdiag.llm.logprobs`; ``max_tokens``: the output limit, sent as the
+        parameter the endpoint wants, :mod:`ragdiag.llm.output_limit`; all part of the key)."""
         params: dict[str, Any] = {"temperature": self.config.temperature, "seed": self.config.seed}
         if json_reply:
             params["response_format"] = {"type": "json_object"}
         if top_logprobs is not None:
             params.update(logprob_params(top_logprobs))
+        elif max_tokens is not None:
+            params[limit_param(self.config.provider)] = max_tokens
         req = {"provider": self.config.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
@@ -361,7 +367,8 @@ class LLMClient:
             if kwargs.get("logprobs"):
                 return pack_reply(body, f"the server {self.config.shown_base_url or OPENAI_URL} (model "
                                         f"{request['model']})"), body
-            return reply_text(body), body
+            text = reply_text(body)
+            return (mark_truncated(text, request["params"]) if hit_limit(body) else text), body
 
         def on_retry(err: BaseException, wait: float) -> None:
             with self._lock:
@@ -375,9 +382,9 @@ class LLMClient:
             raise
         p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
         text, capped = cap_reply(text)
-        if capped:
-            with self._lock:
-                self.stats.capped_replies += 1
+        with self._lock:
+            self.stats.capped_replies += capped
+            self.stats.truncated += hit_limit(body) and not kwargs.get("logprobs")
         if self.cache is not None:
             self.cache.put(key, request, text, p_tok, c_tok)
         cost, batch_cost = call_costs(self.prices, request["model"], p_tok, c_tok)

@@ -36,7 +36,10 @@ def run_meta(command: str, client: LLMClient, **details: Any) -> dict[str, Any]:
     """The ``meta`` block of a result: what determines its content (command, version, provider, model,
     sampling parameters, prompt versions, inputs), and nothing that changes between identical reruns."""
     cfg = client.config
-    llm = {"provider": cfg.provider, "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed}
+    from ragdiag.llm.output_limit import limit_param
+
+    llm = {"provider": cfg.provider, "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed,
+           "output_limit_param": limit_param(cfg.provider)}
     return {"command": command, "ragdiag_version": __version__, "llm": llm, **details}
 
 

@@ -22,6 +22,10 @@ as in ``usage.prompt_tokens``) a request gets HTTP 400 with OpenAI's ``context_l
 ``report=True`` also lists ``max_model_len: N`` (vLLM's field) in ``GET /v1/models``. Counter:
 ``context_rejections``.
 
+Output limits: a reply longer than the request's ``max_tokens`` / ``max_completion_tokens`` (counted in
+words) is cut there and ends with ``finish_reason: "length"``, as a server stops a generation at its
+limit; ``honour_limit = False`` makes a server that ignores the limit.
+
 A request with ``logprobs: true`` (``--grade-mode logprobs``) also gets ``choices[0].logprobs.content[0]
 .top_logprobs``, deterministic: for a judge reply holding ``overlap o`` the score is s = 1 + 4·o (else
 its grade), each digit d in 1..5 gets logprob −(d − s)² / 0.5 − log Z, the token ``"The"`` gets −8,
@@ -177,6 +181,7 @@ class ChatServer(LocalServer):
         self.words_per_reference = words_per_reference
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
+        self.honour_limit = True  # False: a server that ignores max_tokens (a reply as long as it likes)
         self.context_tokens: int | None = None
         self.report_context = False
         self.context_rejections = 0
@@ -231,13 +236,13 @@ class ChatServer(LocalServer):
                 or "test server reply")
 
     @staticmethod
-    def completion(body: dict[str, Any], content: str | None) -> dict[str, Any]:
+    def completion(body: dict[str, Any], content: str | None, finish: str = "stop") -> dict[str, Any]:
         """A chat.completion object carrying ``content`` (usage counted in words)."""
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         reply_words = len((content or "").split())
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": reply_words,
                       "total_tokens": prompt_words + reply_words},
         }
@@ -250,7 +255,11 @@ class ChatServer(LocalServer):
         shift = self._noise_shift(body, text)
         if body.get("logprobs") and not self.omit_logprobs:
             return 200, logprob_completion(body, text, shift)
-        return 200, self.completion(body, shifted_grade(text, shift))
+        text, finish = shifted_grade(text, shift), "stop"
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        if self.honour_limit and isinstance(limit, int) and len(text.split()) > limit:
+            text, finish = " ".join(text.split()[:limit]), "length"  # stopped at the output limit (in words)
+        return 200, self.completion(body, text, finish)
 
     def _context_rejection(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """OpenAI's 400 body for a prompt over :meth:`context_limit`, else None."""
