@@ -36,6 +36,7 @@ from ragdiag.llm.batch_config import (
     batch_runner,
     check_batch_settings,
 )
+from ragdiag.llm.concurrency import InFlightLimit, read_slots
 from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.logprobs import logprob_params, pack_reply
 from ragdiag.llm.output_limit import hit_limit, limit_param, mark_truncated
@@ -204,6 +205,7 @@ class LLMClient:
         self.cache = None if cfg.cache == "off" else CallCache(resolve_cache_dir(cfg.cache_dir) / CACHE_FILE)
         self.prices = load_prices(cfg.prices)
         self.limiter = RateLimiter(cfg.rpm, cfg.tpm)
+        self.in_flight = InFlightLimit(cfg.workers)  # halved on timeouts, capped by the server's slots
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
         self._sent: set[str] = set()
@@ -342,6 +344,8 @@ class LLMClient:
                     )
                 sdk = openai_client(key, self.config.base_url, self.config.timeout)  # a missing openai is named first
                 check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
+                if self.config.base_url is not None:  # a local server may publish its slot count
+                    self.in_flight.use_server_slots(read_slots(self.config.base_url, key, self.config.timeout))
             except RagdiagError as err:
                 self._unusable = err
                 raise
@@ -357,7 +361,8 @@ class LLMClient:
         def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
             try:
-                raw = sdk.chat.completions.with_raw_response.create(**kwargs)
+                with self.in_flight.place():
+                    raw = sdk.chat.completions.with_raw_response.create(**kwargs)
             except Exception as err:
                 exceeded = context_exceeded(err)  # a 400 saying the context is exceeded: one line, not retried
                 if exceeded is not None:
@@ -371,6 +376,7 @@ class LLMClient:
             return (mark_truncated(text, request["params"]) if hit_limit(body) else text), body
 
         def on_retry(err: BaseException, wait: float) -> None:
+            self.in_flight.after_error(err)  # a timeout: fewer requests in flight before this one is retried
             with self._lock:
                 self.stats.retries += 1
 

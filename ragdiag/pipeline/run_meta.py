@@ -48,7 +48,8 @@ def run_details(client: LLMClient) -> dict[str, Any]:
     cfg = client.config
     return {"base_url": redact_url(cfg.base_url), "cache": cfg.cache,
             "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm,
-            **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {})}
+            **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {}),
+            **({"concurrency": adapted} if (adapted := client.in_flight.report()) else {})}
 
 
 def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],

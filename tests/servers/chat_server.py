@@ -22,6 +22,10 @@ as in ``usage.prompt_tokens``) a request gets HTTP 400 with OpenAI's ``context_l
 ``report=True`` also lists ``max_model_len: N`` (vLLM's field) in ``GET /v1/models``. Counter:
 ``context_rejections``.
 
+Slots: ``slots(n, service_time, publish=True)`` makes a server that works on at most ``n`` requests at
+once, each for ``service_time`` seconds (the others queue, and a request whose client gave up is still
+worked on, as llama.cpp's server does); ``publish`` serves ``GET /props`` with ``total_slots: n``.
+
 Output limits: a reply longer than the request's ``max_tokens`` / ``max_completion_tokens`` (counted in
 words) is cut there and ends with ``finish_reason: "length"``, as a server stops a generation at its
 limit; ``honour_limit = False`` makes a server that ignores the limit.
@@ -63,6 +67,8 @@ import json
 import math
 import random
 import re
+import threading
+import time
 from typing import Any
 
 from tests.servers.base import LocalServer
@@ -182,6 +188,8 @@ class ChatServer(LocalServer):
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
         self.honour_limit = True  # False: a server that ignores max_tokens (a reply as long as it likes)
+        self._slots: threading.Semaphore | None = None
+        self.service_time, self.total_slots = 0.0, None
         self.context_tokens: int | None = None
         self.report_context = False
         self.context_rejections = 0
@@ -204,6 +212,14 @@ class ChatServer(LocalServer):
             self._seen_bodies[digest] += 1
             sd, seed = self.noise_sd, self.noise_seed
         return random.Random(f"{seed}:{digest}:{seen}").gauss(0.0, sd)
+
+    def slots(self, n: int, service_time: float, publish: bool = True) -> None:
+        """Work on at most ``n`` requests at once, ``service_time`` seconds each; ``publish``: ``/props``."""
+        self._slots, self.service_time = threading.Semaphore(n), service_time
+        self.total_slots = n if publish else None
+
+    def get_route(self, path: str) -> dict[str, Any] | None:
+        return {"total_slots": self.total_slots} if path == "/props" and self.total_slots is not None else None
 
     def context_limit(self, tokens: int | None, report: bool = False) -> None:
         """Answer 400 ``context_length_exceeded`` past ``tokens`` prompt words (None: no limit); ``report``
@@ -248,6 +264,9 @@ class ChatServer(LocalServer):
         }
 
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self._slots is not None:
+            with self._slots:  # queued until a slot is free, then worked on even if the client has gone
+                time.sleep(self.service_time)
         rejected = self._context_rejection(body)
         if rejected is not None:
             return 400, rejected
