@@ -41,6 +41,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "ppi_py": ("calibrate", "prediction-powered inference"),
     "statsmodels": ("compare", "multiple-comparison corrections (Holm, Benjamini–Hochberg)"),
     "ray": ("ray", "the Ray engine (--engine ray)"),
+    "pyarrow": ("parquet", "Parquet files"),
 }
 
 

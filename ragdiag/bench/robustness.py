@@ -113,6 +113,9 @@ def _run_labels(paths: list[Path]) -> list[str]:
     return [p.name if names.count(p.name) == 1 else str(p) for p in paths]
 
 
+MAX_NAMED = 50  # query ids named per run in the JSON (the count is always whole)
+
+
 def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
     """One point per run against qrels: R_i = n_i / Np_i over queries with a relevant passage."""
     paths = run_paths(opts)
@@ -142,8 +145,11 @@ def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
                        **summarise(np.asarray(recalls), opts.k, opts.deltas),
                        "recall_kind": "labelled (n/Np)", "qps_batch": None, "latency_ms": None, "build_s": None,
                        "index_bytes": None, "threads": None})
+        unjudged = sorted(q for q in run if q not in judged)  # ranked, but no relevant passage in the qrels: left out
         described.append({"path": str(path), "label": label, "sha256": file_sha256(path), "depth": run_depth(scored),
-                          "queries_missing_from_run": sum(q not in run for q in query_ids)})
+                          "queries_missing_from_run": sum(q not in run for q in query_ids),
+                          "queries_without_qrels": len(unjudged),
+                          "queries_without_qrels_ids": unjudged[:MAX_NAMED]})
     files: dict = {"qrels": str(opts.qrels), "qrels_sha256": file_sha256(opts.qrels), "runs": described}
     if len(paths) == 1:  # the single-run keys of earlier versions
         files.update({"run": described[0]["path"], "run_sha256": described[0]["sha256"],

@@ -55,6 +55,12 @@ CompleteCases = Annotated[bool, typer.Option(
     "--complete-cases",
     help="Correlate only the queries graded at every K (missing answers are likelier at large K); the verdict says "
          "which rows it used.")]
+DEFAULT_MAX_ANSWER_TOKENS = 512  # = ragdiag.llm.context_budget.ANSWER_RESERVE (tests/cli/test_output_limits.py)
+MaxAnswerTokens = Annotated[int, p.int_option(
+    "--max-answer-tokens", f"Output limit of each generation call, in tokens (sent as max_tokens, or "
+    f"max_completion_tokens on OpenAI's API); also the answer reserve of --max-prompt-tokens auto. An answer that hits "
+    f"it is kept, marked and flagged as the degenerate kind truncated. Default {DEFAULT_MAX_ANSWER_TOKENS}.",
+    1, 131072)]
 CharsPerToken = Annotated[float, _float_option(
     "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
 
@@ -62,11 +68,12 @@ DEFAULT_LANG, DEFAULT_FIT, DEFAULT_CHARS_PER_TOKEN = PromptLang.auto, FitMode.tr
 
 
 def answer_settings(lang: PromptLang, max_prompt_tokens: str | None, fit: FitMode, tokenizer: Path | None,
-                    chars_per_token: float) -> AnswerSettings:
+                    chars_per_token: float, max_answer_tokens: int = DEFAULT_MAX_ANSWER_TOKENS) -> AnswerSettings:
     """The library settings from the options (checked again there)."""
     from ragdiag.commands.pipeline import AnswerSettings
 
-    return AnswerSettings.from_options(lang.value, max_prompt_tokens, fit.value, tokenizer, chars_per_token)
+    return AnswerSettings.from_options(lang.value, max_prompt_tokens, fit.value, tokenizer, chars_per_token,
+                                       max_answer_tokens)
 
 
 def grading_options(grade_mode: p.GradeMode, top_logprobs: int, keep_degenerate: bool, degenerate_patterns: Path | None,
@@ -88,7 +95,8 @@ class OptionGroup:
 
 ANSWER = OptionGroup((("lang", AnswerLang, DEFAULT_LANG), ("max_prompt_tokens", MaxPromptTokens, None),
                       ("fit", Fit, DEFAULT_FIT), ("tokenizer", Tokenizer, None),
-                      ("chars_per_token", CharsPerToken, DEFAULT_CHARS_PER_TOKEN)), answer_settings)
+                      ("chars_per_token", CharsPerToken, DEFAULT_CHARS_PER_TOKEN),
+                      ("max_answer_tokens", MaxAnswerTokens, DEFAULT_MAX_ANSWER_TOKENS)), answer_settings)
 GRADING = OptionGroup((("grade_mode", p.GradeModeOpt, p.GradeMode.digit), ("top_logprobs", p.TopLogprobs, p.DEFAULT_TOP_LOGPROBS),
                        ("keep_degenerate", p.KeepDegenerate, False), ("degenerate_patterns", p.DegeneratePatterns, None),
                        ("long_answer_ratio", p.LongAnswerRatio, p.DEFAULT_LONG_ANSWER_RATIO)), grading_options)

@@ -25,7 +25,10 @@ def clq(
 ) -> None:
     """Cost–latency–quality of retrieval configurations (paper 001): the Pareto frontier over cost,
     latency and quality, the best configuration under an SLO and a budget, the efficiency screening
-    score (retrieval-local and end-to-end) and the marginal quality per ms as K grows."""
+    score (retrieval-local and end-to-end) and the marginal quality per ms as K grows.
+
+    Efficiency = 1000 · mean(nrecall4@10, nrecall4@30, ra_nwg@10, ra_nwg@30) / latency ms (Table A.1);
+    a configuration lacking one of these four columns gets none (–), never a mean of fewer."""
     from ragdiag.commands.clq import ClqRequest, parse_quality, run
     from ragdiag.report import clq_report as report
 

@@ -27,7 +27,8 @@ def correlate(
     corr: Annotated[Optional[str], p.text_option("--corr", "Correlation kinds to show, comma list of spearman, pearson, kendall_b, kendall_c (default: all four computed, Spearman shown; with --table: Spearman only); the first drives the verdict and the plot.", callback=p.checked_by("ragdiag.metrics.analysis", "parse_kinds"))] = None,
     alpha_grid: p.AlphaGrid = "l350^0.95",
     xk: p.Xk = 2.0,
-    exact_ties: Annotated[bool, typer.Option("--exact-ties", help="Tie measure values equal to 12 significant digits (default: float64 bits, as the paper).")] = False,
+    exact_ties: Annotated[bool, typer.Option("--exact-ties", help="The default, stated: measure values equal to 12 significant digits tie (values equal in exact arithmetic, e.g. F of rows with the same recall and K/Np).")] = False,
+    float_ties: Annotated[bool, typer.Option("--float-ties", help="Rank the float64 values as they are: reproduces the paper's code, including its float-noise ties (values equal in exact arithmetic that differ in the last bit are ordered by that bit).")] = False,
     bootstrap: p.Bootstrap = 0,
     seed: p.Seed = p.DEFAULT_SEED,
     compare: p.Compare = None,
@@ -71,7 +72,7 @@ def correlate(
     request = CorrelateRequest(
         dataset=dataset.value if dataset else None, graded=graded, segments=segments.value, min_samples=min_samples,
         measures=measure_registry.parse_measures(measures), corr=corr, alpha_grid=alpha_grid, xk=xk,
-        exact_ties=exact_ties, bootstrap=bootstrap, seed=seed, compare=parse_pair(compare) if compare else None,
+        exact_ties=not float_ties, bootstrap=bootstrap, seed=seed, compare=parse_pair(compare) if compare else None,
         by_config=by is p.ByView.config, deltas=parse_deltas(delta), fmt=fmt.value if fmt else None, out=out,
         plot=plot, grade_plot=grade_plot, grade_by=grade_by, compare_plot=compare_plot, offline=offline,
         no_fallback=no_fallback, hf_repo=hf_repo, table=metric_table, grade_col=grade_col,

@@ -65,35 +65,43 @@ def pipeline(
         depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url, grading=grading,
         parquet=parquet, answer=answer, complete_cases=complete_cases, progress=progress)
     result = command.run(request)
+    pipe = result.pipeline if isinstance(result, command.CorpusRunResult) else result
+    try:  # the gate is checked before anything is printed: a verdict never shows as if it held
+        command.check_coverage(pipe.graded.summary, min_coverage, pipe.graded.manifest_path)
+        failure = None
+    except command.CoverageError as err:
+        failure = err
     if isinstance(result, command.CorpusRunResult):
-        _render_corpus_run(result, out_dir)
-        pipe = result.pipeline
+        _render_corpus_run(result, out_dir, failure)
     else:
-        pipe = result
-        _render_stages(pipe)
+        _render_stages(pipe, failure)
         typer.echo(f"correlation written to {pipe.paths['correlation']} "
                    f"(same as: {pipe.pipeline_meta.equivalent_command})")
-    command.check_coverage(pipe.graded.summary, min_coverage, pipe.graded.manifest_path)
+    if failure is not None:
+        raise failure
 
 
-def _render_stages(pipe: PipelineResult) -> None:
-    """The generate and grade summaries, then the correlation report."""
+def _render_stages(pipe: PipelineResult, failure: Exception | None = None) -> None:
+    """The generate and grade summaries, then the correlation report (``failure``: the failed
+    coverage gate, printed first, and the verdict withheld)."""
     from rich.console import Console
 
     from ragdiag.report.correlate_report import print_report
 
     render_summary("generate", pipe.generated.summary, {"answers": pipe.paths["answers"]})
     render_summary("grade", pipe.graded.summary, {"graded": pipe.paths["graded"]})
-    print_report(pipe.correlation, Console())
+    if failure is not None:
+        Console(stderr=True).print(f"ragdiag: coverage gate failed: {failure}", style="bold red", highlight=False)
+    print_report(pipe.correlation, Console(), withheld=f"coverage gate failed ({failure})" if failure else None)
 
 
-def _render_corpus_run(result: CorpusRunResult, out_dir: Path) -> None:
+def _render_corpus_run(result: CorpusRunResult, out_dir: Path, failure: Exception | None = None) -> None:
     """What was ranked (stderr), the stages, and where the corpus run wrote."""
     meta = result.summary
     typer.echo(f"{meta.dataset}: {meta.queries['used']} queries ({meta.queries['left_out']} left out: more relevant "
                f"passages than --ideal-cap {meta.ideal_cap}), {meta.ranked_samples} ranked samples from "
                f"{len(meta.retrievers)} retrievers at depth {meta.depth}", err=True)
-    _render_stages(result.pipeline)
+    _render_stages(result.pipeline, failure)
     if result.evaluation is not None:
         typer.echo(f"evaluate (graded qrels): {result.paths['evaluation']}")
     typer.echo(f"samples, runs and manifest in {out_dir} ({result.paths['manifest'].name})")

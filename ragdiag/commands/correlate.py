@@ -31,8 +31,8 @@ class GradeBinning(str, enum.Enum):
 
 
 # The options that mean nothing with --table, in the order the error names the first one given.
-TABLE_CLASHES = ("--dataset", "--graded", "--by", "--exact-ties", "--segments", "--measures", "--alpha-grid", "--xk",
-                 "--delta", "--grade-plot", "--grade-by", "--compare-plot", "--offline", "--no-fallback", "--hf-repo",
+TABLE_CLASHES = ("--dataset", "--graded", "--by", "--exact-ties", "--float-ties", "--segments", "--measures",
+                 "--alpha-grid", "--xk", "--delta", "--grade-plot", "--grade-by", "--compare-plot", "--offline", "--no-fallback", "--hf-repo",
                  "--keep-degenerate", "--degenerate-patterns", "--long-answer-ratio", "--complete-cases")
 
 
@@ -49,7 +49,7 @@ class CorrelateRequest:
     corr: str | None = None  # comma list of correlation kinds; None: all four computed, Spearman shown
     alpha_grid: str = "l350^0.95"
     xk: float = 2.0
-    exact_ties: bool = False
+    exact_ties: bool = True  # False: --float-ties
     bootstrap: int = 0
     seed: int = 0
     compare: tuple[str, str] | None = None
@@ -93,6 +93,8 @@ def check_request(request: CorrelateRequest) -> None:
                         "--degenerate-patterns": request.degenerate_patterns},
                 outputs={"--out": request.out},
                 plots={"--plot": request.plot, "--grade-plot": request.grade_plot, "--compare-plot": request.compare_plot})
+    if {"--exact-ties", "--float-ties"} <= request.given:
+        raise RagdiagError("--exact-ties (the default) and --float-ties contradict each other: give one")
     if request.table is not None:
         clash = next((flag for flag in TABLE_CLASHES if flag in request.given), None)
         if clash:

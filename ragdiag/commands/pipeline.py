@@ -22,10 +22,10 @@ from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunManifest, CorpusRunMeta, CorpusRunResult
 from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult
 from ragdiag.pipeline.grade import GradingOptions
-from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.pipeline.run_meta import CoverageError, check_coverage
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
-           "CorpusRunResult", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
+           "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
            "check_corpus_flags", "check_coverage", "run", "run_corpus_pipeline", "run_pipeline"]
 
 

@@ -5,33 +5,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.text_input import decode_utf8, too_deep
+from ragdiag.io.jsonl import read_jsonl_objects
 
 __all__ = ["load_corpus", "load_queries", "load_texts"]
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    rows = []
-    text = decode_utf8(path, path.read_bytes())
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError.at(str(path), number, None, f"invalid JSON ({err.msg})") from None
-        except RecursionError:
-            raise too_deep(path, number) from None
-        if not isinstance(record, dict):
-            raise DataError.at(str(path), number, None, "expected a JSON object")
-        rows.append((number, record))
+    """(line number, object) of a BEIR JSON-lines file (:func:`ragdiag.io.jsonl.read_jsonl_objects`)."""
+    rows = read_jsonl_objects(path, lenient=True)
     if not rows:
         raise DataError(f"{path}: empty (no records)")
     return rows

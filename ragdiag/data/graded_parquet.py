@@ -31,6 +31,7 @@ from ragdiag.data.graded_ratings import parquet_ratings
 from ragdiag.data.graded_table import GradedSource, GradedTable
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import install_hint
 
 PARQUET_SUFFIX = ".parquet"
 CORE_COLUMNS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
@@ -48,7 +49,7 @@ def _pyarrow():
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise RagdiagError("Parquet graded tables need pyarrow: pip install 'ragdiag[parquet]'") from None
+        raise RagdiagError(f"Parquet graded tables need pyarrow: {install_hint('pyarrow')}") from None
     return pyarrow
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.text_input import check_utf8
 
 
@@ -60,18 +61,11 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     if suffix in (".csv", ".parquet", ".tsv"):
         from ragdiag.data.metric_table import _rows
 
-        return [_decode_lists(row) for row in _rows(path)]
+        return [_decode_lists(row) for _, row in _rows(path)]
     raw = path.read_bytes()
     check_utf8(path, raw)
     if suffix == ".jsonl":
-        records = []
-        for number, line in enumerate(raw.split(b"\n"), start=1):
-            if line.strip():
-                try:
-                    records.append(orjson.loads(line))
-                except orjson.JSONDecodeError as err:
-                    raise DataError(f"{path}: line {number}: not valid JSON ({err})") from None
-        return records
+        return [record for _, record in read_jsonl_lines(path)]
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import install_hint
 
 
 def _numbers(table, name: str, source: str) -> np.ndarray:
@@ -36,7 +37,7 @@ def read_metric_parquet(path: Path, grade_col: str, measure_cols: list[str], gro
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install 'ragdiag[parquet]' "
+        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: {install_hint('pyarrow')} "
                            "(or export the table as CSV/JSONL)") from None
     from ragdiag.io.parquet_input import check_parquet_magic, check_unique_columns
 

@@ -18,7 +18,9 @@ import numpy as np
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.extras import require
 from ragdiag.io.files import file_sha256
+from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.parquet_input import parquet_rows
 from ragdiag.io.text_input import check_utf8, csv_rows
 
@@ -42,20 +44,16 @@ class MetricTable:
         return len(self.grade)
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
+def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, row) of a table file: where is ``line N`` (CSV/TSV, JSON lines: 1-based line of the
+    file) or ``record N`` (JSON list, Parquet: 1-based position)."""
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        for _, row in csv_rows(path, delimiter="\t" if suffix == ".tsv" else ","):
-            yield row
+        for number, row in csv_rows(path, delimiter="\t" if suffix == ".tsv" else ","):
+            yield f"line {number}", row
     elif suffix == ".jsonl":
-        data = path.read_bytes()
-        check_utf8(path, data)
-        for number, line in enumerate(data.split(b"\n")):
-            if line.strip():
-                try:
-                    yield orjson.loads(line)
-                except orjson.JSONDecodeError as err:
-                    raise DataError.at(str(path), number, None, f"not valid JSON ({err})") from None
+        for number, row in read_jsonl_lines(path):
+            yield f"line {number}", row
     elif suffix == ".json":
         data = path.read_bytes()
         try:
@@ -65,14 +63,20 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
             raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None
         if not isinstance(parsed, list):
             raise DataError.at(str(path), None, None, "expected a JSON list of row objects")
-        yield from parsed
+        yield from ((f"record {index}", row) for index, row in enumerate(parsed, start=1))
     elif suffix == ".parquet":
-        yield from parquet_rows(path)
+        require("pyarrow")  # the install hint of ragdiag.extras when it is missing
+        yield from ((f"record {index}", row) for index, row in enumerate(parquet_rows(path), start=1))
     else:
         raise RagdiagError(f"{path}: unknown table format '{suffix}': expected {', '.join(SUFFIXES)}")
 
 
-def _number(value: Any, source: str, index: int, column: str) -> float | None:
+def _at(source: str, where: str, column: str | None, problem: str) -> DataError:
+    """``<source>: <where>: field '<column>': <problem>`` (where: ``line N`` or ``record N``)."""
+    return DataError(": ".join([source, where, *([f"field '{column}'"] if column is not None else []), problem]))
+
+
+def _number(value: Any, source: str, where: str, column: str) -> float | None:
     """A float, or None for a missing value (None, '', NaN)."""
     if value is None or (isinstance(value, str) and value.strip() in ("", "nan", "NaN", "null", "None")):
         return None
@@ -81,7 +85,7 @@ def _number(value: Any, source: str, index: int, column: str) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise DataError.at(source, index, column, f"not a number: {str(value)[:40]!r}") from None
+        raise _at(source, where, column, f"not a number: {str(value)[:40]!r}") from None
     return None if math.isnan(number) else number
 
 
@@ -106,20 +110,20 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
     ids: list[str] = []
     skipped = 0
     seen_any = False
-    for index, row in enumerate(_rows(path)):
+    for where, row in _rows(path):
         if not isinstance(row, dict):
-            raise DataError.at(source, index, None, "expected an object with named columns")
+            raise _at(source, where, None, "expected an object with named columns")
         if not seen_any:
             missing = [c for c in wanted if c not in row]
             if missing:
-                raise DataError.at(source, index, missing[0], f"no such column; columns present: "
-                                   f"{', '.join(map(str, row))[:300]}")
+                raise _at(source, where, missing[0], f"no such column; columns present: "
+                          f"{', '.join(map(str, row))[:300]}")
             seen_any = True
         for column in wanted:
             if column not in row:
-                raise DataError.at(source, index, column, "missing")
-        grade = _number(row[grade_col], source, index, grade_col)
-        numbers = [_number(row[c], source, index, c) for c in measure_cols]
+                raise _at(source, where, column, "missing")
+        grade = _number(row[grade_col], source, where, grade_col)
+        numbers = [_number(row[c], source, where, c) for c in measure_cols]
         if grade is None or any(v is None for v in numbers):
             skipped += 1
             continue
@@ -152,4 +156,4 @@ def _is_bundled_sample(path: Path) -> bool:
 
 def table_rows(path: Path):
     """The rows of a CSV, TSV, JSONL, JSON-list or Parquet table as dicts (no validation)."""
-    return _rows(Path(path))
+    return (row for _, row in _rows(Path(path)))

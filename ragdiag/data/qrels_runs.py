@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import orjson
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.text_input import too_deep, utf8_error
+from ragdiag.io.jsonl import json_line, read_lines
 from ragdiag.io.writer import PathLike, write_jsonl, write_text
 
 Qrels = dict[str, dict[str, int]]
@@ -39,21 +38,8 @@ __all__ = ["Qrels", "Run", "RUN_FORMATS", "check_ids_fit", "read_qrels", "read_r
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its newline) for every non-blank line; the file is read
-    at once and split on universal newlines (\\n, \\r\\n, \\r), as text-mode ``open`` does."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise utf8_error(path, data, err) from None
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line and not line.isspace():
-            yield number, line
+    """(1-based line number, line) of every non-blank line (:func:`ragdiag.io.jsonl.read_lines`)."""
+    return read_lines(path)
 
 
 def _split(line: str) -> list[str]:
@@ -147,17 +133,9 @@ def _read_jsonl_run(path: PathLike, with_scores: bool = True) -> Run | dict[str,
     run: dict = {}
     first_line: dict[str, int] = {}
     for number, line in _open_lines(path):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:  # the standard parser: same acceptance (NaN …) and messages as before
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError.at(source, number, None, f"invalid JSON ({err.msg})") from None
-            except RecursionError:
-                raise too_deep(source, number) from None
+        record = json_line(line, source, number, lenient=True)  # NaN and integers beyond 64 bits as before
         if not isinstance(record, dict):
-            raise DataError.at(source, number, None, "expected a JSON object")
+            raise DataError(f"{source}: line {number}: expected a JSON object, got {type(record).__name__}")
         query_id, ids, scores = record.get("query_id"), record.get("ids"), record.get("scores")
         if type(query_id) is int or type(query_id) is float:  # exact beyond 64 bits with the standard parser
             query_id = json.loads(line).get("query_id")

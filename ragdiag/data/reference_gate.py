@@ -3,6 +3,8 @@
 An answer is degenerate (docs/methods.md, "Reference-quality gate") when it is, in this order:
 
 - ``empty``: empty or only whitespace;
+- ``truncated``: the generation stopped at its output limit (``finish_reason: length``; the reply
+  carries :data:`TRUNCATED_MARK`, see :mod:`ragdiag.llm.output_limit`): never a complete answer;
 - ``refusal``: its first sentence matches a refusal pattern ("The references are insufficient …",
   "je ne peux pas répondre …");
 - ``prompt_echo``: it repeats the prompt's fencing (``<question>``, "the text inside the …");
@@ -31,7 +33,8 @@ from pathlib import Path
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.resources import resource_path
 
-KINDS = ("empty", "refusal", "prompt_echo", "question_copy", "too_long")
+KINDS = ("empty", "truncated", "refusal", "prompt_echo", "question_copy", "too_long")
+TRUNCATED_MARK = "[ragdiag: answer cut at the output limit"  # the line a reply that hit its limit ends with
 PATTERN_KINDS = ("refusal", "prompt_echo")
 PATTERNS_NAME = "degenerate-patterns"
 PATTERNS_VERSION = 1
@@ -136,6 +139,8 @@ def degenerate_kind(answer: str | None, question: str | None, patterns: GatePatt
         return None
     if not answer.strip():
         return "empty"
+    if TRUNCATED_MARK in answer:
+        return "truncated"
     head = first_sentence(answer)
     if any(p.search(head) for p in patterns.refusal):
         return "refusal"

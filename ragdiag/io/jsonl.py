@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gc
 import gzip
+import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import DataError
 from ragdiag.io.files import existing_file
-from ragdiag.io.text_input import check_utf8
+from ragdiag.io.text_input import check_utf8, decode_utf8, too_deep
 
 
 @contextmanager
@@ -80,3 +82,50 @@ def parse_jsonl(data: bytes, source: str | Path) -> list[tuple[int, Any]]:
         except orjson.JSONDecodeError as err:
             raise DataError(f"{source}: malformed JSON on line {line_no}, column {err.colno}: {err.msg}") from None
     return out
+
+
+def read_lines(path: Path | str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its newline) of every non-blank line of a UTF-8 text file
+    (a byte-order mark dropped), split on universal newlines (\\n, \\r\\n, \\r) as text-mode ``open``
+    does; a missing file, a folder or bad UTF-8 is one error naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found" if not path.exists() else f"{path}: not a regular file")
+    text = decode_utf8(path, path.read_bytes())
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line and not line.isspace():
+            yield number, line
+
+
+def json_line(line: str | bytes, source: str | Path, number: int, lenient: bool = False) -> Any:
+    """One JSON-lines record; a line that is not JSON is one error naming ``source``, the line and the
+    column. ``lenient``: what orjson refuses is tried with the standard parser (NaN, integers beyond
+    64 bits kept exact), as run files always were."""
+    import orjson
+
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as err:
+        if lenient:
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                pass
+            except RecursionError:
+                raise too_deep(source, number) from None
+        raise DataError(f"{source}: malformed JSON on line {number}, column {err.colno}: {err.msg}") from None
+
+
+def read_jsonl_objects(path: Path | str, lenient: bool = False) -> list[tuple[int, dict]]:
+    """(line number, object) of a JSON-lines file whose every record must be a JSON object
+    (:func:`read_lines`, :func:`json_line`)."""
+    rows = []
+    with no_cyclic_gc():
+        for number, line in read_lines(path):
+            record = json_line(line, path, number, lenient)
+            if not isinstance(record, dict):
+                raise DataError(f"{path}: line {number}: expected a JSON object, got {type(record).__name__}")
+            rows.append((number, record))
+    return rows

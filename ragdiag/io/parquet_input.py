@@ -46,7 +46,7 @@ def read_parquet(path: Path):
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RagdiagError(f"{path}: reading Parquet needs pyarrow: pip install pyarrow "
+        raise RagdiagError(f"{path}: reading Parquet needs pyarrow, the 'parquet' extra "
                            "(or export the table as CSV/JSONL)") from None
     check_parquet_magic(path)
     try:

@@ -38,8 +38,10 @@ from ragdiag.llm.batch_config import (
     batch_runner,
     check_batch_settings,
 )
+from ragdiag.llm.concurrency import InFlightLimit, read_slots
 from ragdiag.llm.context_errors import context_exceeded
 from ragdiag.llm.logprobs import logprob_params, pack_reply
+from ragdiag.llm.output_limit import hit_limit, limit_param, mark_truncated
 from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
@@ -175,6 +177,7 @@ class CallStats:
     retries: int = 0
     failures: int = 0
     capped_replies: int = 0
+    truncated: int = 0  # replies that stopped at their output limit (finish_reason: length)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
@@ -216,6 +219,7 @@ class LLMClient:
         self.cache = None if cfg.cache == "off" else CallCache(resolve_cache_dir(cfg.cache_dir) / CACHE_FILE)
         self.prices = load_prices(cfg.prices)
         self.limiter = RateLimiter(cfg.rpm, cfg.tpm)
+        self.in_flight = InFlightLimit(cfg.workers)  # halved on timeouts, capped by the server's slots
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
         self._sent: set[str] = set()
@@ -231,14 +235,18 @@ class LLMClient:
             self.ray, self.provider = attach(cfg, active_engine())
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
-                json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None) -> dict[str, Any]:
+                json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None,
+                max_tokens: int | None = None) -> dict[str, Any]:
         """The full request whose sorted JSON is hashed for the cache key (``top_logprobs``: a one-token
-        call with logprobs, :mod:`ragdiag.llm.logprobs`; its parameters are part of the key)."""
+        call with logprobs, :mod:`ragdiag.llm.logprobs`; ``max_tokens``: the output limit, sent as the
+        parameter the endpoint wants, :mod:`ragdiag.llm.output_limit`; all part of the key)."""
         params: dict[str, Any] = {"temperature": self.config.temperature, "seed": self.config.seed}
         if json_reply:
             params["response_format"] = {"type": "json_object"}
         if top_logprobs is not None:
             params.update(logprob_params(top_logprobs))
+        elif max_tokens is not None:
+            params[limit_param(self.config.provider)] = max_tokens
         req = {"provider": self.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
@@ -365,6 +373,8 @@ class LLMClient:
                     )
                 sdk = openai_client(key, self.config.base_url, self.config.timeout)  # a missing openai is named first
                 check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
+                if self.config.base_url is not None:  # a local server may publish its slot count
+                    self.in_flight.use_server_slots(read_slots(self.config.base_url, key, self.config.timeout))
             except RagdiagError as err:
                 self._unusable = err
                 raise
@@ -380,7 +390,8 @@ class LLMClient:
         def attempt() -> tuple[str, dict[str, Any]]:
             self.limiter.acquire(estimate)
             try:
-                raw = sdk.chat.completions.with_raw_response.create(**kwargs)
+                with self.in_flight.place():
+                    raw = sdk.chat.completions.with_raw_response.create(**kwargs)
             except Exception as err:
                 exceeded = context_exceeded(err)  # a 400 saying the context is exceeded: one line, not retried
                 if exceeded is not None:
@@ -390,9 +401,11 @@ class LLMClient:
             if kwargs.get("logprobs"):
                 return pack_reply(body, f"the server {self.config.shown_base_url or OPENAI_URL} (model "
                                         f"{request['model']})"), body
-            return reply_text(body), body
+            text = reply_text(body)
+            return (mark_truncated(text, request["params"]) if hit_limit(body) else text), body
 
         def on_retry(err: BaseException, wait: float) -> None:
+            self.in_flight.after_error(err)  # a timeout: fewer requests in flight before this one is retried
             with self._lock:
                 self.stats.retries += 1
 
@@ -404,9 +417,9 @@ class LLMClient:
             raise
         p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
         text, capped = cap_reply(text)
-        if capped:
-            with self._lock:
-                self.stats.capped_replies += 1
+        with self._lock:
+            self.stats.capped_replies += capped
+            self.stats.truncated += hit_limit(body) and not kwargs.get("logprobs")
         origin = origin_of(body)  # ragdiag's test servers mark their replies
         note_reply(origin)
         if self.cache is not None:

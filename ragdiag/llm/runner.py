@@ -10,6 +10,7 @@ Completed calls are already in the cache, so a rerun resumes.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -55,6 +56,11 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
         todo = deferred
     outcome.seconds = time.perf_counter() - start
     outcome.failures.sort(key=lambda f: f["item"])
+    adapted = client.in_flight.report()
+    for line in adapted["adapted"] if adapted else []:  # said once per run, also kept in the manifest's run block
+        if line not in client.in_flight.told:
+            client.in_flight.told.add(line)
+            print(f"note: {description}: {line}", file=sys.stderr)
     return outcome
 
 

@@ -28,7 +28,7 @@ class CorrelateOptions:
     kinds: tuple[str, ...] = KINDS
     alpha_grid: str = DEFAULT_GRID
     xk: float = 2.0
-    exact_ties: bool = False
+    exact_ties: bool = True  # False: --float-ties (the paper's float64 ranking)
     bootstrap: int = 0
     seed: int = 0
     compare: tuple[str, str] | None = None
@@ -99,7 +99,8 @@ def _none_left(dropped: list[dict], min_samples: int) -> RagdiagError:
 
 
 def _maxima(cell: SegmentMeasure, counts: np.ndarray, kinds: tuple[str, ...], alphas: np.ndarray):
-    curves = correlation_curves(cell.data.values, counts, cell.data.grades, kinds, cell.data.groups)
+    curves = correlation_curves(cell.data.values, counts, cell.data.grades, kinds, cell.data.groups,
+                                cell.data.grade_moments())
     grid = alphas if cell.measure in ALPHA_MEASURES else None
     return {kind: maximum(curve, grid) for kind, curve in curves.items()}
 
@@ -117,8 +118,10 @@ def _bootstrap(cells: list[SegmentMeasure], table: GradedTable, opts: CorrelateO
         d, m = cell.data.counts.shape
         chunk = max(1, int(_BOOTSTRAP_CELLS // (len(cell.data.groups.distinct) * d * m)))
         for start in range(0, opts.bootstrap, chunk):
-            counts = cell.data.weighted_counts(multiplicity[start : start + chunk][:, row_queries])
-            curves = correlation_curves(cell.data.values, counts, cell.data.grades, opts.kinds, cell.data.groups)
+            weights = multiplicity[start : start + chunk][:, row_queries]
+            counts = cell.data.weighted_counts(weights)
+            curves = correlation_curves(cell.data.values, counts, cell.data.grades, opts.kinds, cell.data.groups,
+                                        cell.data.grade_moments(weights))
             for kind, curve in curves.items():
                 defined = ~np.all(np.isnan(curve), axis=1)
                 draws[kind][start : start + len(curve)][defined] = np.nanmax(curve[defined], axis=1)

@@ -71,9 +71,10 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
         alpha_grid=opts.alpha_grid,
         alpha_grid_size=analysis.pop("alpha_grid_size"),
         xk=opts.xk,
-        ties="exact to 12 significant digits" if opts.exact_ties else "float64 bits (paper parity)",
-        grade_classes=(f"rounded to 0.01 in segments with more than {MAX_GRADE_CLASSES} distinct grades "
-                       f"({np.unique(table.grade).size} in the file)" if grades_rounded(table.grade) else "as given"),
+        ties="exact to 12 significant digits" if opts.exact_ties else "float64 bits (--float-ties, paper parity)",
+        grade_classes=(f"rounded to 0.01 for the rank correlations (Spearman, Kendall) in segments with more than "
+                       f"{MAX_GRADE_CLASSES} distinct grades ({np.unique(table.grade).size} in the file); Pearson "
+                       "on the grades as given" if grades_rounded(table.grade) else "as given"),
         bootstrap=opts.bootstrap,
         seed=opts.seed,
         compare=list(opts.compare) if opts.compare else None,
@@ -81,5 +82,6 @@ def run_correlation(table: GradedTable, opts: CorrelateOptions, by_config: bool 
     )
     report = {"meta": meta, **analysis, "coverage": coverage}
     if by_config:
-        report["system"] = system_level(table, opts.measures, deltas, parse_alpha_grid(opts.alpha_grid), opts.xk)
+        report["system"] = system_level(table, opts.measures, deltas, parse_alpha_grid(opts.alpha_grid), opts.xk,
+                                        opts.exact_ties)
     return stamp(report, record)

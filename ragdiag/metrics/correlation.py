@@ -97,6 +97,20 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, table: np.ndarray) -> np.nda
     return np.clip(r, -1.0, 1.0)
 
 
+def _moment_pearson(x: np.ndarray, w_x: np.ndarray, grade_sums: np.ndarray, grade_squares: np.ndarray) -> np.ndarray:
+    """Pearson r of x (B, U, d) against row grades given by their moments: per tuple the (weighted)
+    sum of the grades ``grade_sums`` (B, d), overall the sum of squares ``grade_squares`` (B,).
+    cov = Σ_d (x_d − x̄)·Y_d, var_y = Σ y² − N·ȳ² (the grades as given, not their classes)."""
+    total = w_x.sum(axis=1)
+    xc = x - (np.einsum("bud,bd->bu", x, w_x) / total[:, None])[:, :, None]
+    cov = np.einsum("bud,bd->bu", xc, grade_sums)
+    var_x = np.einsum("bud,bd->bu", xc * xc, w_x)
+    var_y = np.maximum(grade_squares - grade_sums.sum(axis=1) ** 2 / total, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(var_x * var_y[:, None])
+    return np.clip(r, -1.0, 1.0)
+
+
 def _mid_ranks(weights: np.ndarray) -> np.ndarray:
     """Mid-ranks (1-based) of consecutive groups with the given weights, along the last axis."""
     upto = np.cumsum(weights, axis=-1)
@@ -104,13 +118,17 @@ def _mid_ranks(weights: np.ndarray) -> np.ndarray:
 
 
 def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray, kinds: tuple[str, ...],
-                       groups: TiedGroups | None = None) -> dict[str, np.ndarray]:
+                       groups: TiedGroups | None = None,
+                       moments: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Correlation of the measure with the grade at every α, for each kind.
 
     values: (A, d) measure value of each distinct tuple at each α.
     table:  (d, m) row counts of each tuple × grade class, or (B, d, m) for B weightings at once
             (bootstrap replicates).
     grades: (m,) the grade value of each class, increasing.
+    moments: Pearson from the grades as given when the classes are rounded (see
+            :meth:`ragdiag.metrics.measure_tables.DistinctTable.grade_moments`): per tuple the sum
+            of the grades (d,) / (B, d) and the sum of their squares () / (B,).
     Returns {kind: (A,) array} — (B, A) for a batch of tables — NaN where undefined.
     """
     single = table.ndim == 2
@@ -143,7 +161,12 @@ def correlation_curves(values: np.ndarray, table: np.ndarray, grades: np.ndarray
         out[kind] = np.where(undefined, np.nan, out[kind])[:, groups.row_of]
     if "pearson" in kinds:
         x = np.broadcast_to(values, (batch, *values.shape))
-        out["pearson"] = np.where(undefined[:, groups.row_of], np.nan, _weighted_pearson(x, grade_rows, tables))
+        if moments is None:
+            pearson = _weighted_pearson(x, grade_rows, tables)
+        else:
+            sums, squares = (np.reshape(moments[0], (batch, -1)), np.reshape(moments[1], (batch,)))
+            pearson = _moment_pearson(x, w_x, sums, squares)
+        out["pearson"] = np.where(undefined[:, groups.row_of], np.nan, pearson)
     return {kind: out[kind][0] if single else out[kind] for kind in kinds}
 
 

@@ -130,5 +130,7 @@ def reliability_summary(ratings: np.ndarray, source: str) -> dict:
     if level == "interval":
         summary["alpha_interval"] = alpha
     if not has_alpha:
-        summary["alpha_note"] = "Krippendorff's α needs the krippendorff package: pip install 'ragdiag[calibrate]'"
+        from ragdiag.extras import install_command
+
+        summary["alpha_note"] = f"Krippendorff's α needs the krippendorff package: {install_command('calibrate')}"
     return summary

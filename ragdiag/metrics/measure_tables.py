@@ -22,7 +22,8 @@ def grade_classes(grade: np.ndarray, rounded: bool | None = None) -> tuple[np.nd
     """(class values, class of each element) of ``grade`` (any shape, flattened). The correlation
     tables hold tuples × grade classes, so memory grows with the number of classes: grades with more
     than MAX_GRADE_CLASSES distinct values (``--grade-mode logprobs`` expected grades) are rounded to
-    0.01 first — ties only between grades closer than 0.01; whole grades and means of repeats
+    0.01 first — ties only between grades closer than 0.01, for the rank correlations (Spearman,
+    Kendall); Pearson reads the grades as given (:meth:`DistinctTable.grade_moments`); whole grades and means of repeats
     (≤ 13 classes for 3 repeats) are used as they are. ``rounded`` forces the choice (bootstrap
     replicates follow the segment's observed grades)."""
     if rounded is None:
@@ -87,6 +88,21 @@ class DistinctTable:
     grades: np.ndarray  # (m,)
     tuple_of_row: np.ndarray  # (rows,)
     grade_of_row: np.ndarray  # (rows,)
+    row_grade: np.ndarray | None = None  # (rows,) the grades as given, kept when the classes are rounded
+
+    def grade_moments(self, row_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per tuple the sum of the grades as given, and the sum of their squares, for Pearson on the
+        unrounded grades (``row_weights`` (B, rows): one pair per bootstrap replicate); None when
+        the classes are the grades themselves (not rounded)."""
+        if self.row_grade is None:
+            return None
+        d = self.counts.shape[0]
+        if row_weights is None:
+            return np.bincount(self.tuple_of_row, weights=self.row_grade, minlength=d), np.sum(self.row_grade ** 2)
+        batch = row_weights.shape[0]
+        cells = (np.arange(batch)[:, None] * d + self.tuple_of_row[None]).ravel()
+        sums = np.bincount(cells, weights=(row_weights * self.row_grade[None]).ravel(), minlength=batch * d)
+        return sums.reshape(batch, d), row_weights @ (self.row_grade ** 2)
 
     @property
     def rows(self) -> int:
@@ -101,11 +117,12 @@ class DistinctTable:
 
 
 def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
-                   exact_ties: bool = False, memo: dict | None = None) -> DistinctTable:
+                   exact_ties: bool = True, memo: dict | None = None) -> DistinctTable:
     """Distinct tuples of the rows, their values at every α, and the tuple × grade counts.
 
-    ``exact_ties`` rounds values to 12 significant digits before grouping, so values equal in
-    real arithmetic (1/3 vs 3/9 after multiplying by α) tie; the default keeps float semantics.
+    ``exact_ties`` (the default) rounds values to 12 significant digits before grouping, so values
+    equal in real arithmetic (1/3 vs 3/9 after multiplying by α) tie; ``False`` (``--float-ties``)
+    ranks the float64 bits as the paper's code does, float-noise ties included.
     ``memo`` shares values and tie structures between segments with the same distinct tuples
     (e.g. the same ratio segment of several embedders); callers keep α and ``exact_ties`` fixed.
     """
@@ -126,4 +143,5 @@ def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np
             memo[memo_key] = (values, groups)
     d, m = len(first), len(grades)
     counts = np.bincount(tuple_of_row * m + grade_of_row, minlength=d * m).reshape(d, m).astype(np.float64)
-    return DistinctTable(values, groups, counts, grades, tuple_of_row, grade_of_row)
+    row_grade = np.asarray(grade, dtype=np.float64).ravel() if grades_rounded(grade) else None
+    return DistinctTable(values, groups, counts, grades, tuple_of_row, grade_of_row, row_grade)

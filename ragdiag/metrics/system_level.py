@@ -24,10 +24,11 @@ from ragdiag.metrics.measures import ndcg, recall, robustness_at_k
 from ragdiag.metrics.segments import sibling_positives
 
 
-def _best_alpha(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray) -> float | None:
+def _best_alpha(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
+                exact_ties: bool = True) -> float | None:
     if measure not in ALPHA_MEASURES:
         return None
-    data = distinct_table(measure, cols, grade, alphas)
+    data = distinct_table(measure, cols, grade, alphas, exact_ties)
     curve = correlation_curves(data.values, data.counts, data.grades, ("spearman",), data.groups)["spearman"]
     return maximum(curve, alphas).alpha
 
@@ -54,8 +55,9 @@ def _group_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]
 
 
 def system_level(table: GradedTable, measures: tuple[str, ...], deltas: tuple[float, ...], alphas: np.ndarray,
-                 xk: float = 2.0) -> dict:
-    """Per-configuration statistics and their correlations with the mean grade."""
+                 xk: float = 2.0, exact_ties: bool = True) -> dict:
+    """Per-configuration statistics and their correlations with the mean grade (``exact_ties``: as
+    :func:`ragdiag.metrics.measure_tables.distinct_table`)."""
     s = sibling_positives(table, xk)
     cols = RowColumns(table.n, table.K, table.Np, s, ndcg(table.in_k, table.K, table.n))
     with_sibling = s >= 0
@@ -63,7 +65,7 @@ def system_level(table: GradedTable, measures: tuple[str, ...], deltas: tuple[fl
     for measure in measures:
         rows = with_sibling if measure == "E" else np.ones(len(table), dtype=bool)
         sub = RowColumns(*(c[rows] for c in (cols.n, cols.k, cols.np_, cols.s, cols.ndcg)))
-        best[measure] = _best_alpha(measure, sub, table.grade[rows], alphas) if rows.any() else None
+        best[measure] = _best_alpha(measure, sub, table.grade[rows], alphas, exact_ties) if rows.any() else None
     value_of = {}
     for measure in measures:
         a = np.array([best[measure] if best[measure] is not None else 0.0])

@@ -35,6 +35,7 @@ from ragdiag.llm.context_budget import (
 )
 from ragdiag.llm.context_errors import ContextExceeded
 from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
+from ragdiag.llm.output_limit import DEFAULT_ANSWER_TOKENS, check_answer_tokens
 from ragdiag.llm.prompts import Prompt, load_prompt_lang
 
 
@@ -47,8 +48,10 @@ class AnswerSettings:
     fit: str = "truncate"
     tokenizer: Path | None = None
     chars_per_token: float = DEFAULT_CHARS_PER_TOKEN
+    max_answer_tokens: int = DEFAULT_ANSWER_TOKENS  # output limit of each generation, and the budget's answer reserve
 
     def __post_init__(self) -> None:
+        check_answer_tokens(self.max_answer_tokens)
         if self.lang not in LANG_CHOICES:
             raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{self.lang}'")
         if self.fit not in FITS:
@@ -61,14 +64,14 @@ class AnswerSettings:
 
     @classmethod
     def from_options(cls, lang: str, max_prompt_tokens: str | None, fit: str, tokenizer: Path | None,
-                     chars_per_token: float) -> AnswerSettings:
+                     chars_per_token: float, max_answer_tokens: int = DEFAULT_ANSWER_TOKENS) -> AnswerSettings:
         """The settings from the command-line values; ``--fit`` other than truncate and ``--tokenizer``
         apply only with ``--max-prompt-tokens``."""
         if max_prompt_tokens is None and (fit != "truncate" or tokenizer is not None):
             flag = "--tokenizer" if tokenizer is not None else "--fit"
             raise RagdiagError(f"{flag} applies only with --max-prompt-tokens")
         return cls(lang=lang, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens), fit=fit,
-                   tokenizer=tokenizer, chars_per_token=chars_per_token)
+                   tokenizer=tokenizer, chars_per_token=chars_per_token, max_answer_tokens=max_answer_tokens)
 
     def prompt_ids(self, name: str = "generation") -> dict[str, str]:
         """The prompt versions this setting can use (for the run record)."""
@@ -91,10 +94,10 @@ def parse_max_prompt_tokens(text: str | None) -> int | str | None:
     return value
 
 
-def budget_from_context(context: int) -> int:
-    """The prompt budget for a model context of ``context`` tokens: context − 512 kept for the answer
-    (half the context when it is under 1,024 tokens)."""
-    return context - ANSWER_RESERVE if context > 2 * ANSWER_RESERVE else max(1, context // 2)
+def budget_from_context(context: int, reserve: int = ANSWER_RESERVE) -> int:
+    """The prompt budget for a model context of ``context`` tokens: context − ``reserve`` kept for the
+    answer (``--max-answer-tokens``, default 512; half the context when it is under 2 × reserve)."""
+    return context - reserve if context > 2 * reserve else max(1, context // 2)
 
 
 @dataclass
@@ -143,8 +146,9 @@ class AnswerPlan:
                                 "length in /models; items are sent whole, and one refused for its length is refit "
                                 "to the context its error states and sent once more")
             return
-        self.budget_tokens = budget_from_context(context)
-        self.budget_source = f"server /models: context {context} tokens − {ANSWER_RESERVE} kept for the answer"
+        self.budget_tokens = budget_from_context(context, self.settings.max_answer_tokens)
+        self.budget_source = (f"server /models: context {context} tokens − {self.settings.max_answer_tokens} kept "
+                              "for the answer")
         self.notices.append(f"--max-prompt-tokens auto: the server reports a {context}-token context for "
                             f"{config.model}; prompt budget {self.budget_tokens} tokens")
 
@@ -176,11 +180,11 @@ class AnswerPlan:
         if self.settings.max_prompt_tokens != "auto" or self.budget_tokens is not None or err.limit is None \
                 or self.counter is None:
             return None
-        tokens = budget_from_context(err.limit)
+        tokens = budget_from_context(err.limit, self.settings.max_answer_tokens)
         with self._lock:
             if self.budget_source is None:
                 self.budget_source = (f"learned per refused item from its context-length error: context {err.limit} "
-                                      f"tokens − {ANSWER_RESERVE} kept for the answer")
+                                      f"tokens − {self.settings.max_answer_tokens} kept for the answer")
                 self.notices.append(f"--max-prompt-tokens auto: the server's error says the context is {err.limit} "
                                     f"tokens; each refused item is refit to {tokens} tokens and sent once more")
         return tokens
@@ -207,7 +211,7 @@ class AnswerPlan:
 
     def as_meta(self) -> dict[str, Any]:
         """What determines the prompts: language setting, budget, fit and counter (for the answers meta)."""
-        meta: dict[str, Any] = {"lang": self.settings.lang}
+        meta: dict[str, Any] = {"lang": self.settings.lang, "max_answer_tokens": self.settings.max_answer_tokens}
         if self.settings.max_prompt_tokens is not None:
             meta["budget"] = {"setting": self.settings.max_prompt_tokens, "max_prompt_tokens": self.budget_tokens,
                               "source": self.budget_source, "fit": self.settings.fit,
@@ -227,7 +231,8 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
     prompt = plan.prompt(lang)
     fitted = plan.fit(prompt, query, passages)
     try:
-        result = client.chat(client.request(fitted.messages, prompt.id), label)
+        result = client.chat(client.request(fitted.messages, prompt.id, max_tokens=plan.settings.max_answer_tokens),
+                             label)
     except ContextExceeded as err:
         tokens = plan.item_budget(err)
         if tokens is None:
@@ -241,7 +246,8 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
         with plan._lock:
             plan.refits += 1
         try:
-            result = client.chat(client.request(fitted.messages, prompt.id), label)
+            result = client.chat(client.request(fitted.messages, prompt.id,
+                                                max_tokens=plan.settings.max_answer_tokens), label)
         except ContextExceeded as again:
             plan.record_context_error(again)
             raise

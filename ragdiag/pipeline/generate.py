@@ -21,6 +21,7 @@ from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.writer import write_json, write_jsonl
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.language import LANGS
+from ragdiag.llm.output_limit import DEFAULT_ANSWER_TOKENS
 from ragdiag.llm.prompts import Prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.metrics.coverage import coverage_line, topk_coverage
@@ -141,11 +142,13 @@ def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], 
     return rows, outcome.failures, outcome.seconds
 
 
-def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str):
+def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str,
+                           max_tokens: int = DEFAULT_ANSWER_TOKENS):
     """One generation call: the query and its references, in ranked order, through the cached client
-    (identical prompts are one cache entry, which is how ``sweep`` reuses answers across points)."""
+    (identical prompts are one cache entry, which is how ``sweep`` reuses answers across points);
+    ``max_tokens``: the output limit (``--max-answer-tokens``)."""
     messages = prompt.messages(query=query, references=passages)
-    return client.chat(client.request(messages, prompt.id), label)
+    return client.chat(client.request(messages, prompt.id, max_tokens=max_tokens), label)
 
 
 def _label(row: dict[str, Any]) -> str:

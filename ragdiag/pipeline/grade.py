@@ -35,6 +35,7 @@ from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
+from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS
 from ragdiag.llm.prompts import load_prompt, load_prompt_lang
 from ragdiag.llm.runner import run_items
 from ragdiag.metrics.coverage import topk_coverage
@@ -172,13 +173,14 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
         messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
         label = _label(row, model, repeat)
         again = {"fresh": True} if fresh else {}  # a plain call stays plain (the sweep's counting client)
-        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat), label, **again)
+        first = client.chat(client.request(messages, grading.id, model, json_reply=True, repeat=repeat,
+                                           max_tokens=JUDGE_MAX_TOKENS), label, **again)
         grade = parse_grade(first.text)
         if grade is not None:
             return Verdict(grade, [first.text]), first.cached
         follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
         second = client.chat(client.request(follow_up, f"{grading.id}+{repair.id}", model, json_reply=True,
-                                            repeat=repeat), label, **again)
+                                            repeat=repeat, max_tokens=JUDGE_MAX_TOKENS), label, **again)
         return Verdict(parse_grade(second.text), [first.text, second.text]), first.cached and second.cached
 
     def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
@@ -435,6 +437,7 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
                                                            for c in LANGS}})
         mode = {"grade_mode": grade_mode, **({"top_logprobs": top_logprobs} if grade_mode == "logprobs" else {})}
         meta = run_meta("grade", client, prompts=list(prompts.values()), judges=judges, repeats=repeats, **mode,
+                        judge_max_tokens=JUDGE_MAX_TOKENS,
                         reference_gate=gate.describe(),
                         answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta,
                         lang=lang)

@@ -30,6 +30,7 @@ from ragdiag.evaluate.label_result import LabelManifest, LabelPool
 from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.pipeline.agreement import agreement_summary, ordinal_alpha
@@ -92,12 +93,14 @@ def make_labeler(client: LLMClient, query_text: dict[str, str], doc_text: dict[s
         query_id, doc_id, repeat = item
         messages = prompt.messages(query=query_text[query_id], passage=doc_text[doc_id])
         tag = f"query {query_id} passage {doc_id} repeat {repeat}"
-        first = client.chat(client.request(messages, prompt.id, json_reply=True, repeat=repeat), tag)
+        first = client.chat(client.request(messages, prompt.id, json_reply=True, repeat=repeat,
+                                           max_tokens=JUDGE_MAX_TOKENS), tag)
         grade = parse_grade(first.text)
         if grade is not None:
             return grade, [first.text]
         follow_up = [*messages, {"role": "assistant", "content": first.text}, *repair.messages()]
-        second = client.chat(client.request(follow_up, f"{prompt.id}+{repair.id}", json_reply=True, repeat=repeat), tag)
+        second = client.chat(client.request(follow_up, f"{prompt.id}+{repair.id}", json_reply=True, repeat=repeat,
+                                            max_tokens=JUDGE_MAX_TOKENS), tag)
         return parse_grade(second.text), [first.text, second.text]
 
     return label
@@ -185,7 +188,8 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
                                                     [kept_by_query[q] for q in query_ids], final, opts.refine, progress)
         result_summary = summary(client, len(pairs), len(final), outcome.seconds, missing_grades=len(pairs) - len(final),
                                  written=len(kept), agreement=agreement_summary(grades, [config.model]))
-        meta = run_meta("label", client, prompts=[prompt.id, repair.id], repeats=opts.repeats)
+        meta = run_meta("label", client, prompts=[prompt.id, repair.id], repeats=opts.repeats,
+                        judge_max_tokens=JUDGE_MAX_TOKENS)
         details = run_details(client)
     finally:
         client.close()

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from ragdiag.llm.client import LLMClient
+from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS
 from ragdiag.llm.prompts import load_prompt
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -41,11 +42,13 @@ def make_listwise_judge(client: LLMClient, query_text: str, doc_text: dict[str, 
 
     def judge(docs: list[str]) -> list[str] | None:
         messages = prompt.messages(query=query_text, passages=[doc_text[d] for d in docs])
-        first = client.chat(client.request(messages, prompt.id, json_reply=True), f"{tag} batch {','.join(docs)}")
+        first = client.chat(client.request(messages, prompt.id, json_reply=True, max_tokens=JUDGE_MAX_TOKENS),
+                            f"{tag} batch {','.join(docs)}")
         order = parse_ranking(first.text, len(docs))
         if order is None:
             follow_up = [*messages, {"role": "assistant", "content": first.text or ""}, *repair.messages()]
-            second = client.chat(client.request(follow_up, f"{prompt.id}+{repair.id}", json_reply=True),
+            second = client.chat(client.request(follow_up, f"{prompt.id}+{repair.id}", json_reply=True,
+                                                max_tokens=JUDGE_MAX_TOKENS),
                                  f"{tag} batch {','.join(docs)} (repair)")
             order = parse_ranking(second.text, len(docs))
         return None if order is None else [docs[i] for i in order]

@@ -36,7 +36,10 @@ def run_meta(command: str, client: LLMClient, **details: Any) -> dict[str, Any]:
     """The ``meta`` block of a result: what determines its content (command, version, provider, model,
     sampling parameters, prompt versions, inputs), and nothing that changes between identical reruns."""
     cfg = client.config
-    llm = {"provider": getattr(client, "provider", cfg.provider), "model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed}
+    from ragdiag.llm.output_limit import limit_param
+
+    llm = {"provider": getattr(client, "provider", cfg.provider), "model": cfg.model, "temperature": cfg.temperature,
+           "seed": cfg.seed, "output_limit_param": limit_param(cfg.provider)}
     return {"command": command, "ragdiag_version": __version__, "llm": llm, **details}
 
 
@@ -47,7 +50,8 @@ def run_details(client: LLMClient) -> dict[str, Any]:
             "workers": cfg.workers, "max_retries": cfg.max_retries, "rpm": cfg.rpm, "tpm": cfg.tpm,
             **({"batch": cfg.batch, "batch_dir": str(client.batch.folder.path)} if client.batch is not None else {}),
             **({"engine": "ray", "ray_workers": client.ray.settings.ray_workers,
-                "llm_backend": client.ray.settings.llm_backend} if getattr(client, "ray", None) is not None else {})}
+                "llm_backend": client.ray.settings.llm_backend} if getattr(client, "ray", None) is not None else {}),
+            **({"concurrency": adapted} if (adapted := client.in_flight.report()) else {})}
 
 
 def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],

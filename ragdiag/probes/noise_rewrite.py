@@ -28,6 +28,7 @@ def rewrite_queries(texts: list[str], model: str | None, base_url: str | None, c
                     progress: bool, cache_mode: str = "rw") -> Rewrites:
     """Rewrite each text with the LLM layer (cached; failures → one RagdiagError)."""
     from ragdiag.llm.client import DEFAULT_MODEL, ClientConfig, LLMClient
+    from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS
     from ragdiag.llm.prompts import load_prompt
     from ragdiag.llm.runner import run_items
 
@@ -36,7 +37,8 @@ def rewrite_queries(texts: list[str], model: str | None, base_url: str | None, c
                                     cache=cache_mode))
 
     def rewrite(text: str) -> str:
-        return client.chat(client.request(prompt.messages(query=text), prompt.id), text[:60]).text.strip()
+        request = client.request(prompt.messages(query=text), prompt.id, max_tokens=JUDGE_MAX_TOKENS)
+        return client.chat(request, text[:60]).text.strip()
 
     try:
         outcome = run_items(client, rewrite, texts, [t[:60] for t in texts], "rewriting queries", progress)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.evaluate.clq import efficiency_missing
 from ragdiag.evaluate.registry import label_at
 from ragdiag.report.plot_text import plain_text_plot
 
@@ -45,8 +46,12 @@ def summary_lines(result: ClqResult, show: Callable[[str], str] = str) -> list[s
         rate = "–" if m.per_ms is None else f"{m.per_ms:+.2e}"
         lines.append(f"marginal {show(m.metric)} per ms ({m.latency} latency), {m.family} K {m.from_k:g} → "
                      f"{m.to_k:g}: {m.d_quality:+.3f} over {m.d_latency_ms:+.1f} ms = {rate}/ms")
-    lines.append("eff. = efficiency = 1000 · mean(N-Recall4+@10, RA-nWG@10, RA-nWG@30) / latency ms (paper 001 §3.3, a "
-                 "screening tie-breaker only); e2e uses e2e_p50_ms")
+    lines.append("eff. = efficiency = 1000 · mean(N-Recall4+@10, N-Recall4+@30, RA-nWG@10, RA-nWG@30) / latency ms "
+                 "(paper 001 §3.3 and Table A.1, a screening tie-breaker only); e2e uses e2e_p50_ms")
+    lacking = {c.name: efficiency_missing(c.quality) for c in result.configs}
+    for name, missing in lacking.items():
+        if missing:
+            lines.append(f"eff. –: {name} has no {', '.join(missing)} (the score needs all four columns)")
     return lines
 
 

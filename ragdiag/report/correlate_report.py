@@ -212,9 +212,12 @@ def _lead(value: float | None) -> str:
     return _signed(value)
 
 
-def print_report(report: CorrelateResult | dict, console: Console) -> None:
+def print_report(report: CorrelateResult | dict, console: Console, withheld: str | None = None) -> None:
     """Where the numbers come from, the verdict in plain words and one line of advice, the legend
     of every measure shown, then the detail tables and notes; the verdict table last.
+
+    ``withheld``: why no verdict holds (a failed ``--min-coverage`` gate): the verdict, its advice
+    and the verdict table are replaced by that line; the correlations are still shown.
 
     ``report`` may still be the JSON dict (``pipeline`` and ``corpus-pipeline`` print their
     correlation this way until they hold a :class:`CorrelateResult`)."""
@@ -231,10 +234,14 @@ def print_report(report: CorrelateResult | dict, console: Console) -> None:
     basis = verdict_basis(report)
     if basis is not None:
         console.print(basis[0], style="bold yellow" if basis[1] else "dim", highlight=False)
-    _print_verdict(report, console)
-    advice = advice_line(report)
-    if advice:
-        console.print(advice, style="bold", highlight=False)
+    if withheld:
+        console.print(f"Verdict withheld: {withheld}; no verdict on these grades holds", style="bold red",
+                      highlight=False)
+    else:
+        _print_verdict(report, console)
+        advice = advice_line(report)
+        if advice:
+            console.print(advice, style="bold", highlight=False)
     trust = correlate_trust(report)
     if trust:
         console.print("How far to trust this", style="bold")
@@ -267,7 +274,7 @@ def print_report(report: CorrelateResult | dict, console: Console) -> None:
         console.print(fitted(comparison_table(report)))
     if report.system:
         console.print(fitted(system_table(report)))
-    if report.verdicts:
+    if report.verdicts and not withheld:
         console.print(fitted(verdict_table(report)))
 
 

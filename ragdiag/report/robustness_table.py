@@ -32,7 +32,9 @@ def robustness_table(result: RobustnessResult) -> Table:
         ci_note = f", [95% CI: {meta.resamples} bootstrap resamples of queries]"
     else:
         ci_note = ", 95% CI: — (--bootstrap 0)"
-    table = Table(title=f"Robustness-δ@{k} ({meta.metric}, recall: {meta.recall}, seed {meta.seed}{builds}{ci_note})")
+    # a judged run has no similarity metric: the table is named by the run(s) it measures
+    what = ", ".join(p.label or p.index for p in points) if meta.mode == "labelled" else meta.metric
+    table = Table(title=f"Robustness-δ@{k} ({what}, recall: {meta.recall}, seed {meta.seed}{builds}{ci_note})")
     timing = ("QPS", "p50 ms", "p99 ms", "build s", "MiB") if timed_any else ()
     for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", *timing):
         text = name in ("index", "params")
@@ -67,12 +69,26 @@ def table_text(result: RobustnessResult, width: int = 160) -> str:
     return console.export_text()
 
 
+def unjudged_lines(result: RobustnessResult) -> list[str]:
+    """One line per judged run that ranked queries the qrels have no relevant passage for (left out)."""
+    lines = []
+    for run in result.meta.extra.get("runs") or []:
+        count, named = run.get("queries_without_qrels") or 0, run.get("queries_without_qrels_ids") or []
+        if count:
+            more = f" and {count - len(named)} more" if count > len(named) else ""
+            lines.append(f"{run['label']}: {count} ranked quer{'y' if count == 1 else 'ies'} without qrels (no relevant "
+                         f"passage) left out: {', '.join(named[:10])}{more if len(named) <= 10 else f' and {count - 10} more'}")
+    return lines
+
+
 def print_robustness(result: RobustnessResult, console: Console) -> None:
     """The table, the points --min-recall left out, and the tables of the optional analyses, each
     folded to the console's width (:mod:`ragdiag.report.fit_table`)."""
     from ragdiag.report.fit_table import fitted
 
     console.print(fitted(robustness_table(result), keys=2))
+    for line in unjudged_lines(result):
+        console.print(line, markup=False, style="yellow")
     floor = result.meta.min_recall
     if floor is not None:
         dropped = ", ".join(f"{d['index']} {','.join(f'{a}={b}' for a, b in d['params'].items())} ({d['recall_mean']:.4f})"

@@ -140,3 +140,22 @@ def test_retrieve_trec_output_feeds_robustness(tmp_path):
     refused = runner.invoke(app, ["retrieve", "--index-dir", str(tmp_path / "idx"), "--queries", str(queries),
                                   "--mode", "dense", "--k", "2", "--out", str(tmp_path / "d.jsonl")])
     assert refused.exit_code == 2 and "no dense index" in refused.stderr
+
+
+def test_run_queries_without_qrels_are_counted_named_and_the_table_is_named_by_the_run(files):
+    """q3 (qrels without a relevant passage) and q4 (no qrels at all) are ranked by the run but cannot
+    be scored: counted and named, in the JSON and under the table; the table is titled by the run's
+    own name, not by a similarity metric the run never used."""
+    tmp, qrels, good, _ = files
+    extra = tmp / "extra.trec"
+    extra.write_text(good.read_text() + "q3 Q0 d9 1 2.0 a\nq3 Q0 d1 2 1.0 a\nq4 Q0 d1 1 1.0 a\nq4 Q0 d2 2 0.5 a\n")
+    result = _robustness("--run", str(extra), "--qrels", str(qrels), "--k", "2")
+    assert result.exit_code == 0, result.output
+    (described,) = json.loads(result.stdout)["meta"]["runs"]
+    assert described["queries_without_qrels"] == 2 and described["queries_without_qrels_ids"] == ["q3", "q4"]
+    table = runner.invoke(app, ["robustness", "--run", str(extra), "--qrels", str(qrels), "--k", "2"],
+                          env={"COLUMNS": "160"})
+    assert table.exit_code == 0, table.output
+    text = " ".join(table.stdout.split())
+    assert "Robustness-δ@2 (extra.trec, recall:" in text and "cosine" not in text
+    assert "extra.trec: 2 ranked queries without qrels (no relevant passage) left out: q3, q4" in text

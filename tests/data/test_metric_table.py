@@ -71,7 +71,7 @@ def test_errors_name_the_column_and_row(tmp_path):
     with pytest.raises(DataError, match=r"field 'ndcg@10': no such column; columns present: qid, good, bad, grade"):
         load_metric_table(path, "grade", ["ndcg@10"])
     bad = _write_csv(tmp_path / "b.csv", HAND[:2] + [{**HAND[2], "good": "high"}])
-    with pytest.raises(DataError, match=r"record 2: field 'good': not a number: 'high'"):
+    with pytest.raises(DataError, match=r"line 4: field 'good': not a number: 'high'"):
         load_metric_table(bad, "grade", ["good"])
     with pytest.raises(RagdiagError, match="unknown table format '.txt'"):
         load_metric_table(path.rename(tmp_path / "t.txt"), "grade", ["good"])

@@ -134,7 +134,7 @@ def test_jsonl_run_rejects_non_scores_and_non_ids(tmp_path):
         read_run(_write(tmp_path, "s.jsonl", '{"query_id": "q", "ids": ["a"], "scores": ["1.0"]}\n'))
     with pytest.raises(DataError, match=r"record 1: field 'ids': missing or not a list"):
         read_run(_write(tmp_path, "i.jsonl", '{"query_id": "q", "ids": ["a", null], "scores": [2, 1]}\n'))
-    with pytest.raises(DataError, match=r"record 1: invalid JSON"):
+    with pytest.raises(DataError, match=r"j.jsonl: malformed JSON on line 1, column"):
         read_run(_write(tmp_path, "j.jsonl", '{"query_id": "q", "ids": ["a"\n'))
     big = read_run(_write(tmp_path, "big.jsonl", '{"query_id": 123456789012345678901234567891, "ids": [123456789012345678901234567890], "scores": [1]}\n'))
     assert big == {"123456789012345678901234567891": [("123456789012345678901234567890", 1.0)]}

@@ -77,14 +77,17 @@ def segment_samples(records: list[dict], mode: str, measure: str, xk: float = 2.
     return out
 
 
-def correlation_at(kind: str, measure: str, samples: list[tuple], a: float | None) -> float:
-    """The correlation of the measure at α = a with the grades of the samples (NaN if undefined)."""
+def correlation_at(kind: str, measure: str, samples: list[tuple], a: float | None, exact: bool = True) -> float:
+    """The correlation of the measure at α = a with the grades of the samples (NaN if undefined);
+    ``exact``: values printed to 12 significant digits first (ties equal in exact arithmetic)."""
     values = [_value(measure, r, a, s) for r, s in samples]
+    if exact:
+        values = [float(f"{v:.12g}") for v in values]
     return _correlate(kind, values, [float(r["grade"]) for r, _ in samples])
 
 
 def reference_correlate(records: list[dict], mode: str, min_samples: int, measures: tuple[str, ...],
-                        kinds: tuple[str, ...], alphas: np.ndarray, xk: float = 2.0) -> dict:
+                        kinds: tuple[str, ...], alphas: np.ndarray, xk: float = 2.0, exact: bool = True) -> dict:
     """{(segment, measure): {"n": rows, kind: (max value or None, α or None)}}."""
     out = {}
     for measure in measures:
@@ -96,7 +99,7 @@ def reference_correlate(records: list[dict], mode: str, min_samples: int, measur
             for kind in kinds:
                 best, best_a = None, None
                 for a in grid:
-                    value = correlation_at(kind, measure, use, a)
+                    value = correlation_at(kind, measure, use, a, exact)
                     if not math.isnan(value) and (best is None or value > best):
                         best, best_a = value, a
                 entry[kind] = (best, None if best_a is None else float(best_a))

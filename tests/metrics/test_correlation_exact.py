@@ -19,11 +19,12 @@ GRID = "l12^0.75"
 MEASURES = ("F", "E", "T", "T'", "nDCG", "P", "R")
 
 
-def _compare(records: list[dict], mode: str, min_samples: int) -> int:
+def _compare(records: list[dict], mode: str, min_samples: int, exact: bool = True) -> int:
     table = build_graded_table(records, "synthetic", GradedSource("synthetic"))
-    opts = CorrelateOptions(segments=mode, min_samples=min_samples, measures=MEASURES, alpha_grid=GRID)
+    opts = CorrelateOptions(segments=mode, min_samples=min_samples, measures=MEASURES, alpha_grid=GRID,
+                            exact_ties=exact)
     fast = run_correlate(table, opts)["results"]
-    slow = reference_correlate(records, mode, min_samples, MEASURES, KINDS, parse_alpha_grid(GRID))
+    slow = reference_correlate(records, mode, min_samples, MEASURES, KINDS, parse_alpha_grid(GRID), exact=exact)
     assert {(r["segment"], r["measure"]) for r in fast} == set(slow)
     compared = 0
     samples = {m: segment_samples(records, mode, m) for m in MEASURES}
@@ -41,16 +42,17 @@ def _compare(records: list[dict], mode: str, min_samples: int) -> int:
             if alpha is not None:  # the reported α attains the reported value
                 assert alpha in set(parse_alpha_grid(GRID).tolist())
                 segment_rows = samples[row["measure"]][row["segment"]]
-                attained = correlation_at(kind, row["measure"], segment_rows, alpha)
+                attained = correlation_at(kind, row["measure"], segment_rows, alpha, exact)
                 assert attained == pytest.approx(value, abs=1e-9)
     return compared
 
 
-@pytest.mark.parametrize("mode", ["ratio", "nw"])
-def test_fast_path_matches_reference_on_thousands_of_random_samples(mode):
+@pytest.mark.parametrize(("mode", "exact"), [("ratio", True), ("nw", True), ("ratio", False)])
+def test_fast_path_matches_reference_on_thousands_of_random_samples(mode, exact):
+    """Exact ties (the default) and --float-ties (float64 bits) each against the per-sample reference."""
     records = synthetic_graded(n_queries=16, seed=7, keep=0.85)  # keep < 1: some E siblings missing
     assert len(records) > 2000
-    assert _compare(records, mode, min_samples=12) > 100
+    assert _compare(records, mode, min_samples=12, exact=exact) > 100
 
 
 def test_constant_inputs_give_null_not_a_maximum():
@@ -108,7 +110,7 @@ def test_exact_ties_option_merges_values_equal_in_real_arithmetic():
     cols = RowColumns(n, k, np_, np.zeros(3, dtype=np.int64), np.zeros(3))
     grade = np.array([2.0, 4.0, 1.0])
     alphas = parse_alpha_grid("l350^0.95")
-    paper = distinct_table("F", cols, grade, alphas)
+    paper = distinct_table("F", cols, grade, alphas, exact_ties=False)
     exact = distinct_table("F", cols, grade, alphas, exact_ties=True)
     # F(1,3,3) and F(3,9,9) are both 1/3 in real arithmetic: always one group with --exact-ties,
     # but split at some α in paper-parity mode, where the last bits differ.

@@ -90,3 +90,19 @@ def test_pipeline_complete_cases_correlates_only_queries_graded_at_every_k(serve
     assert correlation["coverage"]["complete_cases"]["queries_kept"] == 4 and correlation["meta"]["rows"] == 12
     assert correlation["meta"]["pipeline"]["equivalent_command"].endswith("--complete-cases")
     assert "The verdict uses complete cases only" in " ".join(res.output.split())
+
+
+def test_a_failing_coverage_gate_withholds_the_verdict(server, run_cli, tmp_path):
+    """Coverage 28/36 under --min-coverage 0.9: exit 3, the failure printed before the correlations,
+    and no verdict sentence, advice or verdict table printed as if it held."""
+    texts, ranked = write_long(tmp_path / "data", QUERIES, WORDS)
+    server.context_limit(1200)
+    res = run_cli("pipeline", "--texts", texts, "--ranked", ranked, "--ks", "2,3,5", "--out-dir", tmp_path / "run",
+                  "--base-url", server.base_url, "--segments", "pooled", "--min-samples", "3", "--min-coverage", "0.9")
+    assert res.exit_code == 3, res.output
+    flat = " ".join(res.output.split())
+    assert "coverage gate failed" in flat and "below --min-coverage 0.9" in flat
+    assert flat.index("coverage gate failed") < flat.index("Verdict withheld")
+    assert "no verdict on these grades holds" in flat
+    assert "predicts the grade best" not in flat and "predict the grade equally well" not in flat
+    assert "Advice:" not in flat

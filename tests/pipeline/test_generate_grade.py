@@ -236,6 +236,7 @@ def test_a_huge_judge_reply_is_stored_capped_with_its_length_and_hash(tiny, serv
     answers, graded = tmp_path / "answers.jsonl", tmp_path / "graded.json"
     assert run_cli("generate", "--texts", texts, "--ranked", ranked, "--k", "2", "--out", answers,
                    "--base-url", server.base_url).exit_code == 0
+    server.honour_limit = False  # a server ignoring max_tokens: the cap still bounds what is stored
     huge = "no grade, just words " * 150_000  # 3.15 MB
     server.script_judge(huge, "still no grade")
     res = run_cli("grade", "--answers", answers, "--out", graded, "--base-url", server.base_url, "--workers", "1",

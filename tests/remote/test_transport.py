@@ -23,13 +23,16 @@ BASE = "http://mock.local:8000/v1"
 
 
 class Recorder:
-    """A MockTransport handler: answers GET /models, then the scripted replies in order, recording requests."""
+    """A MockTransport handler: answers GET /models, then the scripted replies in order, recording requests
+    (not the client's look for a slot count, ``GET /props``, which it answers 404 as OpenAI does)."""
 
     def __init__(self, *replies: httpx.Response) -> None:
         self.replies = list(replies)
         self.requests: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/props"):
+            return httpx.Response(404)
         self.requests.append(request)
         if request.method == "GET":
             return httpx.Response(200, json={"object": "list", "data": []})

@@ -78,12 +78,16 @@ def test_clq_section_leads_with_the_choices_then_every_configuration(decision_di
         frontier = "★" if config["pareto"] else ", ".join(doc["dominated"][config["name"]])
         assert rows[config["name"]] == [frontier, f"{config['cost']:.2f}", f"{config['latency_p50']:.1f}",
                                         *(f"{config['quality'][q]:.3f}" for q in doc["quality"]),
-                                        f"{config['efficiency_retrieval']:.3f}"]
+                                        _num3(config["efficiency_retrieval"])]
     assert "<th>" + _label(doc["quality"][0]) + "</th>" in section
     (marginal,) = doc["marginal"]
     assert f"{marginal['d_quality']:+.3f} over {marginal['d_latency_ms']:+.1f} ms" in _text(section)
     assert section.count("data:image/png;base64,") == 1  # the frontier plot, redrawn
     assert "<summary>run_record</summary>" in section and "TEST SERVER" not in section
+
+
+def _num3(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def _cheapest_reaching_high(doc: dict, metric: str) -> str:
@@ -206,10 +210,10 @@ def test_clq_with_p95_and_end_to_end_latency_shows_their_columns(tmp_path):
     and end-to-end efficiency columns, with the values of the result file."""
     configs = tmp_path / "configs.csv"
     configs.write_text("name,family,k,cost_per_1k,latency_p50_ms,latency_p95_ms,e2e_p50_ms,ra_nwg@10,nrecall4@10,"
-                       "ra_nwg@30\n"
-                       "small,dense,10,1.0,100,180,900,0.70,0.60,0.72\n"
-                       "large,dense,20,2.0,150,260,1000,0.75,0.62,0.78\n"
-                       "sparse,bm25,10,0.5,90,300,950,0.65,0.66,0.70\n")
+                       "ra_nwg@30,nrecall4@30\n"
+                       "small,dense,10,1.0,100,180,900,0.70,0.60,0.72,0.66\n"
+                       "large,dense,20,2.0,150,260,1000,0.75,0.62,0.78,0.70\n"
+                       "sparse,bm25,10,0.5,90,300,950,0.65,0.66,0.70,0.69\n")
     out = tmp_path / "clq.json"
     done = runner.invoke(app, ["clq", "--configs", str(configs), "--slo-ms", "250", "--slo-percentile", "p95",
                                "--out", str(out)])

@@ -132,6 +132,10 @@ class LocalServer:
         return httpx.MockTransport(forward)
 
     # -- what subclasses provide ---------------------------------------------------------------
+    def get_route(self, path: str) -> dict[str, Any] | None:
+        """The JSON of another ``GET`` route a subclass serves (e.g. llama.cpp's ``/props``), else None."""
+        return None
+
     def model_entries(self) -> list[dict[str, Any]]:
         """The ``data`` list of ``GET /v1/models`` (a subclass may add fields, e.g. a context length)."""
         return [{"id": m, "object": "model"} for m in self.models]
@@ -204,6 +208,10 @@ class LocalServer:
                 pass
 
             def do_GET(self) -> None:
+                extra = server.get_route(self.path.rstrip("/"))
+                if extra is not None:
+                    send_json(self, 200, extra, {})
+                    return
                 if self.path.rstrip("/") != "/v1/models":
                     send_json(self, 404, {"error": {"message": f"no route {self.path}"}}, {})
                     return

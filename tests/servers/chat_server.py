@@ -22,6 +22,14 @@ as in ``usage.prompt_tokens``) a request gets HTTP 400 with OpenAI's ``context_l
 ``report=True`` also lists ``max_model_len: N`` (vLLM's field) in ``GET /v1/models``. Counter:
 ``context_rejections``.
 
+Slots: ``slots(n, service_time, publish=True)`` makes a server that works on at most ``n`` requests at
+once, each for ``service_time`` seconds (the others queue, and a request whose client gave up is still
+worked on, as llama.cpp's server does); ``publish`` serves ``GET /props`` with ``total_slots: n``.
+
+Output limits: a reply longer than the request's ``max_tokens`` / ``max_completion_tokens`` (counted in
+words) is cut there and ends with ``finish_reason: "length"``, as a server stops a generation at its
+limit; ``honour_limit = False`` makes a server that ignores the limit.
+
 A request with ``logprobs: true`` (``--grade-mode logprobs``) also gets ``choices[0].logprobs.content[0]
 .top_logprobs``, deterministic: for a judge reply holding ``overlap o`` the score is s = 1 + 4·o (else
 its grade), each digit d in 1..5 gets logprob −(d − s)² / 0.5 − log Z, the token ``"The"`` gets −8,
@@ -59,6 +67,8 @@ import json
 import math
 import random
 import re
+import threading
+import time
 from typing import Any
 
 from ragdiag.io.provenance import TEST_SERVER_MARK
@@ -178,6 +188,9 @@ class ChatServer(LocalServer):
         self.words_per_reference = words_per_reference
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
+        self.honour_limit = True  # False: a server that ignores max_tokens (a reply as long as it likes)
+        self._slots: threading.Semaphore | None = None
+        self.service_time, self.total_slots = 0.0, None
         self.context_tokens: int | None = None
         self.report_context = False
         self.context_rejections = 0
@@ -200,6 +213,14 @@ class ChatServer(LocalServer):
             self._seen_bodies[digest] += 1
             sd, seed = self.noise_sd, self.noise_seed
         return random.Random(f"{seed}:{digest}:{seen}").gauss(0.0, sd)
+
+    def slots(self, n: int, service_time: float, publish: bool = True) -> None:
+        """Work on at most ``n`` requests at once, ``service_time`` seconds each; ``publish``: ``/props``."""
+        self._slots, self.service_time = threading.Semaphore(n), service_time
+        self.total_slots = n if publish else None
+
+    def get_route(self, path: str) -> dict[str, Any] | None:
+        return {"total_slots": self.total_slots} if path == "/props" and self.total_slots is not None else None
 
     def context_limit(self, tokens: int | None, report: bool = False) -> None:
         """Answer 400 ``context_length_exceeded`` past ``tokens`` prompt words (None: no limit); ``report``
@@ -232,19 +253,22 @@ class ChatServer(LocalServer):
                 or "test server reply")
 
     @staticmethod
-    def completion(body: dict[str, Any], content: str | None) -> dict[str, Any]:
+    def completion(body: dict[str, Any], content: str | None, finish: str = "stop") -> dict[str, Any]:
         """A chat.completion object carrying ``content`` (usage counted in words)."""
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         reply_words = len((content or "").split())
         return {
             "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body.get("model"),
             "system_fingerprint": TEST_SERVER_MARK,  # provenance: ragdiag labels what it computes from these
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": reply_words,
                       "total_tokens": prompt_words + reply_words},
         }
 
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self._slots is not None:
+            with self._slots:  # queued until a slot is free, then worked on even if the client has gone
+                time.sleep(self.service_time)
         rejected = self._context_rejection(body)
         if rejected is not None:
             return 400, rejected
@@ -252,7 +276,11 @@ class ChatServer(LocalServer):
         shift = self._noise_shift(body, text)
         if body.get("logprobs") and not self.omit_logprobs:
             return 200, logprob_completion(body, text, shift)
-        return 200, self.completion(body, shifted_grade(text, shift))
+        text, finish = shifted_grade(text, shift), "stop"
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        if self.honour_limit and isinstance(limit, int) and len(text.split()) > limit:
+            text, finish = " ".join(text.split()[:limit]), "length"  # stopped at the output limit (in words)
+        return 200, self.completion(body, text, finish)
 
     def _context_rejection(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """OpenAI's 400 body for a prompt over :meth:`context_limit`, else None."""
