@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiag.evaluate.registry import label_at
+from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragdiag.compare.result import CompareResult, MetricComparison, PlanEntry
+from ragdiag.compare.result import CompareResult, MetricComparison, PlanEntry
 
 WORST_SHOWN = 5
 
@@ -142,6 +143,7 @@ def markdown(result: CompareResult) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+@plain_text_plot
 def write_plot(result: CompareResult, path: Path, inputs: Sequence[Path] = ()) -> None:
     """Forest plot: Δ per metric with its interval, the margin as a dashed line, colour = decision."""
     import matplotlib

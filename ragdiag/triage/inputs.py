@@ -5,7 +5,7 @@ first, to ``depth``) and its relevant passages (qrels, highest grade first; empt
   through the shared retrieval core (:mod:`ragdiag.pipeline.corpus_retrievers`). Queries: those with
   a reference answer (``--answers``), else those the qrels judge (a query judged only non-relevant
   is kept: it is a qrels gap).
-- ``--texts T --ranked R`` (the retrieval-response schema, docs/methods.md#1): each ranked sample is a
+- ``--texts T --ranked R`` (the retrieval-response schema, docs/methods.md#1-the-retrieval-response-dataset): each ranked sample is a
   query whose pool is its ranking (``rank``, candidate i < Np positive); passage ids are
   ``ID#p<i>`` / ``ID#n<j>``. A ranked sample without a texts sample is refused (one line, exit 2).
 """

@@ -22,7 +22,7 @@ def test_record_carries_inputs_with_sha256_and_the_documented_fields(tmp_path):
     result = stamp({"values": [1]}, record)
     rec = json.loads(json.dumps(result))[RUN_RECORD_KEY]
     assert set(rec) == {"command", "argv", "ragdiag_version", "versions", "python", "models", "prompts", "seeds",
-                        "inputs", "cache", "started_at", "finished_at", "host"}
+                        "inputs", "cache", "started_at", "finished_at", "host", "settings"}
     assert rec["inputs"][0] == {"path": str(data), "bytes": 3, "sha256": hashlib.sha256(b"[]\n").hexdigest()}
     assert rec["inputs"][1] == {"name": "msmarco"}
     assert rec["seeds"] == {"bootstrap": 7} and rec["cache"] == "replay" and rec["finished_at"] >= rec["started_at"]

@@ -151,7 +151,9 @@ def test_correlate_on_real_msmarco_leaves_out_the_echoed_reference_only(run_cli,
     assert res.exit_code == 0, res.output
     report = json.loads(out.read_text())
     assert report["meta"]["reference_gate"]["by_kind"]["prompt_echo"] == 2  # one echoed ideal answer, K=1 and K=3
-    assert report["meta"]["rows"] == 14 and report["verdicts"] and report["verdicts_withheld"] == []
+    assert report["meta"]["rows"] == 14 and report["verdicts_withheld"] == []
+    # in exact arithmetic no measure varies over these 14 rows: no verdict (the float-noise one was T's 0.019)
+    assert report["verdicts"] == []
 
 
 def test_the_bundled_sample_has_no_ideal_texts_so_the_gate_does_not_apply(run_cli, tmp_path):
