@@ -24,7 +24,8 @@ SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "sit
 TIMEOUT = 900
 PAGES = [p for p in pages() if blocks(p)]
 SLOW_PAGES = {"docs/commands/sweep.md", "docs/guides/own-data.md", "docs/commands/probe.md",
-              "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md"}
+              "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md",
+              "docs/concepts/probes.md", "docs/concepts/verdict.md", "docs/commands/calibrate.md"}
 
 
 @pytest.fixture(scope="session")
