@@ -11,7 +11,6 @@ LLM where a block says ``<!-- example: llm -->``. The terminal summary counts bl
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,36 +19,11 @@ import pytest
 
 from tests.docs.examples import ROOT, Block, blocks, pages, prepare
 
-SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "site", "out", ".ragdiag-cache"}
 TIMEOUT = 900
 PAGES = [p for p in pages() if blocks(p)]
 SLOW_PAGES = {"docs/commands/sweep.md", "docs/guides/own-data.md", "docs/commands/probe.md",
               "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md",
               "docs/concepts/probes.md", "docs/concepts/verdict.md", "docs/commands/calibrate.md"}
-
-
-@pytest.fixture(scope="session")
-def clone(tmp_path_factory) -> Path:
-    """A copy of the repository's files (what a clone holds), with nothing beside it."""
-    target = tmp_path_factory.mktemp("clone") / "ragdiag"
-    target.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for entry in ROOT.iterdir():
-        if entry.name in SKIP_TOP or entry.name.endswith(".egg-info"):
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, target / entry.name, ignore=ignore)
-        else:
-            shutil.copy2(entry, target / entry.name)
-    return target
-
-
-@pytest.fixture(scope="session")
-def shared_cache(tmp_path_factory) -> Path:
-    """One embedding / LLM cache for every page of a session (a user's cache persists too);
-    $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change results)."""
-    given = os.environ.get("RAGDIAG_EXAMPLES_CACHE")
-    return Path(given) if given else tmp_path_factory.mktemp("ragdiag-cache")
 
 
 def _environment(workdir: Path, cache: Path) -> dict[str, str]:
@@ -84,10 +58,16 @@ def _bash(code: str, workdir: Path, env: dict[str, str]) -> subprocess.Completed
                           capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
 
 
-@pytest.mark.parametrize("page", [pytest.param(p, id=str(p.relative_to(ROOT)),
-                                               marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES else [])
-                                  for p in PAGES])
-def test_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property):
+def page_params(commands: bool) -> list:
+    """The pages with blocks, split in two (docs/commands/ or the rest) so that two test files can
+    run on two workers under ``--dist loadfile``; the slowest pages are marked ``slow``."""
+    chosen = [p for p in PAGES if str(p.relative_to(ROOT)).startswith("docs/commands/") == commands]
+    return [pytest.param(p, id=str(p.relative_to(ROOT)),
+                         marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES else [])
+            for p in chosen]
+
+
+def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property) -> None:
     """Each block of the page exits 0 (or the code its marker states), in order, in one folder."""
     workdir = tmp_path / "ragdiag"
     workdir.mkdir()
@@ -109,6 +89,12 @@ def test_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path
             f"--- block ---\n{block.code}--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}")
         passed += 1
     record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
+
+
+@pytest.mark.parametrize("page", page_params(commands=True))
+def test_command_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property):
+    """The examples of docs/commands/*.md (the other pages: test_examples_other_pages.py)."""
+    run_page(page, clone, shared_cache, tmp_path, record_property)
 
 
 def test_examples_follow_the_conventions():
