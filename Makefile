@@ -16,7 +16,7 @@ TORCH_INDEX   ?= https://download.pytorch.org/whl/cpu
 # BROWSER=0 skips installing Chromium for the report's browser test (that test then skips).
 BROWSER       ?= 1
 
-.PHONY: install run test test-fast bench lint clean
+.PHONY: install run test test-fast bench lint docs clean
 
 PIP_VERSION   ?= 26.3
 LOCK          := requirements.lock
@@ -82,6 +82,10 @@ browser:
 lint: install
 	$(VENV)/bin/ruff check ragdiag tests benchmarks tools
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict: a broken link or a page left out fails.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 bench: install
 	$(PY) benchmarks/run_all.py
 
@@ -91,4 +95,4 @@ fixtures: $(STAMP)
 	$(PY) -m tools.sample_builder --out fixtures/retrieval-response-sample --seed 0
 
 clean:
-	rm -rf $(VENV) .venv-latest .pytest_cache
+	rm -rf $(VENV) .venv-latest .pytest_cache site

@@ -1,0 +1,61 @@
+"""The examples tests' clone-like folder and shared cache, and their summary: blocks run, skipped
+(with their reasons) and passed, over the pages that ran in this session (each page's test records
+its counts as a user property)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.docs.examples import ROOT
+
+SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "site", "out", ".ragdiag-cache"}
+
+
+@pytest.fixture(scope="session")
+def clone(tmp_path_factory) -> Path:
+    """A copy of the repository's files (what a clone holds), with nothing beside it."""
+    target = tmp_path_factory.mktemp("clone") / "ragdiag"
+    target.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for entry in ROOT.iterdir():
+        if entry.name in SKIP_TOP or entry.name.endswith(".egg-info"):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, target / entry.name, ignore=ignore)
+        else:
+            shutil.copy2(entry, target / entry.name)
+    return target
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory) -> Path:
+    """One embedding / LLM cache for every page of a session (a user's cache persists too);
+    $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change results)."""
+    given = os.environ.get("RAGDIAG_EXAMPLES_CACHE")
+    return Path(given) if given else tmp_path_factory.mktemp("ragdiag-cache")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    run = passed = pages = 0
+    skipped: list[str] = []
+    for outcome in ("passed", "failed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", "call") != "call":
+                continue
+            counts = dict(getattr(report, "user_properties", [])).get("examples")
+            if counts is None:
+                continue
+            pages += 1
+            run += counts["run"]
+            passed += counts["passed"]
+            skipped += counts["skipped"]
+    if not pages:
+        return
+    terminalreporter.write_sep("-", f"documentation examples: {pages} pages, {run} blocks run, "
+                                    f"{passed} passed, {len(skipped)} skipped")
+    for line in skipped:
+        terminalreporter.write_line(f"skipped {line}")

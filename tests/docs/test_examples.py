@@ -1,0 +1,112 @@
+"""Every ```sh example of README.md and docs/ runs from a clone-like folder (tests/docs/examples.py
+states the conventions; docs/contributing.md explains them to authors).
+
+One test per page: its blocks run in order in a fresh folder holding the repository's files as a
+user's clone has them (no data folder beside it), with the venv's ``ragdiag`` on PATH, outputs under
+``/tmp/ragdiag`` mapped to a temporary folder, and the local chat test server standing in for the
+LLM where a block says ``<!-- example: llm -->``. The terminal summary counts blocks run, skipped
+(with their reasons) and passed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.docs.examples import ROOT, Block, blocks, pages, prepare
+
+TIMEOUT = 900
+PAGES = [p for p in pages() if blocks(p)]
+SLOW_PAGES = {"docs/commands/sweep.md", "docs/guides/own-data.md", "docs/commands/probe.md",
+              "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md",
+              "docs/concepts/probes.md", "docs/concepts/verdict.md", "docs/commands/calibrate.md"}
+
+
+def _environment(workdir: Path, cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGDIAG_", "OPENAI_", "PYTEST_"))}
+    env.update({
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        "PYTHONPATH": str(workdir),
+        "RAGDIAG_CACHE_DIR": str(cache),
+        "RAGDIAG_DATA": str(workdir.parent / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "COLUMNS": "100",
+        "NO_COLOR": "1",
+    })
+    return env
+
+
+def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    if block.llm:
+        from tests.servers.chat_server import ChatServer
+
+        with ChatServer() as server:
+            code = prepare(block, out_dir, server.base_url)
+            env = {**env, "OPENAI_API_KEY": "test"}
+            return _bash(code, workdir, env)
+    return _bash(prepare(block, out_dir, None), workdir, env)
+
+
+def _bash(code: str, workdir: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+def page_params(commands: bool) -> list:
+    """The pages with blocks, split in two (docs/commands/ or the rest) so that two test files can
+    run on two workers under ``--dist loadfile``; the slowest pages are marked ``slow``."""
+    chosen = [p for p in PAGES if str(p.relative_to(ROOT)).startswith("docs/commands/") == commands]
+    return [pytest.param(p, id=str(p.relative_to(ROOT)),
+                         marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES else [])
+            for p in chosen]
+
+
+def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property) -> None:
+    """Each block of the page exits 0 (or the code its marker states), in order, in one folder."""
+    workdir = tmp_path / "ragdiag"
+    workdir.mkdir()
+    for entry in clone.iterdir():
+        (workdir / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    out_dir = tmp_path / "out" / "ragdiag"
+    out_dir.mkdir(parents=True)
+    env = _environment(workdir, shared_cache)
+    run, skipped, passed = 0, [], 0
+    for block in blocks(page):
+        if block.skip:
+            skipped.append(f"{block.page}:{block.line}: {block.skip}")
+            continue
+        run += 1
+        result = _run(block, workdir, out_dir, env)
+        record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
+        assert result.returncode == block.exit_code, (
+            f"{block.page}:{block.line}: exit {result.returncode}, expected {block.exit_code}\n"
+            f"--- block ---\n{block.code}--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}")
+        passed += 1
+    record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
+
+
+@pytest.mark.parametrize("page", page_params(commands=True))
+def test_command_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property):
+    """The examples of docs/commands/*.md (the other pages: test_examples_other_pages.py)."""
+    run_page(page, clone, shared_cache, tmp_path, record_property)
+
+
+def test_examples_follow_the_conventions():
+    """Outputs only under /tmp/ragdiag, no data folder beside the clone, every skip gives a reason."""
+    problems = []
+    for page in pages():
+        for block in blocks(page):
+            for token in block.code.split():
+                if token.startswith("/tmp/") and not token.startswith("/tmp/ragdiag"):
+                    problems.append(f"{block.page}:{block.line}: writes outside /tmp/ragdiag: {token}")
+            if "../shared" in block.code or "shared/data" in block.code:
+                problems.append(f"{block.page}:{block.line}: reads a data folder a clone does not have")
+            if block.skip is not None and block.llm:
+                problems.append(f"{block.page}:{block.line}: both skip and llm")
+    assert not problems, "\n".join(problems)
