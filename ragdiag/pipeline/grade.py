@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,24 @@ def judge_lang(row: dict[str, Any], lang: str) -> str:
     return row["lang"] if row.get("lang") in LANGS else choose_lang("auto", row["q"])
 
 
+
+def _asking_again(ask: Callable[..., tuple[Verdict, bool]], retry_unparsed: bool, retried: list[str]
+                  ) -> Callable[[tuple[dict[str, Any], str, str, int]], Verdict]:
+    """The judge over ``ask``: a verdict without a grade whose replies all came from the cache is asked
+    once more, bypassing the cache, when ``retry_unparsed`` (its label appended to ``retried``)."""
+    lock = threading.Lock()
+
+    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
+        row, ideal, model, repeat = item
+        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
+        if verdict.grade is None and cached and retry_unparsed:
+            with lock:
+                retried.append(_label(row, model, repeat))
+            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
+        return verdict
+
+    return judge
+
 def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None, lang: str = "en"):
     """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt in the row's language
     (:func:`judge_lang`), then one repair if needed.
@@ -166,7 +185,6 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
     appended to ``retried``; a reply that parsed is never paid for twice."""
     prompts = {code: (load_prompt_lang("grading", code), load_prompt_lang("grading-repair", code)) for code in LANGS}
     retried = retried if retried is not None else []
-    lock = threading.Lock()
 
     def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
         grading, repair = prompts[judge_lang(row, lang)]
@@ -183,16 +201,7 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
                                             repeat=repeat, max_tokens=JUDGE_MAX_TOKENS), label, **again)
         return Verdict(parse_grade(second.text), [first.text, second.text]), first.cached and second.cached
 
-    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
-        row, ideal, model, repeat = item
-        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
-        if verdict.grade is None and cached and retry_unparsed:
-            with lock:
-                retried.append(_label(row, model, repeat))
-            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
-        return verdict
-
-    return judge
+    return _asking_again(ask, retry_unparsed, retried)
 
 
 def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: bool = False,
@@ -203,7 +212,6 @@ def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: boo
     digit among its top tokens, or a logprob that is not one) is asked again, bypassing the cache."""
     prompt = load_prompt("grading-logprobs")
     retried = retried if retried is not None else []
-    lock = threading.Lock()
 
     def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
         messages = prompt.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
@@ -213,16 +221,7 @@ def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: boo
         probs = digit_probabilities(unpack_reply(reply.text))
         return Verdict(None if probs is None else expected_grade(probs), [reply.text], probs), reply.cached
 
-    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
-        row, ideal, model, repeat = item
-        verdict, cached = ask(row, ideal, model, repeat, fresh=False)
-        if verdict.grade is None and cached and retry_unparsed:
-            with lock:
-                retried.append(_label(row, model, repeat))
-            verdict, _ = ask(row, ideal, model, repeat, fresh=True)
-        return verdict
-
-    return judge
+    return _asking_again(ask, retry_unparsed, retried)
 
 
 def grading_prompts(grade_mode: str) -> dict[str, str]:

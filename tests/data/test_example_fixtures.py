@@ -11,7 +11,7 @@ from ragdiag.data.reference_answers import load_reference_answers
 from tools.build_example_fixtures import ROOT, build_en, build_fr
 
 FIXTURES = ROOT / "fixtures"
-SPF = ROOT.parent.parent / "shared" / "data" / "spf-qr-fr"
+SPF = ROOT.parent / "shared" / "data" / "spf-qr-fr"  # the shared data beside the clone
 
 
 def _assert_same(folder: Path, files: dict[str, str]) -> None:

@@ -11,23 +11,9 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache
-from tests.pipeline.tiny_data import write_tiny
 from tests.servers.batch_server import BatchServer
 
 FAST = ["--batch-poll", "0.01", "--no-progress"]
-
-
-@pytest.fixture()
-def tiny(tmp_path) -> tuple[Path, Path]:
-    return write_tiny(tmp_path / "data")
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with BatchServer() as srv:
-        yield srv
 
 
 def cli(*args) -> object:

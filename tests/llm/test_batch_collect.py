@@ -12,22 +12,6 @@ import pytest
 from ragdiag.llm.client import MAX_REPLY_CHARS
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache
 from tests.llm.test_batch import FAST, _vllm_output, _write, cli, generate
-from tests.servers.batch_server import BatchServer
-
-
-@pytest.fixture()
-def tiny(tmp_path) -> tuple[Path, Path]:
-    from tests.pipeline.tiny_data import write_tiny
-
-    return write_tiny(tmp_path / "data")
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with BatchServer() as srv:
-        yield srv
 
 
 def entries(cache: Path) -> int:

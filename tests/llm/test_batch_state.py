@@ -13,21 +13,6 @@ from tests.llm.test_batch import FAST, cli, generate
 from tests.servers.batch_server import BatchServer
 
 
-@pytest.fixture()
-def tiny(tmp_path) -> tuple[Path, Path]:
-    from tests.pipeline.tiny_data import write_tiny
-
-    return write_tiny(tmp_path / "data")
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with BatchServer() as srv:
-        yield srv
-
-
 def one_error(res, *needles: str) -> str:
     errors = [line for line in res.output.splitlines() if line.startswith("ragdiag: error:")]
     assert res.exit_code == 2 and len(errors) == 1 and "Traceback" not in res.output, res.output
