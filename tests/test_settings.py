@@ -100,5 +100,9 @@ def test_integer_bounds_are_the_options_own():
 
 
 def test_every_setting_names_an_environment_variable_its_shared_option_reads():
-    declared = {get_args(decl)[1].envvar for decl in (p.Model, p.BaseUrl, p.CacheDir, p.Workers, p.Prices, p.Embedder)}
+    declared = {get_args(decl)[1].envvar for decl in (p.Model, p.BaseUrl, p.Workers, p.Prices, p.Embedder)}
     assert declared <= {s.env for s in SETTINGS}
+    # the cache and data folders are read where their default is decided (config.py), after what a
+    # batch folder recorded: an environment value never overrides the run's own cache
+    assert get_args(p.CacheDir)[1].envvar is None
+    assert {BY_KEY["cache_dir"].env, BY_KEY["data_dir"].env} == {"RAGDIAG_CACHE_DIR", "RAGDIAG_DATA"}

@@ -325,7 +325,7 @@ Plot = Annotated[Optional[Path], typer.Option("--plot", help="PNG file to draw t
 PlotDir = Annotated[Optional[Path], typer.Option("--plot-dir", help="Folder to write the PNG plots into (created if missing).", metavar=PATH)]
 
 # Caching and remote calls (LLM and API embedders)
-CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH, envvar="RAGDIAG_CACHE_DIR", show_envvar=False)]
+CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH)]
 Cache = Annotated[CacheMode, typer.Option("--cache", help="rw | replay (never touches the network) | off | refresh.", metavar=choices_metavar(CacheMode))]
 BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL (default $OPENAI_BASE_URL, else the provider's).", metavar=TEXT, envvar="RAGDIAG_BASE_URL", show_envvar=False)]
 Model = Annotated[str, typer.Option("--model", help="Chat model name.", metavar=TEXT, envvar="RAGDIAG_MODEL", show_envvar=False)]

@@ -160,12 +160,17 @@ class Collected:
 
 def store_results(results: Results, requests: dict[str, dict[str, Any]], cache, prices,
                   into: Collected) -> None:
-    """Write the successes into the cache (each with its cache-key request); count tokens and costs."""
+    """Write the successes into the cache (each with its cache-key request and the server's provenance
+    mark); count tokens and costs."""
     from ragdiag.llm.prices import call_costs
 
-    for key, (text, p_tok, c_tok, _) in results.replies.items():
+    from ragdiag.io.provenance import note_reply, origin_of
+
+    for key, (text, p_tok, c_tok, body) in results.replies.items():
         request = requests[key]
-        cache.put(key, request, text, p_tok, c_tok)
+        origin = origin_of(body)  # a test server's mark travels with its batch replies too
+        note_reply(origin)
+        cache.put(key, request, text, p_tok, c_tok, origin)
         into.keys.append(key)
         into.answered += 1
         into.prompt_tokens += p_tok

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^<!--\s*example:\s*(.+?)\s*-->\s*$")
 OUT_PREFIX = "/tmp/ragdiag"
 LLM_URL = "http://127.0.0.1:8000/v1"
+BATCH_URL = "http://127.0.0.1:8766/v1"  # the batch test server's documented port (tests/servers/batch_server.py)
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Block:
     line: int
     code: str
     llm: bool = False
+    batch_server: bool = False
     exit_code: int = 0
     skip: str | None = None
     markers: list[str] = field(default_factory=list)
@@ -45,13 +47,15 @@ def pages() -> list[Path]:
 def _apply(block: Block, marker: str) -> None:
     if marker == "llm":
         block.llm = True
+    elif marker == "batch-server":
+        block.batch_server = True
     elif marker.startswith("skip:") and marker[5:].strip():
         block.skip = marker[5:].strip()
     elif re.fullmatch(r"exit \d+", marker):
         block.exit_code = int(marker.split()[1])
     else:
         raise ValueError(f"{block.page}:{block.line}: unknown example marker {marker!r} "
-                         "(llm, exit N, skip: REASON)")
+                         "(llm, batch-server, exit N, skip: REASON)")
 
 
 def blocks(path: Path) -> list[Block]:
@@ -81,9 +85,12 @@ def blocks(path: Path) -> list[Block]:
     return found
 
 
-def prepare(block: Block, out_dir: Path, base_url: str | None) -> str:
-    """The block's text as run: /tmp/ragdiag → out_dir, the LLM URL → the test server's."""
+def prepare(block: Block, out_dir: Path, base_url: str | None, batch_url: str | None = None) -> str:
+    """The block's text as run: /tmp/ragdiag → out_dir, the LLM URL → the chat test server's, the batch
+    server's documented URL → the page's batch test server's."""
     code = block.code.replace(OUT_PREFIX, str(out_dir))
     if base_url is not None:
         code = code.replace(LLM_URL, base_url)
+    if batch_url is not None:
+        code = code.replace(BATCH_URL, batch_url)
     return code

@@ -10,10 +10,12 @@ LLM where a block says ``<!-- example: llm -->``. The terminal summary counts bl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +44,10 @@ def _environment(workdir: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str], batch: Any = None
+         ) -> subprocess.CompletedProcess:
+    if block.batch_server:  # one batch test server for the whole page: its batches outlive a block
+        return _bash(prepare(block, out_dir, None, batch.base_url), workdir, {**env, "OPENAI_API_KEY": "test"})
     if block.llm:
         from tests.servers.chat_server import ChatServer
 
@@ -77,17 +82,24 @@ def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record
     out_dir.mkdir(parents=True)
     env = _environment(workdir, shared_cache)
     run, skipped, passed = 0, [], 0
-    for block in blocks(page):
-        if block.skip:
-            skipped.append(f"{block.page}:{block.line}: {block.skip}")
-            continue
-        run += 1
-        result = _run(block, workdir, out_dir, env)
-        record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
-        assert result.returncode == block.exit_code, (
-            f"{block.page}:{block.line}: exit {result.returncode}, expected {block.exit_code}\n"
-            f"--- block ---\n{block.code}--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}")
-        passed += 1
+    with contextlib.ExitStack() as stack:
+        batch = None
+        for block in blocks(page):
+            if block.skip:
+                skipped.append(f"{block.page}:{block.line}: {block.skip}")
+                continue
+            if block.batch_server and batch is None:
+                from tests.servers.batch_server import BatchServer
+
+                batch = stack.enter_context(BatchServer())
+            run += 1
+            result = _run(block, workdir, out_dir, env, batch)
+            record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
+            assert result.returncode == block.exit_code, (
+                f"{block.page}:{block.line}: exit {result.returncode}, expected {block.exit_code}\n"
+                f"--- block ---\n{block.code}--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n"
+                f"{result.stderr[-4000:]}")
+            passed += 1
     record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
 
 
@@ -107,6 +119,6 @@ def test_examples_follow_the_conventions():
                     problems.append(f"{block.page}:{block.line}: writes outside /tmp/ragdiag: {token}")
             if "../shared" in block.code or "shared/data" in block.code:
                 problems.append(f"{block.page}:{block.line}: reads a data folder a clone does not have")
-            if block.skip is not None and block.llm:
-                problems.append(f"{block.page}:{block.line}: both skip and llm")
+            if block.skip is not None and (block.llm or block.batch_server):
+                problems.append(f"{block.page}:{block.line}: both skip and a server")
     assert not problems, "\n".join(problems)

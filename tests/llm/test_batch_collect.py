@@ -115,3 +115,28 @@ def test_a_batch_reply_without_a_grade_is_asked_again_by_the_next_run(tiny, serv
     records = json.loads((tmp_path / "again.json").read_text())
     assert all(r["grade"] is not None for r in records) and server.batches_created == created + 1
     assert json.loads((tmp_path / "again.json.manifest.json").read_text())["summary"]["retried_unparsed"] == len(records)
+
+
+def test_batch_replies_keep_the_test_servers_mark(tiny, server, tmp_path):
+    """A test server's provenance mark travels with its batch replies: cached with them, and counted
+    in the run record, as on the synchronous path."""
+    out = tmp_path / "a.jsonl"
+    done = generate(tiny, out, server, tmp_path / "cache", "--batch", "openai", "--batch-dir", tmp_path / "b", *FAST)
+    assert done.exit_code == 0, done.output
+    record = json.loads((tmp_path / "a.jsonl.manifest.json").read_text())["run_record"]
+    assert record["test_server_replies"] > 0
+    cache = CallCache(tmp_path / "cache" / CACHE_FILE)
+    origins = {row[0] for row in cache.store.query("SELECT origin FROM calls")}
+    assert origins == {"ragdiag-test-server"}
+
+
+def test_collect_fills_the_runs_cache_whatever_ragdiag_cache_dir_says(tiny, server, tmp_path, monkeypatch):
+    """The cache a batch folder recorded wins over $RAGDIAG_CACHE_DIR (a default, not the run's choice)."""
+    args = ["--batch", "openai", "--batch-dir", tmp_path / "b", *FAST]
+    first = generate(tiny, tmp_path / "a.jsonl", server, tmp_path / "run-cache", *args, "--batch-wait", "0")
+    assert first.exit_code == 4, first.output
+    monkeypatch.setenv("RAGDIAG_CACHE_DIR", str(tmp_path / "other-cache"))
+    for _ in range(3):
+        got = cli("batch", "collect", tmp_path / "b")
+        assert got.exit_code == 0, got.output
+    assert entries(tmp_path / "run-cache") == 11 and not (tmp_path / "other-cache").exists()
