@@ -60,5 +60,5 @@ def compare(
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:
-            typer.echo(f"wrote {label} to {path}", err=True)
+            typer.echo(f"wrote {path} ({label})", err=True)
     raise typer.Exit(result.exit_code)

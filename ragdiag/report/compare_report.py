@@ -48,7 +48,11 @@ def metric_line(mc: MetricComparison, result: CompareResult, show: Callable[[str
                 f"{mc.p_adjusted:.3g} ≤ α {meta['alpha']:g}")
     if mc.decision == "no regression":
         return f"no regression — {where} lies {better} {margin} (non-inferior at that margin)"
-    return (f"inconclusive — {where} straddles {margin}; about {_count(mc.queries_needed)} queries would decide "
+    limit = meta["max_drop"] if mc.direction == "lower" else -meta["max_drop"]
+    past = mc.ci_low > limit if mc.direction == "lower" else mc.ci_high < limit
+    why = (f"lies {worse} {margin}, but the adjusted ({meta['correction']}) p {mc.p_adjusted:.3g} > α {meta['alpha']:g}"
+           if past else f"straddles {margin}")  # the interval is per metric, the test corrected for the family
+    return (f"inconclusive — {where} {why}; about {_count(mc.queries_needed)} queries would decide "
             f"it (power {meta['power']:g})")
 
 
