@@ -162,9 +162,8 @@ def store_results(results: Results, requests: dict[str, dict[str, Any]], cache, 
                   into: Collected) -> None:
     """Write the successes into the cache (each with its cache-key request and the server's provenance
     mark); count tokens and costs."""
-    from ragdiag.llm.prices import call_costs
-
     from ragdiag.io.provenance import note_reply, origin_of
+    from ragdiag.llm.prices import call_costs
 
     for key, (text, p_tok, c_tok, body) in results.replies.items():
         request = requests[key]
