@@ -76,8 +76,8 @@ def stage_times(qrels: Path, runs: list[Path]) -> dict[str, float]:
     """One in-process pass timing each stage of ``ragdiag evaluate`` (all 13 metrics), in seconds."""
     from ragdiag.evaluate.evaluation import EvaluateParams, evaluate
     from ragdiag.evaluate.inputs import align_run, load_graded_qrels
-    from ragdiag.evaluate.registry import STANDARD_METRICS
-    from ragdiag.evaluate.standard import StandardScorer
+    from ragdiag.measures.registry import STANDARD_METRICS
+    from ragdiag.measures.standard import StandardScorer
 
     p = EvaluateParams(ks=(10, 20, 30), pool_depth=DEPTH, bootstrap=REPLICATES, seed=0)
     t0 = time.perf_counter()

@@ -11,7 +11,8 @@ Per-query metrics against the exact ground truth (faiss flat top-K; binary relev
 top-K set, ranks i = 1..K of the returned list):
 
 - AP@K = (1/K) Σ_i P@i · rel_i (normalised by the K relevant items, as trec_eval's map_cut);
-- nDCG@K = Σ_i rel_i / log2(i + 1) / Σ_{i=1..K} 1 / log2(i + 1) (Järvelin & Kekäläinen 2002);
+- nDCG@K = Σ_i rel_i / log2(i + 1) / Σ_{i=1..K} 1 / log2(i + 1) (Järvelin & Kekäläinen 2002; the one
+  DCG of :mod:`ragdiag.measures.dcg`, ideal = K ones);
 - RR@K = 1 / rank of the exact nearest neighbour (true rank 1) in the returned top-K, 0 if absent;
 - hit@K = 1 if the exact nearest neighbour is in the returned top-K.
 
@@ -27,10 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ragdiag.bench.intervals import recall_replicates, resample_indices
+from ragdiag.measures import dcg
+from ragdiag.measures.registry import MATCHED_PERCENTILES, MATCHED_RANKING
 from ragdiag.metrics.analysis import percentile_interval
 
-PERCENTILES = (5, 10, 50)
-RANKING = ("map", "ndcg", "mrr", "hit_rate")
+PERCENTILES = MATCHED_PERCENTILES
+RANKING = MATCHED_RANKING
 _TOL = 1e-12
 
 
@@ -40,11 +43,10 @@ def ranking_metrics(ids: np.ndarray, true_ids: np.ndarray) -> dict[str, np.ndarr
     rel = ((ids[:, :, None] == true_ids[:, None, :]).any(axis=2) & (ids >= 0)).astype(np.float64)
     ranks = np.arange(1, k + 1)
     precision_at = np.cumsum(rel, axis=1) / ranks
-    discounts = 1.0 / np.log2(ranks + 1)
     first = (ids == true_ids[:, :1]) & (ids >= 0)
     found = first.any(axis=1)
     return {"map": (precision_at * rel).sum(axis=1) / k,
-            "ndcg": (rel * discounts).sum(axis=1) / discounts.sum(),
+            "ndcg": dcg.ndcg(rel, np.full(len(rel), k), np.full(len(rel), dcg.ones_ideal(k, k))),
             "mrr": np.where(found, 1.0 / (np.argmax(first, axis=1) + 1), 0.0),
             "hit_rate": found.astype(np.float64)}
 

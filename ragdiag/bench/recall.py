@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragdiag.metrics.measures import robustness_at_k
+from ragdiag.measures.sample import robustness_at_k
 
 DEFAULT_DELTAS = (0.1, 0.3, 0.5, 0.7, 0.9)
 TIE_RTOL = 1e-6

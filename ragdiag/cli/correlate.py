@@ -10,7 +10,7 @@ import typer
 from ragdiag.cli import answer_options as ao
 from ragdiag.cli import params as p
 from ragdiag.commands.correlate import CorrelateRequest, GradeBinning, run
-from ragdiag.metrics import registry as measure_registry
+from ragdiag.measures import registry as measure_registry
 
 # kept importable under their old names
 Segmentation = p.Segmentation

@@ -19,9 +19,8 @@ from ragdiag.cli.params import (
     finite_float,
 )
 from ragdiag.errors import RagdiagError
-from ragdiag.evaluate.registry import METRIC_NAMES, metrics_help
 from ragdiag.io.lists import parse_ks
-from ragdiag.options import parse_choices
+from ragdiag.measures.registry import METRIC_NAMES, metrics_help, parse_metrics
 
 
 def _unit(flag: str, help_text: str):
@@ -58,7 +57,7 @@ def evaluate(
 
     if not run:
         raise RagdiagError("give at least one --run")
-    params = EvaluateParams(parse_ks(k, "--k"), pool_depth, tuple(parse_choices(metrics, METRIC_NAMES, "metric", "--metrics")),
+    params = EvaluateParams(parse_ks(k, "--k"), pool_depth, parse_metrics(metrics),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
     result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
     from rich.console import Console

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Optional, get_args
 import typer
 
 from ragdiag.io.lists import list_callback, parse_deltas, parse_ks
-from ragdiag.metrics import registry as measure_registry
+from ragdiag.measures import registry as measure_registry
 
 INTEGER, FLOAT, TEXT, PATH = "INTEGER", "FLOAT", "TEXT", "PATH"
 SEED_MAX = 2**32 - 1
@@ -361,7 +361,7 @@ SecondJudge = Annotated[Optional[str], typer.Option("--second-judge", help="Anot
 # Correlation
 MinSamples = Annotated[int, typer.Option("--min-samples", help="Drop segments with fewer rows (paper: 300).", min=1, max=10**9, metavar=INTEGER)]
 Segments = Annotated[Segmentation, typer.Option("--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
-Measures = Annotated[str, typer.Option("--measures", help=measure_registry.MEASURES_HELP, metavar=TEXT, callback=checked_by("ragdiag.metrics.registry", "parse_measures"))]
+Measures = Annotated[str, typer.Option("--measures", help=measure_registry.MEASURES_HELP, metavar=TEXT, callback=checked_by("ragdiag.measures.registry", "parse_measures"))]
 AlphaGrid = Annotated[str, typer.Option("--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
 Xk = Annotated[float, _float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
 Compare = Annotated[Optional[str], typer.Option("--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment.", metavar=TEXT, callback=checked_by("ragdiag.options", "parse_pair"))]

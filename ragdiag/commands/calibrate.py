@@ -29,7 +29,8 @@ from ragdiag.evaluate.calibration_result import CalibrateResult
 from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
-from ragdiag.metrics.measures import ndcg_from_in_k
+from ragdiag.measures.registry import CALIBRATE_SLOPES
+from ragdiag.measures.sample import ndcg_from_in_k
 from ragdiag.metrics.ppi_estimates import (
     MIN_LABELLED,
     grade_entropy,
@@ -38,7 +39,7 @@ from ragdiag.metrics.ppi_estimates import (
 )
 
 GROUPINGS = ("config", "K", "system")
-SLOPE_MEASURES = ("P", "R", "nDCG")
+SLOPE_MEASURES = CALIBRATE_SLOPES  # ("P", "R", "nDCG"), from the measure registry
 SHEET_COLUMNS = ("question", "ideal_answer", "candidate_answer", "id", "E", "K", "Nc", "Np", "grade")
 
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.evaluate.registry import LOWER_IS_BETTER, METRIC_NAMES
+from ragdiag.measures.registry import COMPARE_DEFAULT, LOWER_IS_BETTER, parse_metrics_at
 
 MIN_QUERIES = 5
-DEFAULT_RUN_METRICS = "ndcg@10,ra_nwg@10,recall@20"
+DEFAULT_RUN_METRICS = ",".join(map(str, COMPARE_DEFAULT))  # ndcg@10,ra_nwg@10,recall@20
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
@@ -60,17 +60,8 @@ def lower_is_better(metric: str) -> bool:
 
 
 def parse_run_metrics(text: str) -> list[tuple[str, int]]:
-    """``ndcg@10,ra_nwg@10`` → [(ndcg, 10), (ra_nwg, 10)]: evaluate-registry names, each with its K."""
-    found = []
-    for part in (p.strip() for p in text.split(",")):
-        name, at, k = part.partition("@")
-        if not part or not at or not k.isdigit() or int(k) < 1:
-            raise RagdiagError(f"--metrics: '{part}' is not METRIC@K (e.g. ndcg@10)")
-        if name not in METRIC_NAMES:
-            raise RagdiagError(f"--metrics: unknown metric '{name}' in '{part}'; choose from {', '.join(METRIC_NAMES)}")
-        if (name, int(k)) not in found:
-            found.append((name, int(k)))
-    return found
+    """``ndcg@10,ra_nwg@10`` → [(ndcg, 10), (ra_nwg, 10)]: evaluate metrics, each with its K (the registry's parser)."""
+    return parse_metrics_at(text)
 
 
 def _finite(value: Any, source: str, index: int, column: str) -> float:

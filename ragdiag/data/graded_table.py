@@ -35,7 +35,7 @@ class GradedTable:
     """One row per graded sample; string columns are integer codes into the ``*_names`` lists.
 
     ``n`` = positives in the top K (sum of inK), ``in_k`` the 0/1 inK lists zero-padded to the
-    largest K (uint8; nDCG is computed from it by :func:`ragdiag.metrics.measures.ndcg`), ``grade``
+    largest K (uint8; nDCG is computed from it by :func:`ragdiag.measures.sample.ndcg`), ``grade``
     is float (a mean grade when judged several times).
     """
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-EFFICIENCY_METRICS = ("nrecall4@10", "nrecall4@30", "ra_nwg@10", "ra_nwg@30")
-DEFAULT_QUALITY = ("ra_nwg@10", "nrecall4@10")
+from ragdiag.measures.registry import CLQ_DEFAULT_QUALITY, CLQ_EFFICIENCY
+
+EFFICIENCY_METRICS = tuple(map(str, CLQ_EFFICIENCY))  # nrecall4@10, nrecall4@30, ra_nwg@10, ra_nwg@30
+DEFAULT_QUALITY = tuple(map(str, CLQ_DEFAULT_QUALITY))  # ra_nwg@10, nrecall4@10
 
 
 @dataclass

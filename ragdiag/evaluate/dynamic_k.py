@@ -25,8 +25,9 @@ from ragdiag.errors import RagdiagError
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.result import Estimate
+from ragdiag.measures.registry import DYNAMIC_K
 
-METRICS = ("ra_nwg", "nrecall4", "proc")
+METRICS = DYNAMIC_K  # ("ra_nwg", "nrecall4", "proc"), from the measure registry
 
 
 @dataclass(frozen=True)

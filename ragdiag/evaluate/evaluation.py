@@ -2,7 +2,7 @@
 with bootstrap intervals over queries, paired comparisons, the PROC decision and stage attribution.
 
 Formulas: docs/methods.md#8-graded-utility-metrics (paper 001 §2 and appendix A), in :mod:`ragdiag.metrics.graded_utility`;
-standard metrics through ir_measures (:mod:`ragdiag.evaluate.standard`); intervals in
+standard metrics through ir_measures (:mod:`ragdiag.measures.standard`); intervals in
 :mod:`ragdiag.evaluate.bootstrap`.
 """
 
@@ -29,7 +29,6 @@ from ragdiag.evaluate.inputs import (
     load_graded_qrels,
 )
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
-from ragdiag.evaluate.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
 from ragdiag.evaluate.result import (
     Attribution,
     Comparison,
@@ -45,9 +44,10 @@ from ragdiag.evaluate.result import (
     Thresholds,
     Verdict,
 )
-from ragdiag.evaluate.standard import StandardScorer, gain_mapping
 from ragdiag.io.progress import progress_reporter
 from ragdiag.io.run_record import start_run
+from ragdiag.measures.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
+from ragdiag.measures.standard import StandardScorer, gain_mapping
 from ragdiag.metrics import graded_utility as gu
 
 # Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragdiag.metrics import measures
+from ragdiag.measures import sample as measures
+from ragdiag.measures.registry import ALPHA_MEASURES  # noqa: F401  (system_level imports it from here)
 from ragdiag.metrics.correlation import TiedGroups, round_significant
-from ragdiag.metrics.registry import ALPHA_MEASURES  # noqa: F401  (system_level imports it from here)
 
 MAX_GRADE_CLASSES = 401  # grades with more distinct values (expected grades of a large file) are rounded
 GRADE_STEP_DECIMALS = 2  # ... to 0.01, at most 401 classes on [1, 5]

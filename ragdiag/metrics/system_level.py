@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
+from ragdiag.measures.sample import ndcg, recall, robustness_at_k
 from ragdiag.metrics.correlation import correlation_curves, maximum
 from ragdiag.metrics.measure_tables import (
     ALPHA_MEASURES,
@@ -20,7 +21,6 @@ from ragdiag.metrics.measure_tables import (
     distinct_table,
     evaluate,
 )
-from ragdiag.metrics.measures import ndcg, recall, robustness_at_k
 from ragdiag.metrics.segments import sibling_positives
 
 

@@ -15,10 +15,11 @@ import numpy as np
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
-from ragdiag.evaluate.standard import StandardScorer
+from ragdiag.measures.registry import QUERY_IMPACT
+from ragdiag.measures.standard import StandardScorer
 from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
 
-METRICS = ("nrecall4", "ra_nwg", "recall")
+METRICS = QUERY_IMPACT.names  # ("nrecall4", "ra_nwg", "recall")
 
 
 def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, query_ids: Sequence[str], k: int,

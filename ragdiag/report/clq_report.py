@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.evaluate.clq import efficiency_missing
-from ragdiag.evaluate.registry import label_at
+from ragdiag.measures.registry import label_at
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragdiag.evaluate.registry import label_at
+from ragdiag.measures.registry import label_at
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 test server), one line of advice drawn from the verdict, and a legend line for every measure shown.
 
 Shared by the terminal (:func:`ragdiag.report.correlate_report.print_report`) and the HTML report.
-Measures as in :mod:`ragdiag.metrics.measures` (paper 003, eqs. 1–3).
+Measures as in :mod:`ragdiag.measures.sample` (paper 003, eqs. 1–3).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import json
 import statistics
 from pathlib import Path
 
-from ragdiag.metrics import registry
+from ragdiag.measures import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlate_result import CorrelateResult, Verdict
 from ragdiag.report.provenance import SIMULATED_LINE, TEST_SERVER_MODELS, record_marked, test_server_line
 
 SYMBOLS = registry.LEGEND_SYMBOLS
-LEGEND = {m.name: m.legend for m in registry.REGISTRY}
+LEGEND = {m.name: m.legend for m in registry.CORRELATE.measures}
 
 
 def _models(report: CorrelateResult) -> list[str]:
@@ -55,7 +55,7 @@ def provenance_lines(report: CorrelateResult) -> list[str]:
 
 
 def legend(report: CorrelateResult) -> list[tuple[str, str]]:
-    """(measure, definition) for every measure shown that the registry defines (:mod:`ragdiag.metrics.registry`)."""
+    """(measure, definition) for every measure shown that the registry defines (:mod:`ragdiag.measures.registry`)."""
     return registry.legend(report.measures_with_values())
 
 

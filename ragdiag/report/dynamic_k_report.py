@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.registry import label_at
+from ragdiag.measures.registry import label_at
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
+from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.report.plot_text import plain_text_plot
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.extras import require
+from ragdiag.measures.registry import MATCHED_RECALL
 from ragdiag.report.plot_text import plain_text_plot
 from ragdiag.report.robustness_plots import save_png
 
-_NAMES = {"map": "MAP", "ndcg": "nDCG", "mrr": "MRR (1-NN)", "hit_rate": "hit rate (1-NN)", "p5": "p5 recall",
-          "p10": "p10 recall", "p50": "p50 recall"}
+_NAMES = {m.name: m.plot_label for m in MATCHED_RECALL.measures}  # the measure registry's plot labels
 
 
 @plain_text_plot

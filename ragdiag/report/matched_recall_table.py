@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from rich.table import Table
 
-_COLUMNS = (("map", "MAP"), ("ndcg", "nDCG"), ("mrr", "MRR"), ("hit_rate", "hit"), ("p5", "p5"), ("p10", "p10"),
-            ("p50", "p50"))
+from ragdiag.measures.registry import MATCHED_RECALL
+
+_COLUMNS = tuple((m.name, m.label) for m in MATCHED_RECALL.measures)  # the measure registry's table labels
+
+
+def _header(key: str, k: int) -> str:
+    """``MAP@10`` for a measure at a cut-off, ``p5 recall`` for a percentile of the recalls."""
+    measure = MATCHED_RECALL[key]
+    return f"{measure.label}@{k}" if "cutoff" in measure.param_names else measure.plot_label
 
 
 def matched_recall_tables(matched: dict, k: int) -> list[Table]:
@@ -19,8 +26,8 @@ def matched_recall_tables(matched: dict, k: int) -> list[Table]:
         table.add_column("family", overflow="fold")
         if table is values:
             table.add_column("between (weight of the 2nd)", min_width=24)
-        for _, name in _COLUMNS:
-            table.add_column(f"{name}@{k}" if name in ("MAP", "nDCG", "MRR", "hit") else f"{name} recall", justify="right")
+        for key, _ in _COLUMNS:
+            table.add_column(_header(key, k), justify="right")
         for d in deltas:
             table.add_column(f"R-{d}", justify="right")
     for family in matched["families"]:

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.measures.registry import QUERY_IMPACT
+
 if TYPE_CHECKING:
     from ragdiag.probes.query_impact import MetricChange
     from ragdiag.probes.results import NamesRealResult
 
-LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}  # the metrics of probes.query_impact
+LABELS = {m.name: m.label for m in QUERY_IMPACT.measures}  # the metrics of probes.query_impact
 
 
 def _difference(entry: MetricChange) -> str:

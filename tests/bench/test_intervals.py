@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ragdiag.bench.intervals import recall_intervals
 from ragdiag.cli import app
-from ragdiag.metrics.measures import robustness_at_k
+from ragdiag.measures.sample import robustness_at_k
 
 runner = CliRunner()
 

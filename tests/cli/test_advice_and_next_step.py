@@ -11,13 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.metrics import registry
+from ragdiag.measures import registry
 from ragdiag.report.correlate_guide import OWN_DATA_LINE, _reading
 
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("measure", registry.NAMES)
+@pytest.mark.parametrize("measure", registry.CORRELATE.names)
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, None])
 def test_every_registry_measure_reads_as_something_else(measure, alpha):
     meaning, lever = _reading(measure, alpha)

@@ -175,7 +175,7 @@ def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, mo
 def test_ndcg_in_row_blocks_has_the_same_bits(records, monkeypatch):
     """nDCG is computed in row blocks (bounded memory at 10M rows); the floats equal one block's."""
     from ragdiag.data.graded_table import GradedSource, build_graded_table
-    from ragdiag.metrics import measures
+    from ragdiag.measures import sample as measures
 
     table = build_graded_table(records, "x", GradedSource("x"))
     whole = measures.ndcg(table.in_k, table.K, table.n)

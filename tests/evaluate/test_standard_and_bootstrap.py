@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragdiag.evaluate import bootstrap
-from ragdiag.evaluate.standard import standard_values
+from ragdiag.measures.standard import standard_values
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "msmarco-passage-sample"
 KS = (1, 5, 10, 20)

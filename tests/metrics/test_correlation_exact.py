@@ -94,7 +94,7 @@ def test_kernel_matches_scipy_with_float_weights_and_ties():
 def test_float_semantics_last_bit_differences_are_not_ties():
     # F(a) for (n, K, Np) = (1, 3, 3) and (3, 9, 9) is 1/3 in real arithmetic, but the float
     # expressions differ in the last bit for some α (docs/methods.md#3-correlation-analysis).
-    from ragdiag.metrics.measures import f_measure
+    from ragdiag.measures.sample import f_measure
 
     a = parse_alpha_grid("l350^0.95")
     left, right = f_measure(1.0, 3.0, 3.0, a), f_measure(3.0, 9.0, 9.0, a)

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.evaluate.registry import label
+from ragdiag.measures.registry import label
 from ragdiag.report.html.inputs import kind_of
 from tests.report.tamper import assert_report_refuses
 

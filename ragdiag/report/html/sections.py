@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import DataError
 from ragdiag.extras import install_command
+from ragdiag.measures.registry import HEADLINE
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import (
@@ -226,14 +227,14 @@ def robustness_section(item: Input) -> Section:
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
 
 
-HEADLINE_METRICS = ("ra_nwg", "proc", "pct_proc", "ndcg", "recall")
+HEADLINE_METRICS = HEADLINE  # the measure registry's runs-at-a-glance columns
 
 
 def evaluate_section(item: Input) -> Section:
     """The decision first, then one row per run with the headline metrics and their intervals at
     the decision's K; every metric row and the paired comparisons folded below."""
-    from ragdiag.evaluate.registry import label
     from ragdiag.evaluate.result import EvaluateResult
+    from ragdiag.measures.registry import label
     from ragdiag.report.evaluate_report import decision_lines
 
     try:
@@ -288,7 +289,7 @@ def clq_section(item: Input) -> Section:
     choices first (the terminal's lines, measures by their registry labels), then every configuration
     with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
     from ragdiag.evaluate.clq import ClqResult
-    from ragdiag.evaluate.registry import label_at
+    from ragdiag.measures.registry import label_at
     from ragdiag.report import clq_report
 
     result = ClqResult.from_json(item.doc)
@@ -320,7 +321,7 @@ def dynamic_k_section(item: Input) -> Section:
     reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
     — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
     from ragdiag.evaluate.dynamic_k import DynamicKResult
-    from ragdiag.evaluate.registry import label_at
+    from ragdiag.measures.registry import label_at
     from ragdiag.report import dynamic_k_report as dk
 
     result = DynamicKResult.from_json(item.doc)
@@ -554,7 +555,7 @@ def compare_section(item: Input) -> Section:
     if lines[head:]:
         body.append(_decision(lines[head:], "Planning"))
     if result.metrics:
-        from ragdiag.evaluate.registry import label_at
+        from ragdiag.measures.registry import label_at
 
         rows = [[mc.decision, label_at(mc.metric), mc.n, mc.mean_base, mc.mean_new, mc.delta,
                  interval([mc.ci_low, mc.ci_high]), mc.p, mc.p_adjusted, mc.d_z,

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.evaluate.registry import (
+from ragdiag.measures.registry import (
     GRADED_METRICS,
     HIGHER,
     LOWER,
@@ -36,7 +36,7 @@ def test_every_metric_is_declared_once_with_a_label_direction_and_help():
 
 
 def test_the_registry_imports_no_numpy():
-    code = "import sys, ragdiag.evaluate.registry; print('numpy' in sys.modules)"
+    code = "import sys, ragdiag.measures.registry; print('numpy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

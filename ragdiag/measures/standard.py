@@ -1,7 +1,8 @@
-"""Standard IR metrics: the ``ir_measures`` measures (MacAvaney et al., ECIR 2022), never re-implemented,
-computed by pytrec_eval (Van Gysel & de Rijke, SIGIR 2018) — the trec_eval code ir_measures dispatches
-them to — in one call per run, without ir_measures' per-query Python ``Metric`` objects (most of its
-cost on 10,000 queries).
+"""Standard IR metrics: the ``ir_measures`` measures (MacAvaney et al., ECIR 2022). Recall, RR, AP and P
+are computed by pytrec_eval (Van Gysel & de Rijke, SIGIR 2018) — the trec_eval code ir_measures
+dispatches them to — in one call per run, without ir_measures' per-query Python ``Metric`` objects
+(most of its cost on 10,000 queries). nDCG@K is ragdiag's one DCG (:mod:`ragdiag.measures.dcg`), which
+performs trec_eval's ``ndcg_cut`` operations in its order: the same bits (tests/measures/test_one_ndcg.py).
 
 Graded labels (1–5) are passed as gain g − 1, so "not relevant" (1) gains 0 and
 nDCG@K uses gains 0–4 (Järvelin & Kekäläinen 2002, linear gain as in trec_eval). The binary
@@ -14,10 +15,15 @@ trec_eval's doc-id tie-break.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ragdiag.extras import require
+from ragdiag.measures import dcg
+
+FloatArray = npt.NDArray[np.float64]
 
 
 def measure_name(metric: str, k: int, gold: int) -> str:
@@ -53,7 +59,32 @@ def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, flo
 
 
 # trec_eval measure families (the names ir_measures' pytrec_eval provider uses); reported as "<family>_<k>"
-TREC_EVAL_FAMILY = {"ndcg": "ndcg_cut", "recall": "recall", "map": "map_cut", "precision": "P"}
+TREC_EVAL_FAMILY = {"recall": "recall", "map": "map_cut", "precision": "P"}
+
+
+def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
+                query_ids: Sequence[str], ks: Sequence[int]) -> dict[int, FloatArray]:
+    """k → per-query nDCG@k aligned with ``query_ids``: gain = grade − 1 (unjudged 0), ideal = the judged
+    gains sorted, as trec_eval's ``ndcg_cut``; NaN for a query without judgements (trec_eval skips it).
+    The run is ordered as trec_eval orders :func:`rank_scores` (a repeated id keeps its last rank)."""
+    width = max(ks, default=0)
+    gains = np.zeros((len(query_ids), width))
+    ideal = np.zeros((len(query_ids), width))
+    judged = np.ones(len(query_ids), dtype=bool)
+    for row, q in enumerate(query_ids):
+        grades = qrels.get(q) or {}
+        judged[row] = bool(grades)
+        scores = rank_scores({q: ranking.get(q, ())})[q]
+        ranked = sorted(scores, key=scores.__getitem__, reverse=True)[:width]
+        gains[row, :len(ranked)] = [int(grades.get(d, 1)) - 1 for d in ranked]
+        best = sorted((int(g) - 1 for g in grades.values()), reverse=True)[:width]
+        ideal[row, :len(best)] = best
+    ideal_columns = dcg.dcg_columns(ideal) if width else ideal
+    out: dict[int, FloatArray] = {}
+    for k in ks:
+        values = dcg.ndcg(gains, np.full(len(query_ids), k), ideal_columns[:, k - 1] if width else np.zeros(0))
+        out[k] = np.where(judged, values, np.nan)
+    return out
 
 
 class StandardScorer:
@@ -70,8 +101,9 @@ class StandardScorer:
     def __init__(self, qrels: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], metrics: Sequence[str],
                  ks: Sequence[int], gold: int) -> None:
         self.query_ids, self.metrics, self.ks = list(query_ids), list(metrics), list(ks)
-        self.evaluator = None
-        if not self.metrics:
+        self.qrels = qrels
+        self.evaluator: Any = None
+        if not any(m != "ndcg" for m in self.metrics):
             return
         pytrec_eval = require("pytrec_eval")  # the eval extra (pytrec-eval-terrier, ir_measures' trec_eval engine)
 
@@ -82,15 +114,18 @@ class StandardScorer:
         judged = shifted_qrels({q: qrels[q] for q in query_ids})
         self.evaluator = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
 
-    def values(self, ranking: Mapping[str, Sequence[str]]) -> dict[tuple[str, int], np.ndarray]:
+    def values(self, ranking: Mapping[str, Sequence[str]]) -> dict[tuple[str, int], FloatArray]:
         """(metric, k) → per-query values aligned with the query ids (NaN where trec_eval gave none)."""
-        if self.evaluator is None:
-            return {}
-        per_query = self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
+        ndcg = ndcg_values(ranking, self.qrels, self.query_ids, self.ks) if "ndcg" in self.metrics else {}
+        per_query = {} if self.evaluator is None else \
+            self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
         rows = [per_query.get(q) for q in self.query_ids]
-        out = {}
+        out: dict[tuple[str, int], FloatArray] = {}
         for metric in self.metrics:
             for k in self.ks:
+                if metric == "ndcg":
+                    out[(metric, k)] = ndcg[k]
+                    continue
                 name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
                 column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)
                 if metric == "mrr":  # the first relevant passage counts only within the top K
@@ -102,7 +137,7 @@ class StandardScorer:
 
 
 def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
-                    query_ids: Sequence[str], metrics: Sequence[str], ks: Sequence[int], gold: int) -> dict[tuple[str, int], np.ndarray]:
+                    query_ids: Sequence[str], metrics: Sequence[str], ks: Sequence[int], gold: int) -> dict[tuple[str, int], FloatArray]:
     """(metric, k) → per-query values of one run aligned with ``query_ids`` (see :class:`StandardScorer`);
     ``ranking`` maps a query to its ranked doc ids, ``qrels`` holds grades 1–5."""
     return StandardScorer(qrels, query_ids, metrics, ks, gold).values(ranking)

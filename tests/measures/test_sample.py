@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics import measures as m
+from ragdiag.measures import sample as m
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 
 

@@ -9,7 +9,14 @@ the paper's released analysis evaluates them in float64, so the values carry the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import numpy.typing as npt
+
+from ragdiag.measures import dcg
+
+FloatArray = npt.NDArray[np.float64]
 
 E_EPSILON = 1e-10
 
@@ -46,33 +53,22 @@ def t_prime_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.n
     return ((1 - a) * n) - (a * nn)
 
 
-_NDCG_ROWS = 1 << 18
-
-
-def ndcg(in_k: np.ndarray, k: np.ndarray, n: np.ndarray) -> np.ndarray:
+def ndcg(in_k: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
     """nDCG per row of a zero-padded 0/1 inK matrix: DCG(inK) / DCG(n ones at the top), 0 when n = 0.
 
-    DCG(v) = Σ_i v_i / log2(i + 2) (i from 0), summed left to right (the order the paper's per-sample
+    The one DCG (:mod:`ragdiag.measures.dcg`), summed left to right (the order the paper's per-sample
     loop uses, so the floats carry the same bits). The ideal uses the n retrieved positives, not
     min(Np, K) (docs/methods.md#2-per-sample-measures). ``k`` = K per row, ``n`` = positives in the top K (Σ inK).
     """
-    in_k = np.asarray(in_k)
-    k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
-    width = in_k.shape[1] if in_k.ndim == 2 else 0
+    matrix = np.asarray(in_k)
+    counts = np.asarray(n, dtype=np.int64)
+    width = matrix.shape[1] if matrix.ndim == 2 else 0
     if not width:
-        return np.zeros(len(k))
-    discount = 1.0 / np.log2(np.arange(width) + 2.0)
-    dcg = np.empty(len(k))
-    for start in range(0, len(k), _NDCG_ROWS):  # row blocks: float64 temporaries stay small (10M rows)
-        block = slice(start, start + _NDCG_ROWS)
-        sums = np.cumsum(in_k[block].astype(np.float64) * discount, axis=1)
-        dcg[block] = sums[np.arange(sums.shape[0]), np.maximum(k[block] - 1, 0)]
-    ideal_by_n = np.concatenate([[0.0], np.cumsum(discount)])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, dcg / np.where(n > 0, ideal_by_n[n], 1.0), 0.0)
+        return np.zeros(len(np.asarray(k)))
+    return dcg.ndcg(matrix, k, dcg.ones_ideal(np.minimum(counts, width), width))
 
 
-def ndcg_from_in_k(in_k: list[int] | np.ndarray) -> float:
+def ndcg_from_in_k(in_k: Sequence[int] | npt.ArrayLike) -> float:
     """nDCG of one 0/1 list (:func:`ndcg` on a one-row matrix)."""
     values = np.asarray(in_k, dtype=np.float64).reshape(1, -1)
     return float(ndcg(values, np.array([values.shape[1]]), np.array([int(values.sum())]))[0])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics import registry
+from ragdiag.measures import registry
 from ragdiag.metrics.measure_tables import RowColumns, evaluate
 
 
@@ -38,5 +38,5 @@ def test_every_registered_measure_is_computed():
 
 
 def test_the_registry_imports_no_numpy():
-    code = "import sys, ragdiag.metrics.registry; print('numpy' in sys.modules)"
+    code = "import sys, ragdiag.measures.registry; print('numpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
