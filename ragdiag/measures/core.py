@@ -102,6 +102,10 @@ class Measure:
         """``nDCG @ 10``: the measure at rank cut-off 10 (ir_measures' ``nDCG@10``)."""
         return self.bind(cutoff=cutoff)
 
+    def __call__(self, **values: ParamValue) -> BoundMeasure:
+        """``F(alpha=0.5)``: the measure with these parameter values (ir_measures' ``P(rel=2)``)."""
+        return self.bind(**values)
+
     def bind(self, **values: ParamValue) -> BoundMeasure:
         """The measure with parameter values, each checked against its declared type."""
         known = {p.name: p for p in self.params}
@@ -133,6 +137,10 @@ class BoundMeasure:
     def label(self) -> str:
         """The report label: ``RA-nWG@10``."""
         return self.measure.label + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    def __matmul__(self, cutoff: int) -> BoundMeasure:
+        """``F(alpha=0.5) @ 10``: the same values at rank cut-off 10."""
+        return self.measure.bind(**dict(self.values), cutoff=cutoff)
 
     def __str__(self) -> str:
         args = ",".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in self.values)

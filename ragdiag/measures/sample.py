@@ -10,6 +10,7 @@ the paper's released analysis evaluates them in float64, so the values carry the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,40 +18,47 @@ import numpy.typing as npt
 from ragdiag.measures import dcg
 
 FloatArray = npt.NDArray[np.float64]
+Array = npt.NDArray[Any]  # small integers per row (any numeric dtype)
 
 E_EPSILON = 1e-10
 
 
-def precision(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+def precision(n: Array, k: Array) -> Array:
     """P = n / K."""
-    return n / k
+    out: FloatArray = n / k
+    return out
 
 
-def recall(n: np.ndarray, np_: np.ndarray) -> np.ndarray:
+def recall(n: Array, np_: Array) -> Array:
     """R = n / Np."""
-    return n / np_
+    out: FloatArray = n / np_
+    return out
 
 
-def f_measure(n: np.ndarray, k: np.ndarray, np_: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+def f_measure(n: Array, k: Array, np_: Array, a: float | Array) -> Array:
     """F(a) = n / (a·K + (1−a)·Np): Van Rijsbergen's F with a = 1/(1+β²); a = 0.5 is F1."""
-    return n / (a * k + (1 - a) * np_)
+    out: FloatArray = n / (a * k + (1 - a) * np_)
+    return out
 
 
-def e_measure(n: np.ndarray, k: np.ndarray, s: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+def e_measure(n: Array, k: Array, s: Array, a: float | Array) -> Array:
     """E(a) = n / (a·K + (1−a)·(S + 1e-10)): F with Np estimated by S, the positives in the top x·K."""
-    return n / (a * k + (1 - a) * (s + E_EPSILON))
+    out: FloatArray = n / (a * k + (1 - a) * (s + E_EPSILON))
+    return out
 
 
-def t_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+def t_measure(n: Array, k: Array, a: float | Array) -> Array:
     """T(a) = (1−a)·n − a·nn/K with nn = K − n (paper 003, eq. 3; needs no Np)."""
     nn = k - n
-    return ((1 - a) * n) - ((a * nn) / k)
+    out: FloatArray = ((1 - a) * n) - ((a * nn) / k)
+    return out
 
 
-def t_prime_measure(n: np.ndarray, k: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+def t_prime_measure(n: Array, k: Array, a: float | Array) -> Array:
     """T′(a) = (1−a)·n − a·nn with nn = K − n (paper 003, eq. 4): T without the 1/K on the negatives."""
     nn = k - n
-    return ((1 - a) * n) - (a * nn)
+    out: FloatArray = ((1 - a) * n) - (a * nn)
+    return out
 
 
 def ndcg(in_k: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
@@ -74,12 +82,12 @@ def ndcg_from_in_k(in_k: Sequence[int] | npt.ArrayLike) -> float:
     return float(ndcg(values, np.array([values.shape[1]]), np.array([int(values.sum())]))[0])
 
 
-def recall_indicator(n: np.ndarray, np_: np.ndarray, delta: float) -> np.ndarray:
+def recall_indicator(n: Array, np_: Array, delta: float) -> Array:
     """1 where recall R = n/Np ≥ δ, else 0 (the per-query term of Robustness-δ@K)."""
     return (recall(n, np_) >= delta - 1e-12).astype(np.int64)
 
 
-def robustness_at_k(per_query_recall: np.ndarray, delta: float) -> float:
+def robustness_at_k(per_query_recall: npt.ArrayLike, delta: float) -> float:
     """Robustness-δ@K = fraction of queries whose recall R_i ≥ δ (paper 000, §3).
 
     A recall within 1e-12 below δ counts as reaching it (recalls are ratios of small integers).

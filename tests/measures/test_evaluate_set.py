@@ -1,5 +1,6 @@
-"""The metric registry is the one place a metric is declared: ``--metrics`` accepts exactly its
-names, the table shows its labels, and a comparison's improved / worsened follow its direction."""
+"""The evaluate set of the measure registry is the one place a metric is declared: ``--metrics`` accepts
+exactly its names, the table shows its labels, and a comparison's improved / worsened follow its direction
+(moved from tests/evaluate/test_registry.py)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.measures.registry import (
-    GRADED_METRICS,
-    HIGHER,
-    LOWER,
-    LOWER_IS_BETTER,
-    METRIC_NAMES,
-    METRICS,
-    STANDARD_METRICS,
-    label,
-)
+from ragdiag.measures.core import HIGHER, LOWER
+from ragdiag.measures.registry import EVALUATE, GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS, label
+
+METRICS = EVALUATE.measures
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "graded-utility"
 
@@ -29,7 +24,7 @@ FIX = Path(__file__).resolve().parents[2] / "fixtures" / "graded-utility"
 def test_every_metric_is_declared_once_with_a_label_direction_and_help():
     assert len(set(METRIC_NAMES)) == len(METRICS)
     assert len({m.label for m in METRICS}) == len(METRICS)
-    assert all(m.direction in (HIGHER, LOWER) and m.help and m.kind in ("graded", "standard") for m in METRICS)
+    assert all(m.direction in (HIGHER, LOWER) and m.description and m.kind in ("graded", "standard") for m in METRICS)
     assert set(GRADED_METRICS) | set(STANDARD_METRICS) == set(METRIC_NAMES)
     assert LOWER_IS_BETTER == ("harm", "unjudged")
     assert label("nrecall4") == "N-Recall4+" and label("not-a-metric") == "not-a-metric"
