@@ -63,8 +63,8 @@ TREC_EVAL_FAMILY = {"recall": "recall", "map": "map_cut", "precision": "P"}
 
 
 def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
-                query_ids: Sequence[str], ks: Sequence[int]) -> dict[int, FloatArray]:
-    """k → per-query nDCG@k aligned with ``query_ids``: gain = grade − 1 (unjudged 0), ideal = the judged
+                query_ids: Sequence[str], ks: Sequence[int]) -> FloatArray:
+    """nDCG@k per (k, query): row i holds ``ks[i]``, columns align with ``query_ids``. Gain = grade − 1 (unjudged 0), ideal = the judged
     gains sorted, as trec_eval's ``ndcg_cut``; NaN for a query without judgements (trec_eval skips it).
     The run is ordered as trec_eval orders :func:`rank_scores` (a repeated id keeps its last rank)."""
     width = max(ks, default=0)
@@ -80,10 +80,10 @@ def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
         best = sorted((int(g) - 1 for g in grades.values()), reverse=True)[:width]
         ideal[row, :len(best)] = best
     ideal_columns = dcg.dcg_columns(ideal) if width else ideal
-    out: dict[int, FloatArray] = {}
-    for k in ks:
-        values = dcg.ndcg(gains, np.full(len(query_ids), k), ideal_columns[:, k - 1] if width else np.zeros(0))
-        out[k] = np.where(judged, values, np.nan)
+    out: FloatArray = np.full((len(ks), len(query_ids)), np.nan)
+    for row, k in enumerate(ks):
+        values = dcg.ndcg(gains, np.full(len(query_ids), k), ideal_columns[:, k - 1])
+        out[row] = np.where(judged, values, np.nan)
     return out
 
 
@@ -116,15 +116,15 @@ class StandardScorer:
 
     def values(self, ranking: Mapping[str, Sequence[str]]) -> dict[tuple[str, int], FloatArray]:
         """(metric, k) → per-query values aligned with the query ids (NaN where trec_eval gave none)."""
-        ndcg = ndcg_values(ranking, self.qrels, self.query_ids, self.ks) if "ndcg" in self.metrics else {}
+        ndcg = ndcg_values(ranking, self.qrels, self.query_ids, self.ks) if "ndcg" in self.metrics else None
         per_query = {} if self.evaluator is None else \
             self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
         rows = [per_query.get(q) for q in self.query_ids]
         out: dict[tuple[str, int], FloatArray] = {}
         for metric in self.metrics:
             for k in self.ks:
-                if metric == "ndcg":
-                    out[(metric, k)] = ndcg[k]
+                if ndcg is not None and metric == "ndcg":
+                    out[(metric, k)] = ndcg[self.ks.index(k)]
                     continue
                 name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
                 column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)

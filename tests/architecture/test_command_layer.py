@@ -27,7 +27,7 @@ CLI_MAY_IMPORT = (
     "ragdiag.io.settings",  # the settings file and RAGDIAG_* fill option values before a command parses them
     "ragdiag.measures",  # the one measure registry: option choices, help, legends (import-light, no numpy)
 )
-LIBRARY = ("bench", "data", "evaluate", "llm", "metrics", "pipeline", "probes", "remote", "retrieval", "sweep")
+LIBRARY = ("bench", "data", "evaluate", "llm", "measures", "metrics", "pipeline", "probes", "remote", "retrieval", "sweep")
 WRITING_CALLS = {"write_text", "write_bytes", "write_json", "write_jsonl", "atomic_path", "savefig", "save", "mkdir",
                  "unlink", "rename", "touch"}
 COMPUTING_MODULES = {"numpy", "scipy", "faiss", "torch", "pandas", "pyarrow", "matplotlib"}
