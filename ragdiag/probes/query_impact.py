@@ -15,7 +15,7 @@ import numpy as np
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
-from ragdiag.measures.registry import QUERY_IMPACT
+from ragdiag.measures.registry import GRADED_METRICS, QUERY_IMPACT
 from ragdiag.measures.standard import StandardScorer
 from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
 
@@ -31,7 +31,7 @@ def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, que
 
     counts = pool_counts(pools)
     params = EvaluateParams(ks=(k,), pool_depth=max(k, ranked.shape[1]), gold=gold)
-    values = {m: graded_values(ranked, counts, m, k, params) for m in ("nrecall4", "ra_nwg")}
+    values = {m: graded_values(ranked, counts, m, k, params) for m in METRICS if m in GRADED_METRICS}
     scorer = StandardScorer(qrels.grades, query_ids, ["recall"], [k], gold)
     recall = scorer.values(dict(zip(query_ids, rankings)))[("recall", k)]
     values["recall"] = np.where(np.isnan(recall), 0.0, recall)
