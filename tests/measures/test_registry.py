@@ -103,3 +103,13 @@ def test_the_registry_package_imports_no_numpy():
     code = "import sys, ragdiag.measures, ragdiag.measures.registry; print('numpy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_each_metric_names_the_options_that_change_it():
+    weights = ("--alpha", "--cap4", "--cap3", "--fallback4", "--fallback3")
+    assert {m.name: m.options for m in EVALUATE.measures} == {
+        "ra_nwg": weights, "proc": ("--pool-depth", *weights), "pct_proc": ("--pool-depth", *weights), "nrecall4": (),
+        "nrecall5": (), "hit": ("--gold",), "harm": ("--harm-max",), "unjudged": (), "ndcg": (), "recall": ("--gold",),
+        "mrr": ("--gold",), "map": ("--gold",), "precision": ("--gold",)}
+    assert {m.name: m.options for m in CORRELATE.measures if m.options} == {
+        "F": ("--alpha-grid",), "E": ("--alpha-grid", "--xk"), "T": ("--alpha-grid",), "T'": ("--alpha-grid",)}
