@@ -175,11 +175,12 @@ def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, mo
 def test_ndcg_in_row_blocks_has_the_same_bits(records, monkeypatch):
     """nDCG is computed in row blocks (bounded memory at 10M rows); the floats equal one block's."""
     from ragdiag.data.graded_table import GradedSource, build_graded_table
+    from ragdiag.measures import dcg
     from ragdiag.measures import sample as measures
 
     table = build_graded_table(records, "x", GradedSource("x"))
     whole = measures.ndcg(table.in_k, table.K, table.n)
-    monkeypatch.setattr(measures, "_NDCG_ROWS", 7)
+    monkeypatch.setattr(dcg, "_ROWS", 7)  # the one DCG's row blocks
     assert np.array_equal(measures.ndcg(table.in_k, table.K, table.n), whole)
 
 
