@@ -92,8 +92,8 @@ class StandardScorer:
 
     The values are those of ir_measures' ``measure_name`` measures, computed by the code ir_measures
     dispatches them to: pytrec_eval (trec_eval), one evaluator built once from the qrels and called
-    once per run for every measure and cut-off, at ``relevance_level = gold − 1`` (nDCG's gains do
-    not depend on it). ``RR(rel)@K``, which ir_measures routes to its pure-Python MS MARCO provider,
+    once per run for every measure and cut-off, at ``relevance_level = gold − 1``; nDCG@K (whose gains
+    do not depend on it) by :func:`ndcg_values`, trec_eval's ``ndcg_cut`` bit for bit. ``RR(rel)@K``, which ir_measures routes to its pure-Python MS MARCO provider,
     is trec_eval's ``recip_rank`` = 1 / rank of the first relevant passage when that rank is ≤ K,
     else 0 — the definition of RR@K.
     """
