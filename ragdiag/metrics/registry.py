@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragdiag.options import parse_choices
+from ragdiag.io.lists import parse_choices
 
 
 @dataclass(frozen=True)
