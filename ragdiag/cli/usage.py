@@ -4,10 +4,10 @@ metavars in ``--help``, and deprecated option spellings kept as hidden aliases.
 - Usage errors (unknown option, missing option, bad choice, bad or out-of-range value) print
   ``ragdiag: error: --k: 'abc' is not a valid integer (see 'ragdiag correlate --help')`` on one
   stderr line and exit 2, like every other ragdiag error — never a boxed panel.
-- ``--help`` shows TEXT, INTEGER, FLOAT, PATH or ``[a|b]`` metavars and nothing for flags, on
-  every typer version (recent typers print ``<int>``, ``<bool>``). It is click's plain help
-  (the app sets ``rich_markup_mode=None``): an option name and its metavar are never wrapped or
-  cut at any width, the help text wraps at spaces beside or under them.
+- ``--help`` is click's plain help in panels (:mod:`ragdiag.cli.help_format`; the app sets
+  ``rich_markup_mode=None``): every option declares its metavar (TEXT, INTEGER, FLOAT, PATH or
+  ``[a|b]``; flags none), an option name and its metavar are never wrapped or cut at any width,
+  the help text wraps at spaces beside or under them.
 - An old spelling (``index build --out``) is rewritten to its new name before parsing, with one
   ``ragdiag: note: --out is deprecated here, use --out-dir`` line on stderr.
 """
@@ -173,52 +173,6 @@ def _commands_under(command: Any) -> Iterable[Any]:
     yield command
     for sub in (getattr(command, "commands", None) or {}).values():
         yield from _commands_under(sub)
-
-
-def conventional_metavars(root: Any) -> None:
-    """Flags (and ``--help``) show no metavar; other options without one get click's names."""
-    for command in _commands_under(root):
-        params = list(command.params)
-        try:
-            help_option = command.get_help_option(command.context_class(command))
-        except Exception:  # pragma: no cover - help option built differently by this click
-            help_option = None
-        if help_option is not None:
-            params.append(help_option)
-        for param in params:
-            if not getattr(param, "opts", [""])[0].startswith("-"):  # an argument: NAME, then its type
-                type_name = _click_type_name(param)
-                if type_name is not None and hasattr(param, "display_type_rich"):
-                    param.display_type_rich = lambda ctx, shown=type_name: shown
-                if hasattr(param, "_usage_display_name"):  # usage: NAME... / [NAME]..., not typer's {name}...
-                    shown = param.metavar or param.name.upper()
-                    shown = (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
-                    param._usage_display_name = lambda shown=shown: shown
-                continue
-            if getattr(param, "metavar", None) is not None:
-                continue
-            if getattr(param, "is_flag", False) or getattr(param, "is_bool_flag", False):
-                param.metavar = ""
-            else:
-                param.metavar = _click_type_name(param)
-
-
-def _click_type_name(param: Any) -> Optional[str]:
-    """TEXT / INTEGER / FLOAT / PATH / [a|b] from the parameter's type."""
-    descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is not None:  # recent typer
-        if getattr(descriptor, "is_choice", False):
-            return "[" + "|".join(str(getattr(c, "value", c)) for c in descriptor.choices or ()) + "]"
-        if getattr(descriptor, "is_path", False):
-            return "PATH"
-        annotation = descriptor.annotation
-        while getattr(annotation, "__args__", None) and getattr(annotation, "__origin__", None) is list:
-            annotation = annotation.__args__[0]
-        from pathlib import Path
-
-        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN", Path: "PATH"}
-        return names.get(annotation, "TEXT")
-    return None  # click names its own types (TEXT, INTEGER, …)
 
 
 def whole_short_help(root: Any) -> None:

@@ -175,3 +175,8 @@ DEFAULT_TOP_LOGPROBS = 10
 DEFAULT_RAY_WORKERS = 2  # ragdiag.engine.settings.EngineSettings.ray_workers (a test keeps them equal)
 DEFAULT_MAX_ANSWER_TOKENS = 512  # = ragdiag.llm.context_budget.ANSWER_RESERVE (tests/cli/test_output_limits.py)
 DEFAULT_LANG, DEFAULT_FIT, DEFAULT_CHARS_PER_TOKEN = PromptLang.auto, FitMode.truncate, 3.0
+# the batch and engine defaults of ragdiag.llm.batch_files and ragdiag.engine.settings (tests keep them equal)
+DEFAULT_BATCH_POLL = 5.0
+DEFAULT_BATCH_MAX_REQUESTS = 50_000
+DEFAULT_BATCH_MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_RAY_ADDRESS = "auto"

@@ -36,11 +36,6 @@ def option(panel: Panel, *decls: str, **extra: Any) -> Any:
     return typer.Option(*decls, rich_help_panel=panel, **extra)
 
 
-def argument(panel: Panel, **extra: Any) -> Any:
-    """``typer.Argument(**extra)`` shown under ``panel``'s arguments in ``--help``."""
-    return typer.Argument(rich_help_panel=panel, **extra)
-
-
 def choices_metavar(enum: type[Enum]) -> str:
     """``[a|b|c]``, click's conventional metavar for a closed choice."""
     return "[" + "|".join(str(member.value) for member in enum) + "]"
@@ -78,7 +73,7 @@ def finite_float(
     return check
 
 
-def float_option(flag: str, help_text: str, lo: float | None = None, hi: float | None = None, *, panel: Panel,
+def float_option(panel: Panel, flag: str, help_text: str, lo: float | None = None, hi: float | None = None, *,
                  lo_open: bool = False, hi_open: bool = False, optional: bool = False, **extra: Any) -> Any:
     """A float option: finite and within the interval (stated in the help), checked before any work."""
     where = _interval(lo, hi, lo_open, hi_open)
@@ -86,17 +81,17 @@ def float_option(flag: str, help_text: str, lo: float | None = None, hi: float |
     return option(panel, flag, help=f"{help_text} Range {where}.", metavar=FLOAT, callback=check, **extra)
 
 
-def path_option(flag: str, help_text: str, *, panel: Panel, **extra: Any) -> Any:
+def path_option(panel: Panel, flag: str, help_text: str, **extra: Any) -> Any:
     """A command's own file or folder option (metavar PATH)."""
     return option(panel, flag, help=help_text, metavar=PATH, **extra)
 
 
-def text_option(flag: str, help_text: str, *, panel: Panel, **extra: Any) -> Any:
+def text_option(panel: Panel, flag: str, help_text: str, **extra: Any) -> Any:
     """A command's own free-text option (metavar TEXT)."""
     return option(panel, flag, help=help_text, metavar=TEXT, **extra)
 
 
-def int_option(flag: str, help_text: str, lo: int, hi: int, *, panel: Panel, **extra: Any) -> Any:
+def int_option(panel: Panel, flag: str, help_text: str, lo: int, hi: int, **extra: Any) -> Any:
     """A command's own integer option, range [lo, hi] checked before any work."""
     return option(panel, flag, help=help_text, metavar=INTEGER, min=lo, max=hi, **extra)
 

@@ -107,7 +107,7 @@ MinSamples = Annotated[int, option(STATISTICS, "--min-samples", help="Drop segme
 Segments = Annotated[Segmentation, option(STATISTICS, "--segments", help="ratio: E^subset^KtoN^round(K/Np,1); nw: E^subset^1 when Np ≤ K (wide) else 0; pooled: E^subset, all rows together (small sets).", metavar=choices_metavar(Segmentation))]
 Measures = Annotated[str, option(STATISTICS, "--measures", help=measure_registry.MEASURES_HELP, metavar=TEXT, callback=checked_by("ragdiag.metrics.registry", "parse_measures"))]
 AlphaGrid = Annotated[str, option(STATISTICS, "--alpha-grid", help="lN^B (0, 1, B^i and 1−B^i for i ≤ N, numpy.logspace), a0^a1^step (numpy.arange, end excluded) or ia0^a1^step (end included); at most 100,000 values.", metavar=TEXT, callback=checked_by("ragdiag.metrics.alpha_grid", "parse_alpha_grid"))]
-Xk = Annotated[float, float_option("--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True, panel=STATISTICS)]
+Xk = Annotated[float, float_option(STATISTICS, "--xk", "E estimates Np by the positives in the top round(xk·K).", 0.0, 1000.0, lo_open=True)]
 Compare = Annotated[Optional[str], option(STATISTICS, "--compare", help="Two measures, e.g. T,F: paired difference of their maxima per segment.", metavar=TEXT, callback=checked_by("ragdiag.io.lists", "parse_pair"))]
 By = Annotated[Optional[ByView], option(STATISTICS, "--by", help="config: system-level view per (E, subset, K).", metavar=choices_metavar(ByView))]
 Bootstrap = Annotated[int, option(STATISTICS, "--bootstrap", help="Bootstrap resamples of the queries (seeded by --seed) for 95% intervals; 0 = off.", min=0, max=1_000_000, metavar=INTEGER)]
@@ -127,11 +127,11 @@ TieAware = Annotated[bool, option(RETRIEVAL, "--tie-aware", help="Count returned
 # Probes
 Runs = Annotated[int, option(STATISTICS, "--runs", help="Runs with fresh impostors and template jitter.", min=1, max=10_000, metavar=INTEGER)]
 Variants = Annotated[int, option(STATISTICS, "--variants", help="Noisy variants per query and level.", min=1, max=1000, metavar=INTEGER)]
-Epsilon = Annotated[float, float_option("--epsilon", "Exclude queries with |base Δ_name| < ε from % change.", 0.0, 1.0, panel=STATISTICS)]
+Epsilon = Annotated[float, float_option(STATISTICS, "--epsilon", "Exclude queries with |base Δ_name| < ε from % change.", 0.0, 1.0)]
 
 # Reference-quality gate and probability-weighted grades (issue 20; docs/methods.md)
 DegeneratePatterns = Annotated[Optional[Path], option(INPUT, "--degenerate-patterns", help="JSON file of extra refusal and prompt-echo patterns, same layout as the bundled prompts/degenerate-patterns.v1.json: {\"refusal\": {\"en\": list of regexes, \"fr\": ...}, \"prompt_echo\": {...}}; added to the bundled lists.", metavar=PATH)]
-LongAnswerRatio = Annotated[float, float_option("--long-answer-ratio", "An answer longer than this many times the median answer length (characters, answers of the same kind) is degenerate (too_long).", 1.5, 1000.0, panel=INPUT)]
+LongAnswerRatio = Annotated[float, float_option(INPUT, "--long-answer-ratio", "An answer longer than this many times the median answer length (characters, answers of the same kind) is degenerate (too_long).", 1.5, 1000.0)]
 KeepDegenerate = Annotated[bool, option(INPUT, "--keep-degenerate", help="Use rows whose ideal answer is degenerate (refusal, prompt echo, ...) instead of leaving them out: grade sends them to the judge, correlate keeps them; they are still counted.")]
 CompleteCases = Annotated[bool, option(
     STATISTICS, "--complete-cases",
