@@ -36,7 +36,7 @@ def stats(cache_dir: AdminCacheDir = None,
     if as_json or fmt is o.TableFormat.json:
         typer.echo(json.dumps(info, indent=1))
         return
-    print_stats(info, Console())
+    print_stats(info or {}, Console())
 
 
 @app.command("export", cls=PanelCommand)

@@ -22,11 +22,11 @@ from typer.core import TyperCommand, TyperGroup
 
 from ragdiag.cli.options import OPTIONS, PANELS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
     from typer._click.core import Parameter
     from typer._click.formatting import HelpFormatter
-
-_HelpFormatter: Any = typer.Context.formatter_class  # click's HelpFormatter, vendored or not
+else:
+    HelpFormatter = typer.Context.formatter_class  # click's HelpFormatter, vendored or not
 COL_MAX, COL_SPACING = 30, 2
 
 
@@ -65,7 +65,7 @@ def first_column(rows: Sequence[tuple[str, str]], col_max: int = COL_MAX) -> int
     return min(max((len(first) for first, _ in rows), default=0), col_max) + COL_SPACING
 
 
-class SpaceWrappingFormatter(_HelpFormatter):  # type: ignore[misc]
+class SpaceWrappingFormatter(HelpFormatter):
     """click's help layout (usage, paragraphs, a two-column option list) wrapped at spaces only."""
 
     def write_text(self, text: str) -> None:

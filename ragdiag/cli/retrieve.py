@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -30,7 +30,7 @@ def retrieve(
     base_url: o.EmbeddingBaseUrl = None,
     run_format: Annotated[RunFileFormat, o.option(o.OUTPUT, "--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=o.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
     tag: Annotated[str, o.text_option(o.OUTPUT, "--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
-    backend: o.Backend = None,
+    backend: Annotated[Optional[str], o.retold(o.Backend)] = None,
     device: o.DeviceOpt = o.Device.cpu,
     batch_size: o.BatchSize = None,
 ) -> None:

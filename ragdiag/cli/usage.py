@@ -17,26 +17,19 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-try:  # recent typers vendor click as typer._click
-    from typer._click.exceptions import (
-        BadParameter,
-        ClickException,
-        NoSuchOption,
-        UsageError,
-    )
+if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
+    from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
     from typer.exceptions import Abort
-except ImportError:  # pragma: no cover - typer on top of click
-    from click.exceptions import (
-        Abort,
-        BadParameter,
-        ClickException,
-        NoSuchOption,
-        UsageError,
-    )
+else:
+    try:  # recent typers vendor click as typer._click
+        from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
+        from typer.exceptions import Abort
+    except ImportError:  # pragma: no cover - typer on top of click
+        from click.exceptions import Abort, BadParameter, ClickException, NoSuchOption, UsageError
 
 from ragdiag.cli.aliases import DEPRECATED
 
@@ -145,17 +138,17 @@ def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) 
             out.extend(args[i:])
             break
         name, eq, inline = token.partition("=")
-        if name in table and isinstance(table[name], tuple):  # a flag that became an option value
-            replacement = table[name]
+        renamed = table.get(name)
+        if isinstance(renamed, tuple):  # a flag that became an option value
             if name not in noted:
-                warn(f"ragdiag: note: {name} is deprecated here, use {' '.join(replacement)}")
+                warn(f"ragdiag: note: {name} is deprecated here, use {' '.join(renamed)}")
                 noted.add(name)
-            out.extend(replacement)
+            out.extend(renamed)
             i += 1
             continue
-        if name in table:
+        if renamed is not None:
             value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
-            new = table[name](value) if callable(table[name]) else table[name]
+            new = renamed(value) if callable(renamed) else renamed
             if new is not None and new != name:
                 if name not in noted:
                     warn(f"ragdiag: note: {name} is deprecated here, use {new}")
