@@ -159,7 +159,7 @@ def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) 
     return out
 
 
-# ---------------------------------------------------------------- help metavars
+# ---------------------------------------------------------------- the command list of a group's help
 
 
 def _commands_under(command: Any) -> Iterable[Any]:

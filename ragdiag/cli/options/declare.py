@@ -47,11 +47,6 @@ def _interval(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) 
     return f"{left}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{right}"
 
 
-def interval(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, hi_open: bool = False) -> str:
-    """The interval as ``--help`` and the error line write it, e.g. ``(0, 1]``."""
-    return _interval(lo, hi, lo_open, hi_open)
-
-
 def finite_float(
     lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, hi_open: bool = False,
     optional: bool = False,
