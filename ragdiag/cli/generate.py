@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 from ragdiag.cli import options as o
 from ragdiag.io.lists import parse_ks
 from ragdiag.report.llm_summary import render_summary
-
-if TYPE_CHECKING:
-    pass
 
 
 def generate(

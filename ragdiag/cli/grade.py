@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from ragdiag.cli import options as o
 from ragdiag.report.llm_summary import render_summary
-
-if TYPE_CHECKING:
-    pass
 
 
 def grade(

@@ -4,15 +4,12 @@ and writes graded qrels (BEIR TSV) with a manifest (paper 001, rag-gs S2–S5)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ragdiag.cli import options as o
 from ragdiag.report.llm_summary import render_summary
-
-if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    pass
 
 
 def label(

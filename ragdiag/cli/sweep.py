@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 from ragdiag.cli import options as o
 from ragdiag.cli.options import (
@@ -17,9 +17,6 @@ from ragdiag.cli.options import (
     finite_float,
 )
 from ragdiag.report.llm_summary import render_summary
-
-if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    pass
 
 SweepQrels = Annotated[Optional[Path], o.retold(o.Qrels, "Qrels, BEIR (query-id corpus-id score) or TREC (qid 0 docid rel) (default: the folder's qrels/test.tsv).")]
 SweepIndex = Annotated[list[str], o.retold(o.IndexSpecs, "Index spec to sweep (repeatable; --index is the same); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", also=("--index",))]

@@ -4,15 +4,12 @@ order (oracle, inject, position, drop-distractors, k-sweep, closed-book; single-
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ragdiag.cli import options as o
 from ragdiag.cli.options import FLOAT, TEXT, finite_float
-
-if TYPE_CHECKING:
-    pass
 
 TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or corpus.jsonl, ranked by --retriever (or give --texts and --ranked).")]
 TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus, one retriever: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
