@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.cli import params as p
+from ragdiag.cli import options as p
 from ragdiag.io.settings import BY_KEY, SETTINGS
 from tests.pipeline.tiny_data import write_tiny
 from tests.servers.chat_server import ChatServer

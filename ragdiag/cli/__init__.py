@@ -9,28 +9,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
-from typer.core import TyperGroup
 
 from ragdiag import __version__
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
 from ragdiag.errors import RagdiagError
 
 
-class _RagdiagGroup(TyperGroup):
+class _RagdiagGroup(HelpGroup):
     """Root group: turns a :class:`RagdiagError` or a usage error from any subcommand into one line
-    on stderr, rewrites deprecated option spellings, and gives ``--help`` conventional metavars."""
+    on stderr, rewrites deprecated option spellings, and lists each command's first sentence whole."""
 
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from ragdiag.cli.usage import conventional_metavars, whole_short_help
+        from ragdiag.cli.usage import whole_short_help
 
-        conventional_metavars(self)
         whole_short_help(self)
-        from ragdiag.cli.help_format import wrap_help_at_spaces
-        from ragdiag.cli.usage import _commands_under
-
-        wrap_help_at_spaces(_commands_under(self))
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         from ragdiag.io.settings import set_invocation
@@ -112,44 +108,44 @@ def _register() -> None:
         robustness,
     )
 
-    app.command("correlate")(correlate.correlate)
-    app.command("generate")(generate.generate)
-    app.command("grade")(grade.grade)
-    app.command("pipeline")(pipeline.pipeline)
+    app.command("correlate", cls=PanelCommand)(correlate.correlate)
+    app.command("generate", cls=PanelCommand)(generate.generate)
+    app.command("grade", cls=PanelCommand)(grade.grade)
+    app.command("pipeline", cls=PanelCommand)(pipeline.pipeline)
     app.add_typer(cache.app, name="cache")
     app.add_typer(index.app, name="index")
-    app.command("retrieve")(retrieve.retrieve)
-    app.command("robustness")(robustness.robustness)
+    app.command("retrieve", cls=PanelCommand)(retrieve.retrieve)
+    app.command("robustness", cls=PanelCommand)(robustness.robustness)
     from ragdiag.cli import sweep as sweep_cli
 
-    app.command("sweep")(sweep_cli.sweep)
+    app.command("sweep", cls=PanelCommand)(sweep_cli.sweep)
     from ragdiag.cli import evaluate as evaluate_cli
 
-    app.command("evaluate")(evaluate_cli.evaluate)
+    app.command("evaluate", cls=PanelCommand)(evaluate_cli.evaluate)
     from ragdiag.cli import label as label_cli
 
-    app.command("label")(label_cli.label)
+    app.command("label", cls=PanelCommand)(label_cli.label)
     app.add_typer(probe.app, name="probe")
-    app.command("noise")(noise.noise)
+    app.command("noise", cls=PanelCommand)(noise.noise)
     app.add_typer(import_data.app, name="import")
-    app.command("report")(report.report)
+    app.command("report", cls=PanelCommand)(report.report)
     from ragdiag.cli import clq as clq_cli
 
-    app.command("clq")(clq_cli.clq)
+    app.command("clq", cls=PanelCommand)(clq_cli.clq)
     from ragdiag.cli import dynamic_k as dynamic_k_cli
 
-    app.command("dynamic-k")(dynamic_k_cli.dynamic_k)
+    app.command("dynamic-k", cls=PanelCommand)(dynamic_k_cli.dynamic_k)
     from ragdiag.cli import calibrate as calibrate_cli
 
-    app.command("calibrate")(calibrate_cli.calibrate)
+    app.command("calibrate", cls=PanelCommand)(calibrate_cli.calibrate)
     from ragdiag.cli import triage as triage_cli
 
-    app.command("triage")(triage_cli.triage)
+    app.command("triage", cls=PanelCommand)(triage_cli.triage)
     from ragdiag.cli import compare as compare_cli
 
-    app.command("compare")(compare_cli.compare)
-    index.app.command("search", help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
-    probe.app.command("noise", help="Same as 'ragdiag noise'.")(noise.noise)
+    app.command("compare", cls=PanelCommand)(compare_cli.compare)
+    index.app.command("search", cls=PanelCommand, help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
+    probe.app.command("noise", cls=PanelCommand, help="Same as 'ragdiag noise'.")(noise.noise)
     from ragdiag.cli import data as data_cli
 
     app.add_typer(data_cli.app, name="data")

@@ -24,8 +24,8 @@ def _count_queries(value: Optional[str]) -> Optional[str]:
     return "--n-queries" if value is not None and value.strip().isdigit() else None
 
 
-_RETRIEVE = {"--index": "--index-dir"}
-_GENERATE = {"--k": "--ks", "--rank-with": "--embedder"}
+_RETRIEVE: dict[str, Renamed] = {"--index": "--index-dir"}
+_GENERATE: dict[str, Renamed] = {"--k": "--ks", "--rank-with": "--embedder"}
 
 DEPRECATED: dict[str, dict[str, Renamed]] = {
     "generate": _GENERATE,

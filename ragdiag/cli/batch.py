@@ -8,12 +8,14 @@ from typing import Annotated
 
 import typer
 
-from ragdiag.cli.params import PATH, CacheDir, MaxRetries, Prices, Timeout
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
+from ragdiag.cli.options import PATH, AdminCacheDir, MaxRetries, Prices, Timeout
 
-app = typer.Typer(help="Batches sent with --batch: status, collect (into the call cache), cancel.",
+app = typer.Typer(cls=HelpGroup, help="Batches sent with --batch: status, collect (into the call cache), cancel.",
                   no_args_is_help=True)
 Folder = Annotated[Path, typer.Argument(help="The --batch-dir of the run (default CACHE_DIR/batches).", metavar="DIR")]
-Format = Annotated[str, typer.Option("--format", help="table (default) or json.", metavar="[table|json]")]
+Format = Annotated[str, o.option(o.OUTPUT, "--format", help="table (default) or json.", metavar="[table|json]")]
 
 
 def _run(action: str, folder: Path, fmt: str, **options) -> None:
@@ -34,17 +36,17 @@ def _run(action: str, folder: Path, fmt: str, **options) -> None:
         typer.echo(line)
 
 
-@app.command("status")
+@app.command("status", cls=PanelCommand)
 def status(folder: Folder, fmt: Format = "table", timeout: Timeout = 120.0, max_retries: MaxRetries = 5) -> None:
     """Each batch file of DIR: mode, requests, batch id and status (openai batches asked afresh)."""
     _run("status", folder, fmt, timeout=timeout, max_retries=max_retries)
 
 
-@app.command("collect")
+@app.command("collect", cls=PanelCommand)
 def collect(
     folder: Folder,
-    source: Annotated[Path | None, typer.Option("--from", help="A vllm run-batch output file (Batch API output format) to read into the cache; an output split in parts is collected part by part.", metavar=PATH)] = None,
-    cache_dir: CacheDir = None,
+    source: Annotated[Path | None, o.option(o.INPUT, "--from", help="A vllm run-batch output file (Batch API output format) to read into the cache; an output split in parts is collected part by part.", metavar=PATH)] = None,
+    cache_dir: AdminCacheDir = None,
     prices: Prices = None,
     fmt: Format = "table",
     timeout: Timeout = 120.0,
@@ -55,7 +57,7 @@ def collect(
          max_retries=max_retries)
 
 
-@app.command("cancel")
+@app.command("cancel", cls=PanelCommand)
 def cancel(folder: Folder, fmt: Format = "table", timeout: Timeout = 120.0, max_retries: MaxRetries = 5) -> None:
     """Cancel the open openai batches of DIR and drop its open vllm-file files and unsubmitted openai files (a rerun sends them again)."""
     _run("cancel", folder, fmt, timeout=timeout, max_retries=max_retries)

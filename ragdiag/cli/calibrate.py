@@ -6,9 +6,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
 
 
 class Grouping(str, Enum):
@@ -20,17 +18,17 @@ class Grouping(str, Enum):
 
 
 def calibrate(
-    graded: p.retold(p.Graded, "The graded file (samples_graded JSON list or JSONL) whose judge grades are checked.", kind=Path),
-    human: p.retold(p.Human, "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.") = None,
-    by: Annotated[Grouping, typer.Option("--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=p.choices_metavar(Grouping))] = Grouping.config,
-    out: p.retold(p.Out, "Write the result as JSON (with its run record).") = None,
-    fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON; --out always writes JSON, and the terminal still shows the result and one 'wrote PATH' line.") = None,
-    quiet: p.Quiet = False,
-    alpha: Annotated[float, p.float_option("--alpha", "Error level of the intervals: (1 − α) coverage.", 0.0, 0.5, lo_open=True)] = 0.1,
-    suggest: Annotated[int, p.int_option("--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,
-    sheet: Annotated[Path, p.path_option("--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
-    answers: p.retold(p.Answers, "The answers file of 'ragdiag generate', to fill the sheet's question column.", kind=Optional[Path]) = None,
-    keep_degenerate: p.retold(p.KeepDegenerate, "Use rows whose ideal answer is degenerate (a refusal, a prompt echo, an empty or overlong answer: the reference-quality gate); by default they are left out and counted, as correlate does.") = False,
+    graded: Annotated[Path, o.retold(o.Graded, "The graded file (samples_graded JSON list or JSONL) whose judge grades are checked.")],
+    human: Annotated[Optional[Path], o.retold(o.Human, "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.")] = None,
+    by: Annotated[Grouping, o.option(o.STATISTICS, "--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=o.choices_metavar(Grouping))] = Grouping.config,
+    out: Annotated[Optional[Path], o.retold(o.Out, "Write the result as JSON (with its run record).")] = None,
+    fmt: Annotated[Optional[o.TableFormat], o.retold(o.TableFormatOpt, "What to print: a table (default) or JSON; --out always writes JSON, and the terminal still shows the result and one 'wrote PATH' line.")] = None,
+    quiet: o.Quiet = False,
+    alpha: Annotated[float, o.float_option(o.STATISTICS, "--alpha", "Error level of the intervals: (1 − α) coverage.", 0.0, 0.5, lo_open=True)] = 0.1,
+    suggest: Annotated[int, o.int_option(o.OUTPUT, "--suggest", "Write a labelling sheet with the N unlabelled items whose judge is least sure (0 = none).", 0, 1_000_000)] = 0,
+    sheet: Annotated[Path, o.path_option(o.OUTPUT, "--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
+    answers: Annotated[Optional[Path], o.retold(o.Answers, "The answers file of 'ragdiag generate', to fill the sheet's question column.")] = None,
+    keep_degenerate: Annotated[bool, o.retold(o.KeepDegenerate, "Use rows whose ideal answer is degenerate (a refusal, a prompt echo, an empty or overlong answer: the reference-quality gate); by default they are left out and counted, as correlate does.")] = False,
 ) -> None:
     """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and
     prediction-powered estimates of the mean grade and of the slope of grade on P, R and nDCG, next to

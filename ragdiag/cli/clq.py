@@ -5,23 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
 from ragdiag.measures.registry import CLQ_DEFAULT_QUALITY
 
-FrontierPlot = p.with_note(p.Plot, "The frontier: quality against p50 latency, colour = cost, frontier ringed.")
+FrontierPlot = Annotated[Optional[Path], o.with_note(o.Plot, "The frontier: quality against p50 latency, colour = cost, frontier ringed.")]
 
 
 def clq(
-    configs: Annotated[Path, p.path_option("--configs", "Configurations: CSV/TSV/JSONL/JSON rows with name, latency_p50_ms, quality columns METRIC@K (or evaluate + run), and cost_per_1k or the cost model's columns (see the README).")],
-    quality: Annotated[str, p.text_option("--quality", "Quality measures of the frontier, comma list of METRIC@K columns; the first drives the SLO/budget choices.")] = ",".join(map(str, CLQ_DEFAULT_QUALITY)),
-    slo_ms: Annotated[Optional[float], typer.Option("--slo-ms", help="Latency SLO in ms: the best configuration within it. Range (0, 1e9].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e9, lo_open=True, optional=True))] = None,
-    slo_percentile: Annotated[str, p.text_option("--slo-percentile", "Latency the SLO applies to: p50 or p95.")] = "p50",
-    budget: Annotated[Optional[float], typer.Option("--budget", help="Cost budget per 1,000 queries: the best configuration within it. Range [0, 1e12].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1e12, optional=True))] = None,
-    fmt: p.FormatOpt = None,
-    out: p.Out = None,
-    quiet: p.Quiet = False,
+    configs: Annotated[Path, o.path_option(o.INPUT, "--configs", "Configurations: CSV/TSV/JSONL/JSON rows with name, latency_p50_ms, quality columns METRIC@K (or evaluate + run), and cost_per_1k or the cost model's columns (see the README).")],
+    quality: Annotated[str, o.text_option(o.STATISTICS, "--quality", "Quality measures of the frontier, comma list of METRIC@K columns; the first drives the SLO/budget choices.")] = ",".join(map(str, CLQ_DEFAULT_QUALITY)),
+    slo_ms: Annotated[Optional[float], o.option(o.STATISTICS, "--slo-ms", help="Latency SLO in ms: the best configuration within it. Range (0, 1e9].", metavar=o.FLOAT, callback=o.finite_float(0.0, 1e9, lo_open=True, optional=True))] = None,
+    slo_percentile: Annotated[str, o.text_option(o.STATISTICS, "--slo-percentile", "Latency the SLO applies to: p50 or p95.")] = "p50",
+    budget: Annotated[Optional[float], o.option(o.STATISTICS, "--budget", help="Cost budget per 1,000 queries: the best configuration within it. Range [0, 1e12].", metavar=o.FLOAT, callback=o.finite_float(0.0, 1e12, optional=True))] = None,
+    fmt: o.FormatOpt = None,
+    out: o.Out = None,
+    quiet: o.Quiet = False,
     plot: FrontierPlot = None,
 ) -> None:
     """Cost–latency–quality of retrieval configurations (paper 001): the Pareto frontier over cost,

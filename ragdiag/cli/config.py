@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
 
-app = typer.Typer(help="Settings read from ragdiag.toml (or --config, or [tool.ragdiag] in pyproject.toml) and "
+app = typer.Typer(cls=HelpGroup, help="Settings read from ragdiag.toml (or --config, or [tool.ragdiag] in pyproject.toml) and "
                        "RAGDIAG_* environment variables. Precedence: flag > environment > file > default.",
                   no_args_is_help=True)
 
 
-@app.command("show")
-def show(ctx: typer.Context, fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None) -> None:
+@app.command("show", cls=PanelCommand)
+def show(ctx: typer.Context, fmt: Annotated[Optional[o.TableFormat], o.retold(o.TableFormatOpt, "What to print: a table (default) or JSON.")] = None) -> None:
     """Print each setting's effective value and its source (env, file or default); a flag given to a
     command still wins over both."""
     from rich.console import Console
@@ -25,7 +27,7 @@ def show(ctx: typer.Context, fmt: p.retold(p.TableFormatOpt, "What to print: a t
 
     settings = ctx.find_root().meta.get("ragdiag.io.settings") or load_file()
     result = run(settings)
-    if fmt == p.TableFormat.json:
+    if fmt == o.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     Console().print(config_table(result))

@@ -4,52 +4,53 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli import params as p
-from ragdiag.cli.params import INTEGER, PATH
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
+from ragdiag.cli.options import INTEGER, PATH
 
-app = typer.Typer(help="Fetch public retrieval sets (SciFact, MS MARCO and others) in the BEIR layout, verify them, "
+app = typer.Typer(cls=HelpGroup, help="Fetch public retrieval sets (SciFact, MS MARCO and others) in the BEIR layout, verify them, "
                        "list what is in the data folder.", no_args_is_help=True)
 
-DataDir = Annotated[Path | None, typer.Option(
-    "--dir", help="Data folder (default: $RAGDIAG_DATA, else the user data dir, e.g. ~/.local/share/ragdiag/data).",
+DataDir = Annotated[Path | None, o.option(
+    o.INPUT, "--dir", help="Data folder (default: $RAGDIAG_DATA, else the user data dir, e.g. ~/.local/share/ragdiag/data).",
     metavar=PATH)]
 
 
-@app.command("get")
+@app.command("get", cls=PanelCommand)
 def get(name: Annotated[str, typer.Argument(help="Dataset: scifact, nfcorpus, fiqa, msmarco or spf-qr-fr "
                                                  "(ragdiag data list describes each).", metavar="NAME")],
         data_dir: DataDir = None,
-        source: Annotated[Path | None, typer.Option(
-            "--source", help="Read from a local mirror instead of the public origin: a folder laid out like the hub "
+        source: Annotated[Path | None, o.option(
+            o.INPUT, "--source", help="Read from a local mirror instead of the public origin: a folder laid out like the hub "
                              "(DIR/BeIR/scifact, DIR/BeIR/scifact-qrels; default $RAGDIAG_DATA_SOURCE, else the "
                              "hub / GitHub).", metavar=PATH)] = None,
-        sample: Annotated[int | None, typer.Option(
-            "--sample", help="Keep the first N passages in the origin's order, and the queries whose relevant passages "
+        sample: Annotated[int | None, o.option(
+            o.INPUT, "--sample", help="Keep the first N passages in the origin's order, and the queries whose relevant passages "
                              "are all among them; 0 = the whole corpus. Default: 100000 for msmarco (8.8M passages), "
                              "all for the others. Range [0, 100000000].", metavar=INTEGER, min=0, max=100_000_000)] = None,
-        force: Annotated[bool, typer.Option("--force", help="Fetch again over an existing folder.")] = False,
-        fmt: p.retold(p.TableFormatOpt, "What to print: the manifest's summary lines (table, the default) or the manifest as JSON.") = None,
-        as_json: p.retold(p.JsonAlias, "The same as --format json.") = False) -> None:
+        force: Annotated[bool, o.option(o.OUTPUT, "--force", help="Fetch again over an existing folder.")] = False,
+        fmt: Annotated[Optional[o.TableFormat], o.retold(o.TableFormatOpt, "What to print: the manifest's summary lines (table, the default) or the manifest as JSON.")] = None,
+        as_json: Annotated[bool, o.retold(o.JsonAlias, "The same as --format json.")] = False) -> None:
     """Fetch NAME into DIR/NAME (corpus.jsonl, queries.jsonl, qrels/test.tsv, manifest.json with sha256s)."""
     from ragdiag.commands.data import GetRequest, run
     from ragdiag.report.data_report import get_lines
 
     result = run(GetRequest(name, data_dir, source, sample, force))
-    if as_json or fmt is p.TableFormat.json:
+    if as_json or fmt is o.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     for line in get_lines(result):
         typer.echo(line)
 
 
-@app.command("list")
+@app.command("list", cls=PanelCommand)
 def list_(data_dir: DataDir = None,
-          fmt: p.retold(p.TableFormatOpt, "What to print: a table (default) or JSON.") = None,
-          as_json: p.JsonAlias = False) -> None:
+          fmt: Annotated[Optional[o.TableFormat], o.retold(o.TableFormatOpt, "What to print: a table (default) or JSON.")] = None,
+          as_json: o.JsonAlias = False) -> None:
     """Every dataset ragdiag can fetch, whether it is in the data folder, and whether its files still match
     their manifest (sha256)."""
     from rich.console import Console
@@ -58,7 +59,7 @@ def list_(data_dir: DataDir = None,
     from ragdiag.report.data_report import print_list
 
     result = run(ListRequest(data_dir))
-    if as_json or fmt is p.TableFormat.json:
+    if as_json or fmt is o.TableFormat.json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     print_list(result, Console())

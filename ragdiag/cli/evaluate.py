@@ -4,12 +4,12 @@ standard metrics of one or more runs, intervals, pairwise comparisons and stage 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from ragdiag.cli import params as p
-from ragdiag.cli.params import (
+from ragdiag.cli import options as o
+from ragdiag.cli.options import (
     FLOAT,
     INTEGER,
     TEXT,
@@ -23,32 +23,31 @@ from ragdiag.io.lists import parse_ks
 from ragdiag.measures.registry import METRIC_NAMES, metrics_help, parse_metrics
 
 
-def _unit(flag: str, help_text: str):
-    check = finite_float(0.0, 1.0)
-    return typer.Option(flag, help=f"{help_text} Range {check.interval}.", metavar=FLOAT, callback=check)
+def _unit(flag: str, help_text: str) -> Any:
+    return o.float_option(o.STATISTICS, flag, help_text, 0.0, 1.0)
 
 
 def evaluate(
-    run: p.retold(p.Run, "Run: ragdiag run.jsonl or a TREC run file; repeat to compare.", kind=list[Path]),
-    qrels: p.retold(p.Qrels, "Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.", kind=Path),
-    k: Annotated[str, typer.Option("--ks", "--k", help="Cut-offs K, comma-separated (--k is the same).", metavar=TEXT)] = "10,20,30",
-    pool_depth: Annotated[int, typer.Option("--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
-    metrics: Annotated[str, typer.Option("--metrics", help=metrics_help(), metavar=TEXT)] = ",".join(METRIC_NAMES),
-    gold: Annotated[int, typer.Option("--gold", help="Grade counted as useful (Hit, attribution, relevance of recall/mrr/map/precision).", min=2, max=5, metavar=INTEGER)] = 4,
-    harm_max: Annotated[int, typer.Option("--harm-max", help="Judged passages with grade ≤ this count as harm.", min=1, max=4, metavar=INTEGER)] = 2,
-    alpha: Annotated[float, typer.Option("--alpha", help="Rarity exponent α (0 turns rarity off). Range [0, 10].", metavar=FLOAT, callback=finite_float(0.0, 10.0))] = 1.0,
+    run: Annotated[list[Path], o.retold(o.Run, "Run: ragdiag run.jsonl or a TREC run file; repeat to compare.")],
+    qrels: Annotated[Path, o.retold(o.Qrels, "Graded qrels 1–5: BEIR TSV (with or without header) or TREC; binary 0/1 is read as 1 and 5.")],
+    k: Annotated[str, o.option(o.RETRIEVAL, "--ks", "--k", help="Cut-offs K, comma-separated (--k is the same).", metavar=TEXT)] = "10,20,30",
+    pool_depth: Annotated[int, o.option(o.STATISTICS, "--pool-depth", help="Candidate pool C for PROC: the run's top N.", min=1, max=1_000_000, metavar=INTEGER)] = 100,
+    metrics: Annotated[str, o.option(o.STATISTICS, "--metrics", help=metrics_help(), metavar=TEXT)] = ",".join(METRIC_NAMES),
+    gold: Annotated[int, o.option(o.STATISTICS, "--gold", help="Grade counted as useful (Hit, attribution, relevance of recall/mrr/map/precision).", min=2, max=5, metavar=INTEGER)] = 4,
+    harm_max: Annotated[int, o.option(o.STATISTICS, "--harm-max", help="Judged passages with grade ≤ this count as harm.", min=1, max=4, metavar=INTEGER)] = 2,
+    alpha: Annotated[float, o.option(o.STATISTICS, "--alpha", help="Rarity exponent α (0 turns rarity off). Range [0, 10].", metavar=FLOAT, callback=finite_float(0.0, 10.0))] = 1.0,
     cap4: Annotated[float, _unit("--cap4", "Cap c4 on the grade-4 weight.")] = 0.8,
     cap3: Annotated[float, _unit("--cap3", "Cap c3 on the grade-3 weight.")] = 0.4,
     fallback4: Annotated[float, _unit("--fallback4", "Grade-4 weight f4 when the pool has no grade 5.")] = 0.8,
     fallback3: Annotated[float, _unit("--fallback3", "Grade-3 weight f3 when the pool has no grade 5.")] = 0.4,
-    bootstrap: p.Bootstrap = 1000,
+    bootstrap: o.Bootstrap = 1000,
     seed: Seed = 0,
-    answers: p.retold(p.Answers, "graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.", kind=Optional[Path]) = None,
+    answers: Annotated[Optional[Path], o.retold(o.Answers, "graded.json (or graded.parquet) from 'ragdiag grade' (id = query id, E = run name, K = cut-off): stage attribution.")] = None,
     fmt: FormatOpt = None,
-    quiet: p.Quiet = False,
-    out: p.retold(p.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.") = None,
-    per_query: p.retold(p.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.") = None,
-    plot: p.retold(p.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.") = None,
+    quiet: o.Quiet = False,
+    out: Annotated[Optional[Path], o.retold(o.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.")] = None,
+    per_query: Annotated[Optional[Path], o.retold(o.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.")] = None,
+    plot: Annotated[Optional[Path], o.retold(o.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.")] = None,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.commands.evaluate import EvaluateParams, EvaluateRequest, RarityWeights

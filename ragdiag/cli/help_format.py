@@ -1,19 +1,33 @@
-"""``--help`` text wrapped at spaces only: click's formatter, but an option name, a metavar, a
-path or a hyphenated word in a help text is never broken at its hyphen (``--max-prompt-`` /
-``tokens``). Set on every command through click's public ``Context.formatter_class``."""
+"""``--help`` as click's plain help, in panels and wrapped at spaces only.
+
+- :class:`PanelCommand` lists a command's options under their panels (Input, Retrieval, LLM,
+  Statistics, Output, then Options: the engine and ``--help``), each option in the panel its
+  declaration names (``rich_help_panel``, set in :mod:`ragdiag.cli.options`), all panels aligned on
+  one column; arguments come first, as ``NAME TYPE`` (``DIR PATH``), and the usage line names them
+  ``DIR`` / ``[DIR]`` / ``DIR...``. Only click's public API is used: ``format_options``,
+  ``collect_usage_pieces``, ``get_help_record`` and ``HelpFormatter.section``.
+- :class:`SpaceWrappingFormatter` is click's formatter, but an option name, a metavar, a path or a
+  hyphenated word in a help text is never broken at its hyphen (``--max-prompt-`` / ``tokens``).
+"""
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
 
-try:  # recent typers vendor click as typer._click
-    from typer._click.core import Context
-    from typer._click.formatting import HelpFormatter, measure_table
-except ImportError:  # pragma: no cover - typer on top of click
-    from click.core import Context
-    from click.formatting import HelpFormatter, measure_table
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from ragdiag.cli.options import OPTIONS, PANELS
+
+if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
+    from typer._click.core import Parameter
+    from typer._click.formatting import HelpFormatter
+else:
+    HelpFormatter = typer.Context.formatter_class  # click's HelpFormatter, vendored or not
+COL_MAX, COL_SPACING = 30, 2
 
 
 def wrap_paragraphs(text: str, width: int, indent: str = "") -> list[str]:
@@ -46,6 +60,11 @@ def _split_list(line: str, width: int, indent: str) -> list[str]:
     return [*out, line]
 
 
+def first_column(rows: Sequence[tuple[str, str]], col_max: int = COL_MAX) -> int:
+    """Width of the name column (click's rule: the longest name up to ``col_max``, plus the spacing)."""
+    return min(max((len(first) for first, _ in rows), default=0), col_max) + COL_SPACING
+
+
 class SpaceWrappingFormatter(HelpFormatter):
     """click's help layout (usage, paragraphs, a two-column option list) wrapped at spaces only."""
 
@@ -54,10 +73,11 @@ class SpaceWrappingFormatter(HelpFormatter):
         self.write("\n".join(wrap_paragraphs(text, self.width, indent)))
         self.write("\n")
 
-    def write_dl(self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+    def write_dl(self, rows: Sequence[tuple[str, str]], col_max: int = COL_MAX, col_spacing: int = COL_SPACING,
+                 first_col: Optional[int] = None) -> None:
+        """click's definition list; ``first_col`` the name column's width (default: from ``rows``)."""
         rows = list(rows)
-        widths = measure_table(rows)
-        first_col = min(widths[0], col_max) + col_spacing if widths else col_spacing
+        first_col = first_col or first_column(rows, col_max)
         pad = " " * (first_col + self.current_indent)
         for first, second in rows:
             self.write(f"{'':>{self.current_indent}}{first}")
@@ -74,13 +94,72 @@ class SpaceWrappingFormatter(HelpFormatter):
                 self.write((pad + line if line else "") + "\n")
 
 
-class HelpContext(Context):
+class HelpContext(typer.Context):
     """A click context whose help formatter wraps at spaces only."""
 
     formatter_class = SpaceWrappingFormatter
 
 
-def wrap_help_at_spaces(commands: Iterable[Any]) -> None:
-    """Give every command the space-wrapping help formatter."""
-    for command in commands:
-        command.context_class = HelpContext
+def type_name(param: Any) -> str:
+    """TEXT / INTEGER / FLOAT / PATH / BOOLEAN / [a|b] for an argument, from its declared type."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:  # typer on top of click: click names its types
+        return str(getattr(param.type, "name", "text")).upper()
+    if getattr(descriptor, "is_choice", False):
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in descriptor.choices or ()) + "]"
+    if getattr(descriptor, "is_path", False):
+        return "PATH"
+    annotation = descriptor.annotation
+    while getattr(annotation, "__args__", None) and getattr(annotation, "__origin__", None) is list:
+        annotation = annotation.__args__[0]
+    return {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN", Path: "PATH"}.get(annotation, "TEXT")
+
+
+def argument_name(param: Parameter) -> str:
+    """An argument as the usage line names it: DIR, [DIR] when optional, DIR... when repeated."""
+    shown = param.metavar or (param.name or "").upper()
+    return (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
+
+
+class PanelCommand(TyperCommand):
+    """A command whose ``--help`` lists its options in panels (see the module)."""
+
+    context_class = HelpContext
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            pieces += [argument_name(param)] if param.param_type_name == "argument" else param.get_usage_pieces(ctx)
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:
+        arguments: list[tuple[str, str]] = []
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((f"{param.metavar or param.name} {type_name(param)}", record[1]))
+            else:
+                panels.setdefault(getattr(param, "rich_help_panel", None) or OPTIONS, []).append(record)
+        unknown = set(panels) - set(PANELS)
+        if unknown:
+            raise ValueError(f"{self.name}: options in unknown help panels {sorted(unknown)}; panels are {PANELS}")
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        width = first_column([row for rows in panels.values() for row in rows])
+        for panel in PANELS:
+            if panel in panels:
+                with formatter.section(panel):
+                    if isinstance(formatter, SpaceWrappingFormatter):
+                        formatter.write_dl(panels[panel], first_col=width)
+                    else:
+                        formatter.write_dl(panels[panel])
+
+
+class HelpGroup(TyperGroup):
+    """A command group whose help wraps at spaces only (its commands are :class:`PanelCommand`)."""
+
+    context_class = HelpContext

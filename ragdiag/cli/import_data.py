@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
 
-app = typer.Typer(help="Import Ragas / DeepEval datasets into ragdiag's texts, ranked, answers and graded files.",
+app = typer.Typer(cls=HelpGroup, help="Import Ragas / DeepEval datasets into ragdiag's texts, ranked, answers and graded files.",
                   no_args_is_help=True)
 
 
@@ -32,13 +33,13 @@ def _run(tool: str, path: Path, out: Path, system: str, subset: str, score_col: 
 
 def _command(tool: str):
     def command(
-        out: p.retold(p.OutDir, "Folder for texts.json, ranked.json, answers.jsonl (and graded.json); --out is the same.", also=("--out",)),
-        path: Path = typer.Argument(..., help=f"A {tool} dataset: JSON list, JSONL, CSV or Parquet."),
-        system: str = typer.Option("imported", "--system", help="Name of the retrieval system (the E column)."),
-        subset: str = typer.Option("U", "--subset", help="Subset code put before each id (U-q1): ragdiag groups by it."),
-        score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present."),
-        score_scale: Optional[str] = typer.Option(None, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused."),
-        parquet: p.GradedParquet = False,
+        out: Annotated[Path, o.retold(o.OutDir, "Folder for texts.json, ranked.json, answers.jsonl (and graded.json); --out is the same.", also=("--out",))],
+        path: Path = typer.Argument(..., help=f"A {tool} dataset: JSON list, JSONL, CSV or Parquet."),  # the help names the tool: a default, not an annotation
+        system: Annotated[str, o.option(o.INPUT, "--system", metavar=o.TEXT, help="Name of the retrieval system (the E column).")] = "imported",
+        subset: Annotated[str, o.option(o.INPUT, "--subset", metavar=o.TEXT, help="Subset code put before each id (U-q1): ragdiag groups by it.")] = "U",
+        score_col: Annotated[Optional[str], o.option(o.INPUT, "--score-col", metavar=o.TEXT, help="Score column → grade (0–1 → 1+4·score; 1–5 kept). Default: 'score' if present.")] = None,
+        score_scale: Annotated[Optional[str], o.option(o.INPUT, "--score-scale", metavar="[0-1|1-5]", help="Scale of the score column for the whole file; default: 0-1 when every score is in [0, 1], 1-5 when any is above 1. A score outside the scale is refused.")] = None,
+        parquet: o.GradedParquet = False,
     ) -> None:
         _run(tool, path, out, system, subset, score_col, score_scale, parquet)
 
@@ -47,5 +48,5 @@ def _command(tool: str):
     return command
 
 
-app.command("ragas")(_command("ragas"))
-app.command("deepeval")(_command("deepeval"))
+app.command("ragas", cls=PanelCommand)(_command("ragas"))
+app.command("deepeval", cls=PanelCommand)(_command("deepeval"))

@@ -6,44 +6,50 @@ from typing import Annotated
 
 import typer
 
-from ragdiag.cli import params as p
-from ragdiag.cli.engine_options import engine_command
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
 
-app = typer.Typer(help="Build retrieval indexes (dense faiss + BM25) from a corpus, and search them.", no_args_is_help=True)
+app = typer.Typer(cls=HelpGroup, help="Build retrieval indexes (dense faiss + BM25) from a corpus, and search them.", no_args_is_help=True)
 
 
-@app.command("build")
-@engine_command
+@app.command("build", cls=PanelCommand)
 def build(
-    corpus: p.Corpus,
-    out_dir: p.OutDir,
-    embedder: p.Embedder = p.DEFAULT_EMBEDDER,
-    index_spec: p.IndexSpec = "flat",
-    metric: p.MetricOpt = p.DEFAULT_METRIC,
-    lang: Annotated[p.Language, typer.Option("--lang", help="BM25 stopwords and Snowball stemmer.", metavar=p.choices_metavar(p.Language))] = p.Language.en,
-    fold_accents: Annotated[bool, typer.Option("--fold-accents", help="BM25: fold accents (é → e).")] = False,
-    cache_dir: p.CacheDir = None,
-    cache: p.Cache = p.DEFAULT_CACHE_MODE,
-    base_url: p.BaseUrl = None,
-    seed: p.Seed = p.DEFAULT_SEED,
-    bm25: Annotated[str, p.text_option("--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
-    stem: Annotated[bool, typer.Option("--stem/--no-stem", help="BM25: Snowball stemming (PyStemmer) for --lang.")] = True,
-    backend: p.Backend = "faiss",
-    chunk: p.Chunk = None,
-    device: p.DeviceOpt = p.Device.cpu,
-    batch_size: p.BatchSize = None,
+    corpus: o.Corpus,
+    out_dir: o.OutDir,
+    embedder: o.Embedder = o.DEFAULT_EMBEDDER,
+    index_spec: o.IndexSpec = "flat",
+    metric: o.MetricOpt = o.DEFAULT_METRIC,
+    lang: Annotated[o.Language, o.option(o.RETRIEVAL, "--lang", help="BM25 stopwords and Snowball stemmer.", metavar=o.choices_metavar(o.Language))] = o.Language.en,
+    fold_accents: Annotated[bool, o.option(o.RETRIEVAL, "--fold-accents", help="BM25: fold accents (é → e).")] = False,
+    cache_dir: o.EmbeddingCacheDir = None,
+    cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
+    base_url: o.EmbeddingBaseUrl = None,
+    seed: o.Seed = o.DEFAULT_SEED,
+    bm25: Annotated[str, o.text_option(o.RETRIEVAL, "--bm25", "BM25 variant: bm25:lucene (k1 0.9, b 0.4, as Anserini), bm25:okapi (rank-bm25's BM25Okapi, k1 1.5, b 0.75), or with parameters, e.g. bm25:lucene:k1=1.2,b=0.75.")] = "bm25:lucene",
+    stem: Annotated[bool, o.option(o.RETRIEVAL, "--stem/--no-stem", help="BM25: Snowball stemming (PyStemmer) for --lang.")] = True,
+    backend: o.Backend = "faiss",
+    chunk: o.Chunk = None,
+    device: o.DeviceOpt = o.Device.cpu,
+    batch_size: o.BatchSize = None,
+    engine: o.EngineOpt = o.EngineKind.local,
+    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
+    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
+    gpus_per_worker: o.GpusPerWorker = 0.0,
+    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
-    from ragdiag.commands.index import IndexBuildRequest
-    from ragdiag.commands.index import run as run_build
+    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+        from ragdiag.commands.index import IndexBuildRequest
+        from ragdiag.commands.index import run as run_build
 
-    request = IndexBuildRequest(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
-                                cache is not p.CacheMode.off, base_url, seed, bm25=bm25, stem=stem, chunk=chunk,
-                                device=device.value, batch_size=batch_size, backend=backend, cache_mode=cache.value,
-                                progress=True)
-    result = run_build(request)
-    for line in build_summary(result.manifest, out_dir):
-        typer.echo(line)
+        request = IndexBuildRequest(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
+                                    cache is not o.CacheMode.off, base_url, seed, bm25=bm25, stem=stem, chunk=chunk,
+                                    device=device.value, batch_size=batch_size, backend=backend, cache_mode=cache.value,
+                                    progress=True)
+        result = run_build(request)
+        for line in build_summary(result.manifest, out_dir):
+            typer.echo(line)
+
 
 
 def build_summary(manifest: dict, out_dir) -> list[str]:

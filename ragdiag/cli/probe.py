@@ -7,46 +7,51 @@ from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli import params as p
-from ragdiag.cli.engine_options import engine_command
+from ragdiag.cli import options as o
+from ragdiag.cli.help_format import HelpGroup, PanelCommand
 
-app = typer.Typer(help="Embedding probes: proper-name sensitivity (Δ-margins) and conversational noise.",
+app = typer.Typer(cls=HelpGroup, help="Embedding probes: proper-name sensitivity (Δ-margins) and conversational noise.",
                   no_args_is_help=True)
 
 
-@app.command("names")
-@engine_command
+@app.command("names", cls=PanelCommand)
 def names(
-    lang: p.Lang = "en",
-    embedder: p.Embedders = [p.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it
-    n_queries: Annotated[int, p.int_option("--n-queries", "Queries (bundles) per language.", 1, 100_000)] = 30,
-    runs: p.Runs = 15,
-    seed: p.Seed = p.DEFAULT_SEED,
-    ablations: Annotated[str, p.text_option("--ablations", "all or a comma list of ablation names.")] = "all",
-    epsilon: p.Epsilon = 0.01,
-    fmt: p.TableFormatOpt = None,
-    out: p.TableJsonOut = None,
-    quiet: p.Quiet = False,
-    plot: p.Plot = None,
-    cache_dir: p.CacheDir = None,
-    cache: p.Cache = p.DEFAULT_CACHE_MODE,
-    queries: p.retold(p.Queries, "Your own queries (BEIR queries.jsonl): detect the names in them, ablate them (--ablations mask, gibberish, replace) and measure the retrieval change against --qrels on --corpus.", kind=Optional[Path]) = None,
-    corpus: p.retold(p.Corpus, "With --queries: BEIR folder or corpus.jsonl searched (exact cosine).", kind=Optional[Path]) = None,
-    qrels: p.retold(p.Qrels, "With --queries: graded qrels 1–5 (binary 0/1 read as 1 and 5).") = None,
-    k: p.retold(p.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.") = 10,
-    names: Annotated[Optional[Path], p.path_option("--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,
-    bootstrap: p.Bootstrap = 1000,
+    lang: o.Lang = "en",
+    embedder: o.Embedders = [o.DEFAULT_EMBEDDER],  # noqa: B006 - typer reads the default, never mutates it
+    n_queries: Annotated[int, o.int_option(o.INPUT, "--n-queries", "Queries (bundles) per language.", 1, 100_000)] = 30,
+    runs: o.Runs = 15,
+    seed: o.Seed = o.DEFAULT_SEED,
+    ablations: Annotated[str, o.text_option(o.INPUT, "--ablations", "all or a comma list of ablation names.")] = "all",
+    epsilon: o.Epsilon = 0.01,
+    fmt: o.TableFormatOpt = None,
+    out: o.TableJsonOut = None,
+    quiet: o.Quiet = False,
+    plot: o.Plot = None,
+    cache_dir: o.EmbeddingCacheDir = None,
+    cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
+    queries: Annotated[Optional[Path], o.retold(o.Queries, "Your own queries (BEIR queries.jsonl): detect the names in them, ablate them (--ablations mask, gibberish, replace) and measure the retrieval change against --qrels on --corpus.")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "With --queries: BEIR folder or corpus.jsonl searched (exact cosine).")] = None,
+    qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --queries: graded qrels 1–5 (binary 0/1 read as 1 and 5).")] = None,
+    k: Annotated[int, o.retold(o.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.")] = 10,
+    names: Annotated[Optional[Path], o.path_option(o.INPUT, "--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,
+    bootstrap: o.Bootstrap = 1000,
+    engine: o.EngineOpt = o.EngineKind.local,
+    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
+    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
+    gpus_per_worker: o.GpusPerWorker = 0.0,
+    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
-    from ragdiag.report.probe_output import print_names_real, print_probe_output
+    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+        from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
+        from ragdiag.report.probe_output import print_names_real, print_probe_output
 
-    fmt_value = fmt.value if fmt else None
-    result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
-                              cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
-    if isinstance(result, NamesRealResult):
-        print_names_real(result, fmt_value, quiet)
-    else:
-        print_probe_output(result, fmt_value, out is not None, quiet)
+        fmt_value = fmt.value if fmt else None
+        result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
+                                  cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
+        if isinstance(result, NamesRealResult):
+            print_names_real(result, fmt_value, quiet)
+        else:
+            print_probe_output(result, fmt_value, out is not None, quiet)

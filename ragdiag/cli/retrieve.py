@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
 
 
 class RunFileFormat(str, Enum):
@@ -18,21 +18,21 @@ class RunFileFormat(str, Enum):
 
 
 def retrieve(
-    index_dir: p.IndexDir,
-    queries: p.Queries,
-    out: p.OutRequired,
-    k: p.K = p.DEFAULT_K,
-    mode: p.Mode = p.RetrievalMode.dense,
-    rrf_k: p.RrfK = p.DEFAULT_RRF_K,
-    candidates: p.Candidates = p.DEFAULT_CANDIDATES,
-    cache_dir: p.CacheDir = None,
-    cache: p.Cache = p.DEFAULT_CACHE_MODE,
-    base_url: p.BaseUrl = None,
-    run_format: Annotated[RunFileFormat, typer.Option("--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=p.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
-    tag: Annotated[str, p.text_option("--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
-    backend: p.Backend = None,
-    device: p.DeviceOpt = p.Device.cpu,
-    batch_size: p.BatchSize = None,
+    index_dir: o.IndexDir,
+    queries: o.Queries,
+    out: o.OutRequired,
+    k: o.K = o.DEFAULT_K,
+    mode: o.Mode = o.RetrievalMode.dense,
+    rrf_k: o.RrfK = o.DEFAULT_RRF_K,
+    candidates: o.Candidates = o.DEFAULT_CANDIDATES,
+    cache_dir: o.EmbeddingCacheDir = None,
+    cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
+    base_url: o.EmbeddingBaseUrl = None,
+    run_format: Annotated[RunFileFormat, o.option(o.OUTPUT, "--format", help="Run file layout: jsonl (query_id, ids, scores per line) or trec (qid Q0 docid rank score tag).", metavar=o.choices_metavar(RunFileFormat))] = RunFileFormat.jsonl,
+    tag: Annotated[str, o.text_option(o.OUTPUT, "--tag", "Run tag: the last column of a TREC run file (no whitespace).")] = "ragdiag",
+    backend: Annotated[Optional[str], o.retold(o.Backend)] = None,
+    device: o.DeviceOpt = o.Device.cpu,
+    batch_size: o.BatchSize = None,
 ) -> None:
     """Rank the indexed corpus for each query and write the run (jsonl or TREC)."""
     from ragdiag.commands.retrieve import RetrieveRequest

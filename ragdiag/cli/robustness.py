@@ -6,69 +6,71 @@ import json
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
-from ragdiag.cli import params as p
-from ragdiag.cli.engine_options import engine_command
+from ragdiag.cli import options as o
 
 
-@engine_command
 def robustness(
-    base_vectors: p.BaseVectors = None,
-    query_vectors: p.QueryVectors = None,
-    corpus: p.retold(p.Corpus, "BEIR corpus.jsonl, embedded with --embedder.", kind=Optional[Path]) = None,
-    queries: p.retold(p.Queries, "BEIR queries.jsonl, embedded with --embedder.", kind=Optional[Path]) = None,
-    embedder: p.Embedder = p.DEFAULT_EMBEDDER,
-    run: p.retold(p.Run, "Run file (with --qrels): run.jsonl from 'ragdiag retrieve' or a TREC run; repeat to compare runs side by side, each labelled by its file name.", kind=Optional[list[Path]]) = None,
-    qrels: p.Qrels = None,
-    k: p.K = p.DEFAULT_K,
-    metric: p.MetricOpt = p.DEFAULT_METRIC,
-    index_spec: p.IndexSpecs = ["flat"],  # noqa: B006 - typer reads the default, never mutates it
-    backend: p.retold(p.Backend, "Where pg-* specs run: pgvector:postgresql://USER@HOST/DB or pgvector:embedded[:DIR] (faiss specs always run in faiss).") = "faiss",
-    delta: p.Deltas = p.DEFAULT_DELTAS,
-    tie_aware: p.TieAware = False,
-    latency_queries: p.LatencyQueries = 1000,
-    repeats: p.BenchRepeats = 3,
-    seed: p.Seed = p.DEFAULT_SEED,
-    pg_builds: Annotated[int, p.int_option("--pg-builds", "Build each pg-ivfflat / pg-hnsw index N times and report recall, zero-recall queries and Robustness-δ as mean ± SD over the builds (pgvector's index build draws from the server's random state, which no seed reaches).", 1, 100)] = 1,
-    threads: p.Threads = None,
-    fmt: p.TableFormatOpt = None,
-    quiet: p.Quiet = False,
-    out: p.retold(p.Out, "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.") = None,
-    per_query: p.PerQuery = None,
-    plot_dir: p.PlotDir = None,
-    cache_dir: p.CacheDir = None,
-    cache: p.Cache = p.DEFAULT_CACHE_MODE,
-    base_url: p.BaseUrl = None,
-    device: p.DeviceOpt = p.Device.cpu,
-    batch_size: p.BatchSize = None,
-    match_recall: Annotated[Optional[float], typer.Option("--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families. Range (0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
-    require: Annotated[Optional[list[str]], typer.Option("--require", help="Constraint on the operating points, repeatable, NAME OP NUMBER with OP >=, <=, >, <; names: recall, R<δ> (e.g. R0.3; its δ is added to --delta), qps, p50, p95, p99 (ms), zero, build_s, mib. Shows the points meeting all of them with their unconstrained metrics, or names the binding constraint.", metavar=p.TEXT)] = None,
-    min_recall: Annotated[Optional[float], typer.Option("--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=p.FLOAT, callback=p.finite_float(0.0, 1.0, optional=True))] = None,
-    hardness: Annotated[bool, typer.Option("--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
-    lid_k: Annotated[int, typer.Option("--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=p.INTEGER)] = 20,
-    adaptive: Annotated[Optional[str], typer.Option("--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=p.TEXT)] = None,
-    bootstrap: p.Bootstrap = 1000,
+    base_vectors: o.BaseVectors = None,
+    query_vectors: o.QueryVectors = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR corpus.jsonl, embedded with --embedder.")] = None,
+    queries: Annotated[Optional[Path], o.retold(o.Queries, "BEIR queries.jsonl, embedded with --embedder.")] = None,
+    embedder: o.Embedder = o.DEFAULT_EMBEDDER,
+    run: Annotated[Optional[list[Path]], o.retold(o.Run, "Run file (with --qrels): run.jsonl from 'ragdiag retrieve' or a TREC run; repeat to compare runs side by side, each labelled by its file name.")] = None,
+    qrels: o.Qrels = None,
+    k: o.K = o.DEFAULT_K,
+    metric: o.MetricOpt = o.DEFAULT_METRIC,
+    index_spec: o.IndexSpecs = ["flat"],  # noqa: B006 - typer reads the default, never mutates it
+    backend: Annotated[str, o.retold(o.Backend, "Where pg-* specs run: pgvector:postgresql://USER@HOST/DB or pgvector:embedded[:DIR] (faiss specs always run in faiss).")] = "faiss",
+    delta: o.Deltas = o.DEFAULT_DELTAS,
+    tie_aware: o.TieAware = False,
+    latency_queries: o.LatencyQueries = 1000,
+    repeats: o.BenchRepeats = 3,
+    seed: o.Seed = o.DEFAULT_SEED,
+    pg_builds: Annotated[int, o.int_option(o.RETRIEVAL, "--pg-builds", "Build each pg-ivfflat / pg-hnsw index N times and report recall, zero-recall queries and Robustness-δ as mean ± SD over the builds (pgvector's index build draws from the server's random state, which no seed reaches).", 1, 100)] = 1,
+    threads: o.Threads = None,
+    fmt: o.TableFormatOpt = None,
+    quiet: o.Quiet = False,
+    out: Annotated[Optional[Path], o.retold(o.Out, "Write the result here; its suffix picks the format (.json, .txt/.md = table; else JSON) unless --format is given.")] = None,
+    per_query: o.PerQuery = None,
+    plot_dir: o.PlotDir = None,
+    cache_dir: o.EmbeddingCacheDir = None,
+    cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
+    base_url: o.EmbeddingBaseUrl = None,
+    device: o.DeviceOpt = o.Device.cpu,
+    batch_size: o.BatchSize = None,
+    match_recall: Annotated[Optional[float], o.option(o.STATISTICS, "--match-recall", help="Target average recall (0, 1]: per index family, metrics (MAP, nDCG, MRR, hit rate vs exact, p5/p10/p50 recall, Robustness-δ@K) at the point interpolated between measured points with that recall (never extrapolated), and their deviation from the mean over families. Range (0, 1].", metavar=o.FLOAT, callback=o.finite_float(0.0, 1.0, lo_open=True, optional=True))] = None,
+    require: Annotated[Optional[list[str]], o.option(o.STATISTICS, "--require", help="Constraint on the operating points, repeatable, NAME OP NUMBER with OP >=, <=, >, <; names: recall, R<δ> (e.g. R0.3; its δ is added to --delta), qps, p50, p95, p99 (ms), zero, build_s, mib. Shows the points meeting all of them with their unconstrained metrics, or names the binding constraint.", metavar=o.TEXT)] = None,
+    min_recall: Annotated[Optional[float], o.option(o.STATISTICS, "--min-recall", help="Keep only operating points whose average recall is at least this (the others are listed in meta.min_recall). Range [0, 1].", metavar=o.FLOAT, callback=o.finite_float(0.0, 1.0, optional=True))] = None,
+    hardness: Annotated[bool, o.option(o.STATISTICS, "--hardness", help="Per-query relative contrast and local intrinsic dimensionality against the base vectors, their Spearman correlation with per-query recall at every point, and the zero-recall queries with their features.")] = False,
+    lid_k: Annotated[int, o.option(o.STATISTICS, "--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=o.INTEGER)] = 20,
+    adaptive: Annotated[Optional[str], o.option(o.RETRIEVAL, "--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=o.TEXT)] = None,
+    bootstrap: o.Bootstrap = 1000,
+    engine: o.EngineOpt = o.EngineKind.local,
+    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
+    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
+    gpus_per_worker: o.GpusPerWorker = 0.0,
+    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    from ragdiag.commands.robustness import RobustnessRequest
-    from ragdiag.commands.robustness import run as run_robustness
-    from ragdiag.io.lists import parse_deltas
+    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+        from ragdiag.commands.robustness import RobustnessRequest
+        from ragdiag.commands.robustness import run as run_robustness
+        from ragdiag.io.lists import parse_deltas
 
-    request = RobustnessRequest(
-        k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
-        queries=query_vectors, corpus=corpus, query_texts=queries, embedder=embedder, run=run, qrels=qrels,
-        tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
-        cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value, device=device.value,
-        batch_size=batch_size, bootstrap=bootstrap, match_recall=match_recall, require=list(require or []),
-        min_recall=min_recall, hardness=hardness, lid_k=lid_k, adaptive=adaptive, pg_builds=pg_builds,
-        out=out, fmt=fmt.value if fmt else None, per_query=per_query, plot_dir=plot_dir, progress=True,
-    )
-    result = run_robustness(request)
-    from rich.console import Console
+        request = RobustnessRequest(
+            k=k, metric=metric.value, index=list(index_spec), deltas=parse_deltas(delta), base=base_vectors,
+            queries=query_vectors, corpus=corpus, query_texts=queries, embedder=embedder, run=run, qrels=qrels,
+            tie_aware=tie_aware, latency_queries=latency_queries, repeats=repeats, seed=seed, threads=threads,
+            cache_dir=cache_dir, base_url=base_url, backend=backend, cache_mode=cache.value, device=device.value,
+            batch_size=batch_size, bootstrap=bootstrap, match_recall=match_recall, require=list(require or []),
+            min_recall=min_recall, hardness=hardness, lid_k=lid_k, adaptive=adaptive, pg_builds=pg_builds,
+            out=out, fmt=fmt.value if fmt else None, per_query=per_query, plot_dir=plot_dir, progress=True,
+        )
+        result = run_robustness(request)
+        from rich.console import Console
 
-    from ragdiag.cli.show import show_result
-    from ragdiag.report.robustness_table import print_robustness
+        from ragdiag.cli.show import show_result
+        from ragdiag.report.robustness_table import print_robustness
 
-    show_result(out, fmt, quiet, lambda: print_robustness(result, Console()),
-                lambda shown: json.dumps(result.to_json(), indent=2) + "\n")
+        show_result(out, fmt, quiet, lambda: print_robustness(result, Console()),
+                    lambda shown: json.dumps(result.to_json(), indent=2) + "\n")

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
-import typer
-
-from ragdiag.cli import answer_options as ao
-from ragdiag.cli import params as p
-from ragdiag.cli.llm_options import llm_command, render_summary
-from ragdiag.cli.params import (
+from ragdiag.cli import options as o
+from ragdiag.cli.options import (
     DEFAULT_DELTAS,
     FLOAT,
     INTEGER,
@@ -20,72 +16,106 @@ from ragdiag.cli.params import (
     OutDir,
     finite_float,
 )
+from ragdiag.report.llm_summary import render_summary
 
-if TYPE_CHECKING:  # the client is imported when the command runs (light `ragdiag --help`)
-    from ragdiag.commands.sweep import AnswerSettings, ClientConfig, GradingOptions
-
-SweepQrels = p.retold(p.Qrels, "Qrels, BEIR (query-id corpus-id score) or TREC (qid 0 docid rel) (default: the folder's qrels/test.tsv).")
-SweepIndex = p.retold(p.IndexSpecs, "Index spec to sweep (repeatable; --index is the same); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", also=("--index",))
-SweepK = Annotated[int, typer.Option("--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
-Controls = Annotated[str, typer.Option("--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
-MaxDrop = Annotated[Optional[float], typer.Option("--max-drop", help="Largest mean grade drop from exact the recommendation may accept. Range [0, 4].", metavar=FLOAT, callback=finite_float(0.0, 4.0, optional=True))]
-PlotFlag = Annotated[bool, typer.Option("--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
-SweepRepeats = p.retold(p.BenchRepeats, "Repeats of the batch QPS measurement (median and min–max reported); raised, up to 200, until 1,000 query searches are timed.")
-SweepAnswers = p.retold(p.Answers, "Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.", kind=Optional[Path])
-AccuracyThreshold = Annotated[float, typer.Option("--accuracy-threshold", help="An answer counts as correct when its grade is at least this (accuracy and accuracy relative to exact k-NN per recall bucket). Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
-PerQueryParquet = p.retold(p.GradedParquet, "Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")
+SweepQrels = Annotated[Optional[Path], o.retold(o.Qrels, "Qrels, BEIR (query-id corpus-id score) or TREC (qid 0 docid rel) (default: the folder's qrels/test.tsv).")]
+SweepIndex = Annotated[list[str], o.retold(o.IndexSpecs, "Index spec to sweep (repeatable; --index is the same); a|b|c sweeps a search parameter, e.g. 'hnsw:M=16,efConstruction=100,efSearch=4|8|16|32|64', 'ivf:nlist=256,nprobe=1|2|4|8'.", also=("--index",))]
+SweepK = Annotated[int, o.option(o.RETRIEVAL, "--k", help="Passages per query given to the generator (top-K).", min=1, max=1000, metavar=INTEGER)]
+Controls = Annotated[str, o.option(o.LLM, "--controls", help="Controls, comma list of exact (required), gold, empty.", metavar=TEXT)]
+MaxDrop = Annotated[Optional[float], o.option(o.STATISTICS, "--max-drop", help="Largest mean grade drop from exact the recommendation may accept. Range [0, 4].", metavar=FLOAT, callback=finite_float(0.0, 4.0, optional=True))]
+PlotFlag = Annotated[bool, o.option(o.OUTPUT, "--plot/--no-plot", help="Also write sweep_grade.png and sweep_qps.png into --out-dir.")]
+SweepRepeats = Annotated[int, o.retold(o.BenchRepeats, "Repeats of the batch QPS measurement (median and min–max reported); raised, up to 200, until 1,000 query searches are timed.")]
+SweepAnswers = Annotated[Optional[Path], o.retold(o.Answers, "Reference answers from the dataset, JSON lines {\"query_id\" (or \"_id\"): ID, \"answer\": TEXT} or {..., \"answers\": [TEXT, ...]} (e.g. MS MARCO answers, SQuAD spans): every point and the exact, gold and empty controls are graded against them (highest grade over a query's answers) instead of an ideal answer generated from the relevant passages; only queries with an answer are swept. Without it the gold control is not informative and is left out.")]
+AccuracyThreshold = Annotated[float, o.option(o.STATISTICS, "--accuracy-threshold", help="An answer counts as correct when its grade is at least this (accuracy and accuracy relative to exact k-NN per recall bucket). Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
+PerQueryParquet = Annotated[bool, o.retold(o.GradedParquet, "Write the per-query grades as per_query.parquet (columnar, needs pyarrow; read by correlate --table) instead of per_query.jsonl.")]
 
 
-@llm_command
 def sweep(
-    corpus: p.CorpusFolder,
+    corpus: o.CorpusFolder,
     index: SweepIndex,
     out_dir: OutDir,
-    queries: p.FolderQueries = None,
+    queries: o.FolderQueries = None,
     qrels: SweepQrels = None,
     embedder: Embedder = "local",
     k: SweepK = 10,
     controls: Controls = "exact,gold,empty",
     delta: Deltas = DEFAULT_DELTAS,
-    bootstrap: p.Bootstrap = 1000,
+    bootstrap: o.Bootstrap = 1000,
     max_drop: MaxDrop = None,
-    max_calls: p.MaxCalls = None,
-    max_queries: p.MaxQueries = None,
-    ideal_cap: p.IdealCap = 10,
+    max_calls: o.MaxCalls = None,
+    max_queries: o.MaxQueries = None,
+    ideal_cap: o.IdealCap = 10,
     plot: PlotFlag = False,
-    latency_queries: p.LatencyQueries = 1000,
+    latency_queries: o.LatencyQueries = 1000,
     qps_repeats: SweepRepeats = 3,
-    embed_base_url: p.EmbedBaseUrl = None,
+    embed_base_url: o.EmbedBaseUrl = None,
     answers: SweepAnswers = None,
     accuracy_threshold: AccuracyThreshold = 4.0,
-    grading: GradingOptions = ao.GRADING,
-    answer: AnswerSettings = ao.ANSWER,
+    grade_mode: o.GradeModeOpt = o.GradeMode.digit,
+    top_logprobs: o.TopLogprobs = o.DEFAULT_TOP_LOGPROBS,
+    keep_degenerate: o.KeepDegenerate = False,
+    degenerate_patterns: o.DegeneratePatterns = None,
+    long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
+    lang: o.AnswerLang = o.DEFAULT_LANG,
+    max_prompt_tokens: o.MaxPromptTokens = None,
+    fit: o.Fit = o.DEFAULT_FIT,
+    tokenizer: o.Tokenizer = None,
+    chars_per_token: o.CharsPerToken = o.DEFAULT_CHARS_PER_TOKEN,
+    max_answer_tokens: o.MaxAnswerTokens = o.DEFAULT_MAX_ANSWER_TOKENS,
     parquet: PerQueryParquet = False,
-    *,
-    config: ClientConfig,
-    min_coverage: float,
-    progress: bool,
+    model: o.Model = o.DEFAULT_MODEL,
+    base_url: o.BaseUrl = None,
+    cache_dir: o.CacheDir = None,
+    cache: o.Cache = o.DEFAULT_CACHE_MODE,
+    workers: o.Workers = o.DEFAULT_WORKERS,
+    seed: o.RequestSeed = o.DEFAULT_SEED,
+    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
+    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
+    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
+    rpm: o.Rpm = None,
+    tpm: o.Tpm = None,
+    prices: o.Prices = None,
+    batch: o.Batch = None,
+    batch_dir: o.BatchDir = None,
+    batch_wait: o.BatchWait = None,
+    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
+    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
+    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
+    min_coverage: o.MinCoverage = o.DEFAULT_MIN_COVERAGE,
+    progress: o.Progress = True,
+    engine: o.EngineOpt = o.EngineKind.local,
+    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
+    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
+    gpus_per_worker: o.GpusPerWorker = 0.0,
+    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
-    from rich.console import Console
+    config = o.client_config(
+        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
+        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
+        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
+        batch_max_bytes=batch_max_bytes)
+    answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
+    grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
+    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+        from rich.console import Console
 
-    from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage
-    from ragdiag.commands.sweep import run as run_sweep
-    from ragdiag.io.lists import parse_deltas
-    from ragdiag.options import parse_choices
-    from ragdiag.report.sweep_accuracy import print_relative_accuracy
-    from ragdiag.report.sweep_report import print_sweep
+        from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage
+        from ragdiag.commands.sweep import run as run_sweep
+        from ragdiag.io.lists import parse_choices, parse_deltas
+        from ragdiag.report.sweep_accuracy import print_relative_accuracy
+        from ragdiag.report.sweep_report import print_sweep
 
-    request = SweepRequest(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
-                           controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
-                           deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
-                           max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
-                           latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                           grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold,
-                           llm=config, out_dir=out_dir, plot=plot, progress=progress, parquet=parquet)
-    done = run_sweep(request)
-    console = Console()
-    print_sweep(done.result, console)
-    print_relative_accuracy(done.result, console)
-    render_summary("ragdiag sweep", done.summary, done.paths)
-    check_coverage(done.summary, min_coverage, done.paths["answers"])
+        request = SweepRequest(corpus=corpus, index=index, queries=queries, qrels=qrels, embedder=embedder, k=k,
+                               controls=tuple(parse_choices(controls, CONTROLS, "control", "--controls")),
+                               deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
+                               max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
+                               latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
+                               grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold,
+                               llm=config, out_dir=out_dir, plot=plot, progress=progress, parquet=parquet)
+        done = run_sweep(request)
+        console = Console()
+        print_sweep(done.result, console)
+        print_relative_accuracy(done.result, console)
+        render_summary("ragdiag sweep", done.summary, done.paths)
+        check_coverage(done.summary, min_coverage, done.paths["answers"])

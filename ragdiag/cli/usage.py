@@ -4,10 +4,10 @@ metavars in ``--help``, and deprecated option spellings kept as hidden aliases.
 - Usage errors (unknown option, missing option, bad choice, bad or out-of-range value) print
   ``ragdiag: error: --k: 'abc' is not a valid integer (see 'ragdiag correlate --help')`` on one
   stderr line and exit 2, like every other ragdiag error — never a boxed panel.
-- ``--help`` shows TEXT, INTEGER, FLOAT, PATH or ``[a|b]`` metavars and nothing for flags, on
-  every typer version (recent typers print ``<int>``, ``<bool>``). It is click's plain help
-  (the app sets ``rich_markup_mode=None``): an option name and its metavar are never wrapped or
-  cut at any width, the help text wraps at spaces beside or under them.
+- ``--help`` is click's plain help in panels (:mod:`ragdiag.cli.help_format`; the app sets
+  ``rich_markup_mode=None``): every option declares its metavar (TEXT, INTEGER, FLOAT, PATH or
+  ``[a|b]``; flags none), an option name and its metavar are never wrapped or cut at any width,
+  the help text wraps at spaces beside or under them.
 - An old spelling (``index build --out``) is rewritten to its new name before parsing, with one
   ``ragdiag: note: --out is deprecated here, use --out-dir`` line on stderr.
 """
@@ -17,26 +17,19 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-try:  # recent typers vendor click as typer._click
-    from typer._click.exceptions import (
-        BadParameter,
-        ClickException,
-        NoSuchOption,
-        UsageError,
-    )
+if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
+    from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
     from typer.exceptions import Abort
-except ImportError:  # pragma: no cover - typer on top of click
-    from click.exceptions import (
-        Abort,
-        BadParameter,
-        ClickException,
-        NoSuchOption,
-        UsageError,
-    )
+else:
+    try:  # recent typers vendor click as typer._click
+        from typer._click.exceptions import BadParameter, ClickException, NoSuchOption, UsageError
+        from typer.exceptions import Abort
+    except ImportError:  # pragma: no cover - typer on top of click
+        from click.exceptions import Abort, BadParameter, ClickException, NoSuchOption, UsageError
 
 from ragdiag.cli.aliases import DEPRECATED
 
@@ -145,17 +138,17 @@ def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) 
             out.extend(args[i:])
             break
         name, eq, inline = token.partition("=")
-        if name in table and isinstance(table[name], tuple):  # a flag that became an option value
-            replacement = table[name]
+        renamed = table.get(name)
+        if isinstance(renamed, tuple):  # a flag that became an option value
             if name not in noted:
-                warn(f"ragdiag: note: {name} is deprecated here, use {' '.join(replacement)}")
+                warn(f"ragdiag: note: {name} is deprecated here, use {' '.join(renamed)}")
                 noted.add(name)
-            out.extend(replacement)
+            out.extend(renamed)
             i += 1
             continue
-        if name in table:
+        if renamed is not None:
             value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
-            new = table[name](value) if callable(table[name]) else table[name]
+            new = renamed(value) if callable(renamed) else renamed
             if new is not None and new != name:
                 if name not in noted:
                     warn(f"ragdiag: note: {name} is deprecated here, use {new}")
@@ -166,59 +159,13 @@ def rewrite_deprecated(root: Any, args: list[str], warn: Callable[[str], None]) 
     return out
 
 
-# ---------------------------------------------------------------- help metavars
+# ---------------------------------------------------------------- the command list of a group's help
 
 
 def _commands_under(command: Any) -> Iterable[Any]:
     yield command
     for sub in (getattr(command, "commands", None) or {}).values():
         yield from _commands_under(sub)
-
-
-def conventional_metavars(root: Any) -> None:
-    """Flags (and ``--help``) show no metavar; other options without one get click's names."""
-    for command in _commands_under(root):
-        params = list(command.params)
-        try:
-            help_option = command.get_help_option(command.context_class(command))
-        except Exception:  # pragma: no cover - help option built differently by this click
-            help_option = None
-        if help_option is not None:
-            params.append(help_option)
-        for param in params:
-            if not getattr(param, "opts", [""])[0].startswith("-"):  # an argument: NAME, then its type
-                type_name = _click_type_name(param)
-                if type_name is not None and hasattr(param, "display_type_rich"):
-                    param.display_type_rich = lambda ctx, shown=type_name: shown
-                if hasattr(param, "_usage_display_name"):  # usage: NAME... / [NAME]..., not typer's {name}...
-                    shown = param.metavar or param.name.upper()
-                    shown = (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
-                    param._usage_display_name = lambda shown=shown: shown
-                continue
-            if getattr(param, "metavar", None) is not None:
-                continue
-            if getattr(param, "is_flag", False) or getattr(param, "is_bool_flag", False):
-                param.metavar = ""
-            else:
-                param.metavar = _click_type_name(param)
-
-
-def _click_type_name(param: Any) -> Optional[str]:
-    """TEXT / INTEGER / FLOAT / PATH / [a|b] from the parameter's type."""
-    descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is not None:  # recent typer
-        if getattr(descriptor, "is_choice", False):
-            return "[" + "|".join(str(getattr(c, "value", c)) for c in descriptor.choices or ()) + "]"
-        if getattr(descriptor, "is_path", False):
-            return "PATH"
-        annotation = descriptor.annotation
-        while getattr(annotation, "__args__", None) and getattr(annotation, "__origin__", None) is list:
-            annotation = annotation.__args__[0]
-        from pathlib import Path
-
-        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN", Path: "PATH"}
-        return names.get(annotation, "TEXT")
-    return None  # click names its own types (TEXT, INTEGER, …)
 
 
 def whole_short_help(root: Any) -> None:

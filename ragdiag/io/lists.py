@@ -1,4 +1,5 @@
-"""The comma-separated lists options take: cut-offs K and robustness thresholds δ.
+"""The comma-separated lists options take: cut-offs K, robustness thresholds δ, names from a closed set
+and a pair of names.
 
 One parser each, used by every command and by the typer callbacks that check them before any work.
 """
@@ -6,6 +7,7 @@ One parser each, used by every command and by the typer callbacks that check the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ragdiag.errors import RagdiagError
 
@@ -32,6 +34,26 @@ def parse_deltas(text: str, flag: str = "--delta") -> tuple[float, ...]:
     if not deltas or any(not (math.isfinite(d) and 0 < d <= 1) for d in deltas):
         raise RagdiagError(f"{flag}: '{text}': every δ must be in (0, 1]")
     return deltas
+
+
+def parse_choices(value: str, allowed: Sequence[str], what: str, flag: str, expected: str | None = None) -> list[str]:
+    """``"a,b"`` → ["a", "b"] (order kept, duplicates dropped); every name must be in ``allowed``."""
+    names = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    hint = expected or f"one of {', '.join(allowed)}"
+    if not names:
+        raise RagdiagError(f"{flag} is empty: expected {hint}")
+    for name in names:
+        if name not in allowed:
+            raise RagdiagError(f"unknown {what} '{name}': expected {hint}")
+    return names
+
+
+def parse_pair(text: str, what: str = "measures", example: str = "T,F") -> tuple[str, str]:
+    """``"T,F"`` → ("T", "F"): exactly two names, for a paired comparison."""
+    pair = tuple(part.strip() for part in text.split(",") if part.strip())
+    if len(pair) != 2:
+        raise RagdiagError(f"'{text}': expected two {what} to compare, e.g. {example}")
+    return pair  # type: ignore[return-value]
 
 
 def list_callback(parse, flag: str):

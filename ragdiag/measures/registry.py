@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.lists import parse_choices
 from ragdiag.measures.core import (
     ALPHA,
     CUTOFF,
@@ -33,7 +34,6 @@ from ragdiag.measures.core import (
     Param,
     parse_bound,
 )
-from ragdiag.options import parse_choices
 
 
 @dataclass(frozen=True)

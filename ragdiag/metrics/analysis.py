@@ -10,6 +10,7 @@ import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.errors import RagdiagError
+from ragdiag.io.lists import parse_choices
 from ragdiag.measures.registry import ALPHA_MEASURES, DEFAULT_MEASURES
 from ragdiag.measures.sample import ndcg
 from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
@@ -17,7 +18,6 @@ from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
 from ragdiag.metrics.measure_tables import DistinctTable, RowColumns, distinct_table
 from ragdiag.metrics.noise_correction import correct_for_judge_noise
 from ragdiag.metrics.segments import segment_rows, sibling_positives
-from ragdiag.options import parse_choices
 
 
 @dataclass

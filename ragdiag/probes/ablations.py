@@ -16,7 +16,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from ragdiag.errors import RagdiagError
-from ragdiag.options import parse_choices
+from ragdiag.io.lists import parse_choices
 from ragdiag.probes.probe_data import CandidateTemplate
 
 ABLATIONS = (

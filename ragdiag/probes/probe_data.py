@@ -14,7 +14,7 @@ from pathlib import Path
 from ragdiag.errors import DataError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.jsonl import read_json_records
-from ragdiag.options import parse_choices
+from ragdiag.io.lists import parse_choices
 from ragdiag.resources import resource_path
 
 LANGS = ("en", "fr")

@@ -18,7 +18,6 @@ CLI_MAY_IMPORT = (
     "ragdiag.commands",
     "ragdiag.report",
     "ragdiag.errors",
-    "ragdiag.options",
     "ragdiag.extras",
     "ragdiag.config",
     "ragdiag.engine.settings",  # the --engine options' settings type (checks only; imports errors alone)

@@ -122,18 +122,22 @@ def test_help_imports_no_heavy_or_remote_library():
 def test_llm_defaults_shown_by_help_are_the_client_defaults():
     import dataclasses
 
-    from ragdiag.cli import params
+    from ragdiag.cli import options as o
+    from ragdiag.engine.settings import EngineSettings
     from ragdiag.llm.client import ClientConfig
 
     defaults = {f.name: f.default for f in dataclasses.fields(ClientConfig)}
-    assert (params.DEFAULT_MODEL, params.DEFAULT_CACHE_MODE.value, params.DEFAULT_WORKERS, params.DEFAULT_SEED,
-            params.DEFAULT_TEMPERATURE, params.DEFAULT_MAX_RETRIES, params.DEFAULT_TIMEOUT) == (
+    assert (o.DEFAULT_MODEL, o.DEFAULT_CACHE_MODE.value, o.DEFAULT_WORKERS, o.DEFAULT_SEED,
+            o.DEFAULT_TEMPERATURE, o.DEFAULT_MAX_RETRIES, o.DEFAULT_TIMEOUT, o.DEFAULT_BATCH_POLL,
+            o.DEFAULT_BATCH_MAX_REQUESTS, o.DEFAULT_BATCH_MAX_BYTES) == (
         defaults["model"], defaults["cache"], defaults["workers"], defaults["seed"], defaults["temperature"],
-        defaults["max_retries"], defaults["timeout"])
+        defaults["max_retries"], defaults["timeout"], defaults["batch_poll"], defaults["batch_max_requests"],
+        defaults["batch_max_bytes"])
+    assert EngineSettings().ray_address == o.DEFAULT_RAY_ADDRESS
 
 
 def test_answer_option_defaults_shown_by_help_are_the_library_defaults():
-    from ragdiag.cli import answer_options
+    from ragdiag.cli import options as answer_options
     from ragdiag.llm.context_budget import DEFAULT_CHARS_PER_TOKEN
     from ragdiag.pipeline.answer_plan import AnswerSettings
 

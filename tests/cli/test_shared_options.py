@@ -1,12 +1,12 @@
-"""Options shared by several commands are declared once (cli/params.py, cli/answer_options.py); a
-command that tells one in its own words does so with ``retold`` / ``with_note`` / ``given``, which keep
-the flag, metavar, range and check of the shared declaration."""
+"""Options shared by several commands are declared once (the ``ragdiag/cli/options/`` package); a
+command that tells one in its own words does so with ``retold`` / ``with_note`` / ``given`` inside
+``Annotated``, which keep the flag, metavar, range, check and help panel of the shared declaration."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional, get_args
+from typing import Annotated, Optional, get_args
 
 import pytest
 import typer
@@ -14,7 +14,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.cli import params as p
+from ragdiag.cli import options as o
 
 CLI = Path(__file__).resolve().parents[2] / "ragdiag" / "cli"
 # one flag, different concepts: another type, another set of choices or another range on purpose
@@ -38,27 +38,32 @@ def _info(decl):
     return get_args(decl)[1]
 
 
-def test_retold_keeps_flag_metavar_range_and_check():
-    told = p.retold(p.K, "Top passages.", kind=Optional[int], also=("--top",))
-    kind, info = get_args(told)
-    assert kind == Optional[int] and info.help == "Top passages."
-    assert (info.min, info.max, info.metavar) == (1, 100_000, "INTEGER")
-    assert _info(p.K).help == "Cut-off K: passages per query."  # the shared declaration is left as it was
-    floats = p.retold(p.MinCoverage, "Share of items.")
-    assert _info(floats).callback is _info(p.MinCoverage).callback
+def test_retold_keeps_flag_metavar_range_check_and_panel():
+    told = o.retold(o.K, "Top passages.", also=("--top",))
+    assert told.help == "Top passages." and told.param_decls[-1] == "--top"
+    assert (told.min, told.max, told.metavar, told.rich_help_panel) == (1, 100_000, "INTEGER", o.RETRIEVAL)
+    assert _info(o.K).help == "Cut-off K: passages per query."  # the shared declaration is left as it was
+    assert _info(o.K).param_decls == () and told.param_decls == ("--top",)
+    floats = o.retold(o.MinCoverage, "Share of items.")
+    assert floats.callback is _info(o.MinCoverage).callback
+    moved = o.retold(o.CacheDir, panel=o.INPUT)
+    assert (moved.help, moved.rich_help_panel) == (_info(o.CacheDir).help, o.INPUT)
 
 
 def test_with_note_and_given_compose_the_shared_help():
-    assert _info(p.with_note(p.Plot, "The frontier.")).help == "PNG file to draw the plot into (.png). The frontier."
-    assert _info(p.given(p.MaxQueries, "--corpus")).help == "With --corpus: use only the first N judged queries."
-    assert _info(p.given(p.FolderQueries, "--corpus")).help.startswith("With --corpus: BEIR queries.jsonl")
+    assert o.with_note(o.Plot, "The frontier.").help == "PNG file to draw the plot into (.png). The frontier."
+    assert o.given(o.MaxQueries, "--corpus").help == "With --corpus: use only the first N judged queries."
+    assert o.given(o.FolderQueries, "--corpus").help.startswith("With --corpus: BEIR queries.jsonl")
+
+
+Top = Annotated[int, o.retold(o.K, "Top passages.", also=("--top",))]
 
 
 def test_a_retold_option_still_checks_its_range():
     app_ = typer.Typer()
 
     @app_.command()
-    def main(k: p.retold(p.K, "Top passages.", also=("--top",)) = 10) -> None:  # type: ignore[valid-type]
+    def main(k: Top = 10) -> None:
         typer.echo(k)
 
     runner = CliRunner()
@@ -69,12 +74,34 @@ def test_a_retold_option_still_checks_its_range():
     assert "Top passages." in runner.invoke(app_, ["--help"]).output
 
 
+def test_a_retold_option_may_take_another_value_type():
+    app_ = typer.Typer()
+
+    @app_.command()
+    def main(k: Annotated[Optional[int], o.retold(o.K, "Optional here.")] = None) -> None:
+        typer.echo(repr(k))
+
+    runner = CliRunner()
+    assert runner.invoke(app_, []).output.strip() == "None"
+    assert runner.invoke(app_, ["--k", "3"]).output.strip() == "3"
+
+
 def _declared_flags() -> dict[str, set[str]]:
+    """Flag → the modules declaring it (``typer.Option("--x"``, ``option(PANEL, "--x"``, ``*_option(PANEL, "--x"``);
+    the ``options`` package counts as one module, the one home of shared declarations."""
     found: dict[str, set[str]] = {}
-    for module in CLI.glob("*.py"):
-        for flag in re.findall(r'(?:Option|_option)\(\s*(?:[^,"\n]+,\s*)?"(--[a-z0-9-]+)', module.read_text()):
-            found.setdefault(flag, set()).add(module.name)
+    for module in CLI.rglob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        home = module.relative_to(CLI).parts[0].removesuffix(".py")
+        for flag in re.findall(r'(?:Option|option)\(\s*(?:[^,"\n()]+,\s*)?"(--[a-z0-9-]+)', text):
+            found.setdefault(flag, set()).add(home)
     return found
+
+
+def test_the_declaration_scan_sees_the_shared_and_the_command_declarations():
+    flags = _declared_flags()
+    assert flags["--qrels"] == {"options"} and flags["--model"] >= {"options", "cache"}
+    assert flags["--ranked-out"] == {"generate"} and flags["--refine-seed"] == {"label"} and flags["--dir"] == {"data"}
 
 
 def test_a_flag_is_declared_in_one_module():
@@ -91,5 +118,13 @@ def test_clq_and_dynamic_k_use_the_shared_output_options():
     commands = typer.main.get_command(app).commands
     for name in ("clq", "dynamic-k"):
         helps = {param.name: param.help for param in commands[name].params}
-        assert helps["fmt"] == _info(p.FormatOpt).help and helps["out"] == _info(p.Out).help
-        assert helps["plot"].startswith(_info(p.Plot).help + " ")
+        assert helps["fmt"] == _info(o.FormatOpt).help and helps["out"] == _info(o.Out).help
+        assert helps["plot"].startswith(_info(o.Plot).help + " ")
+
+
+def test_cli_rewrites_no_signature_and_evaluates_no_annotation():
+    """Option groups are plain parameters: nothing in cli/ rewrites a signature or calls eval()."""
+    for module in CLI.rglob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert "__signature__" not in text and not re.search(r"\beval\(", text), module.name
+        assert not re.search(r"\._usage_display_name\s*=|rich_utils", text), module.name

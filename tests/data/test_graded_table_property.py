@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.data.loaders import load_graded_file
 from ragdiag.errors import RagdiagError
+from ragdiag.measures.sample import ndcg
 from ragdiag.metrics.analysis import CorrelateOptions
 from ragdiag.metrics.correlate_job import run_correlation
-from ragdiag.measures.sample import ndcg
 
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
                          st.text(max_size=5))

@@ -137,7 +137,7 @@ def test_count_kinds_lists_every_kind():
 
 
 def test_cli_defaults_match_the_library():
-    from ragdiag.cli import params
+    from ragdiag.cli import options as params
     from ragdiag.data.reference_gate import DEFAULT_LONG_RATIO, LONG_RATIO_RANGE
     from ragdiag.pipeline.grade import GradingOptions
 

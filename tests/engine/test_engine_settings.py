@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.cli import params as p
+from ragdiag.cli import options as p
 from ragdiag.engine.settings import EngineSettings, active
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient

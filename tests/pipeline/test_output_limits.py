@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from ragdiag.cli.answer_options import DEFAULT_MAX_ANSWER_TOKENS
+from ragdiag.cli.options import DEFAULT_MAX_ANSWER_TOKENS
 from ragdiag.data.reference_gate import TRUNCATED_MARK
 from ragdiag.llm.context_budget import ANSWER_RESERVE
 from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS, limit_param
