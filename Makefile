@@ -78,9 +78,12 @@ browser:
 	  (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "make browser: chromium not installed (the browser test will skip, saying why): apt-get install chromium failed" >&2; \
 	else echo "make browser: chromium not installed (the browser test will skip, saying why): no root apt-get here" >&2; fi
 
-# ruff over the package, the tests and the benchmarks (rules in pyproject.toml [tool.ruff]).
+# ruff over the package, the tests and the benchmarks (rules in pyproject.toml [tool.ruff]), then mypy
+# on the package (pyproject.toml [tool.mypy]: the default level, strict on commands, results, measures
+# and answers); each says which of the two failed.
 lint: install
-	$(VENV)/bin/ruff check ragdiag tests benchmarks tools
+	$(VENV)/bin/ruff check ragdiag tests benchmarks tools || { echo "make lint: ruff found problems" >&2; exit 1; }
+	$(PY) -m mypy ragdiag || { echo "make lint: mypy found type errors" >&2; exit 1; }
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict: a broken link or a page left out fails.
 docs: install

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,8 @@ def swept_parameter(spec: IndexSpec) -> str:
 def _stats(kind: str):
     import faiss
 
-    return faiss.cvar.hnsw_stats if kind.startswith("hnsw") else faiss.cvar.indexIVF_stats
+    # SWIG globals that faiss's stub leaves out of cvar
+    return faiss.cvar.hnsw_stats if kind.startswith("hnsw") else faiss.cvar.indexIVF_stats  # type: ignore[attr-defined]
 
 
 def per_query_search(index, kind: str, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -100,7 +102,7 @@ def adaptive_study(index, spec: IndexSpec, queries: np.ndarray, true_ids: np.nda
     if not first < second:
         raise RagdiagError(f"adaptive search: the first-pass {param} ({first}) must be below the second ({second})")
     fixed_values = sorted(set(spec.search[param]) | {first, second})
-    passes = {}
+    passes: dict[int, dict[str, Any]] = {}  # per value: arrays (scores, ids, ndis, recall) and numbers
     for value in fixed_values:
         set_search_params(index, {param: value}, k=k)
         scores, ids, ndis = per_query_search(index, spec.kind, queries, k)
@@ -121,15 +123,15 @@ def adaptive_study(index, spec: IndexSpec, queries: np.ndarray, true_ids: np.nda
         tau = float(np.sort(gap)[n_again]) if n_again < len(queries) else float("inf")
         ids = np.where(chosen[:, None], two["ids"], one["ids"])
         _, summary = _summary(ids, true_ids, deltas)
-        ndis = float(one["ndis"].mean() + (two["ndis"] * chosen).sum() / len(queries))
+        ndis_mean = float(one["ndis"].mean() + (two["ndis"] * chosen).sum() / len(queries))
         set_search_params(index, {param: second}, k=k)
         seconds = one["seconds"] + _batch_seconds(index, queries[chosen], k, repeats)
         random_pick = np.zeros(len(queries), bool)
         random_pick[rng.choice(len(queries), n_again, replace=False)] = True
         _, random_summary = _summary(np.where(random_pick[:, None], two["ids"], one["ids"]), true_ids, deltas)
         rows.append({"share_researched": n_again / len(queries), "threshold": None if not np.isfinite(tau) else tau,
-                     "ndis_mean": ndis, "us_per_query": 1e6 * seconds / len(queries), **summary,
-                     "random_same_share": random_summary, "fixed_at_equal_ndis": _at_cost(fixed, ndis, deltas)})
+                     "ndis_mean": ndis_mean, "us_per_query": 1e6 * seconds / len(queries), **summary,
+                     "random_same_share": random_summary, "fixed_at_equal_ndis": _at_cost(fixed, ndis_mean, deltas)})
     return {"spec": spec.text, "parameter": param, "first": first, "second": second, "k": k, "metric": metric,
             "gap": "s_1 - s_K" if metric != "l2" else "d_K - d_1 (squared L2)", "seed": seed, "repeats": repeats,
             "fixed": fixed, "adaptive": rows}

@@ -125,8 +125,8 @@ def matched_recall(points: list[dict], recalls: list[np.ndarray], ids: list[np.n
             rows.append(row)
             continue
         a, b, t = (members[found[0]], members[found[1]], found[2])
-        profile = _mix(*(point_profile(recalls[i], ids[i], true_ids, deltas) for i in (a, b)), t)
-        reps = _mix(*(recall_replicates(recalls[i], deltas, resamples) for i in (a, b)), t)
+        profile = _mix(point_profile(recalls[a], ids[a], true_ids, deltas), point_profile(recalls[b], ids[b], true_ids, deltas), t)
+        reps = _mix(recall_replicates(recalls[a], deltas, resamples), recall_replicates(recalls[b], deltas, resamples), t)
         group = [points[i] for i in members]
         row.update(in_range=True, between=[_label(points[a], group), _label(points[b], group)], weight=t,
                    between_recall=[float(np.mean(recalls[a])), float(np.mean(recalls[b]))],

@@ -76,7 +76,9 @@ def run_pg_sweep(base: np.ndarray, queries: np.ndarray, specs: list[PgSpec], bac
 
     check_inputs(base, queries, opts.k)
     truth = exact_ground_truth(base, queries, opts.k, opts.metric)
-    points, recalls, all_ids = [], [], []
+    points: list[dict] = []
+    recalls: list[np.ndarray] = []
+    all_ids: list[np.ndarray] = []
     with server_url(backend) as (url, shown):
         conn = connect(url, shown)
         try:

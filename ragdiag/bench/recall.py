@@ -51,6 +51,8 @@ def ann_recall(
     k = true_ids.shape[1]
     hits = (ids[:, :, None] == true_ids[:, None, :]).any(axis=2) & (ids >= 0)
     if tie_aware:
+        if returned_scores is None or true_scores is None:
+            raise ValueError("tie-aware recall needs returned_scores and true_scores")
         kth = true_scores[:, -1:]
         tol = TIE_RTOL * np.maximum(np.abs(kth), 1e-30)
         with np.errstate(invalid="ignore"):

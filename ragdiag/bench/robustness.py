@@ -126,18 +126,21 @@ def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
         if opts.k > run_depth(run):
             raise RagdiagError(f"k={opts.k} is larger than the depth of run {path} (at most {run_depth(run)} "
                                "passages per query): recall@k would be recall at a smaller cut-off; lower k or retrieve deeper")
-    qrels = read_qrels(opts.qrels)
+    if opts.qrels is None:  # commands/robustness checks it first
+        raise RagdiagError("--run and --qrels go together")
+    qrels_path = opts.qrels
+    qrels = read_qrels(qrels_path)
     judged = {q: {d for d, s in rels.items() if s > 0} for q, rels in qrels.items()}
     judged = {q: rel for q, rel in judged.items() if rel}
     if not judged:
-        raise RagdiagError(f"{opts.qrels}: no query has a relevant passage (score > 0)")
+        raise RagdiagError(f"{qrels_path}: no query has a relevant passage (score > 0)")
     query_ids = sorted(judged)
     points, rows, described = [], [], []
     for i, (path, label, scored) in enumerate(zip(paths, _run_labels(paths), runs)):
-        run = run_ids(scored)
+        ranked = run_ids(scored)
         recalls = []
         for j, query_id in enumerate(query_ids):
-            ids = run.get(query_id, [])[: opts.k]
+            ids = ranked.get(query_id, [])[: opts.k]
             recall = sum(d in judged[query_id] for d in ids) / len(judged[query_id])
             recalls.append(recall)
             rows.append({"point": i, "query": j, "query_id": query_id, "recall": recall, "ids": ids})
@@ -145,12 +148,12 @@ def _labelled(opts: RobustnessOptions) -> tuple[list[dict], list[dict], dict]:
                        **summarise(np.asarray(recalls), opts.k, opts.deltas),
                        "recall_kind": "labelled (n/Np)", "qps_batch": None, "latency_ms": None, "build_s": None,
                        "index_bytes": None, "threads": None})
-        unjudged = sorted(q for q in run if q not in judged)  # ranked, but no relevant passage in the qrels: left out
+        unjudged = sorted(q for q in ranked if q not in judged)  # ranked, but no relevant passage in the qrels: left out
         described.append({"path": str(path), "label": label, "sha256": file_sha256(path), "depth": run_depth(scored),
-                          "queries_missing_from_run": sum(q not in run for q in query_ids),
+                          "queries_missing_from_run": sum(q not in ranked for q in query_ids),
                           "queries_without_qrels": len(unjudged),
                           "queries_without_qrels_ids": unjudged[:MAX_NAMED]})
-    files: dict = {"qrels": str(opts.qrels), "qrels_sha256": file_sha256(opts.qrels), "runs": described}
+    files: dict = {"qrels": str(qrels_path), "qrels_sha256": file_sha256(qrels_path), "runs": described}
     if len(paths) == 1:  # the single-run keys of earlier versions
         files.update({"run": described[0]["path"], "run_sha256": described[0]["sha256"],
                       "queries_missing_from_run": described[0]["queries_missing_from_run"]})
@@ -204,8 +207,8 @@ def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list
         mode, shape = "ann", {"n_base": int(base.shape[0]), "n_queries": int(queries.shape[0]),
                               "dim": int(base.shape[1]), "faiss_version": faiss.__version__,
                               "backend": backend.describe(), **({"pgvector": pg_meta} if pg_meta else {})}
-    for i, recalls in enumerate(point_recalls(rows, len(points)) if opts.bootstrap else []):
-        points[i].update(recall_intervals(recalls, opts.deltas, opts.bootstrap, opts.seed))
+    for i, point_recall in enumerate(point_recalls(rows, len(points)) if opts.bootstrap else []):
+        points[i].update(recall_intervals(point_recall, opts.deltas, opts.bootstrap, opts.seed))
     meta = {
         "command": "ragdiag robustness",
         "ragdiag_version": __version__,

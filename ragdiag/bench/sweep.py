@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def run_sweep(
             for params in spec.operating_points():
                 set_search_params(index, params, k=opts.k)
                 point, recall, ids = measure_point(
-                    index, lambda index=index: search(index, queries, opts.k), base, queries, spec, params, truth, opts)
+                    index, partial(search, index, queries, opts.k), base, queries, spec, params, truth, opts)
                 point.update(build_s=build_s, index_bytes=size, threads=faiss.omp_get_max_threads())
                 points.append(point)
                 recalls.append(recall)

@@ -44,6 +44,13 @@ def _groups(defined: np.ndarray) -> dict[bytes, list[int]]:
     return groups
 
 
+def _new(data: Paired) -> np.ndarray:
+    """The new side's (n, m) values: the parts that compare two sides run only when --new was given."""
+    if data.new is None:
+        raise ValueError("comparing needs both sides: Paired.new is None (no --new)")
+    return data.new
+
+
 def _none(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
@@ -51,7 +58,7 @@ def _none(value: float) -> float | None:
 def compare_metrics(data: Paired, o: GateOptions) -> tuple[list[MetricComparison], list[str]]:
     """One :class:`MetricComparison` per metric, decisions taken at the family-adjusted level."""
     sign = np.where(data.lower_is_better, -1.0, 1.0)
-    diff = data.new - data.base
+    diff = _new(data) - data.base
     gain = diff * sign
     defined = ~np.isnan(diff)
     m = len(data.metrics)
@@ -77,7 +84,7 @@ def compare_metrics(data: Paired, o: GateOptions) -> tuple[list[MetricComparison
         ci = sorted((sign[j] * low[j], sign[j] * high[j]))
         out.append(MetricComparison(
             metric=name, n=int(rows.sum()), mean_base=float(data.base[rows, j].mean()),
-            mean_new=float(data.new[rows, j].mean()), delta=float(d.mean()), ci_low=float(ci[0]), ci_high=float(ci[1]),
+            mean_new=float(_new(data)[rows, j].mean()), delta=float(d.mean()), ci_low=float(ci[0]), ci_high=float(ci[1]),
             p=float(p[j]), p_adjusted=float(p_adjusted[j]), d_z=_none(float(pt.effect_size(d[:, None])[0])),
             decision=decision, queries_needed=needed, direction="lower" if data.lower_is_better[j] else "higher",
             sd_diff=sd))
@@ -110,8 +117,8 @@ def judge_split(data: Paired, o: GateOptions) -> list[JudgeSplit] | None:
     """With repeated grades: the variance of the per-query mean grade (or of its paired difference)
     split into between-query and judge parts, and whether a repeat or a query buys more per call."""
     sides = [r for r in (data.base_repeats, data.new_repeats) if r is not None]
-    judges = [planning.judge_variance(r, o.alpha) for r in sides]
-    judges = [j for j in judges if j is not None]
+    found = [planning.judge_variance(r, o.alpha) for r in sides]
+    judges = [j for j in found if j is not None]
     if not judges:
         return None
     values = data.base[:, 0] if data.new is None else data.new[:, 0] - data.base[:, 0]
@@ -131,7 +138,7 @@ def judge_split(data: Paired, o: GateOptions) -> list[JudgeSplit] | None:
 def worst_queries(data: Paired, metrics: list[MetricComparison]) -> list[dict]:
     """The most regressed queries: lowest mean standardised gain over the metrics (gain / sd of Δ)."""
     sign = np.where(data.lower_is_better, -1.0, 1.0)
-    diff = data.new - data.base
+    diff = _new(data) - data.base
     scale = np.array([mc.sd_diff if mc.sd_diff else 1.0 for mc in metrics])
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a query where every metric is undefined: NaN, skipped
@@ -164,7 +171,7 @@ def per_query_rows(data: Paired) -> list[dict]:
     for i, query in enumerate(data.ids):
         row: dict = {"query_id": query}
         for j, name in enumerate(data.metrics):
-            base, new = data.base[i, j], data.new[i, j]
+            base, new = data.base[i, j], _new(data)[i, j]
             row[name] = _none(new - base)
             row[f"{name}:base"], row[f"{name}:new"] = _none(base), _none(new)
         rows.append(row)

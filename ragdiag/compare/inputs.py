@@ -136,7 +136,7 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
             raw.append([row[c] for c in wanted])
         except KeyError as err:
             raise DataError.at(source, index, err.args[0], "no such column (a metric absent from this side)") from None
-    if not ids:
+    if not ids or wanted is None:  # wanted is set by the first row
         raise DataError(f"{source}: no rows")
     return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
 
@@ -285,7 +285,7 @@ def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, 
 
     def matrix(side: Side) -> np.ndarray:
         rows = np.fromiter((side.row[q] for q in ids), dtype=np.int64, count=len(ids))
-        return side.matrix[np.ix_(rows, [side.columns.index(m) for m in metrics])]
+        return side.matrix[np.ix_(rows, np.asarray([side.columns.index(m) for m in metrics]))]
 
     def reps(side: Side | None) -> list[list[float]] | None:
         if side is None or not side.repeats:
@@ -301,8 +301,8 @@ def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | N
     """Read and pair both inputs: runs with ``qrels``, else graded files or per-query tables."""
     if qrels is not None:
         parsed = parse_run_metrics(metrics or DEFAULT_RUN_METRICS)
-        sides, names, order = read_runs(base, new, qrels, parsed)
-        return pair(sides[str(base)], sides.get(str(new)) if new else None, names, allow_missing, "runs", order)
+        run_sides, names, order = read_runs(base, new, qrels, parsed)
+        return pair(run_sides[str(base)], run_sides.get(str(new)) if new else None, names, allow_missing, "runs", order)
     kinds = {sniff(path) for path in (base, new) if path is not None}
     if "run" in kinds:
         raise RagdiagError(f"{base if sniff(base) == 'run' else new}: a run file; give --qrels to score the runs")
@@ -312,8 +312,8 @@ def read_pair(base: Path, new: Path | None, qrels: Path | None, metrics: str | N
     if kinds == {"graded"}:
         if columns and columns != ["grade"]:
             raise RagdiagError("--metrics: a graded file has one metric, grade")
-        sides = [read_graded(path) if path else None for path in (base, new)]
-        return pair(sides[0], sides[1], ["grade"], allow_missing, "graded")
-    sides = [read_table(path, id_col, columns) if path else None for path in (base, new)]
-    names = columns or sides[0].columns
-    return pair(sides[0], sides[1], names, allow_missing, "table")
+        return pair(read_graded(base), read_graded(new) if new else None, ["grade"], allow_missing, "graded")
+    base_side = read_table(base, id_col, columns)
+    new_side = read_table(new, id_col, columns) if new else None
+    names = columns or base_side.columns
+    return pair(base_side, new_side, names, allow_missing, "table")

@@ -139,15 +139,15 @@ def run_test(test: str, gain: np.ndarray, margin: float, alpha: float, seed: int
     raise ValueError(f"unknown test {test!r}")
 
 
-def adjust(p: Sequence[float], correction: str, alpha: float) -> np.ndarray:
+def adjust(p: Sequence[float] | np.ndarray, correction: str, alpha: float) -> np.ndarray:
     """Family-adjusted p-values: statsmodels ``multipletests`` (holm, fdr_bh), or p itself for none."""
-    p = np.asarray(p, dtype=np.float64)
+    values = np.asarray(p, dtype=np.float64)
     method = CORRECTIONS[correction]
-    if method is None or len(p) == 1:
-        return p.copy()
+    if method is None or len(values) == 1:
+        return values.copy()
     from statsmodels.stats.multitest import multipletests
 
-    return multipletests(p, alpha=alpha, method=method)[1]
+    return multipletests(values, alpha=alpha, method=method)[1]
 
 
 def decide(p_adjusted: float, low: float, high: float, margin: float, alpha: float) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -98,7 +99,17 @@ def variance_split(diff_or_means: np.ndarray, judges: Sequence[JudgeVariance]) -
     return {"total": total, "judge_part": judge, "between_part": max(total - judge, 0.0)}
 
 
-def repeat_or_query(between: float, sigma2_judge: float, n: int, k: float, sides: int) -> dict[str, float | str]:
+class RepeatOrQuery(TypedDict):
+    """:func:`repeat_or_query`'s answer: the calls each option costs, the variance each cuts per call, the advice."""
+
+    repeat_calls: float
+    query_calls: float
+    variance_cut_per_call_repeat: float
+    variance_cut_per_call_query: float
+    advice: str
+
+
+def repeat_or_query(between: float, sigma2_judge: float, n: int, k: float, sides: int) -> RepeatOrQuery:
     """Which buys more precision per call. With V(n, k) = (σ²_Q + σ²_J/k)/n the variance of the mean:
     one more repeat on every query costs n judge calls per side and lowers V by V(n,k) − V(n,k+1); one
     more query costs one generation and k judge calls per side and lowers V by V(n,k) − V(n+1,k)."""

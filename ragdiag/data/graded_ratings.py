@@ -62,7 +62,7 @@ def rating_matrix(records: list, keep: np.ndarray) -> tuple[np.ndarray | None, s
     lists = [grade_list(r.get("grades")) or [] for r in kept]
     if kept and max(map(len, lists)) >= 2:
         return _padded(lists), "repeats"
-    judges = [r.get("judges") for r in kept]
+    judges: list[Any] = [r.get("judges") for r in kept]  # JSON values, checked below
     if kept and all(isinstance(j, dict) and len(j) >= 2 for j in judges):
         rows = []
         for per_judge in judges:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ragdiag.errors import DataError
 from ragdiag.io.jsonl import read_jsonl_lines
@@ -48,6 +48,14 @@ class HumanGrade:
     Nc: int | None
     Np: int | None
     grade: int | None
+
+
+@overload
+def _int_field(value: Any, path: Path, line: int, name: str, required: Literal[True]) -> int: ...
+
+
+@overload
+def _int_field(value: Any, path: Path, line: int, name: str, required: Literal[False]) -> int | None: ...
 
 
 def _int_field(value: Any, path: Path, line: int, name: str, required: bool) -> int | None:

@@ -175,7 +175,7 @@ def grade_of(value: float | None, scale: str) -> float | None:
 
 
 def convert(records: list[dict], tool: str, source: str, system: str = "imported", subset: str = "U",
-            score_col: str | None = None, scale: str | None = None) -> dict[str, list[dict]]:
+            score_col: str | None = None, scale: str | None = None) -> dict[str, Any]:
     """texts, ranked, answers (without the meta line) and graded (empty without a score) records.
 
     Ids become ``SUBSET-ID`` (``U-q1``) since ragdiag reads the subset from the id's prefix. The
@@ -217,7 +217,7 @@ def convert(records: list[dict], tool: str, source: str, system: str = "imported
         index_of = {_norm(p): i for i, p in enumerate(positives)}
         negatives = list(dict.fromkeys(c for c in retrieved if _norm(c) not in index_of))
         negative_of = {c: len(positives) + i for i, c in enumerate(negatives)}
-        order = list(dict.fromkeys(index_of.get(_norm(c), negative_of.get(c)) for c in retrieved))
+        order = list(dict.fromkeys(index_of[_norm(c)] if _norm(c) in index_of else negative_of[c] for c in retrieved))
         nc, np_, k = len(positives) + len(negatives), len(positives), len(order)
         rank = order + [i for i in range(nc) if i not in order]
         in_k = [1 if i < np_ else 0 for i in order]
@@ -229,7 +229,7 @@ def convert(records: list[dict], tool: str, source: str, system: str = "imported
         row = {"kind": "topK", "id": qid, "E": system, "Nc": nc, "Np": np_, "K": k, "rank": order, "inK": in_k,
                "P": hits / k, "R": hits / np_, "q": question, "answer": answer}
         topk.append(row)
-        if score_col:
+        if score_col and scale is not None:  # score_scale decided it above
             grade = grade_of(scores[index - 1], scale)
             graded.append({"id": qid, "E": system, "Nc": nc, "Np": np_, "K": k, "rank": order, "inK": in_k,
                            "answer_ideal": reference, "answer_topK": answer, "grade": grade, "P": hits / k,

@@ -126,11 +126,11 @@ def load_graded(graded: Path | None, dataset: str | None, offline: bool = False,
                 hf_repo: str | None = None, gate=None) -> GradedTable:
     """A graded file (``graded``) or a named dataset (``dataset``): exactly one of the two (``gate``
     applies to a graded file)."""
-    if (graded is None) == (dataset is None):
-        raise RagdiagError("give exactly one of --dataset NAME or --graded PATH")
-    if graded is not None:
+    if graded is not None and dataset is None:
         return load_graded_file(graded, gate=gate)
-    return load_graded_dataset(dataset, offline=offline, fallback=fallback, repo=hf_repo)
+    if dataset is not None and graded is None:
+        return load_graded_dataset(dataset, offline=offline, fallback=fallback, repo=hf_repo)
+    raise RagdiagError("give exactly one of --dataset NAME or --graded PATH")
 
 
 def load_graded_dataset(dataset: str, offline: bool = False, fallback: bool = True,

@@ -124,11 +124,12 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
                 raise _at(source, where, column, "missing")
         grade = _number(row[grade_col], source, where, grade_col)
         numbers = [_number(row[c], source, where, c) for c in measure_cols]
-        if grade is None or any(v is None for v in numbers):
+        present = [v for v in numbers if v is not None]
+        if grade is None or len(present) < len(numbers):
             skipped += 1
             continue
         grades.append(grade)
-        for column, number in zip(measure_cols, numbers):
+        for column, number in zip(measure_cols, present):
             values[column].append(number)
         groups.append(str(row[group_col]) if group_col else "all")
         if id_col:

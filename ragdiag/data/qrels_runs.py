@@ -21,7 +21,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -126,6 +126,14 @@ def _all_finite(values: list) -> bool:
     if set(map(type, values)) <= {float, int}:
         return not values or bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
     return all(_finite(v) for v in values)
+
+
+@overload
+def _read_jsonl_run(path: PathLike, with_scores: Literal[True] = ...) -> Run: ...
+
+
+@overload
+def _read_jsonl_run(path: PathLike, with_scores: Literal[False]) -> dict[str, list[str]]: ...
 
 
 def _read_jsonl_run(path: PathLike, with_scores: bool = True) -> Run | dict[str, list[str]]:

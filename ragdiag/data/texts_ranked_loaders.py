@@ -75,7 +75,7 @@ def _keep(sample_id: str, dataset: str) -> bool:
     return dataset == "all" or subset_of(sample_id) == SUBSET_OF_DATASET[dataset]
 
 
-def _refuse_duplicate_ids(samples: list[TextsSample], source: str) -> None:
+def _refuse_duplicate_ids(samples: list[T], source: str) -> None:
     """Texts samples are keyed by id: a second record with the same id is refused, naming both."""
     first: dict[str, int] = {}
     for number, sample in enumerate(samples, start=1):

@@ -159,7 +159,7 @@ def next_batch(state: RefineState, top: list[int], rng: np.random.Generator, siz
 class RefineOutcome:
     order: list[str]
     theta: dict[str, float]
-    se: dict[str, float]
+    se: dict[str, float | None]  # None where the item's Fisher information is ~0 (no judgement reached it)
     locks: int
     rounds: int
     judgements: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,7 +85,7 @@ def parse_jsonl(data: bytes, source: str | Path) -> list[tuple[int, Any]]:
     return out
 
 
-def read_lines(path: Path | str) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """(1-based line number, line without its newline) of every non-blank line of a UTF-8 text file
     (a byte-order mark dropped), split on universal newlines (\\n, \\r\\n, \\r) as text-mode ``open``
     does; a missing file, a folder or bad UTF-8 is one error naming the file."""

@@ -8,6 +8,7 @@ error lines (through :mod:`ragdiag.remote.urls`).
 
 from __future__ import annotations
 
+from typing import overload
 from urllib.parse import urlsplit
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "sig", "credential", "passfile")
@@ -15,6 +16,14 @@ _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", 
 
 def _is_secret(name: str) -> bool:
     return any(word in name.lower() for word in _SECRET_WORDS)
+
+
+@overload
+def redact_url(url: str) -> str: ...
+
+
+@overload
+def redact_url(url: None) -> None: ...
 
 
 def redact_url(url: str | None) -> str | None:

@@ -166,7 +166,7 @@ def write_text(path: PathLike, text: str, *, inputs: Iterable[PathLike | None] =
     return write_bytes(path, text.encode("utf-8"), inputs=inputs, what=what)
 
 
-def write_json(path: PathLike, data: Any, *, inputs: Iterable[PathLike | None] = (), indent: int = 1) -> Path:
+def write_json(path: PathLike, data: Any, *, inputs: Iterable[PathLike | None] = (), indent: int | None = 1) -> Path:
     """Write ``data`` as JSON (UTF-8, trailing newline) atomically."""
     return write_text(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n", inputs=inputs)
 

@@ -247,7 +247,7 @@ class LLMClient:
             params.update(logprob_params(top_logprobs))
         elif max_tokens is not None:
             params[limit_param(self.config.provider)] = max_tokens
-        req = {"provider": self.provider, "model": model or self.config.model, "messages": messages,
+        req: dict[str, Any] = {"provider": self.provider, "model": model or self.config.model, "messages": messages,
                "params": params, "prompt": prompt}
         if repeat is not None:
             req["repeat"] = repeat
@@ -293,7 +293,7 @@ class LLMClient:
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
-            if owner:
+            if future is None:
                 future = self._inflight[key] = Future()
             else:
                 self.stats.shared += 1
@@ -348,6 +348,8 @@ class LLMClient:
         if self.ray is not None:
             self.ray.flush_into(self, progress)
             return
+        if self.batch is None:  # only --batch and --engine ray defer a request (Deferred)
+            raise RuntimeError("flush_batch: this client deferred nothing (neither --batch nor --engine ray)")
         got = self.batch.flush(self.cache, self.prices)
         cost = got.cost_batch
         with self._lock:

@@ -38,7 +38,8 @@ _SHRINK, _MAX_SHRINKS = 0.95, 60
 
 
 class TokenCounter(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def count(self, text: str) -> int: ...
 

@@ -46,7 +46,9 @@ def pack_reply(body: dict[str, Any], where: str) -> str:
     """
     choices = body.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
     logprobs = choice.get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     first = content[0] if isinstance(content, list) and content and isinstance(content[0], dict) else {}

@@ -136,7 +136,7 @@ def n_recall(ranked: np.ndarray, pool_counts: np.ndarray, k: int, min_grade: int
 
 def hit(ranked: np.ndarray, k: int, gold: int = 4) -> np.ndarray:
     """Hit@K = 1 if any top-K passage has grade ≥ gold, else 0 (always defined)."""
-    return (np.asarray(ranked)[:, :k] >= gold).any(axis=1).astype(np.float64)
+    return np.asarray((np.asarray(ranked)[:, :k] >= gold).any(axis=1), dtype=np.float64)
 
 
 def harm(ranked: np.ndarray, k: int, harm_max: int = 2) -> np.ndarray:

@@ -107,7 +107,7 @@ def repeat_alpha(ratings: np.ndarray) -> tuple[str, float | None]:
     return "interval", interval_alpha(ratings.T)
 
 
-def _finite(value: float) -> float | None:
+def _finite(value: float | np.ndarray) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 

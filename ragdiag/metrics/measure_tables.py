@@ -56,6 +56,8 @@ def tuple_keys(measure: str, cols: RowColumns) -> np.ndarray:
     third = {"F": cols.np_, "E": cols.s, "T": np.zeros_like(n), "T'": np.zeros_like(n), "P": np.zeros_like(n)}.get(measure)
     if measure == "R":
         return (n << 42) | cols.np_.astype(np.int64)
+    if third is None:
+        raise ValueError(f"no row key for measure {measure!r}")
     return (n << 42) | (k << 21) | third.astype(np.int64)
 
 

@@ -95,13 +95,13 @@ def corrected_interval(estimate: float | None, draws: np.ndarray, world_value: f
     return [float(np.clip(low, -1, 1)), float(np.clip(high, -1, 1))]
 
 
-def _value(x: float) -> float | None:
+def _value(x: float | np.ndarray) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
 def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, ratings: np.ndarray, grade: np.ndarray,
                     source: str, kinds: tuple[str, ...], replicates: int, seed: int,
-                    progress: Callable = lambda items, _label: items) -> dict[int, dict[str, dict[str, np.ndarray]]]:
+                    progress: Callable = lambda items, _label: items) -> dict[int, dict[str, np.ndarray]]:
     """Per cell index and kind, the (B,) corrected replicate maxima; repeats are resampled inside rows
     when ``source`` is "repeats", judges' grades travel with their row otherwise."""
     query_rng, rng = np.random.default_rng(seed), np.random.default_rng([seed, 20])
@@ -168,7 +168,7 @@ def correct_for_judge_noise(output: dict, cells: list[Cell], table: Any, kinds: 
         reliability = float(grade_reliability(ratings[cell.rows], source))
         for kind in kinds:
             value = cell.maxima[kind].value
-            entry = {"value": None if value is None else _value(corrected(value, reliability)),
+            entry: dict[str, Any] = {"value": None if value is None else _value(corrected(value, reliability)),
                      "reliability": _value(reliability)}
             if draws:
                 entry["ci"] = corrected_interval(entry["value"], draws[index][kind],

@@ -14,12 +14,14 @@ Judge–human agreement is :func:`ragdiag.evaluate.agreement.judge_human_agreeme
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 MIN_LABELLED = 10  # human grades needed for a PPI interval
 
 
-def _interval(low, high, index: int = 0) -> list[float]:
+def _interval(low: Any, high: Any, *, index: int = 0) -> list[float]:
     return [float(np.ravel(low)[index]), float(np.ravel(high)[index])]
 
 
@@ -65,11 +67,11 @@ def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: n
     if len(x_all) >= 3 and np.ptp(x_all) > 0:
         out["judge_only"] = dict(flat) if np.ptp(judge_all) == 0 else {
             "estimate": float(np.polyfit(x_all, judge_all, 1)[0]),
-            "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), 1)}
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_all), judge_all, alpha=alpha), index=1)}
     if len(x_labelled) >= 3 and np.ptp(x_labelled) > 0:
         out["human_only"] = dict(flat) if np.ptp(human) == 0 else {
             "estimate": float(np.polyfit(x_labelled, human, 1)[0]),
-            "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), 1)}
+            "ci": _interval(*ppi_py.classical_ols_ci(design(x_labelled), human, alpha=alpha), index=1)}
         if len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2 and np.ptp(human) == np.ptp(judge_all) == 0:
             out["ppi"] = dict(flat)
         elif len(x_labelled) >= MIN_LABELLED and len(x_unlabelled) >= 2:
@@ -77,7 +79,7 @@ def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: n
                     design(x_unlabelled), np.asarray(judge_unlabelled, dtype=np.float64))
             lam = ols_lambda(*args)
             out["ppi"] = {"estimate": float(np.ravel(ppi_py.ppi_ols_pointestimate(*args, lam=lam))[1]),
-                          "ci": _interval(*ppi_py.ppi_ols_ci(*args, alpha=alpha, lam=lam), 1)}
+                          "ci": _interval(*ppi_py.ppi_ols_ci(*args, alpha=alpha, lam=lam), index=1)}
     return out
 
 

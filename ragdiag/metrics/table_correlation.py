@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -104,7 +105,7 @@ def correlate_table(table: MetricTable, opts: TableOptions) -> dict:
         for measure, column in table.measures.items():
             row = {"segment": group, "measure": measure, "n": int(len(rows)), "side": "all"}
             for kind in opts.kinds:
-                entry = {"value": _value(kind, column[rows], table.grade[rows]), "alpha": None}
+                entry: dict[str, Any] = {"value": _value(kind, column[rows], table.grade[rows]), "alpha": None}
                 if resampled:
                     boot[measure, kind] = _boot_corr(kind, column, table.grade, resampled)
                     entry["ci"] = percentile_interval(boot[measure, kind])
@@ -128,12 +129,14 @@ def correlate_table(table: MetricTable, opts: TableOptions) -> dict:
 
 
 def _comparison(group: str, rows: list[dict], opts: TableOptions, boot: dict) -> dict:
+    if opts.compare is None:  # called only with --compare
+        raise ValueError("_comparison needs opts.compare")
     first, second = opts.compare
     by = {r["measure"]: r for r in rows}
-    out = {"segment": group, "measures": [first, second], "n": [by[first]["n"], by[second]["n"]]}
+    out: dict[str, Any] = {"segment": group, "measures": [first, second], "n": [by[first]["n"], by[second]["n"]]}
     for kind in opts.kinds:
         a, b = by[first][kind]["value"], by[second][kind]["value"]
-        entry = {"difference": None if a is None or b is None else a - b}
+        entry: dict[str, Any] = {"difference": None if a is None or b is None else a - b}
         if boot:
             diff = boot[first, kind] - boot[second, kind]
             entry["ci"] = percentile_interval(diff)

@@ -119,8 +119,8 @@ def noise_levels(texts: NoiseTexts, vectors: np.ndarray) -> list[dict]:
                 "cosine_to_clean_sd": clean_sd,
                 "cosine_to_reference": ref_mean,
                 "cosine_to_reference_sd": ref_sd,
-                "drop_pct": 100.0 * (ref0 - ref_mean) / ref0 if ref0 else None,
-                "clean_drop_pct": 100.0 * (1.0 - clean_mean),
+                "drop_pct": 100.0 * (ref0 - ref_mean) / ref0 if ref0 and ref_mean is not None else None,
+                "clean_drop_pct": 100.0 * (1.0 - clean_mean) if clean_mean is not None else None,
                 "n_queries": len(texts.queries),
                 "n_with_reference": int(has_ref.sum()),
             }
@@ -169,10 +169,10 @@ def run_noise_probe(
 
             for row, impact in zip(rows, retrieval_impact(texts, vectors, corpus, emb, k, progress, judged)):
                 row.update(impact)
-            if rewritten:
+            if rewritten and rw_rows is not None:
                 for row, impact in zip(rw_rows, retrieval_impact(rewritten, vectors, corpus, emb, k, progress)):
                     row.update(impact)
-        if rewritten:
+        if rewritten and rw_rows is not None:
             merge_rewritten(rows, rw_rows)
         results.append(
             {

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
+
+if TYPE_CHECKING:
+    from ragdiag.evaluate.inputs import GradedQrels
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def retrieval_impact(texts, vectors: np.ndarray, corpus: Corpus, embedder, k: in
     _, noisy_top = search(index, flat_noisy, k)
     noisy_top = noisy_top.reshape(n_levels, n_queries, n_variants, k)
     noisy_vecs = flat_noisy.reshape(n_levels, n_queries, n_variants, -1)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for li in range(n_levels):
         recall = np.empty((n_queries, n_variants))
         jaccard = np.empty((n_queries, n_variants))
@@ -99,7 +103,7 @@ class JudgedQueries:
 
     positions: list[int]
     ids: list[str]
-    qrels: object  # GradedQrels
+    qrels: GradedQrels
     bootstrap: int
     seed: int
 

@@ -9,6 +9,7 @@ queries come with paired bootstrap intervals (one set of draws over queries for 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -18,6 +19,8 @@ from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.measures.registry import GRADED_METRICS, QUERY_IMPACT
 from ragdiag.measures.standard import StandardScorer
 from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
+
+T = TypeVar("T")
 
 METRICS = QUERY_IMPACT.names  # ("nrecall4", "ra_nwg", "recall")
 
@@ -44,9 +47,16 @@ def query_impact(name: str, query_ids: Sequence[str], originals: Sequence[str], 
     """Compare the queries that were changed (``changed[i]`` not None) with their originals."""
     rows = [i for i, text in enumerate(changed) if text is not None]
     return variant_impact(name, [query_ids[i] for i in rows], [originals[i] for i in rows],
-                          [[changed[i]] for i in rows], [original_rankings[i] for i in rows],
-                          [[changed_rankings[i]] for i in rows], qrels, k, replicates, seed, worst,
+                          [[_given(changed[i], query_ids[i])] for i in rows], [original_rankings[i] for i in rows],
+                          [[_given(changed_rankings[i], query_ids[i])] for i in rows], qrels, k, replicates, seed, worst,
                           unchanged=len(query_ids) - len(rows))
+
+
+def _given(value: T | None, query_id: str) -> T:
+    """A changed query's text or ranking (None only for the queries left unchanged)."""
+    if value is None:
+        raise ValueError(f"query {query_id}: changed, but its ranking is missing")
+    return value
 
 
 def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str], variants: Sequence[Sequence[str]],

@@ -115,7 +115,8 @@ def _export_records(source: Path) -> tuple[list[tuple[int, Any]], list[str]]:
     data = source.read_bytes() if source.is_file() else b""
     if not source.is_file() or source.suffix == ".gz" or data.lstrip().startswith(b"["):
         return list(enumerate(read_json_records(source), start=1)), []
-    records, skipped = [], []
+    records: list[tuple[int, Any]] = []
+    skipped: list[str] = []
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue

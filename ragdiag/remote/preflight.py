@@ -52,9 +52,9 @@ def check_reachable(url: str | None, flag: str, timeout: float = CONNECT_TIMEOUT
 def preflight(*, embedders: Iterable[str | None] = (), embed_base_url: str | None = None,
               llm_base_url: str | None = None, cache_mode: str = "rw", embedder_flag: str = "--embedder") -> None:
     """Keys of API embedders, then the embedding and LLM servers given, before any local work."""
-    embedders = [e for e in embedders if e]
-    check_embedder_keys(embedders, embedder_flag)
-    if any(":" in e and e.split(":", 1)[0].lower() in KEY_OF_PROVIDER for e in embedders):
+    named = [e for e in embedders if e]
+    check_embedder_keys(named, embedder_flag)
+    if any(":" in e and e.split(":", 1)[0].lower() in KEY_OF_PROVIDER for e in named):
         check_reachable(embed_base_url, "--embed-base-url")
     if cache_mode != "replay":
         check_reachable(llm_base_url, "--base-url")

@@ -29,7 +29,7 @@ def _seconds(timeout: Any) -> float:
     return float(timeout) if timeout else DEFAULT_TIMEOUT_S
 
 
-def _headers(request: requests.PreparedRequest) -> dict[str, str]:
+def _headers(request: requests.PreparedRequest) -> dict[str, str | bytes]:
     """The request's headers less ``Content-Length`` (httpx sets it from the body it sends)."""
     return {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
 
@@ -57,8 +57,11 @@ class HttpxAdapter(BaseAdapter):
         seconds = _seconds(timeout)
         body = request.body.encode("utf-8") if isinstance(request.body, str) else request.body
         try:
-            reply = self._http(seconds).request(request.method or "GET", request.url or "", content=body,
-                                                headers=_headers(request), timeout=seconds)
+            # httpx's types are narrower than what it takes: requests types a body as bytes, an iterable or a
+            # file (the SDK sends JSON bytes; httpx streams any iterable), and a header value as str or bytes
+            # (httpx normalises either, but its HeaderTypes has no mapping that mixes them)
+            reply = self._http(seconds).request(request.method or "GET", request.url or "", timeout=seconds,
+                                                content=body, headers=_headers(request))  # type: ignore[arg-type]
         except httpx.TimeoutException as err:
             raise requests.exceptions.Timeout(str(err) or type(err).__name__, request=request) from err
         except httpx.TransportError as err:
@@ -72,7 +75,7 @@ class HttpxAdapter(BaseAdapter):
         response.encoding = reply.encoding
         response.url = str(reply.url)
         response.request = request
-        response.connection = self
+        response.connection = self  # type: ignore[assignment]  # requests types it HTTPAdapter; any adapter sends
         return response
 
     def close(self) -> None:

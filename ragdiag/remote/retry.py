@@ -130,8 +130,9 @@ def call_with_retries(fn: Callable[[], Any], policy: RetryPolicy, sleep: Callabl
         return policy.wait(state.attempt_number, state.outcome.exception() if state.outcome else None, rng)
 
     def before_sleep(state: RetryCallState) -> None:
-        if on_retry is not None and state.outcome is not None and state.next_action is not None:
-            on_retry(state.outcome.exception(), state.next_action.sleep)
+        err = state.outcome.exception() if state.outcome is not None else None
+        if on_retry is not None and err is not None and state.next_action is not None:
+            on_retry(err, state.next_action.sleep)
 
     retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(policy.max_retries + 1), wait=wait, sleep=sleep,
                                  retry=tenacity.retry_if_exception(policy.retryable), before_sleep=before_sleep,

@@ -76,7 +76,7 @@ def voyage_client(api_key: str, base_url: str, timeout: float):
     The SDK takes its ``requests`` session from the process-wide ``voyageai.requestssession``; the
     factory installed here hands it a session mounted on :class:`~.requests_adapter.HttpxAdapter`.
     """
-    voyageai = require("voyageai")
+    voyageai: Any = require("voyageai")  # the SDK's module-level session factory is replaced below
     from ragdiag.remote.requests_adapter import seam_session
 
     voyageai.requestssession = partial(seam_session, current_transport, http_client)

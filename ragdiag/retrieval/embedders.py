@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.extras import require
 from ragdiag.retrieval.embedder_base import Embedder, EmbedStats
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 __all__ = ["EmbedStats", "Embedder", "SentenceTransformerEmbedder", "load_embedder"]
 
@@ -126,7 +130,7 @@ class SentenceTransformerEmbedder(Embedder):
     device: str = "cpu"
     role: str = "passage"
     options: dict = field(default_factory=dict)
-    _model: object = field(default=None, init=False, repr=False)
+    _model: SentenceTransformer | None = field(default=None, init=False, repr=False)
     _tokenizer: object = field(default=None, init=False, repr=False)
     truncated: int = field(default=0, init=False)
 
@@ -170,7 +174,7 @@ class SentenceTransformerEmbedder(Embedder):
     @property
     def window(self) -> int:
         """Maximum input length in tokens (sentence_bert_config.json's max_seq_length, else the tokenizer's)."""
-        if self._model is not None:
+        if self._model is not None and self._model.max_seq_length is not None:
             return int(self._model.max_seq_length)
         import json
 
@@ -231,6 +235,12 @@ class SentenceTransformerEmbedder(Embedder):
         return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
 
 
+class _BatchSize(TypedDict, total=False):
+    """``load_embedder``'s batch size, passed on only when given (each embedder has its own default)."""
+
+    batch_size: int
+
+
 def load_embedder(
     spec: str,
     cache_dir: Path | None = None,
@@ -251,7 +261,7 @@ def load_embedder(
     ``cache_mode`` is ``rw | replay | off | refresh`` (default ``rw``, or ``off`` when ``use_cache`` is False).
     """
     kind, _, name = spec.partition(":")
-    extra = {"batch_size": batch_size} if batch_size else {}
+    extra: _BatchSize = {"batch_size": batch_size} if batch_size else {}
     mode = cache_mode or ("rw" if use_cache else "off")
     if spec.partition("?")[0] == "local" or (kind == "st" and name):
         st_name, options = parse_st_options(name if kind == "st" else spec)

@@ -8,11 +8,15 @@ ip/cosine (higher is better), squared distances for l2 (lower is better).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import IndexSpec, check_index_params
+
+if TYPE_CHECKING:
+    import faiss
 
 METRICS = ("ip", "cosine", "l2")
 
@@ -57,19 +61,21 @@ def _faiss_metric(metric: str) -> int:
     return faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
 
 
-def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0):
+def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0) -> faiss.Index:
     """A trained, filled faiss index for ``spec`` over prepared ``vectors``."""
     import faiss
 
     n, dim = vectors.shape
     fmetric = _faiss_metric(metric)
+    index: faiss.Index
     if spec.kind == "flat":
         index = faiss.IndexFlat(dim, fmetric)
     elif spec.kind == "hnsw":
         index = faiss.IndexHNSWFlat(dim, spec.build["M"], fmetric)
         index.hnsw.efConstruction = spec.build["efConstruction"]
     elif spec.kind == "hnsw_sq8":
-        index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, spec.build["M"], fmetric)
+        # faiss's stub types the second argument as a ScalarQuantizer; C++ takes its QuantizerType
+        index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, spec.build["M"], fmetric)  # type: ignore[arg-type]
         index.hnsw.efConstruction = spec.build["efConstruction"]
     elif spec.kind == "ivfpq":
         return _ivfpq(spec, vectors, fmetric, seed)
@@ -81,14 +87,14 @@ def build_index(spec: IndexSpec, vectors: np.ndarray, metric: str, seed: int = 0
         index = faiss.IndexIVFFlat(quantizer, dim, nlist, fmetric)
         index.cp.seed = seed
         index.own_fields = True
-        quantizer.this.disown()
+        quantizer.this.disown()  # type: ignore[attr-defined]  # SWIG's proxy attribute, absent from faiss's stub
     if not index.is_trained:
         index.train(vectors)
     index.add(vectors)
     return index
 
 
-def _ivfpq(spec: IndexSpec, vectors: np.ndarray, fmetric: int, seed: int):
+def _ivfpq(spec: IndexSpec, vectors: np.ndarray, fmetric: int, seed: int) -> faiss.Index:
     """IVF-PQ (``IndexIVFPQ``), wrapped in ``IndexRefineFlat`` (exact re-ranking) when the spec has refine."""
     import faiss
 
@@ -99,14 +105,15 @@ def _ivfpq(spec: IndexSpec, vectors: np.ndarray, fmetric: int, seed: int):
     index.cp.seed = seed
     index.pq.cp.seed = seed
     index.own_fields = True
-    quantizer.this.disown()
+    quantizer.this.disown()  # type: ignore[attr-defined]  # SWIG's proxy attribute, absent from faiss's stub
+    built: faiss.Index = index
     if "refine" in spec.search:
-        base, index = index, faiss.IndexRefineFlat(index)
-        index.own_fields = True
-        base.this.disown()
-    index.train(vectors)
-    index.add(vectors)
-    return index
+        built = faiss.IndexRefineFlat(index)
+        built.own_fields = True
+        index.this.disown()  # type: ignore[attr-defined]
+    built.train(vectors)
+    built.add(vectors)
+    return built
 
 
 def set_search_params(index, params: dict[str, int], k: int | None = None) -> None:
@@ -119,7 +126,7 @@ def set_search_params(index, params: dict[str, int], k: int | None = None) -> No
 
     for name, value in params.items():
         if name == "efSearch":
-            faiss.downcast_index(index).hnsw.efSearch = value
+            cast("faiss.IndexHNSW", faiss.downcast_index(index)).hnsw.efSearch = value
         elif name == "nprobe":
             faiss.extract_index_ivf(index).nprobe = value
         elif name == "refine":
@@ -128,7 +135,7 @@ def set_search_params(index, params: dict[str, int], k: int | None = None) -> No
                                    "robustness and sweep know; build this index without refine")
             if value < k:
                 raise RagdiagError(f"refine={value} must be at least k={k} (the candidates re-ranked exactly)")
-            faiss.downcast_index(index).k_factor = value / k
+            cast("faiss.IndexRefine", faiss.downcast_index(index)).k_factor = value / k
         else:
             raise RagdiagError(f"unknown search parameter '{name}'")
 

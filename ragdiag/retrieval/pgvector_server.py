@@ -84,7 +84,7 @@ def server_url(backend: Backend) -> Iterator[tuple[str, str]]:
         return
     pgserver = _pgserver()
     temporary = backend.data_dir is None
-    folder = Path(tempfile.mkdtemp(prefix="ragdiag-pg-")) / "data" if temporary else Path(backend.data_dir).resolve()
+    folder = Path(tempfile.mkdtemp(prefix="ragdiag-pg-")) / "data" if backend.data_dir is None else backend.data_dir.resolve()
     if not folder.parent.is_dir():
         raise RagdiagError(f"pgvector:embedded:{backend.data_dir}: parent folder {folder.parent} does not exist")
     try:

@@ -117,13 +117,12 @@ def rank(store: IndexDir, opts: RetrieveOptions, texts: list[str], progress: boo
     BM25, or their reciprocal rank fusion over the top ``max(k, candidates)`` of each."""
     n_docs = len(store.doc_ids)
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
-    dense = _dense(store, texts, depth, opts, progress) if opts.mode != "bm25" else None
-    sparse = _bm25(store, texts, depth) if opts.mode != "dense" else None
     if opts.mode == "hybrid":
+        dense, sparse = _dense(store, texts, depth, opts, progress), _bm25(store, texts, depth)
         ranked = [
             reciprocal_rank_fusion([[d for d, _ in a], [d for d, _ in b]], k=opts.rrf_k, top=opts.k)
             for a, b in zip(dense, sparse)
         ]
-    else:
-        ranked = dense if dense is not None else sparse
+    else:  # MODES: dense or bm25
+        ranked = _dense(store, texts, depth, opts, progress) if opts.mode == "dense" else _bm25(store, texts, depth)
     return ranked, depth
