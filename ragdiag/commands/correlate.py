@@ -130,8 +130,9 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
         return run_table(request)
     from ragdiag.data.loaders import load_graded
     from ragdiag.data.reference_gate import make_gate
+    from ragdiag.io.run_record import stamp_record, start_run
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
-    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlate_job import gate_prompts, run_correlation
     from ragdiag.metrics.correlation import KINDS
 
     opts = CorrelateOptions(
@@ -146,9 +147,12 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
                         hf_repo=request.hf_repo, gate=make_gate(request.degenerate_patterns, request.long_answer_ratio))
     if table.source.notice and on_notice is not None:
         on_notice(table.source.notice)
-    doc = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
-                          complete_cases=request.complete_cases)
-    result = CorrelateResult.from_json(doc)
+    record = start_run("ragdiag correlate", seeds={"bootstrap": opts.seed} if opts.bootstrap else {})
+    record.inputs.append({"path": table.source.name, "sha256": table.source.sha256})  # sha256 already computed
+    result = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
+                             complete_cases=request.complete_cases)
+    record.prompts.update(gate_prompts(result))
+    stamp_record(result, record)
     result.meta.add("shown_kinds", list(opts.kinds) if request.corr else list(opts.kinds[:1]))
     distribution = None
     if request.grade_plot is not None:

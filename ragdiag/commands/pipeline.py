@@ -120,7 +120,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     from ragdiag.io.run_record import stamp, start_run
     from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
     from ragdiag.metrics.analysis import CorrelateOptions
-    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlate_job import gate_prompts, run_correlation
     from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
     from ragdiag.pipeline.end_to_end import correlate_command, planned_rows
     from ragdiag.pipeline.generate import run_generate, stderr_notice
@@ -150,9 +150,11 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress, grading.grade_mode,
                        grading.top_logprobs, gate, grading.keep_degenerate, lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"], gate=gate)
-    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
-                                                          keep_degenerate=grading.keep_degenerate), record=record,
-                                  complete_cases=complete_cases)
+    correlated = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
+                                                         keep_degenerate=grading.keep_degenerate),
+                                 complete_cases=complete_cases)
+    record.prompts.update(gate_prompts(correlated))
+    correlation = correlated.to_json()
     correlation["meta"]["pipeline"] = PipelineMeta(
         equivalent_command=correlate_command(paths["graded"], segments, min_samples, grading, complete_cases),
         generate_meta=generated.meta, grade_meta=graded.meta,
