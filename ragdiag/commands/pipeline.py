@@ -219,10 +219,14 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
+        from ragdiag.io.run_record import start_run
 
+        evaluate_record = start_run("ragdiag evaluate", inputs=[data.files["qrels"], *run_paths.values()],
+                                    seeds={"bootstrap": config.seed})
         evaluated, _rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
                                           EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
                                           progress=progress)
+        evaluated.run_record = evaluate_record.as_dict()
         evaluation = evaluated.to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
