@@ -168,9 +168,9 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
 
 def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
     """Rank, write the samples and runs, then generate → grade → correlate (→ evaluate)."""
-    from ragdiag.data.qrels_runs import write_run
+    from ragdiag.data.qrels_runs import run_file_text
     from ragdiag.io.run_record import describe_input
-    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
+    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_text
     from ragdiag.metrics.segments import segmentation_for
     from ragdiag.pipeline.corpus_inputs import load_corpus_data
     from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval
@@ -211,7 +211,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     write_json(paths["ranked"], ranked, inputs=inputs)
     for spec in specs:
         run_ = {qid: [(data.doc_ids[r], s) for r, s in lists] for qid, lists in zip(data.query_ids, rankings[spec.text])}
-        write_run(run_paths[spec.text], run_, inputs=inputs)
+        write_text(run_paths[spec.text], run_file_text(run_), inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
                           cfg.judges, segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
