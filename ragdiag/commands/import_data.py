@@ -63,10 +63,10 @@ class ImportResult:
 
 
 def run(request: ImportRequest) -> ImportResult:
-    from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
+    from ragdiag.data.graded_parquet import check_graded_output, graded_parquet_bytes
     from ragdiag.data.importers import convert, read_records
     from ragdiag.io.run_record import stamp, start_run
-    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
+    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_bytes, write_json, write_jsonl
 
     path, score_col = request.path, request.score_col
     if request.score_scale is not None and request.score_scale not in SCORE_SCALES:
@@ -89,7 +89,10 @@ def run(request: ImportRequest) -> ImportResult:
     write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data["answers"]], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
     if data["graded"]:
-        write_graded_table(files[graded_name], data["graded"], inputs=[path])
+        if request.parquet:
+            write_bytes(files[graded_name], graded_parquet_bytes(data["graded"]), inputs=[path])
+        else:
+            write_json(files[graded_name], data["graded"], inputs=[path])
         written.append(graded_name)
     result = ImportResult(meta, written, out=out)
     result.run_record = stamp(result.to_json(), record)["run_record"]

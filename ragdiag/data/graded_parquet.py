@@ -20,7 +20,6 @@ same order), so both paths give identical correlations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +76,13 @@ def _as_grade_lists(records: list[dict[str, Any]]) -> list[list[float | None] | 
     return out
 
 
-def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
-    """Write graded records as one Parquet file (atomic, through :mod:`ragdiag.io.writer`)."""
+def graded_parquet_bytes(records: list[dict[str, Any]]) -> bytes:
+    """Graded records as the bytes of one Parquet file (the command writes them through
+    :func:`ragdiag.io.writer.write_bytes`): the core columns typed, every other key as JSON text."""
     import orjson
 
     pa = _pyarrow()
     import pyarrow.parquet as pq
-
-    from ragdiag.io.writer import atomic_path
 
     extra = sorted({key for record in records for key in record} - set(CORE_COLUMNS))
     columns: dict[str, list[Any]] = {name: [r.get(name) for r in records] for name in CORE_COLUMNS}
@@ -95,9 +93,9 @@ def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iter
     for name in extra:
         columns[name] = [None if name not in r else orjson.dumps(r[name]).decode() for r in records]
     table = pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
-    with atomic_path(path, inputs=inputs) as tmp:
-        pq.write_table(table, tmp)
-    return Path(path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def parquet_columns(path: Path, names: tuple[str, ...]):
@@ -359,12 +357,3 @@ def check_graded_output(path: Path) -> None:
     """Before any work: a Parquet output needs pyarrow (named now, not after the paid calls)."""
     if is_parquet(path):
         _pyarrow()
-
-
-def write_graded_table(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
-    """The graded records as Parquet (``*.parquet``) or as a JSON list (any other name)."""
-    if is_parquet(path):
-        return write_graded_parquet(path, records, inputs)
-    from ragdiag.io.writer import write_json
-
-    return write_json(path, records, inputs=inputs)
