@@ -63,10 +63,10 @@ class ImportResult:
 
 
 def run(request: ImportRequest) -> ImportResult:
-    from ragdiag.data.graded_parquet import check_graded_output, graded_parquet_bytes
+    from ragdiag.data.graded_parquet import check_graded_output, graded_arrow_table
     from ragdiag.data.importers import convert, read_records
     from ragdiag.io.run_record import stamp, start_run
-    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_bytes, write_json, write_jsonl
+    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl, write_parquet
 
     path, score_col = request.path, request.score_col
     if request.score_scale is not None and request.score_scale not in SCORE_SCALES:
@@ -90,7 +90,7 @@ def run(request: ImportRequest) -> ImportResult:
     written = ["texts.json", "ranked.json", "answers.jsonl"]
     if data["graded"]:
         if request.parquet:
-            write_bytes(files[graded_name], graded_parquet_bytes(data["graded"]), inputs=[path])
+            write_parquet(files[graded_name], graded_arrow_table(data["graded"]), inputs=[path])
         else:
             write_json(files[graded_name], data["graded"], inputs=[path])
         written.append(graded_name)

@@ -76,13 +76,12 @@ def _as_grade_lists(records: list[dict[str, Any]]) -> list[list[float | None] | 
     return out
 
 
-def graded_parquet_bytes(records: list[dict[str, Any]]) -> bytes:
-    """Graded records as the bytes of one Parquet file (the command writes them through
-    :func:`ragdiag.io.writer.write_bytes`): the core columns typed, every other key as JSON text."""
+def graded_arrow_table(records: list[dict[str, Any]]) -> Any:
+    """Graded records as one ``pyarrow.Table`` (the command writes it with
+    :func:`ragdiag.io.writer.write_parquet`): the core columns typed, every other key as JSON text."""
     import orjson
 
     pa = _pyarrow()
-    import pyarrow.parquet as pq
 
     extra = sorted({key for record in records for key in record} - set(CORE_COLUMNS))
     columns: dict[str, list[Any]] = {name: [r.get(name) for r in records] for name in CORE_COLUMNS}
@@ -92,10 +91,7 @@ def graded_parquet_bytes(records: list[dict[str, Any]]) -> bytes:
         columns["grades"] = grade_lists
     for name in extra:
         columns[name] = [None if name not in r else orjson.dumps(r[name]).decode() for r in records]
-    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    return bytes(sink.getvalue().to_pybytes())
+    return pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
 
 
 def parquet_columns(path: Path, names: tuple[str, ...]):
