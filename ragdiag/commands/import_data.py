@@ -83,16 +83,16 @@ def run(request: ImportRequest) -> ImportResult:
     data = convert(records, request.tool, str(path), system=request.system, subset=request.subset,
                    score_col=score_col, scale=request.score_scale)
     meta = ImportMeta(f"import {request.tool}", str(path), request.system, request.subset, score_col,
-                      data["score_scale"], len(data["texts"]))
-    write_json(files["texts.json"], data["texts"], inputs=[path])
-    write_json(files["ranked.json"], data["ranked"], inputs=[path])
-    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data["answers"]], inputs=[path])
+                      data.score_scale, len(data.texts))
+    write_json(files["texts.json"], data.texts, inputs=[path])
+    write_json(files["ranked.json"], data.ranked, inputs=[path])
+    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data.answers], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
-    if data["graded"]:
+    if data.graded:
         if request.parquet:
-            write_parquet(files[graded_name], graded_arrow_table(data["graded"]), inputs=[path])
+            write_parquet(files[graded_name], graded_arrow_table(data.graded), inputs=[path])
         else:
-            write_json(files[graded_name], data["graded"], inputs=[path])
+            write_json(files[graded_name], data.graded, inputs=[path])
         written.append(graded_name)
     result = ImportResult(meta, written, out=out)
     result.run_record = stamp(result.to_json(), record)["run_record"]
