@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.correlate_result import CorrelateResult
@@ -120,14 +121,14 @@ def progress_over_items(items: list[T], label: str) -> Iterable[T]:
     return reported()
 
 
-def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = progress_over_items,
+def run(request: CorrelateRequest, progress: Callable[[list[Any], str], Iterable[Any]] = progress_over_items,
         on_notice: Callable[[str], None] | None = None) -> CorrelateResult:
     """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result.
     ``on_notice`` hears, before the computation, why the source is not the one asked for (e.g. the
     bundled sample when the hub is unreachable); the result's ``meta.notice`` keeps it too."""
     check_request(request)
     if request.table is not None:
-        return run_table(request)
+        return run_table(request, request.table)
     from ragdiag.data.loaders import load_graded
     from ragdiag.data.reference_gate import make_gate
     from ragdiag.io.run_record import stamp_record, start_run
@@ -165,14 +166,14 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
         from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
 
         note = "SIMULATED GRADES: bundled sample" if result.meta.simulated_grades else None
-        if distribution is not None:
+        if distribution is not None and request.grade_plot is not None:
             write_grade_heatmaps(distribution, request.grade_plot, note)
         if request.compare_plot is not None:
             write_comparison_heatmap(result, request.compare_plot, result.shown_kinds()[0])
     return result
 
 
-def run_table(request: CorrelateRequest) -> CorrelateResult:
+def run_table(request: CorrelateRequest, table_path: Path) -> CorrelateResult:
     """``--table``: correlate each metric column with the grade column, write ``--out`` / ``--plot``
     (``request`` checked by :func:`check_request`)."""
     from ragdiag.data.metric_table import load_metric_table
@@ -184,16 +185,16 @@ def run_table(request: CorrelateRequest) -> CorrelateResult:
     if not request.measure_cols:
         raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
     kinds = parse_kinds(request.corr or "spearman")
-    guard_outputs([request.out, request.plot], [request.table])
-    record = start_run("ragdiag correlate", inputs=[request.table], seeds={"bootstrap": request.seed})
-    table = load_metric_table(request.table, request.grade_col, list(request.measure_cols), request.group_col,
+    guard_outputs([request.out, request.plot], [table_path])
+    record = start_run("ragdiag correlate", inputs=[table_path], seeds={"bootstrap": request.seed})
+    table = load_metric_table(table_path, request.grade_col, list(request.measure_cols), request.group_col,
                               request.id_col)
     opts = TableOptions(kinds=kinds, min_samples=DEFAULT_TABLE_MIN_SAMPLES if request.min_samples is None
                         else request.min_samples, bootstrap=request.bootstrap, seed=request.seed, compare=request.compare)
     doc = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
     doc["meta"]["shown_kinds"] = list(kinds)
     result = CorrelateResult.from_json(stamp(doc, record))
-    write_outputs(result, request, inputs=[request.table])
+    write_outputs(result, request, inputs=[table_path])
     return result
 
 
@@ -203,7 +204,7 @@ def write_outputs(result: CorrelateResult, request: CorrelateRequest, inputs: li
     from ragdiag.report.correlate_report import render_text, write_heatmap
 
     if request.out is not None:
-        write_result(request.out, request.fmt, {fmt: (lambda fmt=fmt: render_text(result, fmt))
+        write_result(request.out, request.fmt, {fmt: partial(render_text, result, fmt)
                                                 for fmt in ("table", "json", "csv")}, inputs)
     if request.plot is not None:
         write_heatmap(result, request.plot)

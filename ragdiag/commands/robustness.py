@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragdiag.bench.robustness import (
     RobustnessOptions,
@@ -114,7 +115,7 @@ def run(request: RobustnessRequest) -> RobustnessResult:
     return result
 
 
-def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict], file_format: str | None,
+def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict[str, Any]], file_format: str | None,
            inputs: list[Path]) -> None:
     """The --out file (JSON or table), the per-query rows, the plots: each through the atomic writer."""
     import json
@@ -134,7 +135,7 @@ def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict
             from ragdiag.report.adaptive_report import plot_adaptive
 
             plot_adaptive(result.adaptive, result.meta.deltas, request.plot_dir)
-        if result.matched_recall is not None:
+        if result.matched_recall is not None and result.meta.k is not None:
             from ragdiag.report.matched_recall_plots import write_matched_plots
 
             write_matched_plots(result.matched_recall, result.meta.k, request.plot_dir)
