@@ -42,11 +42,13 @@ class RetrieveResult:
 
     @property
     def n_queries(self) -> int:
-        return self.meta["n_queries"]
+        n: int = self.meta["n_queries"]
+        return n
 
     @property
     def seconds(self) -> float:
-        return self.meta["seconds"]
+        seconds: float = self.meta["seconds"]
+        return seconds
 
     def to_json(self) -> dict[str, Any]:
         return {"meta": self.meta, "run_record": self.run_record}

@@ -268,7 +268,7 @@ def check_ids_fit(layout: Literal["trec", "tsv"], named: Iterable[tuple[str, Ite
                 raise RagdiagError(f"{what} {value!r} cannot be written to {target} ({problem}){'; ' + fix if fix else ''}")
 
 
-def run_file_text(run: Run, fmt: RunFormat = "jsonl", tag: str = "ragdiag") -> str:
+def run_file_text(run: Run, fmt: RunFormat | str = "jsonl", tag: str = "ragdiag") -> str:
     """``run`` as the text of a ``run.jsonl`` file (one ``{"query_id", "ids", "scores"}`` object a line)
     or of a TREC run file (``qid Q0 docid rank score tag``, rank from 1; ids and the tag must not
     contain whitespace). The command writes it through :mod:`ragdiag.io.writer`."""
