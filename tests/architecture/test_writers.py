@@ -53,7 +53,7 @@ EXCEPTIONS: dict[str, str] = {
 BEING_FIXED: dict[str, str] = {
     "pipeline/generate.py": "answers: writes answers.jsonl and ranked.json",
     "pipeline/grade.py": "answers: writes the graded table",
-    "pipeline/label.py": "answers: writes the refined pools, the qrels and the label manifest",
+    "pipeline/label.py": "answers: writes the refined pools, the qrels and the label manifest, and stamps it",
     "pipeline/run_meta.py": "answers: starts, stamps and writes run manifests",
     "sweep/outputs.py": "answers: writes and stamps the sweep's result, per-query rows, answers and Parquet",
     "report/adaptive_report.py": "render: saves figures",
@@ -114,6 +114,16 @@ def _writes(call: ast.Call, imported: dict[str, tuple[str, str]]) -> str | None:
     return None
 
 
+def _stamps_by_hand(node: ast.Assign) -> bool:
+    """``x.run_record = record.as_dict()`` / ``doc["run_record"] = record.as_dict()``: a stamp without :func:`stamp`."""
+    value = node.value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "as_dict"):
+        return False
+    return any((isinstance(t, ast.Attribute) and t.attr == "run_record")
+               or (isinstance(t, ast.Subscript) and ast.unparse(t.slice) in ("'run_record'", "RUN_RECORD_KEY"))
+               for t in node.targets)
+
+
 def offenders(package: Path = PACKAGE_DIR) -> dict[str, list[str]]:
     """module (relative to ``ragdiag/``) → ``"line: what"`` for every write or stamp outside commands/ and io/."""
     found: dict[str, list[str]] = {}
@@ -126,6 +136,8 @@ def offenders(package: Path = PACKAGE_DIR) -> dict[str, list[str]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and (what := _writes(node, imported)):
                 found.setdefault(rel, []).append(f"{node.lineno}: {what}")
+            elif isinstance(node, ast.Assign) and _stamps_by_hand(node):
+                found.setdefault(rel, []).append(f"{node.lineno}: stamps (run_record = ….as_dict())")
     return found
 
 
@@ -160,11 +172,12 @@ def test_the_scan_sees_every_kind_of_write(tmp_path):
         "t.to_parquet('x')\npq.write_table(t, 'x')\np.mkdir()\np.unlink()\nos.replace('a', 'b')\n"
         "p.rename(q)\n'abc'.replace('a', 'b')\ndataclasses.replace(r, a=1)\nshutil.copy('a', 'b')\n"
         "shutil.which('x')\nput('x', [])\nrecord = start_run('ragdiag x')\nstamp({}, record)\n"
-        "os.open('x', os.O_WRONLY | os.O_CREAT)\nos.open('x', os.O_RDONLY)\n")
+        "os.open('x', os.O_WRONLY | os.O_CREAT)\nos.open('x', os.O_RDONLY)\n"
+        "doc.run_record = record.as_dict()\ndoc['run_record'] = self.run_record\nstats = client.stats.as_dict()\n")
     hits = offenders(package)
     assert list(hits) == ["lib/m.py"]
     kinds = [hit.split(": ", 1)[1] for hit in hits["lib/m.py"]]
     assert sorted(kinds) == sorted([
         "open(w)", "open(w)", "open(w)", "open(w)", "write_text", "dump", "save", "savefig", "to_parquet",
         "write_table", "mkdir", "unlink", "os.replace", "rename", "shutil.copy", "write_jsonl",
-        "stamps (start_run)", "stamps (stamp)", "os.open (write flags)"]), kinds
+        "stamps (start_run)", "stamps (stamp)", "os.open (write flags)", "stamps (run_record = ….as_dict())"]), kinds
