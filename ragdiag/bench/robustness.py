@@ -18,9 +18,9 @@ import numpy as np
 from ragdiag import __version__
 from ragdiag.bench.constraints import parse_constraint, required_deltas, select
 from ragdiag.bench.hardness import DEFAULT_LID_K
+from ragdiag.bench.index_sweep import SweepOptions
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
-from ragdiag.bench.index_sweep import SweepOptions
 from ragdiag.data.beir import load_corpus, load_queries
 from ragdiag.data.qrels_runs import read_qrels, read_run, run_depth, run_ids
 from ragdiag.errors import RagdiagError

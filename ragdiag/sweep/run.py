@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
-from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.data.reference_answers import load_reference_answers
 from ragdiag.data.reference_gate import count_kinds
