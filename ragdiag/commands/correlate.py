@@ -177,7 +177,7 @@ def run_table(request: CorrelateRequest, table_path: Path) -> CorrelateResult:
     """``--table``: correlate each metric column with the grade column, write ``--out`` / ``--plot``
     (``request`` checked by :func:`check_request`)."""
     from ragdiag.data.metric_table import load_metric_table
-    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.run_record import stamp_record, start_run
     from ragdiag.io.writer import guard_outputs
     from ragdiag.metrics.analysis import parse_kinds
     from ragdiag.metrics.table_correlation import TableOptions, table_report
@@ -191,9 +191,9 @@ def run_table(request: CorrelateRequest, table_path: Path) -> CorrelateResult:
                               request.id_col)
     opts = TableOptions(kinds=kinds, min_samples=DEFAULT_TABLE_MIN_SAMPLES if request.min_samples is None
                         else request.min_samples, bootstrap=request.bootstrap, seed=request.seed, compare=request.compare)
-    doc = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
-    doc["meta"]["shown_kinds"] = list(kinds)
-    result = CorrelateResult.from_json(stamp(doc, record))
+    result = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
+    result.meta.add("shown_kinds", list(kinds))
+    stamp_record(result, record)
     write_outputs(result, request, inputs=[table_path])
     return result
 
