@@ -24,7 +24,7 @@ from ragdiag.bench.robustness_result import RobustnessMeta, RobustnessPoint, Rob
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.run_record import stamp_record, start_run
 from ragdiag.io.writer import guard_outputs, write_jsonl
 
 __all__ = ["RobustnessMeta", "RobustnessPoint", "RobustnessRequest", "RobustnessResult", "run"]
@@ -109,8 +109,8 @@ def run(request: RobustnessRequest) -> RobustnessResult:
     guard_outputs([request.out, request.per_query], inputs)
     record = start_run("ragdiag robustness", inputs=inputs, seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
-    doc, rows = measure(opts, progress=request.progress)
-    result = RobustnessResult.from_json(stamp(doc, record))
+    result, rows = measure(opts, progress=request.progress)
+    stamp_record(result, record)
     _write(request, result, rows, file_format, inputs)
     return result
 
