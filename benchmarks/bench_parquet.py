@@ -63,9 +63,10 @@ def main() -> None:
                                max_rows=535_888)
     json_path, small_parquet = work / "graded_536k.json", work / "graded_536k.parquet"
     json_path.write_text(json.dumps(records))
-    from ragdiag.data.graded_parquet import write_graded_parquet
+    from ragdiag.data.graded_parquet import graded_arrow_table
+    from ragdiag.io.writer import write_parquet
 
-    write_graded_parquet(small_parquet, records)
+    write_parquet(small_parquet, graded_arrow_table(records))
     del records
     results = {"536k JSON": (measure(json_path, work / "o_json.json", repeats), 535_888, json_path),
                "536k Parquet": (measure(small_parquet, work / "o_pq.json", repeats), 535_888, small_parquet)}

@@ -31,8 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import write_section
+from ragdiag.bench.index_sweep import SweepOptions
 from ragdiag.bench.pgvector_sweep import run_backend_sweep
-from ragdiag.bench.sweep import SweepOptions
 from ragdiag.retrieval.indexes import prepare_vectors
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name
 from ragdiag.retrieval.pgvector_server import Backend, connect, server_info, server_url, tune_embedded

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import write_section
-from ragdiag.bench.sweep import SweepOptions, run_sweep
+from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.indexes import build_index, index_bytes, search, set_search_params
 

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
+from ragdiag.bench.index_sweep import SweepOptions, check_inputs, measure_point, run_sweep
 from ragdiag.bench.recall import ann_recall, exact_ground_truth, exact_scores, summarise
-from ragdiag.bench.sweep import SweepOptions, check_inputs, measure_point, run_sweep
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import parse_index_spec
 from ragdiag.retrieval.pgvector_index import PgIndex, table_name

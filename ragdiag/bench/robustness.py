@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ragdiag import __version__
 from ragdiag.bench.constraints import parse_constraint, required_deltas, select
 from ragdiag.bench.hardness import DEFAULT_LID_K
+from ragdiag.bench.index_sweep import SweepOptions
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
-from ragdiag.bench.sweep import SweepOptions
+from ragdiag.bench.robustness_result import RobustnessResult
 from ragdiag.data.beir import load_corpus, load_queries
 from ragdiag.data.qrels_runs import read_qrels, read_run, run_depth, run_ids
 from ragdiag.errors import RagdiagError
@@ -178,10 +180,10 @@ def check_index_specs(opts: RobustnessOptions) -> None:
     check_specs(opts.index, parse_backend(opts.backend))
 
 
-def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list[dict]]:
-    """(result ``{"meta", "points", analyses…}``, per-query rows) for the checked and :func:`resolved`
-    inputs in ``opts``. Without bootstrap resamples (``opts.bootstrap == 0``) the points carry no
-    intervals."""
+def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[RobustnessResult, list[dict[str, Any]]]:
+    """(result: ``meta``, ``points``, analyses…; per-query rows) for the checked and :func:`resolved`
+    inputs in ``opts``; the command stamps the run record. Without bootstrap resamples
+    (``opts.bootstrap == 0``) the points carry no intervals."""
     constraints = [parse_constraint(text) for text in opts.require]
     if opts.run or opts.qrels:
         points, rows, files = _labelled(opts)
@@ -230,7 +232,7 @@ def measure(opts: RobustnessOptions, progress: bool = False) -> tuple[dict, list
         points, rows, meta["min_recall"] = _above_floor(points, rows, opts.min_recall)
     if constraints:
         analyses["selection"] = select(points, constraints, [point_label(p) for p in points])
-    return {"meta": meta, "points": points, **analyses}, rows
+    return RobustnessResult.from_json({"meta": meta, "points": points, **analyses}), rows
 
 
 def _above_floor(points: list[dict], rows: list[dict], floor: float) -> tuple[list[dict], list[dict], dict]:

@@ -20,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.io.run_record import stamp, start_run
@@ -34,6 +34,9 @@ from ragdiag.llm.batch import (
     write_failures,
 )
 from ragdiag.llm.batch_files import parse_results
+
+if TYPE_CHECKING:
+    from ragdiag.remote.call_cache import CallCache
 
 ACTIONS = ("status", "collect", "cancel")
 
@@ -88,7 +91,7 @@ def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
                        time.sleep, stored_reply)
 
 
-def _cache(folder: BatchFolder, request: BatchRequest):
+def _cache(folder: BatchFolder, request: BatchRequest) -> CallCache:
     from ragdiag.config import resolve_cache_dir
     from ragdiag.remote.call_cache import CACHE_FILE, CallCache
 
@@ -107,10 +110,13 @@ def _earlier_failures(folder: BatchFolder, entry: dict[str, Any]) -> list[dict[s
             if isinstance(row, dict) and isinstance(row.get("custom_id"), str)]
 
 
-def _collect_file(folder: BatchFolder, request: BatchRequest, cache, prices) -> Collected:
+def _collect_file(folder: BatchFolder, request: BatchRequest, cache: CallCache,
+                  prices: dict[str, dict[str, float]]) -> Collected:
     """``--from OUTPUT.jsonl``: results of the open vllm-file requests, checked, then cached."""
     from ragdiag.io.files import existing_file
 
+    if request.source is None:
+        raise RagdiagError("batch collect --from needs the output file of vllm run-batch")
     source = existing_file(request.source)
     entries = folder.active("vllm-file")
     if not entries:
@@ -165,13 +171,14 @@ def run(request: BatchRequest) -> BatchResult:
     result = BatchResult(request.action, folder.path, folder.entries, record=record)
     openai_open = [e for e in folder.active("openai") if e["batch_id"]]
     client = _client(folder, request) if openai_open and request.source is None else None
+    asked = [(client, entry) for entry in openai_open] if client is not None else []  # the batches the API is asked about
     if request.action == "status":
-        for entry in openai_open:
-            client.refresh(entry)
+        for api, entry in asked:
+            api.refresh(entry)
         folder.save()
     elif request.action == "cancel":
-        for entry in openai_open:
-            client.cancel(entry)
+        for api, entry in asked:
+            api.cancel(entry)
             result.cancelled.append(entry["batch_id"])
         for entry in folder.active("vllm-file") + [e for e in folder.active("openai") if not e["batch_id"]]:
             entry["collected"], entry["status"] = True, "cancelled"  # never submitted: dropped
@@ -185,10 +192,10 @@ def run(request: BatchRequest) -> BatchResult:
             elif not openai_open and folder.active("vllm-file"):
                 raise RagdiagError(f"{folder.path}: its open requests are vllm-file requests: give --from OUTPUT.jsonl "
                                    "(the output of vllm run-batch)")
-            for entry in openai_open if request.source is None else []:
-                batch = client.refresh(entry)
+            for api, entry in asked:
+                batch = api.refresh(entry)
                 if entry["status"] in TERMINAL:
-                    merge(result.collected, client.collect(folder, entry, batch, cache, prices))
+                    merge(result.collected, api.collect(folder, entry, batch, cache, prices))
             folder.save()
         finally:
             cache.close()

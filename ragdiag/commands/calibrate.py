@@ -25,9 +25,9 @@ from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades, s
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
-from ragdiag.evaluate.calibration_result import CalibrateResult
+from ragdiag.evaluate.calibration_result import Agreement, CalibrateMeta, CalibrateResult, Estimates, Suggested
 from ragdiag.io.jsonl import read_json_records
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
 from ragdiag.measures.registry import CALIBRATE_SLOPES
 from ragdiag.measures.sample import ndcg_from_in_k
@@ -158,7 +158,8 @@ def _check(request: CalibrateRequest) -> None:
                            "(fill it in and pass it to --human, or choose another --sheet)")
 
 
-def _estimates(items: list[Item], human: dict[ItemKey, int], by: str, alpha: float) -> dict[str, Any]:
+def _estimates(items: list[Item], human: dict[ItemKey, int], by: str, alpha: float) -> Estimates:
+    """Prediction-powered mean grade per group (``all`` first) and the slope of each measure (NaN → null)."""
     labelled = [it for it in items if it.key in human]
     unlabelled = [it for it in items if it.key not in human]
     order = {group_of(it, by): (it.key[1] if by != "K" else "", it.key[4] if by != "system" else 0) for it in items}
@@ -177,7 +178,7 @@ def _estimates(items: list[Item], human: dict[ItemKey, int], by: str, alpha: flo
             np.array([it.measures[measure] for it in labelled]), np.array([human[it.key] for it in labelled]),
             np.array([it.judge for it in labelled]), np.array([it.measures[measure] for it in unlabelled]),
             np.array([it.judge for it in unlabelled]), alpha)})
-    return {"by": by, "alpha": alpha, "mean_grade": means, "slopes": slopes}
+    return Estimates.from_json(finite({"by": by, "alpha": alpha, "mean_grade": means, "slopes": slopes}))
 
 
 def finite(value: Any) -> Any:
@@ -218,23 +219,24 @@ def run(request: CalibrateRequest) -> CalibrateResult:
     judged_human = judge_human_agreement(np.array([it.judge for it in overlap]),
                              np.array([human[it.key] for it in overlap])) if overlap else None
     estimates = _estimates(items, human, request.by, request.alpha)
-    suggested = None
-    if request.suggest:
+    suggested: Suggested | None = None
+    picked: list[Item] = []
+    if request.suggest and scores is not None:  # no signal was refused above
+        ranks = scores
         candidates = [i for i, it in enumerate(items) if it.key not in human]
-        order = sorted(candidates, key=lambda i: (-scores[i], items[i].key))[: request.suggest]
+        order = sorted(candidates, key=lambda i: (-ranks[i], items[i].key))[: request.suggest]
         picked = [items[i] for i in order]
-        suggested = {"sheet": str(request.sheet), "items": len(picked), "signal": signal,
-                     "uncertainty": [float(scores[i]) for i in order]}
-        if picked and scores[order[0]] == 0:
-            suggested["note"] = "the judge is equally sure of every unlabelled item (uncertainty 0): picked in file order"
-    meta = {"command": "calibrate", "graded": str(request.graded),
-            "human": None if request.human is None else str(request.human), "by": request.by, "alpha": request.alpha,
-            "items": len(items), "labelled": len(human), "reference_gate": gate,
-            "judge_grade": "expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
-            else "grade (mean of the first judge's repeats)"}
-    result = CalibrateResult.from_json({"meta": meta, "agreement": finite(judged_human),
-                                        "estimates": finite(estimates), "suggested": suggested,
-                                        "run_record": stamp({}, record)["run_record"]})
+        suggested = Suggested(str(request.sheet), len(picked), str(signal), [float(scores[i]) for i in order],
+                              "the judge is equally sure of every unlabelled item (uncertainty 0): picked in file order"
+                              if picked and scores[order[0]] == 0 else None)
+    meta = CalibrateMeta(command="calibrate", graded=str(request.graded),
+                         human=None if request.human is None else str(request.human), by=request.by,
+                         alpha=request.alpha, items=len(items), labelled=len(human), reference_gate=gate,
+                         judge_grade="expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
+                         else "grade (mean of the first judge's repeats)")
+    agreement = finite(judged_human)
+    result = CalibrateResult(meta, Agreement.from_json(agreement) if agreement else None, estimates,
+                             suggested, record.as_dict())
     if suggested is not None:
         write_text(request.sheet, sheet_text(picked, questions),
                    inputs=[request.graded, request.human, request.answers])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -49,11 +50,18 @@ class ClqRequest:
     plot: Path | None = None
 
 
-def _number(row: dict, column: str, source: str, index: int, required: bool = False) -> float | None:
+def _required(row: dict[str, Any], column: str, source: str, index: int) -> float:
+    """:func:`_number` of a column every configuration must give."""
+    number = _number(row, column, source, index)
+    if number is None:
+        raise DataError.at(source, index, column, "missing")
+    return number
+
+
+def _number(row: dict[str, Any], column: str, source: str, index: int) -> float | None:
+    """A finite number ≥ 0 in ``column`` of record ``index``; None when the cell is empty or absent."""
     value = row.get(column)
     if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise DataError.at(source, index, column, "missing")
         return None
     try:
         number = float(value)
@@ -64,13 +72,13 @@ def _number(row: dict, column: str, source: str, index: int, required: bool = Fa
     return number
 
 
-def _records(items: list) -> list[dict]:
+def _records(items: list[Any]) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)]
 
 
-def _result_doc(path: Path, field: str, kind: str, key: str, source: str, index: int) -> dict:
-    """A ragdiag ``kind`` result JSON named in ``field`` of record ``index``; its ``key`` must be a list
-    (its records are kept, anything else in it is dropped)."""
+def _result_doc(path: Path, field: str, kind: str, key: str, source: str, index: int) -> tuple[Any, list[dict[str, Any]]]:
+    """A ragdiag ``kind`` result JSON named in ``field`` of record ``index``, and the records of its
+    ``key``, which must be a list (anything else in it is dropped)."""
     try:
         result = orjson.loads(path.read_bytes())
     except FileNotFoundError:
@@ -80,12 +88,12 @@ def _result_doc(path: Path, field: str, kind: str, key: str, source: str, index:
     items = result.get(key) if isinstance(result, dict) else None
     if not isinstance(items, list):
         raise DataError.at(source, index, field, f"{path}: not a ragdiag {kind} result (no '{key}')")
-    return {**result, key: _records(items)}
+    return result, _records(items)
 
 
 def _evaluate_metrics(path: Path, run: str, source: str, index: int) -> dict[str, float]:
     """Every ``metric@k`` of ``run`` in an evaluate result JSON."""
-    runs = _result_doc(path, "evaluate", "evaluate", "runs", source, index)["runs"]
+    _, runs = _result_doc(path, "evaluate", "evaluate", "runs", source, index)
     block = next((r for r in runs if r.get("run") == run), None)
     if block is None:
         raise DataError.at(source, index, "run", f"no run '{run}' in {path} (runs: {', '.join(str(r.get('run')) for r in runs)})")
@@ -119,7 +127,8 @@ def _metric_values(metrics: object, where: str, source: str, index: int) -> dict
 def _sweep_result(path: Path, source: str, index: int) -> SweepResult:
     """The ``sweep.json`` named in record ``index`` as a :class:`SweepResult` (a ``controls`` that is
     not a list is left out, as if absent)."""
-    doc = _result_doc(path, "sweep", "sweep", "points", source, index)
+    result, points = _result_doc(path, "sweep", "sweep", "points", source, index)
+    doc = {**result, "points": points}
     controls = doc.pop("controls", None)
     if isinstance(controls, list):
         doc["controls"] = _records(controls)
@@ -129,8 +138,9 @@ def _sweep_result(path: Path, source: str, index: int) -> SweepResult:
         raise DataError.at(source, index, "sweep", f"{path}: not a ragdiag sweep result ({err})") from None
 
 
-def _sweep_latency(path: Path, point: str, source: str, index: int) -> dict[str, float]:
-    """p50 and p95 single-query latency (ms) of one point (or the exact control) of a sweep.json."""
+def _sweep_latency(path: Path, point: str, source: str, index: int) -> tuple[float, float | None]:
+    """p50 and p95 (None when not measured) single-query latency (ms) of one point (or the exact
+    control) of a sweep.json."""
     sweep = _sweep_result(path, source, index)
     found: SweepPoint | SweepControl | None = next((p for p in sweep.points if p.label == point), None)
     if found is None and point == "exact":
@@ -143,8 +153,7 @@ def _sweep_latency(path: Path, point: str, source: str, index: int) -> dict[str,
     latency = found.latency_ms if isinstance(found.latency_ms, dict) else {}
     if not isinstance(latency.get("p50"), (int, float)):
         raise DataError.at(source, index, "point", f"point '{point}' of {path} has no measured latency")
-    return {"latency_p50_ms": float(latency["p50"]), **({"latency_p95_ms": float(latency["p95"])}
-                                                        if isinstance(latency.get("p95"), (int, float)) else {})}
+    return float(latency["p50"]), float(latency["p95"]) if isinstance(latency.get("p95"), (int, float)) else None
 
 
 def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
@@ -180,14 +189,15 @@ def read_configs(path: Path, quality: tuple[str, ...]) -> list[Config]:
         if row.get("sweep"):
             target = Path(str(row["sweep"]))
             target = target if target.is_absolute() else path.parent / target
-            measured = _sweep_latency(target, str(row.get("point") or ""), source, index)
+            p50, p95 = _sweep_latency(target, str(row.get("point") or ""), source, index)
+            measured = {"latency_p50_ms": p50, **({"latency_p95_ms": p95} if p95 is not None else {})}
             row = {**row, **{k: v for k, v in measured.items() if row.get(k) in (None, "")}}
         direct = _number(row, "cost_per_1k", source, index)
         model = CostModel(**{c: _number(row, c, source, index) or 0.0 for c in COST_COLUMNS})
         k = _number(row, "k", source, index)
         configs.append(Config(
             name=name, quality=metrics, cost=direct if direct is not None else model.per_1k_queries(),
-            latency_p50=_number(row, "latency_p50_ms", source, index, required=True),
+            latency_p50=_required(row, "latency_p50_ms", source, index),
             latency_p95=_number(row, "latency_p95_ms", source, index),
             e2e_p50=_number(row, "e2e_p50_ms", source, index),
             family=str(row["family"]) if row.get("family") not in (None, "") else None, k=k))

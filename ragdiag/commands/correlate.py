@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ragdiag.errors import RagdiagError
 from ragdiag.measures.registry import DEFAULT_MEASURES
@@ -120,18 +121,19 @@ def progress_over_items(items: list[T], label: str) -> Iterable[T]:
     return reported()
 
 
-def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = progress_over_items,
+def run(request: CorrelateRequest, progress: Callable[[list[Any], str], Iterable[Any]] = progress_over_items,
         on_notice: Callable[[str], None] | None = None) -> CorrelateResult:
     """Check, compute, write (``--out``, ``--plot``, ``--grade-plot``, ``--compare-plot``), return the result.
     ``on_notice`` hears, before the computation, why the source is not the one asked for (e.g. the
     bundled sample when the hub is unreachable); the result's ``meta.notice`` keeps it too."""
     check_request(request)
     if request.table is not None:
-        return run_table(request)
+        return run_table(request, request.table)
     from ragdiag.data.loaders import load_graded
     from ragdiag.data.reference_gate import make_gate
+    from ragdiag.io.run_record import stamp_record, start_run
     from ragdiag.metrics.analysis import CorrelateOptions, parse_kinds
-    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlate_job import gate_prompts, run_correlation
     from ragdiag.metrics.correlation import KINDS
 
     opts = CorrelateOptions(
@@ -146,9 +148,12 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
                         hf_repo=request.hf_repo, gate=make_gate(request.degenerate_patterns, request.long_answer_ratio))
     if table.source.notice and on_notice is not None:
         on_notice(table.source.notice)
-    doc = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
-                          complete_cases=request.complete_cases)
-    result = CorrelateResult.from_json(doc)
+    record = start_run("ragdiag correlate", seeds={"bootstrap": opts.seed} if opts.bootstrap else {})
+    record.inputs.append({"path": table.source.name, "sha256": table.source.sha256})  # sha256 already computed
+    result = run_correlation(table, opts, by_config=request.by_config, deltas=request.deltas, progress=progress,
+                             complete_cases=request.complete_cases)
+    record.prompts.update(gate_prompts(result))
+    stamp_record(result, record)
     result.meta.add("shown_kinds", list(opts.kinds) if request.corr else list(opts.kinds[:1]))
     distribution = None
     if request.grade_plot is not None:
@@ -161,18 +166,18 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
         from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
 
         note = "SIMULATED GRADES: bundled sample" if result.meta.simulated_grades else None
-        if distribution is not None:
+        if distribution is not None and request.grade_plot is not None:
             write_grade_heatmaps(distribution, request.grade_plot, note)
         if request.compare_plot is not None:
             write_comparison_heatmap(result, request.compare_plot, result.shown_kinds()[0])
     return result
 
 
-def run_table(request: CorrelateRequest) -> CorrelateResult:
+def run_table(request: CorrelateRequest, table_path: Path) -> CorrelateResult:
     """``--table``: correlate each metric column with the grade column, write ``--out`` / ``--plot``
     (``request`` checked by :func:`check_request`)."""
     from ragdiag.data.metric_table import load_metric_table
-    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.run_record import stamp_record, start_run
     from ragdiag.io.writer import guard_outputs
     from ragdiag.metrics.analysis import parse_kinds
     from ragdiag.metrics.table_correlation import TableOptions, table_report
@@ -180,16 +185,16 @@ def run_table(request: CorrelateRequest) -> CorrelateResult:
     if not request.measure_cols:
         raise RagdiagError("--table needs --measure-cols, e.g. --measure-cols ndcg@10,recall@10")
     kinds = parse_kinds(request.corr or "spearman")
-    guard_outputs([request.out, request.plot], [request.table])
-    record = start_run("ragdiag correlate", inputs=[request.table], seeds={"bootstrap": request.seed})
-    table = load_metric_table(request.table, request.grade_col, list(request.measure_cols), request.group_col,
+    guard_outputs([request.out, request.plot], [table_path])
+    record = start_run("ragdiag correlate", inputs=[table_path], seeds={"bootstrap": request.seed})
+    table = load_metric_table(table_path, request.grade_col, list(request.measure_cols), request.group_col,
                               request.id_col)
     opts = TableOptions(kinds=kinds, min_samples=DEFAULT_TABLE_MIN_SAMPLES if request.min_samples is None
                         else request.min_samples, bootstrap=request.bootstrap, seed=request.seed, compare=request.compare)
-    doc = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
-    doc["meta"]["shown_kinds"] = list(kinds)
-    result = CorrelateResult.from_json(stamp(doc, record))
-    write_outputs(result, request, inputs=[request.table])
+    result = table_report(table, opts, request.grade_col, request.group_col, request.id_col)
+    result.meta.add("shown_kinds", list(kinds))
+    stamp_record(result, record)
+    write_outputs(result, request, inputs=[table_path])
     return result
 
 
@@ -199,7 +204,7 @@ def write_outputs(result: CorrelateResult, request: CorrelateRequest, inputs: li
     from ragdiag.report.correlate_report import render_text, write_heatmap
 
     if request.out is not None:
-        write_result(request.out, request.fmt, {fmt: (lambda fmt=fmt: render_text(result, fmt))
+        write_result(request.out, request.fmt, {fmt: partial(render_text, result, fmt)
                                                 for fmt in ("table", "json", "csv")}, inputs)
     if request.plot is not None:
         write_heatmap(result, request.plot)

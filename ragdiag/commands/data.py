@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ragdiag.config import default_data_dir
 from ragdiag.data.public_sets import (
@@ -123,7 +123,14 @@ def verify(fetched: FetchedSet, name: str) -> dict[str, int]:
     return counts
 
 
-def _file_entries(folder: Path) -> dict[str, dict[str, Any]]:
+class FileEntry(TypedDict):
+    """One file of a set's manifest: its size and sha256."""
+
+    bytes: int
+    sha256: str
+
+
+def _file_entries(folder: Path) -> dict[str, FileEntry]:
     return {str(p.relative_to(folder)): {"bytes": p.stat().st_size, "sha256": file_sha256(p)}
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != MANIFEST}
 
@@ -145,7 +152,7 @@ def _inside(rel: str) -> bool:
         and ".." not in parts and "\\" not in rel
 
 
-def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+def check_manifest(manifest: Any, path: Path) -> None:
     """A set's ``manifest.json`` as ``data get`` writes it: an object whose ``files`` maps paths inside
     the folder to ``{"bytes", "sha256"}``, ``counts`` names to counts, ``sample`` a count. One line
     naming the file and the field otherwise (a tampered manifest is never followed outside the folder)."""
@@ -171,7 +178,6 @@ def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
         raise bad("counts", f"expected an object of whole numbers, got {counts!r}")
     if not _count(manifest.get("sample", 0)):
         raise bad("sample", f"expected a whole number >= 0, got {manifest.get('sample')!r}")
-    return manifest
 
 
 def _count(value: Any) -> bool:

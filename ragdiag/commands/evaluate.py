@@ -11,6 +11,7 @@ from ragdiag.evaluate.evaluation import EvaluateParams, check_params, evaluate_f
 from ragdiag.evaluate.result import EvaluateResult
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
+from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl
 from ragdiag.metrics.graded_utility import RarityWeights
 from ragdiag.report import evaluate_report as report
@@ -57,7 +58,9 @@ def run(request: EvaluateRequest) -> EvaluateResult:
         raise RagdiagError("give at least one --run")
     check_params(request.params)
     check_outputs(request)
+    record = start_run("ragdiag evaluate", inputs=request.inputs, seeds={"bootstrap": request.params.seed})
     result, rows = evaluate_files(request.qrels, request.runs, request.params, request.answers, request.progress)
+    result.run_record = record.as_dict()
     inputs = request.inputs
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),

@@ -63,10 +63,10 @@ class ImportResult:
 
 
 def run(request: ImportRequest) -> ImportResult:
-    from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
+    from ragdiag.data.graded_parquet import check_graded_output, graded_arrow_table
     from ragdiag.data.importers import convert, read_records
     from ragdiag.io.run_record import stamp, start_run
-    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl
+    from ragdiag.io.writer import check_output_dir, guard_outputs, sidecar_path, write_json, write_jsonl, write_parquet
 
     path, score_col = request.path, request.score_col
     if request.score_scale is not None and request.score_scale not in SCORE_SCALES:
@@ -83,13 +83,16 @@ def run(request: ImportRequest) -> ImportResult:
     data = convert(records, request.tool, str(path), system=request.system, subset=request.subset,
                    score_col=score_col, scale=request.score_scale)
     meta = ImportMeta(f"import {request.tool}", str(path), request.system, request.subset, score_col,
-                      data["score_scale"], len(data["texts"]))
-    write_json(files["texts.json"], data["texts"], inputs=[path])
-    write_json(files["ranked.json"], data["ranked"], inputs=[path])
-    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data["answers"]], inputs=[path])
+                      data.score_scale, len(data.texts))
+    write_json(files["texts.json"], data.texts, inputs=[path])
+    write_json(files["ranked.json"], data.ranked, inputs=[path])
+    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data.answers], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
-    if data["graded"]:
-        write_graded_table(files[graded_name], data["graded"], inputs=[path])
+    if data.graded:
+        if request.parquet:
+            write_parquet(files[graded_name], graded_arrow_table(data.graded), inputs=[path])
+        else:
+            write_json(files[graded_name], data.graded, inputs=[path])
         written.append(graded_name)
     result = ImportResult(meta, written, out=out)
     result.run_record = stamp(result.to_json(), record)["run_record"]

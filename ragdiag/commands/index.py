@@ -45,7 +45,8 @@ class IndexBuildResult:
 
     @property
     def meta(self) -> dict[str, Any]:
-        return self.manifest["meta"]
+        meta: dict[str, Any] = self.manifest["meta"]
+        return meta
 
     def to_json(self) -> dict[str, Any]:
         return self.manifest

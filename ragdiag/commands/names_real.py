@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import write_result
@@ -18,6 +19,9 @@ from ragdiag.probes.real_names import (
     replacer,
 )
 from ragdiag.probes.results import DetectedQuery, NamesRealMeta, NamesRealResult
+
+if TYPE_CHECKING:
+    from ragdiag.retrieval.embedder_base import Embedder
 
 
 @dataclass
@@ -59,7 +63,8 @@ def _read_names(path: Path | None) -> list[str]:
         raise RagdiagError(f"--names {path}: cannot read ({err.strerror})") from None
 
 
-def _search(embedder, corpus_vectors, index, texts: list[str], doc_ids: list[str], k: int) -> list[list[str]]:
+def _search(embedder: Embedder, corpus_vectors: Any, index: Any, texts: list[str], doc_ids: list[str],
+            k: int) -> list[list[str]]:
     from ragdiag.retrieval.indexes import prepare_vectors, search
 
     if not texts:
@@ -110,7 +115,8 @@ def run(request: NamesRealRequest) -> NamesRealResult:
         replace = replacer(request.lang, request.seed)
         changed = [ablate(texts[i], spans[i], ablation, request.lang, replace) if spans[i] else None
                    for i in range(len(ids))]
-        rankings = _search(embedder, docs, index, [changed[i] for i in named], corpus.ids, request.k)
+        rankings = _search(embedder, docs, index, [text for text in (changed[i] for i in named) if text is not None],
+                           corpus.ids, request.k)  # every named query has spans, so a changed text
         changed_rankings: list[list[str] | None] = [None] * len(ids)
         for i, ranking in zip(named, rankings):
             changed_rankings[i] = ranking

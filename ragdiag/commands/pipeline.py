@@ -120,7 +120,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     from ragdiag.io.run_record import stamp, start_run
     from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
     from ragdiag.metrics.analysis import CorrelateOptions
-    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.correlate_job import gate_prompts, run_correlation
     from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
     from ragdiag.pipeline.end_to_end import correlate_command, planned_rows
     from ragdiag.pipeline.generate import run_generate, stderr_notice
@@ -150,9 +150,11 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     graded = run_grade(paths["answers"], paths["graded"], config, repeats, judges, progress, grading.grade_mode,
                        grading.top_logprobs, gate, grading.keep_degenerate, lang=settings.lang if settings else "auto")
     table = load_graded_file(paths["graded"], gate=gate)
-    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
-                                                          keep_degenerate=grading.keep_degenerate), record=record,
-                                  complete_cases=complete_cases)
+    correlated = run_correlation(table, CorrelateOptions(segments=segments, min_samples=min_samples,
+                                                         keep_degenerate=grading.keep_degenerate),
+                                 complete_cases=complete_cases)
+    record.prompts.update(gate_prompts(correlated))
+    correlation = correlated.to_json()
     correlation["meta"]["pipeline"] = PipelineMeta(
         equivalent_command=correlate_command(paths["graded"], segments, min_samples, grading, complete_cases),
         generate_meta=generated.meta, grade_meta=graded.meta,
@@ -166,9 +168,9 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
 
 def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
     """Rank, write the samples and runs, then generate → grade → correlate (→ evaluate)."""
-    from ragdiag.data.qrels_runs import write_run
+    from ragdiag.data.qrels_runs import run_file_text
     from ragdiag.io.run_record import describe_input
-    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
+    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_text
     from ragdiag.metrics.segments import segmentation_for
     from ragdiag.pipeline.corpus_inputs import load_corpus_data
     from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval
@@ -209,7 +211,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     write_json(paths["ranked"], ranked, inputs=inputs)
     for spec in specs:
         run_ = {qid: [(data.doc_ids[r], s) for r, s in lists] for qid, lists in zip(data.query_ids, rankings[spec.text])}
-        write_run(run_paths[spec.text], run_, inputs=inputs)
+        write_text(run_paths[spec.text], run_file_text(run_), inputs=inputs)
         paths[f"run {spec.text}"] = run_paths[spec.text]
     result = run_pipeline(str(paths["texts"]), str(paths["ranked"]), None, cfg.ks, "all", out_dir, config, cfg.repeats,
                           cfg.judges, segments, cfg.min_samples, progress, cfg.grading, settings=cfg.answer,
@@ -217,10 +219,14 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     evaluation = None
     if data.graded:
         from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
+        from ragdiag.io.run_record import start_run
 
+        evaluate_record = start_run("ragdiag evaluate", inputs=[data.files["qrels"], *run_paths.values()],
+                                    seeds={"bootstrap": config.seed})
         evaluated, _rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
                                           EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
                                           progress=progress)
+        evaluated.run_record = evaluate_record.as_dict()
         evaluation = evaluated.to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.commands.names_real import NamesRealRequest
 from ragdiag.commands.names_real import run as run_names_real
@@ -16,6 +17,9 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.probes.results import NamesRealResult, ProbeRun, clean_nans
+
+if TYPE_CHECKING:
+    from ragdiag.io.run_record import RunRecord
 
 FORMATS = ("table", "json")
 
@@ -99,9 +103,10 @@ def _check_format(fmt: str | None, out: Path | None) -> None:
 def _names_on_own_queries(r: NamesRequest) -> NamesRealResult:
     from ragdiag.commands.names_real import parse_real_ablations
 
-    missing = [flag for flag, value in (("--queries", r.queries), ("--corpus", r.corpus), ("--qrels", r.qrels))
-               if value is None]
-    if missing:
+    queries, corpus, qrels = r.queries, r.corpus, r.qrels
+    if queries is None or corpus is None or qrels is None:
+        missing = [flag for flag, value in (("--queries", queries), ("--corpus", corpus), ("--qrels", qrels))
+                   if value is None]
         raise RagdiagError(f"names on your own queries need --queries, --corpus and --qrels together: {missing[0]} is missing")
     if "," in r.lang or r.lang not in ("en", "fr"):
         raise RagdiagError(f"--lang '{r.lang}': with --queries give one language, en or fr (the name lists)")
@@ -111,7 +116,7 @@ def _names_on_own_queries(r: NamesRequest) -> NamesRealResult:
         raise RagdiagError("--plot does not apply with --queries (the result is the table and its JSON)")
     if r.out is not None:
         out_format(r.out, r.fmt, FORMATS)
-    return run_names_real(NamesRealRequest(r.queries, r.corpus, r.qrels, r.lang, r.embedders[0],
+    return run_names_real(NamesRealRequest(queries, corpus, qrels, r.lang, r.embedders[0],
                                            parse_real_ablations(r.ablations), r.k, r.names, r.bootstrap, r.seed,
                                            r.cache_dir, r.cache_mode, out=r.out, fmt=r.fmt))
 
@@ -170,7 +175,7 @@ def _noise(r: NoiseRequest) -> ProbeRun:
         corpus_data = load_corpus(r.corpus)
         files[str(corpus_data.path)] = corpus_data.sha256
     graded = None
-    if r.qrels is not None:
+    if r.qrels is not None and corpus_data is not None:  # --qrels needs --corpus (checked above)
         from ragdiag.evaluate.inputs import load_graded_qrels
         from ragdiag.pipeline.corpus_inputs import check_judged_documents
 
@@ -181,12 +186,12 @@ def _noise(r: NoiseRequest) -> ProbeRun:
     record = start_run("ragdiag noise", inputs=[r.query_file, r.corpus],
                        models={"embedders": [e.identity for e in embs], **({"rewrite": r.model} if r.rewrite else {})},
                        seeds={"seed": r.seed})
-    rewrite_meta: list[dict] = []
+    rewrite_meta: list[dict[str, Any]] = []
     rewrite_fn = None
     if r.rewrite:
-        from ragdiag.probes.noise_rewrite import rewrite_queries
+        from ragdiag.probes.noise_rewrite import Rewrites, rewrite_queries
 
-        def rewrite_fn(texts: list[str]):
+        def rewrite_fn(texts: list[str]) -> Rewrites:
             rewrites = rewrite_queries(texts, r.model, r.base_url, r.cache_dir, True, r.cache_mode or "rw")
             rewrite_meta.append(rewrites.meta)
             return rewrites
@@ -215,7 +220,7 @@ def _noise(r: NoiseRequest) -> ProbeRun:
     return _finish(results, meta, record, r.fmt, r.out, r.plot, [r.query_file, r.corpus, r.qrels], llm_notes)
 
 
-def _documents(results: list[dict], meta: dict) -> list[dict]:
+def _documents(results: list[dict[str, Any]], meta: dict[str, Any]) -> list[dict[str, Any]]:
     """One JSON object per (language, embedder): the shared meta with this result's file hashes and counters."""
     keys = ("texts", "embedding_calls")
     docs = []
@@ -226,7 +231,7 @@ def _documents(results: list[dict], meta: dict) -> list[dict]:
     return docs
 
 
-def _finish(results: list[dict], meta: dict, record, fmt: str | None, out: Path | None, plot: Path | None,
+def _finish(results: list[dict[str, Any]], meta: dict[str, Any], record: RunRecord, fmt: str | None, out: Path | None, plot: Path | None,
             inputs: list[Path | None], notes: list[str]) -> ProbeRun:
     """Stamp every document, make the result objects, write --out and --plot; the notes for stderr:
     call counters, flagged recoveries, LLM call counters, the files written."""

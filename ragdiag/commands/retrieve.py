@@ -15,11 +15,11 @@ from typing import Any
 
 from ragdiag import __version__
 from ragdiag.data.beir import load_queries
-from ragdiag.data.qrels_runs import check_ids_fit, write_run
+from ragdiag.data.qrels_runs import check_ids_fit, run_file_text
 from ragdiag.io.files import file_sha256
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
-from ragdiag.io.writer import check_output_path, guard_outputs, write_json
+from ragdiag.io.writer import check_output_path, guard_outputs, write_json, write_text
 from ragdiag.retrieval.search import RetrieveOptions, check_options, open_checked, rank
 
 __all__ = ["RetrieveRequest", "RetrieveResult", "run"]
@@ -42,11 +42,13 @@ class RetrieveResult:
 
     @property
     def n_queries(self) -> int:
-        return self.meta["n_queries"]
+        n: int = self.meta["n_queries"]
+        return n
 
     @property
     def seconds(self) -> float:
-        return self.meta["seconds"]
+        seconds: float = self.meta["seconds"]
+        return seconds
 
     def to_json(self) -> dict[str, Any]:
         return {"meta": self.meta, "run_record": self.run_record}
@@ -74,7 +76,8 @@ def run(request: RetrieveRequest) -> RetrieveResult:
     start = time.perf_counter()
     ranked, depth = rank(store, request, texts, request.progress)
     elapsed = time.perf_counter() - start
-    write_run(out, dict(zip(query_ids, ranked)), fmt=request.fmt, tag=request.tag, inputs=[request.queries])
+    write_text(out, run_file_text(dict(zip(query_ids, ranked)), fmt=request.fmt, tag=request.tag),
+               inputs=[request.queries])
     meta = {
         "command": "ragdiag retrieve",
         "ragdiag_version": __version__,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragdiag.bench.robustness import (
     RobustnessOptions,
@@ -23,7 +24,7 @@ from ragdiag.bench.robustness_result import RobustnessMeta, RobustnessPoint, Rob
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.run_record import stamp_record, start_run
 from ragdiag.io.writer import guard_outputs, write_jsonl
 
 __all__ = ["RobustnessMeta", "RobustnessPoint", "RobustnessRequest", "RobustnessResult", "run"]
@@ -108,13 +109,13 @@ def run(request: RobustnessRequest) -> RobustnessResult:
     guard_outputs([request.out, request.per_query], inputs)
     record = start_run("ragdiag robustness", inputs=inputs, seeds={"ivf_kmeans": opts.seed, "bootstrap": opts.seed},
                        models={"embedder": opts.embedder} if opts.corpus else {})
-    doc, rows = measure(opts, progress=request.progress)
-    result = RobustnessResult.from_json(stamp(doc, record))
+    result, rows = measure(opts, progress=request.progress)
+    stamp_record(result, record)
     _write(request, result, rows, file_format, inputs)
     return result
 
 
-def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict], file_format: str | None,
+def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict[str, Any]], file_format: str | None,
            inputs: list[Path]) -> None:
     """The --out file (JSON or table), the per-query rows, the plots: each through the atomic writer."""
     import json
@@ -134,7 +135,7 @@ def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict
             from ragdiag.report.adaptive_report import plot_adaptive
 
             plot_adaptive(result.adaptive, result.meta.deltas, request.plot_dir)
-        if result.matched_recall is not None:
+        if result.matched_recall is not None and result.meta.k is not None:
             from ragdiag.report.matched_recall_plots import write_matched_plots
 
             write_matched_plots(result.matched_recall, result.meta.k, request.plot_dir)

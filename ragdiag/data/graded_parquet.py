@@ -20,7 +20,6 @@ same order), so both paths give identical correlations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +76,12 @@ def _as_grade_lists(records: list[dict[str, Any]]) -> list[list[float | None] | 
     return out
 
 
-def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
-    """Write graded records as one Parquet file (atomic, through :mod:`ragdiag.io.writer`)."""
+def graded_arrow_table(records: list[dict[str, Any]]) -> Any:
+    """Graded records as one ``pyarrow.Table`` (the command writes it with
+    :func:`ragdiag.io.writer.write_parquet`): the core columns typed, every other key as JSON text."""
     import orjson
 
     pa = _pyarrow()
-    import pyarrow.parquet as pq
-
-    from ragdiag.io.writer import atomic_path
 
     extra = sorted({key for record in records for key in record} - set(CORE_COLUMNS))
     columns: dict[str, list[Any]] = {name: [r.get(name) for r in records] for name in CORE_COLUMNS}
@@ -94,10 +91,7 @@ def write_graded_parquet(path: Path, records: list[dict[str, Any]], inputs: Iter
         columns["grades"] = grade_lists
     for name in extra:
         columns[name] = [None if name not in r else orjson.dumps(r[name]).decode() for r in records]
-    table = pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
-    with atomic_path(path, inputs=inputs) as tmp:
-        pq.write_table(table, tmp)
-    return Path(path)
+    return pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
 
 
 def parquet_columns(path: Path, names: tuple[str, ...]):
@@ -359,12 +353,3 @@ def check_graded_output(path: Path) -> None:
     """Before any work: a Parquet output needs pyarrow (named now, not after the paid calls)."""
     if is_parquet(path):
         _pyarrow()
-
-
-def write_graded_table(path: Path, records: list[dict[str, Any]], inputs: Iterable[Path | None] = ()) -> Path:
-    """The graded records as Parquet (``*.parquet``) or as a JSON list (any other name)."""
-    if is_parquet(path):
-        return write_graded_parquet(path, records, inputs)
-    from ragdiag.io.writer import write_json
-
-    return write_json(path, records, inputs=inputs)

@@ -174,8 +174,20 @@ def grade_of(value: float | None, scale: str) -> float | None:
     return 1 + 4 * value if scale == "0-1" else value
 
 
-def convert(records: list[dict], tool: str, source: str, system: str = "imported", subset: str = "U",
-            score_col: str | None = None, scale: str | None = None) -> dict[str, Any]:
+@dataclass
+class Converted:
+    """An imported dataset in ragdiag's files: texts, ranked, answers (without the meta line) and graded
+    (empty without a score) records, and the score column's scale (None without a score)."""
+
+    texts: list[dict[str, Any]]
+    ranked: list[dict[str, Any]]
+    answers: list[dict[str, Any]]
+    graded: list[dict[str, Any]]
+    score_scale: str | None
+
+
+def convert(records: list[dict[str, Any]], tool: str, source: str, system: str = "imported", subset: str = "U",
+            score_col: str | None = None, scale: str | None = None) -> Converted:
     """texts, ranked, answers (without the meta line) and graded (empty without a score) records.
 
     Ids become ``SUBSET-ID`` (``U-q1``) since ragdiag reads the subset from the id's prefix. The
@@ -194,7 +206,11 @@ def convert(records: list[dict], tool: str, source: str, system: str = "imported
             scores.append(_score_value(record[score_col], source, index, score_col))
         scale = score_scale(scores, source, score_col, scale)
     fields = FORMATS[tool]
-    texts, ranked, ideal, topk, graded = [], [], [], [], []
+    texts: list[dict[str, Any]] = []
+    ranked: list[dict[str, Any]] = []
+    ideal: list[dict[str, Any]] = []
+    topk: list[dict[str, Any]] = []
+    graded: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index, record in enumerate(records, start=1):
         if not isinstance(record, dict):
@@ -234,5 +250,4 @@ def convert(records: list[dict], tool: str, source: str, system: str = "imported
             graded.append({"id": qid, "E": system, "Nc": nc, "Np": np_, "K": k, "rank": order, "inK": in_k,
                            "answer_ideal": reference, "answer_topK": answer, "grade": grade, "P": hits / k,
                            "R": hits / np_, "score": record[score_col]})
-    return {"texts": texts, "ranked": ranked, "answers": ideal + topk, "graded": graded,
-            "score_scale": scale if score_col else None}
+    return Converted(texts, ranked, ideal + topk, graded, scale if score_col else None)

@@ -20,21 +20,20 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Literal, overload
 
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.jsonl import json_line, read_lines
-from ragdiag.io.writer import PathLike, write_jsonl, write_text
+from ragdiag.io.writer import PathLike
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[tuple[str, float]]]
 RunFormat = Literal["jsonl", "trec"]
 RUN_FORMATS: tuple[str, ...] = ("jsonl", "trec")
 
-__all__ = ["Qrels", "Run", "RUN_FORMATS", "check_ids_fit", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_ids", "write_run"]
+__all__ = ["Qrels", "Run", "RUN_FORMATS", "check_ids_fit", "read_qrels", "read_run", "read_run_ids", "run_depth", "run_file_text", "run_ids"]
 
 
 def _open_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -277,14 +276,15 @@ def check_ids_fit(layout: Literal["trec", "tsv"], named: Iterable[tuple[str, Ite
                 raise RagdiagError(f"{what} {value!r} cannot be written to {target} ({problem}){'; ' + fix if fix else ''}")
 
 
-def write_run(path: PathLike, run: Run, fmt: RunFormat = "jsonl", tag: str = "ragdiag", *, inputs: Iterable[PathLike | None] = ()) -> Path:
-    """Write ``run`` atomically as ``run.jsonl`` (query_id, ids, scores) or a TREC run file
-    (``qid Q0 docid rank score tag``, rank from 1). TREC ids and the tag must not contain whitespace."""
+def run_file_text(run: Run, fmt: RunFormat | str = "jsonl", tag: str = "ragdiag") -> str:
+    """``run`` as the text of a ``run.jsonl`` file (one ``{"query_id", "ids", "scores"}`` object a line)
+    or of a TREC run file (``qid Q0 docid rank score tag``, rank from 1; ids and the tag must not
+    contain whitespace). The command writes it through :mod:`ragdiag.io.writer`."""
     if fmt == "jsonl":
-        rows = ({"query_id": q, "ids": [d for d, _ in p], "scores": [float(s) for _, s in p]} for q, p in run.items())
-        return write_jsonl(path, rows, inputs=inputs)
+        return "".join(json.dumps({"query_id": q, "ids": [d for d, _ in p], "scores": [float(s) for _, s in p]},
+                                  ensure_ascii=False) + "\n" for q, p in run.items())
     if fmt != "trec":
         raise RagdiagError(f"unknown run format '{fmt}': expected jsonl or trec")
     check_ids_fit("trec", [("tag", [tag]), ("query id", run), ("document id", (d for p in run.values() for d, _ in p))],
                   "use the jsonl format")
-    return write_text(path, "".join(_trec_lines(run, tag)), inputs=inputs)
+    return "".join(_trec_lines(run, tag))

@@ -45,7 +45,6 @@ from ragdiag.evaluate.result import (
     Verdict,
 )
 from ragdiag.io.progress import progress_reporter
-from ragdiag.io.run_record import start_run
 from ragdiag.measures.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
 from ragdiag.measures.standard import StandardScorer, gain_mapping
 from ragdiag.metrics import graded_utility as gu
@@ -277,11 +276,10 @@ def check_params(p: EvaluateParams) -> None:
 
 def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParams, answers_path: Path | None = None,
                    progress: bool = True) -> tuple[EvaluateResult, list[dict[str, Any]]]:
-    """Read the qrels, every run and the answers, evaluate; returns the stamped result and the
-    per-query rows. Progress (one step per file read and one for the metrics and bootstrap) goes to
+    """Read the qrels, every run and the answers, evaluate; returns the result (the caller stamps its
+    run record) and the per-query rows. Progress (one step per file read and one for the metrics and bootstrap) goes to
     stderr through :mod:`ragdiag.io.progress`, silent for short work."""
     check_params(p)
-    record = start_run("ragdiag evaluate", inputs=[qrels_path, *run_paths, answers_path], seeds={"bootstrap": p.seed})
     started = time.perf_counter()
     steps = 2 + len(run_paths) + (answers_path is not None)
     with progress_reporter("ragdiag evaluate: reading inputs, metrics and bootstrap", steps, enabled=progress) as bar:
@@ -299,5 +297,4 @@ def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParam
     result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
                                [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in runs],
                                conventions(p, qrels), round(time.perf_counter() - started, 3))
-    result.run_record = record.as_dict()
     return result, rows

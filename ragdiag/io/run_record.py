@@ -21,12 +21,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag import __version__
 from ragdiag.io.files import file_sha256
 from ragdiag.io.provenance import marked_replies
 from ragdiag.io.redact import redact_arg
+
+if TYPE_CHECKING:
+    from ragdiag.io.json_record import JsonRecord
 
 RUN_RECORD_KEY = "run_record"
 KEY_LIBRARIES = ("numpy", "scipy", "faiss-cpu", "sentence-transformers", "torch", "openai", "voyageai",
@@ -121,6 +124,11 @@ def stamp(result: dict[str, Any], record: RunRecord) -> dict[str, Any]:
     """Put the record into ``result`` under ``run_record`` (the one key, in every JSON result and manifest)."""
     result[RUN_RECORD_KEY] = record.as_dict()
     return result
+
+
+def stamp_record(result: JsonRecord, record: RunRecord) -> None:
+    """:func:`stamp` for a typed result: ``run_record`` appended after the keys it holds."""
+    result.add(RUN_RECORD_KEY, record.as_dict())
 
 
 def without_run_record(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -177,3 +177,12 @@ def write_jsonl(path: PathLike, rows: Iterable[dict[str, Any]], *, inputs: Itera
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return Path(path)
+
+
+def write_parquet(path: PathLike, table: Any, *, inputs: Iterable[PathLike | None] = ()) -> Path:
+    """Write a ``pyarrow.Table`` as one Parquet file atomically (pyarrow writes by file name)."""
+    import pyarrow.parquet as pq
+
+    with atomic_path(path, inputs=inputs) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)

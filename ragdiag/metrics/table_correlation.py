@@ -20,6 +20,7 @@ from scipy import stats
 from ragdiag.data.metric_table import MetricTable
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.analysis import TIE_TOLERANCE, percentile_interval
+from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.correlation import KINDS
 
 
@@ -168,8 +169,9 @@ def _verdict(group: str, rows: list[dict], opts: TableOptions, boot: dict) -> di
 
 
 def table_report(table: MetricTable, opts: TableOptions, grade_col: str, group_col: str | None,
-                 id_col: str | None) -> dict:
-    """The analysis with a ``meta`` block in the layout of ``ragdiag correlate``'s."""
+                 id_col: str | None) -> CorrelateResult:
+    """The analysis with a ``meta`` block in the layout of ``ragdiag correlate``'s, as its result type
+    (the command stamps the run record)."""
     analysis = correlate_table(table, opts)
     meta = {
         "command": "correlate", "source": table.source, "source_sha256": table.sha256,
@@ -182,4 +184,4 @@ def table_report(table: MetricTable, opts: TableOptions, grade_col: str, group_c
         "compare": list(opts.compare) if opts.compare else None,
         "table": {"grade_col": grade_col, "group_col": group_col, "id_col": id_col},
     }
-    return {"meta": meta, **analysis}
+    return CorrelateResult.from_json({"meta": meta, **analysis})

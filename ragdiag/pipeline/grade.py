@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.data.graded_parquet import check_graded_output, write_graded_table
+from ragdiag.data.graded_parquet import check_graded_output, graded_arrow_table, is_parquet
 from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.data.schema import check_graded_record, graded_key
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.jsonl import read_jsonl_lines
+from ragdiag.io.writer import write_json, write_parquet
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
@@ -443,7 +444,10 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
         details = run_details(client)
     finally:
         client.close()
-    write_graded_table(out, judged.graded, inputs=[answers])
+    if is_parquet(out):
+        write_parquet(out, graded_arrow_table(judged.graded), inputs=[answers])
+    else:
+        write_json(out, judged.graded, inputs=[answers])
     written = write_run_manifest(manifest, record, [answers], RunManifest(
         meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
         unparsed=judged.unparsed))

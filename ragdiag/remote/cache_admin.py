@@ -12,12 +12,13 @@ entry, as in exports written before embeddings were exported), so one file can h
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag.config import resolve_cache_dir
 from ragdiag.errors import RagdiagError
-from ragdiag.io.writer import guard_outputs, write_jsonl
+from ragdiag.io.writer import guard_outputs
 from ragdiag.remote.call_cache import CACHE_FILE as LLM_FILE
 from ragdiag.remote.call_cache import CallCache
 from ragdiag.remote.embedding_cache import CACHE_FILE as EMBEDDINGS_FILE
@@ -68,7 +69,8 @@ def cache_stats(cache_dir: Path | None, kind: str = "all") -> dict[str, Any]:
     return {**top, "kind": kind, "caches": caches}
 
 
-def _entries(cache_dir: Path | None, kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+def cache_entries(cache_dir: Path | None, kinds: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    """Every entry of the caches ``kinds``, each with its ``kind`` (read lazily, cache by cache)."""
     for name in kinds:
         cache = open_cache(cache_dir, name)
         try:
@@ -78,11 +80,18 @@ def _entries(cache_dir: Path | None, kinds: tuple[str, ...]) -> Iterator[dict[st
             cache.close()
 
 
-def export_cache(cache_dir: Path | None, out: Path, kind: str = "llm") -> int:
-    """Write every entry of the chosen caches as one JSON line each (atomically); returns the count.
+@dataclass(frozen=True)
+class ExportPlan:
+    """What ``cache export`` reads: the caches (``kinds``) and the paths an export must not overwrite."""
 
-    Refused before anything is written when ``out`` is a cache file or lies inside the cache folder.
-    """
+    kinds: tuple[str, ...]
+    sources: list[Path]
+
+
+def plan_export(cache_dir: Path | None, out: Path, kind: str = "llm") -> ExportPlan:
+    """Check an export before anything is written: refused when ``out`` is a cache file or lies inside
+    the cache folder, or when a chosen cache does not exist. The caller writes
+    :func:`cache_entries` to ``out`` (one JSON line each)."""
     kinds = _kinds(kind)
     folder = resolve_cache_dir(cache_dir)
     sources = [folder, *(cache_path(cache_dir, k) for k in KINDS)]
@@ -92,16 +101,7 @@ def export_cache(cache_dir: Path | None, out: Path, kind: str = "llm") -> int:
     for name in kinds:
         if not cache_path(cache_dir, name).exists():
             raise RagdiagError(f"no {_NAMES[name]} at {cache_path(cache_dir, name)}")
-    count = 0
-
-    def counted() -> Iterator[dict[str, Any]]:
-        nonlocal count
-        for entry in _entries(cache_dir, kinds):
-            count += 1
-            yield entry
-
-    write_jsonl(out, counted(), inputs=sources)
-    return count
+    return ExportPlan(kinds, sources)
 
 
 def _export_records(source: Path) -> tuple[list[tuple[int, Any]], list[str]]:

@@ -2,7 +2,7 @@
 
 Same queries, corpus, generator and judge; only the index's search parameter changes. Steps:
 embed corpus and queries (embedding cache), exact top-K by brute force, every operating point of
-every index spec measured by :func:`ragdiag.bench.sweep.run_sweep` (recall vs exact,
+every index spec measured by :func:`ragdiag.bench.index_sweep.run_sweep` (recall vs exact,
 Robustness-δ@K, batch QPS, single-query latency), then each distinct (query, ordered top-K)
 answered and graded once (:mod:`ragdiag.sweep.answers`), the controls being exact k-NN, the gold
 passages (the query's relevant passages, capped) and an empty context. Statistics:
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
-from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.bench.timing import batch_qps, single_query_latency
 from ragdiag.data.reference_answers import load_reference_answers
 from ragdiag.data.reference_gate import count_kinds

@@ -11,9 +11,9 @@ import pytest
 from ir_measures import AP, RR, Success, nDCG
 from typer.testing import CliRunner
 
+from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.matched_recall import bracket, matched_recall, ranking_metrics
 from ragdiag.bench.recall import exact_ground_truth
-from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.cli import app
 from ragdiag.retrieval.index_specs import parse_index_spec
 

@@ -23,8 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 from ragdiag.compare.inputs import read_runs  # noqa: E402
 from ragdiag.data.beir import load_corpus, load_queries  # noqa: E402
-from ragdiag.data.qrels_runs import read_qrels, write_run  # noqa: E402
+from ragdiag.data.qrels_runs import read_qrels, run_file_text  # noqa: E402
 from ragdiag.io.files import file_sha256  # noqa: E402
+from ragdiag.io.writer import write_text  # noqa: E402
 from ragdiag.retrieval.bm25 import BM25Index  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "data" / "scifact_bm25_per_query.csv"
@@ -52,7 +53,7 @@ def main(folder: Path) -> None:
         run[query_id] = [(ids[r], float(s)) for r, s in zip(rows, scores)]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bm25.jsonl"
-        write_run(path, run)
+        write_text(path, run_file_text(run))
         sides, names, order = read_runs(path, None, qrels_path, METRICS)
     side = sides[str(path)]
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ragdiag.data.graded_parquet import write_graded_parquet
+from ragdiag.data.graded_parquet import graded_arrow_table
 from ragdiag.data.loaders import load_graded_file
 from ragdiag.errors import DataError
+from ragdiag.io.writer import write_parquet
 from ragdiag.metrics.analysis import CorrelateOptions
 from ragdiag.metrics.correlate_job import run_correlation
 from tools.synthetic import synthetic_graded
@@ -33,7 +34,7 @@ def records() -> list[dict]:
 def _both(tmp_path: Path, records: list[dict]):
     json_path, parquet_path = tmp_path / "g.json", tmp_path / "g.parquet"
     json_path.write_text(json.dumps(records))
-    write_graded_parquet(parquet_path, records)
+    write_parquet(parquet_path, graded_arrow_table(records))
     return load_graded_file(json_path), load_graded_file(parquet_path)
 
 
@@ -51,13 +52,13 @@ def test_identical_correlations(tmp_path, records):
     from_json, from_parquet = _both(tmp_path, records)
     opts = CorrelateOptions(segments="ratio", min_samples=20, measures=("F", "E", "T", "nDCG"),
                             kinds=("spearman", "pearson"))
-    a, b = (run_correlation(t, opts) for t in (from_json, from_parquet))
+    a, b = (run_correlation(t, opts).to_json() for t in (from_json, from_parquet))
     assert a["results"] and a["results"] == b["results"]
 
 
 def test_extra_keys_are_json_text(tmp_path, records):
     path = tmp_path / "g.parquet"
-    write_graded_parquet(path, records)
+    write_parquet(path, graded_arrow_table(records))
     table = pq.read_table(path)
     assert json.loads(table.column("judges")[9].as_py()) == {"m": [3]}
     assert table.column("grade").type == pa.float64() and table.column("grade")[5].as_py() is None
@@ -167,7 +168,7 @@ def test_small_batches_give_the_same_table_and_row_numbers(tmp_path, records, mo
     assert from_json.query_names == from_parquet.query_names
     bad = [dict(r) for r in records]
     bad[30]["inK"] = [2] + bad[30]["inK"][1:]
-    write_graded_parquet(tmp_path / "bad.parquet", bad)
+    write_parquet(tmp_path / "bad.parquet", graded_arrow_table(bad))
     with pytest.raises(DataError, match=re.escape("bad.parquet: record 31: field 'inK': items must be 0 or 1")):
         load_graded_file(tmp_path / "bad.parquet")
 

@@ -15,9 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.data.graded_parquet import write_graded_table
+from ragdiag.data.graded_parquet import graded_arrow_table, is_parquet
 from ragdiag.data.loaders import load_graded_file
 from ragdiag.errors import DataError
+from ragdiag.io.writer import write_json, write_parquet
 from tools.synthetic import synthetic_graded
 
 
@@ -54,7 +55,10 @@ def _correlate(path: Path) -> dict:
 
 def _write(tmp_path: Path, records: list[dict], suffix: str) -> Path:
     path = tmp_path / f"graded{suffix}"
-    write_graded_table(path, records)
+    if is_parquet(path):
+        write_parquet(path, graded_arrow_table(records))
+    else:
+        write_json(path, records)
     return path
 
 

@@ -25,7 +25,7 @@ RAGAS = {
 
 def test_ragas_record_becomes_texts_ranked_answers_graded():
     out = convert([RAGAS], "ragas", "r.json", system="bm25", score_col="answer_correctness")
-    texts, ranked, graded = out["texts"][0], out["ranked"][0], out["graded"][0]
+    texts, ranked, graded = out.texts[0], out.ranked[0], out.graded[0]
     assert texts["id"] == "U-q1" and texts["q"] == RAGAS["question"]
     assert texts["p"] == RAGAS["reference_contexts"]
     assert texts["n"] == ["Paris has many bridges.", "Lyon is a city."]
@@ -34,7 +34,7 @@ def test_ragas_record_becomes_texts_ranked_answers_graded():
                       "rank": [2, 0, 3, 1]}
     assert graded["inK"] == [0, 1, 0] and graded["K"] == 3 and graded["grade"] == 4.0  # 1 + 4·0.75
     assert graded["answer_ideal"] == RAGAS["ground_truth"] and graded["answer_topK"] == "In Paris."
-    ideal, topk = out["answers"]
+    ideal, topk = out.answers
     assert ideal == {"kind": "ideal", "id": "U-q1", "q": RAGAS["question"], "answer": RAGAS["ground_truth"]}
     assert topk["kind"] == "topK" and topk["answer"] == "In Paris." and topk["rank"] == [2, 0, 3]
 
@@ -43,8 +43,8 @@ def test_deepeval_names_and_one_to_five_scores():
     record = {"input": "q?", "actual_output": "a", "expected_output": "b", "retrieval_context": ["x", "y"],
               "context": ["y"], "score": 4, "id": "case-7"}
     out = convert([record], "deepeval", "d.json", score_col="score")
-    assert out["graded"][0]["id"] == "U-case-7" and out["graded"][0]["grade"] == 4.0
-    assert out["graded"][0]["inK"] == [0, 1]
+    assert out.graded[0]["id"] == "U-case-7" and out.graded[0]["grade"] == 4.0
+    assert out.graded[0]["inK"] == [0, 1]
 
 
 def test_schema_error_lists_the_required_fields():
@@ -97,7 +97,7 @@ def test_ragas_csv_with_python_list_cells(tmp_path):
     (record,) = read_records(path)
     assert record["retrieved_contexts"] == ["it's a", "b"] and record["reference_contexts"] == ["b"]
     out = convert([record], "ragas", str(path))
-    assert out["ranked"][0]["rank"] == [1, 0] and out["texts"][0]["n"] == ["it's a"]
+    assert out.ranked[0]["rank"] == [1, 0] and out.texts[0]["n"] == ["it's a"]
 
 
 # ---------------------------------------------------------------- issue 18: one scale per file, empty datasets
@@ -109,11 +109,11 @@ def _scored(scores: list) -> list[dict]:
 
 def test_score_scale_is_decided_once_per_file():
     one_to_five = convert(_scored([1, 2, 4, 5]), "ragas", "r.json", score_col="answer_correctness")
-    assert [g["grade"] for g in one_to_five["graded"]] == [1, 2, 4, 5] and one_to_five["score_scale"] == "1-5"
+    assert [g["grade"] for g in one_to_five.graded] == [1, 2, 4, 5] and one_to_five.score_scale == "1-5"
     zero_to_one = convert(_scored([0, 0.5, 1]), "ragas", "r.json", score_col="answer_correctness")
-    assert [g["grade"] for g in zero_to_one["graded"]] == [1, 3, 5] and zero_to_one["score_scale"] == "0-1"
+    assert [g["grade"] for g in zero_to_one.graded] == [1, 3, 5] and zero_to_one.score_scale == "0-1"
     forced = convert(_scored([1, 1, 1]), "ragas", "r.json", score_col="answer_correctness", scale="1-5")
-    assert [g["grade"] for g in forced["graded"]] == [1, 1, 1]
+    assert [g["grade"] for g in forced.graded] == [1, 1, 1]
 
 
 @pytest.mark.parametrize("scores, scale, needle", [

@@ -12,10 +12,10 @@ from ragdiag.data.qrels_runs import (
     read_run,
     read_run_ids,
     run_depth,
-    write_run,
+    run_file_text,
 )
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.writer import OutputError
+from ragdiag.io.writer import OutputError, write_text
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -143,7 +143,7 @@ def test_jsonl_run_rejects_non_scores_and_non_ids(tmp_path):
 @pytest.mark.parametrize("fmt", ["jsonl", "trec"])
 def test_write_read_round_trip(tmp_path, fmt):
     run = {"q1": [("d3", 12.25), ("d1", 0.1 + 0.2), ("d2", -1e-300)], "q2": [("d1", 1.0)]}
-    path = write_run(tmp_path / f"run.{fmt}", run, fmt=fmt, tag="bm25")
+    path = write_text(tmp_path / f"run.{fmt}", run_file_text(run, fmt=fmt, tag="bm25"))
     assert read_run(path) == run
     if fmt == "trec":
         assert path.read_text().splitlines()[0] == "q1 Q0 d3 1 12.25 bm25"
@@ -151,11 +151,11 @@ def test_write_read_round_trip(tmp_path, fmt):
 
 def test_write_trec_refuses_whitespace_ids_and_inputs(tmp_path):
     with pytest.raises(RagdiagError, match="document id 'd 1' cannot be written to a TREC run file"):
-        write_run(tmp_path / "r.trec", {"q": [("d 1", 1.0)]}, fmt="trec")
+        run_file_text({"q": [("d 1", 1.0)]}, fmt="trec")
     assert not (tmp_path / "r.trec").exists()
     queries = _write(tmp_path, "queries.jsonl", '{"_id": "q", "text": "x"}\n')
     with pytest.raises(OutputError, match="would overwrite the input"):
-        write_run(queries, {"q": [("d", 1.0)]}, inputs=[queries])
+        write_text(queries, run_file_text({"q": [("d", 1.0)]}), inputs=[queries])
     assert queries.read_text() == '{"_id": "q", "text": "x"}\n'
 
 

@@ -77,5 +77,5 @@ def test_meta_states_where_the_grades_are_rounded(continuous):
 
     doc = run_correlation(continuous, CorrelateOptions(segments="pooled", min_samples=10, measures=("R",),
                                                        alpha_grid="l4^0.7"))
-    assert "rank correlations" in doc["meta"]["grade_classes"] and "Pearson on the grades as given" in \
-        doc["meta"]["grade_classes"]
+    assert "rank correlations" in doc.meta.grade_classes and "Pearson on the grades as given" in \
+        doc.meta.grade_classes

@@ -6,8 +6,8 @@ import faiss
 import numpy as np
 import pytest
 
+from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.recall import ann_recall, exact_ground_truth
-from ragdiag.bench.sweep import SweepOptions, run_sweep
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import (
     expand_build_grid,
