@@ -16,9 +16,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PathLike = str | os.PathLike[str]
 
@@ -176,4 +179,18 @@ def write_jsonl(path: PathLike, rows: Iterable[dict[str, Any]], *, inputs: Itera
     with atomic_path(path, inputs=inputs) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return Path(path)
+
+
+def write_figure(path: PathLike, fig: Figure, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Write ``fig`` to ``path`` atomically as PNG (:func:`ragdiag.io.figures.save_png`: the figure's
+    own dpi, mathtext off, the same bytes the HTML report embeds), refusing to overwrite an input;
+    the figure is closed, written or not."""
+    from ragdiag.io.figures import close_figure, save_png
+
+    try:
+        with atomic_path(path, inputs=inputs, what=what) as tmp:
+            save_png(fig, str(tmp))
+    finally:
+        close_figure(fig)
     return Path(path)

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.report.html.build import build_report
+from ragdiag.commands.report import build_report
 from ragdiag.report.html.inputs import kind_of
 from tests.report.tamper import assert_report_refuses
 
@@ -185,7 +185,7 @@ def test_graded_rows_with_a_wrong_grade_type_are_one_line(tmp_path):
 
 
 def test_every_real_result_of_the_page_passes_the_shape_check(results_dir):
-    from ragdiag.report.html.inputs import collect
+    from ragdiag.commands.report import collect
     from ragdiag.report.html.shapes import check_shape
 
     inputs, _ = collect([results_dir])
