@@ -128,6 +128,26 @@ def test_graded_rows_from_a_test_server_are_labelled(tmp_path, results_dir):
     assert [s.kind for s in sections] == ["graded"] and "TEST SERVER" in html
 
 
+def test_the_page_renders_objects_it_is_given(results_dir):
+    """The renderers open no file: a correlate result, graded rows and the manifest beside them,
+    given in memory under paths that do not exist, make the same sections the files make, heatmap
+    drawn in memory included."""
+    from ragdiag.report.html.build import build_page
+    from ragdiag.report.html.inputs import Input
+
+    manifest = json.loads((results_dir / "graded.json.manifest.json").read_text())
+    rows = json.loads((results_dir / "inputs" / "graded.json").read_text())
+    correlate = json.loads((results_dir / "correlate.json").read_text())
+    nowhere = Path("/nonexistent/ragdiag")
+    html, sections = build_page([Input("graded", nowhere / "graded.json", rows, sidecars=[manifest]),
+                                 Input("correlate", nowhere / "correlate.json", correlate)], [str(nowhere)])
+    assert [s.kind for s in sections] == ["correlate", "graded"]
+    assert "TEST SERVER" in sections[1].body and "TEST SERVER" not in sections[0].body
+    assert sections[0].body.count("data:image/png;base64,") == 1  # the heatmap
+    _, from_files, _ = build_report([results_dir / "correlate.json"])
+    assert from_files[0].body == sections[0].body
+
+
 def test_pngs_beside_a_result_are_not_shown_twice(tmp_path, results_dir):
     folder = tmp_path / "rob"
     folder.mkdir()
