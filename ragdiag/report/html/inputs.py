@@ -57,14 +57,14 @@ def kind_of(doc: Any) -> str | None:
         return "sweep" if "sweep" in command or "controls" in doc else "robustness"
     if "runs" in doc and "params" in doc:
         return "evaluate"
-    command = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
-    if command == "ragdiag compare":
+    named = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
+    if named == "ragdiag compare":
         return "compare"
-    if command == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
+    if named == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
         return "clq"
-    if command == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
+    if named == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
         return "dynamic-k"
-    if command == "ragdiag triage" or {"queries", "causes", "calls", "cost"} <= set(doc):
+    if named == "ragdiag triage" or {"queries", "causes", "calls", "cost"} <= set(doc):
         return "triage"
     if "summary" in doc and ("run" in doc or "failures" in doc):
         return "llm-run"
