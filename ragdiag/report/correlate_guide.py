@@ -66,8 +66,8 @@ def _typical_alpha(report: CorrelateResult, verdict: Verdict, measure: str) -> f
     alphas = [r.kinds[verdict.kind].alpha for r in report.results
               if r.measure == measure and r.side == verdict.side
               and r.segment.split("^")[1:2] == [verdict.subset] and r.kinds[verdict.kind].value is not None]
-    alphas = [a for a in alphas if a is not None]
-    return statistics.median(alphas) if alphas else None
+    found = [a for a in alphas if a is not None]
+    return statistics.median(found) if found else None
 
 
 OWN_DATA_LINE = ("Your own data: ragdiag pipeline --corpus YOUR_BEIR_FOLDER --base-url URL --model MODEL "

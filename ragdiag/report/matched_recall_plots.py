@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragdiag.extras import require
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
@@ -15,7 +17,7 @@ _NAMES = {"map": "MAP", "ndcg": "nDCG", "mrr": "MRR (1-NN)", "hit_rate": "hit ra
 
 
 @plain_text_plot
-def matched_figures(matched: dict, k: int) -> list[NamedFigure]:
+def matched_figures(matched: dict[str, Any], k: int) -> list[NamedFigure]:
     """The two plots for the families in range, each named by its file; none when no family is."""
     families = [f for f in matched["families"] if f["in_range"]]
     if not families:

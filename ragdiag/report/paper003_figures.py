@@ -12,12 +12,14 @@ from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from matplotlib.figure import Figure
 
 _RATIO_TAG = "^KtoN^"
 
 
-def _pyplot():
+def _pyplot() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -13,6 +13,11 @@ from typing import TYPE_CHECKING
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
 
 
@@ -21,7 +26,7 @@ def _label(point: RobustnessPoint) -> str:
 
 
 @plain_text_plot
-def _panels(n: int):
+def _panels(n: int) -> tuple[Figure, list[Axes]]:
     import matplotlib.pyplot as plt
 
     cols = min(n, 3)
@@ -49,7 +54,8 @@ def operating_labels(group: list[RobustnessPoint]) -> list[str]:
     return [",".join(f"{k}={p.params.get(k)}" for k in keys) or p.spec for p in group]
 
 
-def _curves(ax, groups: dict[str, list[RobustnessPoint]], x_of, y_of) -> None:
+def _curves(ax: Axes, groups: dict[str, list[RobustnessPoint]], x_of: Callable[[RobustnessPoint], float | None],
+            y_of: Callable[[RobustnessPoint], float | None]) -> None:
     """One line per index, every operating point marked and labelled with its parameter value."""
     for spec, group in groups.items():
         xs, ys = [x_of(p) for p in group], [y_of(p) for p in group]
