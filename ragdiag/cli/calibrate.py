@@ -42,7 +42,8 @@ def calibrate(
     from ragdiag.report.calibrate_report import print_calibration
 
     result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate))
-    from ragdiag.report.provenance import SIMULATED_FILE_LINE, simulated_rows
+    from ragdiag.commands.provenance import simulated_rows
+    from ragdiag.report.provenance import SIMULATED_FILE_LINE
 
     simulated = [str(path) for path in (graded, human) if simulated_rows(path)]
     if simulated and not quiet:  # on stderr too when stdout carries JSON

@@ -86,7 +86,11 @@ def correlate(
 
     if basis is not None and basis[1] and screen_format(fmt_value(fmt), out, quiet) != "table":
         stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict
-    show_result(out, fmt, quiet, lambda: print_report(result, Console()), lambda shown: render_text(result, shown))
+    from ragdiag.commands.provenance import sidecar_manifests
+
+    sidecars = sidecar_manifests(result.meta.source)  # the judge named beside the graded file
+    show_result(out, fmt, quiet, lambda: print_report(result, Console(), sidecars=sidecars),
+                lambda shown: render_text(result, shown, sidecars=sidecars))
     if graded is None and metric_table is None and screen_format(fmt_value(fmt), out, quiet) == "table":
         from ragdiag.report.correlate_guide import OWN_DATA_LINE
 

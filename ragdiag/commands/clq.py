@@ -237,5 +237,7 @@ def run(request: ClqRequest) -> ClqResult:
                                                 "csv": lambda: report.csv_text(result),
                                                 "table": lambda: report.table_text(result)}, [request.configs])
     if request.plot is not None:
-        report.write_plot(result, request.plot, [request.configs])
+        from ragdiag.io.writer import write_figure
+
+        write_figure(request.plot, report.plot(result), inputs=[request.configs])
     return result

@@ -163,13 +163,14 @@ def run(request: CorrelateRequest, progress: Callable[[list[Any], str], Iterable
         result.add("grade_distribution", distribution.to_json())
     write_outputs(result, request, inputs=[graded_source(request)])
     if distribution is not None or request.compare_plot is not None:
-        from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps
+        from ragdiag.io.writer import write_figure
+        from ragdiag.report.paper003_figures import comparison_heatmap, grade_heatmaps
 
         note = "SIMULATED GRADES: bundled sample" if result.meta.simulated_grades else None
         if distribution is not None and request.grade_plot is not None:
-            write_grade_heatmaps(distribution, request.grade_plot, note)
+            write_figure(request.grade_plot, grade_heatmaps(distribution, note))
         if request.compare_plot is not None:
-            write_comparison_heatmap(result, request.compare_plot, result.shown_kinds()[0])
+            write_figure(request.compare_plot, comparison_heatmap(result, result.shown_kinds()[0]))
     return result
 
 
@@ -200,11 +201,14 @@ def run_table(request: CorrelateRequest, table_path: Path) -> CorrelateResult:
 
 def write_outputs(result: CorrelateResult, request: CorrelateRequest, inputs: list[Path | None]) -> None:
     """``--out`` (format from ``--format``, else the suffix) and the ``--plot`` heatmap."""
+    from ragdiag.commands.provenance import sidecar_manifests
     from ragdiag.io.out_format import write_result
-    from ragdiag.report.correlate_report import render_text, write_heatmap
+    from ragdiag.io.writer import write_figure
+    from ragdiag.report.correlate_report import heatmap, render_text
 
     if request.out is not None:
-        write_result(request.out, request.fmt, {fmt: partial(render_text, result, fmt)
+        sidecars = sidecar_manifests(result.meta.source)
+        write_result(request.out, request.fmt, {fmt: partial(render_text, result, fmt, sidecars=sidecars)
                                                 for fmt in ("table", "json", "csv")}, inputs)
     if request.plot is not None:
-        write_heatmap(result, request.plot)
+        write_figure(request.plot, heatmap(result))

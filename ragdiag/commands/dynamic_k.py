@@ -110,5 +110,7 @@ def run(request: DynamicKRequest) -> DynamicKResult:
                                                 "csv": lambda: report.csv_text(result),
                                                 "table": lambda: report.table_text(result)}, inputs)
     if request.plot is not None:
-        report.write_plot(result, request.plot, inputs)
+        from ragdiag.io.writer import write_figure
+
+        write_figure(request.plot, report.plot(result), inputs=inputs)
     return result

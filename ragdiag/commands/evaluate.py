@@ -69,5 +69,7 @@ def run(request: EvaluateRequest) -> EvaluateResult:
     if request.per_query is not None:
         write_jsonl(request.per_query, rows, inputs=[p for p in inputs if p is not None])
     if request.plot is not None:
-        report.write_plot(result, request.plot, [p for p in inputs if p is not None])
+        from ragdiag.io.writer import write_figure
+
+        write_figure(request.plot, report.plot(result), inputs=inputs)
     return result

@@ -247,7 +247,9 @@ def _finish(results: list[dict[str, Any]], meta: dict[str, Any], record: RunReco
                                                            allow_nan=False) + "\n"}, inputs)
         notes.append(f"wrote {out}")
     if plot is not None:
-        probe_report.plot(probe, plot)
+        from ragdiag.io.writer import write_figure
+
+        write_figure(plot, probe_report.plot(probe))
         notes.append(f"wrote {plot}")
     probe.notes = probe_report.counter_lines(probe.results) + probe_report.recovery_flags(probe.results) + notes
     return probe

@@ -1,11 +1,16 @@
-"""``ragdiag report RESULT... --out report.html``: read and classify the result files, render one
-section each (:mod:`ragdiag.report.html.build`) and write the self-contained page."""
+"""``ragdiag report RESULT... --out report.html``: read and classify the result files (and the
+manifests beside their graded files), render one section each (:mod:`ragdiag.report.html.build`,
+which opens no file) and write the self-contained page."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ragdiag.commands.provenance import sidecar_manifests
+from ragdiag.errors import RagdiagError
+from ragdiag.report.html.inputs import Input, kind_of, own_input_kind, sidecar_subject, without_redrawn_plots
 from ragdiag.report.html.page import Section
 
 
@@ -30,9 +35,72 @@ class ReportResult:
         return list(dict.fromkeys(s.kind for s in self.sections))
 
 
+def _load(path: Path) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as err:
+        raise RagdiagError(f"{path}: not valid JSON ({err})") from None
+    except OSError as err:
+        raise RagdiagError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
+    """The recognised inputs in the order given (a folder's files sorted by name), each with the
+    manifests beside its graded file, and notes about files of a folder that were left out."""
+    inputs: list[Input] = []
+    notes: list[str] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".png")):
+                if child.suffix == ".png":
+                    inputs.append(Input("plot", child, child.read_bytes()))
+                    continue
+                try:
+                    doc = _load(child)
+                except RagdiagError as err:
+                    notes.append(f"skipped {err}")
+                    continue
+                kind = kind_of(doc)
+                if kind is None and own_input_kind(doc):
+                    notes.append(f"skipped {child}: {own_input_kind(doc)} (an input of the run, no section)")
+                elif kind is None:
+                    notes.append(f"skipped {child}: not a ragdiag result")
+                else:
+                    inputs.append(Input(kind, child, doc))
+        elif path.is_file():
+            if path.suffix == ".png":
+                inputs.append(Input("plot", path, path.read_bytes()))
+                continue
+            doc = _load(path)
+            kind = kind_of(doc)
+            if kind is None:
+                keys = ", ".join(list(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
+                raise RagdiagError(f"{path}: not a ragdiag result the report knows (top-level: {keys}); expected "
+                                   "correlate, robustness, sweep, evaluate, probe, generate/grade manifest or graded JSON")
+            inputs.append(Input(kind, path, doc))
+        else:
+            raise RagdiagError(f"{path}: no such file or folder")
+    if not inputs:
+        raise RagdiagError("no result found in " + ", ".join(map(str, paths)))
+    for item in inputs:
+        item.sidecars = sidecar_manifests(sidecar_subject(item.kind, item.doc, item.path))
+    return without_redrawn_plots(inputs, notes), notes
+
+
+def build_report(paths: list[Path], title: str = "ragdiag report") -> tuple[str, list[Section], list[str]]:
+    """The HTML text of the inputs at ``paths``, its sections (verdicts first, plots last) and notes on skipped files."""
+    from ragdiag.report.html.build import build_page
+
+    inputs, notes = collect(paths)
+    html, sections = build_page(inputs, [str(p) for p in paths], title)
+    return html, sections, notes
+
+
 def run(request: ReportRequest) -> ReportResult:
     from ragdiag.io.writer import guard_outputs, write_text
-    from ragdiag.report.html.build import build_report
 
     guard_outputs([request.out], request.inputs)
     html, sections, notes = build_report(request.inputs, request.title)

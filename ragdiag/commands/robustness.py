@@ -128,14 +128,17 @@ def _write(request: RobustnessRequest, result: RobustnessResult, rows: list[dict
     if request.per_query:
         write_jsonl(request.per_query, rows, inputs=inputs)
     if request.plot_dir:
-        from ragdiag.report.robustness_plots import write_plots
+        from ragdiag.io.writer import write_figure
+        from ragdiag.report.robustness_plots import robustness_figures
 
-        write_plots(result, request.plot_dir)
+        figures = robustness_figures(result)
         if result.adaptive:
-            from ragdiag.report.adaptive_report import plot_adaptive
+            from ragdiag.report.adaptive_report import adaptive_figures
 
-            plot_adaptive(result.adaptive, result.meta.deltas, request.plot_dir)
+            figures += adaptive_figures(result.adaptive, result.meta.deltas)
         if result.matched_recall is not None and result.meta.k is not None:
-            from ragdiag.report.matched_recall_plots import write_matched_plots
+            from ragdiag.report.matched_recall_plots import matched_figures
 
-            write_matched_plots(result.matched_recall, result.meta.k, request.plot_dir)
+            figures += matched_figures(result.matched_recall, result.meta.k)
+        for name, figure in figures:
+            write_figure(request.plot_dir / name, figure)

@@ -80,10 +80,12 @@ def run(request: SweepRequest) -> SweepRun:
     paths = write_sweep(outcome, request.out_dir, record, request.parquet)
     result = SweepResult.from_json(outcome.result)
     if request.plot:
+        from ragdiag.io.writer import write_figure
         from ragdiag.report.sweep_accuracy import plot_relative_accuracy
         from ragdiag.report.sweep_report import plot_sweep
 
-        for png in [*plot_sweep(result, request.out_dir), plot_relative_accuracy(result, request.out_dir)]:
+        for name, figure in [*plot_sweep(result), plot_relative_accuracy(result)]:
+            png = write_figure(request.out_dir / name, figure)
             paths[png.stem] = png
     return SweepRun(result, paths, _summary(result, len(outcome.data.query_ids)), outcome)
 

@@ -16,9 +16,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PathLike = str | os.PathLike[str]
 
@@ -185,4 +188,18 @@ def write_parquet(path: PathLike, table: Any, *, inputs: Iterable[PathLike | Non
 
     with atomic_path(path, inputs=inputs) as tmp:
         pq.write_table(table, tmp)
+    return Path(path)
+
+
+def write_figure(path: PathLike, fig: Figure, *, inputs: Iterable[PathLike | None] = (), what: str = "output") -> Path:
+    """Write ``fig`` to ``path`` atomically as PNG (:func:`ragdiag.io.figures.save_png`: the figure's
+    own dpi, mathtext off, the same bytes the HTML report embeds), refusing to overwrite an input;
+    the figure is closed, written or not."""
+    from ragdiag.io.figures import close_figure, save_png
+
+    try:
+        with atomic_path(path, inputs=inputs, what=what) as tmp:
+            save_png(fig, str(tmp))
+    finally:
+        close_figure(fig)
     return Path(path)

@@ -5,14 +5,12 @@ beside the fixed setting at equal cost and a random re-search of the same share,
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
 
 from ragdiag.extras import require
-from ragdiag.io.writer import atomic_path
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -44,15 +42,14 @@ def adaptive_tables(studies: list[dict], deltas: list[float]) -> list:
 
 
 @plain_text_plot
-def plot_adaptive(studies: list[dict], deltas: list[float], out_dir: Path) -> list[Path]:
-    """One PNG per study: Robustness-δ@K against mean distance computations per query."""
+def adaptive_figures(studies: list[dict], deltas: list[float]) -> list[NamedFigure]:
+    """One figure per study (``adaptive_robustness.png``, then ``adaptive_robustness_2.png`` …):
+    Robustness-δ@K against mean distance computations per query."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
+    figures = []
     keys = ["recall"] + [f"{d:g}" for d in deltas]
     for number, study in enumerate(studies):
         cols = min(3, len(keys))
@@ -80,9 +77,6 @@ def plot_adaptive(studies: list[dict], deltas: list[float], out_dir: Path) -> li
         axes.flat[0].legend(fontsize=7)
         fig.suptitle(f"Adaptive {study['parameter']} {study['first']}→{study['second']} vs fixed, {study['spec']}", fontsize=9)
         fig.tight_layout()
-        path = out_dir / ("adaptive_robustness.png" if number == 0 else f"adaptive_robustness_{number + 1}.png")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=110, format="png")
-        plt.close(fig)
-        paths.append(path)
-    return paths
+        name = "adaptive_robustness.png" if number == 0 else f"adaptive_robustness_{number + 1}.png"
+        figures.append(NamedFigure(name, at_dpi(fig, 110)))
+    return figures

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -15,9 +14,11 @@ from rich.table import Table
 
 from ragdiag.evaluate.clq import efficiency_missing
 from ragdiag.measures.registry import label_at
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from ragdiag.evaluate.clq import ClqResult
 
 
@@ -117,14 +118,12 @@ def _label_offsets(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[int, 
 
 
 @plain_text_plot
-def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> None:
+def plot(result: ClqResult) -> Figure:
     """Primary quality against p50 latency; colour = cost; frontier points ringed and joined; SLO line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ragdiag.io.writer import atomic_path
 
     primary = result.quality[0]
     configs = result.configs
@@ -158,6 +157,4 @@ def write_plot(result: ClqResult, path: Path, inputs: Sequence[Path] = ()) -> No
                  fontsize=9)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    with atomic_path(path, inputs=list(inputs)) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    return at_dpi(fig, 120)

@@ -4,14 +4,14 @@ with its interval per metric (the HTML report's figure)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ragdiag.measures.registry import label_at
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from rich.console import Console
 
 from ragdiag.compare.result import CompareResult, MetricComparison, PlanEntry
@@ -148,14 +148,12 @@ def markdown(result: CompareResult) -> str:
 
 
 @plain_text_plot
-def write_plot(result: CompareResult, path: Path, inputs: Sequence[Path] = ()) -> None:
+def plot(result: CompareResult) -> Figure:
     """Forest plot: Δ per metric with its interval, the margin as a dashed line, colour = decision."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ragdiag.io.writer import atomic_path
 
     colours = {"regression": "#c0392b", "no regression": "#27ae60", "inconclusive": "#e67e22"}
     metrics = result.metrics
@@ -173,6 +171,4 @@ def write_plot(result: CompareResult, path: Path, inputs: Sequence[Path] = ()) -
                   f"(max drop {result.meta['max_drop']:g})")
     ax.set_title(f"compare: gate {(result.decision or '—').upper()}", fontsize=10)
     ax.set_ylim(-0.7, len(metrics) - 0.3)
-    with atomic_path(path, inputs=inputs, what="plot") as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    return at_dpi(fig, 110)

@@ -2,14 +2,15 @@
 test server), one line of advice drawn from the verdict, and a legend line for every measure shown.
 
 Shared by the terminal (:func:`ragdiag.report.correlate_report.print_report`) and the HTML report.
-Measures as in :mod:`ragdiag.measures.sample` (paper 003, eqs. 1–3).
+Measures as in :mod:`ragdiag.measures.sample` (paper 003, eqs. 1–3). The manifest beside the graded
+file is read by the caller (:func:`ragdiag.commands.provenance.sidecar_manifests`) and passed in.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
+from collections.abc import Sequence
+from typing import Any
 
 from ragdiag.measures import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
@@ -30,15 +31,11 @@ def _models(report: CorrelateResult) -> list[str]:
     return [str(m) for m in models if m]
 
 
-def _sidecar_models(source: str) -> list[str]:
-    """Model names in the manifest beside a graded file (``NAME.manifest.json``), if any, and
-    ``ragdiag-test-server`` when its run record counts test-server replies."""
-    path = Path(source)
-    for manifest in (path.with_name(f"{path.name}.manifest.json"), path.with_name(f"{path.stem}.manifest.json")):
-        try:
-            doc = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None
-        except (OSError, ValueError):
-            continue
+def _sidecar_models(sidecars: Sequence[Any]) -> list[str]:
+    """Model names in the first manifest beside the graded file (``NAME.manifest.json``, else
+    ``STEM.manifest.json``; parsed JSON), if any, and ``ragdiag-test-server`` when its run record
+    counts test-server replies."""
+    for doc in sidecars:
         if isinstance(doc, dict):
             llm = ((doc.get("meta") or {}).get("llm") or {}).get("model")
             recorded = ((doc.get("run_record") or {}).get("models") or {}).get("llm") or []
@@ -47,10 +44,11 @@ def _sidecar_models(source: str) -> list[str]:
     return []
 
 
-def provenance_lines(report: CorrelateResult) -> list[str]:
-    """The loud lines a result from the bundled sample or the test server starts with."""
+def provenance_lines(report: CorrelateResult, sidecars: Sequence[Any] = ()) -> list[str]:
+    """The loud lines a result from the bundled sample or the test server starts with; ``sidecars``:
+    the manifests beside its graded file (:func:`ragdiag.commands.provenance.sidecar_manifests`)."""
     lines = [SIMULATED_LINE] if report.meta.simulated_grades else []
-    models = _models(report) + _sidecar_models(str(report.meta.source))
+    models = _models(report) + _sidecar_models(sidecars)
     return lines + [line for line in (test_server_line(models, record_marked(report.run_record)),) if line]
 
 
@@ -68,8 +66,8 @@ def _typical_alpha(report: CorrelateResult, verdict: Verdict, measure: str) -> f
     alphas = [r.kinds[verdict.kind].alpha for r in report.results
               if r.measure == measure and r.side == verdict.side
               and r.segment.split("^")[1:2] == [verdict.subset] and r.kinds[verdict.kind].value is not None]
-    alphas = [a for a in alphas if a is not None]
-    return statistics.median(alphas) if alphas else None
+    found = [a for a in alphas if a is not None]
+    return statistics.median(found) if found else None
 
 
 OWN_DATA_LINE = ("Your own data: ragdiag pipeline --corpus YOUR_BEIR_FOLDER --base-url URL --model MODEL "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -14,9 +14,12 @@ from rich.table import Table
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.metrics.correlate_result import CorrelateResult, KindEntry, Verdict
 from ragdiag.report.coverage_text import verdict_basis
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _cell(entry: KindEntry | None) -> str:
@@ -212,12 +215,16 @@ def _lead(value: float | None) -> str:
     return _signed(value)
 
 
-def print_report(report: CorrelateResult | dict, console: Console, withheld: str | None = None) -> None:
+def print_report(report: CorrelateResult | dict, console: Console, withheld: str | None = None,
+                 sidecars: Sequence[Any] = ()) -> None:
     """Where the numbers come from, the verdict in plain words and one line of advice, the legend
     of every measure shown, then the detail tables and notes; the verdict table last.
 
     ``withheld``: why no verdict holds (a failed ``--min-coverage`` gate): the verdict, its advice
     and the verdict table are replaced by that line; the correlations are still shown.
+
+    ``sidecars``: the manifests beside the graded file, read by the caller
+    (:func:`ragdiag.commands.provenance.sidecar_manifests`): the judge they name may be a test server.
 
     ``report`` may still be the JSON dict (``pipeline`` and ``corpus-pipeline`` print their
     correlation this way until they hold a :class:`CorrelateResult`)."""
@@ -227,7 +234,7 @@ def print_report(report: CorrelateResult | dict, console: Console, withheld: str
     if isinstance(report, dict):
         report = CorrelateResult.from_json(report)
 
-    for line in provenance_lines(report):
+    for line in provenance_lines(report, sidecars):
         console.print(line, style="bold red", highlight=False)
     for line in filter(None, [gate_line(report), *withheld_lines(report)]):
         console.print(line, style="yellow", soft_wrap=True, highlight=False)
@@ -333,19 +340,20 @@ def _blank(value: Any) -> Any:
     return "" if value is None else value
 
 
-def render_text(report: CorrelateResult, fmt: str, width: int = 160) -> str:
+def render_text(report: CorrelateResult, fmt: str, width: int = 160, sidecars: Sequence[Any] = ()) -> str:
+    """The result as ``fmt`` (json, csv, or the terminal's table; ``sidecars`` as in :func:`print_report`)."""
     if fmt == "json":
         return to_json(report) + "\n"
     if fmt == "csv":
         return to_csv(report)
     console = Console(file=io.StringIO(), width=width, record=True)
-    print_report(report, console)
+    print_report(report, console, sidecars=sidecars)
     return console.export_text()
 
 
 @plain_text_plot
-def write_heatmap(report: CorrelateResult, path: Path) -> None:
-    """Heatmap PNG: segments × measures, cells = max correlation of the first kind (paper's figures),
+def heatmap(report: CorrelateResult) -> Figure:
+    """Heatmap: segments × measures, cells = max correlation of the first kind (paper's figures),
     with the bootstrap interval under each value when computed and undefined cells hatched."""
     import matplotlib
 
@@ -353,8 +361,6 @@ def write_heatmap(report: CorrelateResult, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.patches import Patch
-
-    from ragdiag.io.writer import atomic_path
 
     meta = report.meta
     kind = shown_kinds(report)[0]
@@ -406,6 +412,4 @@ def write_heatmap(report: CorrelateResult, path: Path) -> None:
         title += "\n(SIMULATED GRADES: bundled sample)"
     ax.set_title(title, fontsize=9)
     fig.tight_layout(rect=(0, min(0.5 / height, 0.15), 1, 1))
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    return at_dpi(fig, 120)

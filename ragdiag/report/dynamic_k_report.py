@@ -6,17 +6,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from ragdiag.measures.registry import label_at
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from ragdiag.evaluate.dynamic_k import DynamicKResult, PolicyRow
     from ragdiag.evaluate.result import Estimate
 
@@ -142,15 +142,13 @@ def csv_text(result: DynamicKResult) -> str:
 
 
 @plain_text_plot
-def write_plot(result: DynamicKResult, path: Path, inputs: Sequence[Path] = ()) -> None:
+def plot(result: DynamicKResult) -> Figure:
     """RA-nWG (largest cut-off) and PROC (first cut-off), each with its interval band, against mean
     candidates per query: the dynamic sweep as a line, fixed K_low and K_high as squares."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ragdiag.io.writer import atomic_path
 
     rows = result.policies
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
@@ -171,6 +169,4 @@ def write_plot(result: DynamicKResult, path: Path, inputs: Sequence[Path] = ()) 
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Dynamic K: quality against candidates sent; signal: {result.signal.name} "
                  f"(escalate when {result.signal.escalate_when} θ)", fontsize=9)
-    with atomic_path(path, inputs=list(inputs)) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    return at_dpi(fig, 120)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
-from ragdiag.io.writer import atomic_path
 from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _value(entry: MetricValue | StageShare) -> str:
@@ -166,7 +168,7 @@ def csv_text(result: EvaluateResult) -> str:
 
 
 @plain_text_plot
-def write_plot(result: EvaluateResult, path: Path, inputs: list[Path]) -> Path:
+def plot(result: EvaluateResult) -> Figure:
     """RA-nWG@K and PROC@K per run, side by side, bars with 95% intervals (matplotlib, Agg)."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
@@ -201,7 +203,4 @@ def write_plot(result: EvaluateResult, path: Path, inputs: list[Path]) -> Path:
     fig.suptitle(f"RA-nWG@K vs PROC@K (pool depth {p.pool_depth}; 95% bootstrap intervals, {p.bootstrap} replicates, seed {p.seed})",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    with atomic_path(path, inputs=inputs) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return at_dpi(fig, 120)

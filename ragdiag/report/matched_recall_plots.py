@@ -7,19 +7,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 from ragdiag.extras import require
 from ragdiag.measures.registry import MATCHED_RECALL
-from ragdiag.report.plot_text import plain_text_plot
-from ragdiag.report.robustness_plots import save_png
+from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 _NAMES = {m.name: m.plot_label for m in MATCHED_RECALL.measures}  # the measure registry's plot labels
 
 
 @plain_text_plot
-def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
-    """Write the two plots for the families in range; nothing when none is."""
+def matched_figures(matched: dict[str, Any], k: int) -> list[NamedFigure]:
+    """The two plots for the families in range, each named by its file; none when no family is."""
     families = [f for f in matched["families"] if f["in_range"]]
     if not families:
         return []
@@ -28,8 +27,6 @@ def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     target = matched["target_recall"]
     keys = list(_NAMES) + [f"R-{d}" for d in families[0]["robustness"]]
     width = 0.8 / len(families)
@@ -47,7 +44,7 @@ def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    paths = [save_png(fig, out_dir / "matched_recall_deviation.png")]
+    figures = [NamedFigure("matched_recall_deviation.png", at_dpi(fig, 110))]
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for family in families:
@@ -59,6 +56,5 @@ def write_matched_plots(matched: dict, k: int, out_dir: Path) -> list[Path]:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    paths.append(save_png(fig, out_dir / "robustness_vs_delta_matched.png"))
-    plt.close("all")
-    return paths
+    figures.append(NamedFigure("robustness_vs_delta_matched.png", at_dpi(fig, 110)))
+    return figures

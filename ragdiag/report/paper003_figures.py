@@ -4,17 +4,22 @@ T versus T′ in Figures 10–12)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.correlate_result import CorrelateResult, Difference
 from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from matplotlib.figure import Figure
 
 _RATIO_TAG = "^KtoN^"
 
 
-def _pyplot():
+def _pyplot() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,15 +29,7 @@ def _pyplot():
 
 
 @plain_text_plot
-def _save(fig, path: Path) -> None:
-    from ragdiag.io.writer import atomic_path
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-
-
-@plain_text_plot
-def write_grade_heatmaps(dist: GradeDistribution, path: Path, note: str | None = None) -> None:
+def grade_heatmaps(dist: GradeDistribution, note: str | None = None) -> Figure:
     """One panel per embedder and subset: grades 1–5 (rows) × bins (columns), cells = share of the
     bin's rows with that grade (each column sums to 1), the bin's row count under each column."""
     import numpy as np
@@ -61,8 +58,7 @@ def write_grade_heatmaps(dist: GradeDistribution, path: Path, note: str | None =
     if note:
         title += f"\n{note}"
     fig.suptitle(title, fontsize=9)
-    _save(fig, path)
-    plt.close(fig)
+    return at_dpi(fig, 120)
 
 
 def comparison_grid(report: CorrelateResult, kind: str) -> dict[str, tuple[list[float], list[str],
@@ -84,7 +80,7 @@ def comparison_grid(report: CorrelateResult, kind: str) -> dict[str, tuple[list[
 
 
 @plain_text_plot
-def write_comparison_heatmap(report: CorrelateResult, path: Path, kind: str) -> None:
+def comparison_heatmap(report: CorrelateResult, kind: str) -> Figure:
     """Difference max corr(first) − max corr(second) per K/Np (rows) and embedder (columns), one
     panel per subset, a diverging scale centred on 0, the bootstrap interval under each value."""
     import numpy as np
@@ -125,5 +121,4 @@ def write_comparison_heatmap(report: CorrelateResult, path: Path, kind: str) -> 
     if report.meta.simulated_grades:
         title += "\n(SIMULATED GRADES: bundled sample)"
     fig.suptitle(title, fontsize=9)
-    _save(fig, path)
-    plt.close(fig)
+    return at_dpi(fig, 120)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import io
 import math
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from ragdiag.probes.results import NamesResult, NoiseLevel, NoiseResult, ProbeRun
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _fmt(value: float | None, digits: int = 3, pct: bool = False) -> str:
@@ -33,9 +36,9 @@ def tables(probe: ProbeRun) -> list[Table]:
     return noise_tables(results, seed) if isinstance(results[0], NoiseResult) else names_tables(results, seed)
 
 
-def plot(probe: ProbeRun, path: Path) -> None:
+def plot(probe: ProbeRun) -> Figure:
     """The --plot of a names or a noise run."""
-    (noise_plot if isinstance(probe.results[0], NoiseResult) else names_plot)(probe.results, path)
+    return (noise_plot if isinstance(probe.results[0], NoiseResult) else names_plot)(probe.results)
 
 
 def names_tables(results: list[NamesResult], seed: int) -> list[Table]:
@@ -181,7 +184,7 @@ def render_tables(tables: list[Table], width: int = 140) -> str:
 
 
 @plain_text_plot
-def names_plot(results: list[NamesResult], path: Path) -> None:
+def names_plot(results: list[NamesResult]) -> Figure:
     """Grouped bars of % change of Δ_name per ablation (error bars: SD over runs), one panel per
     language, one bar per embedder; a 0% bar is drawn as a visible tick and labelled."""
     import matplotlib
@@ -215,11 +218,11 @@ def names_plot(results: list[NamesResult], path: Path) -> None:
         ax.set_title(f"Δ-margin name probe ({lang.upper()}): % change per ablation")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    return at_dpi(fig, 120)
 
 
 @plain_text_plot
-def noise_plot(results: list[NoiseResult], path: Path) -> None:
+def noise_plot(results: list[NoiseResult]) -> Figure:
     """Cosine to the reference (solid) and to the clean query (dashed) per level with ±1 SD bands,
     per language and embedder; with a corpus, a second panel of recall@K vs clean and top-K overlap."""
     import matplotlib
@@ -261,7 +264,7 @@ def noise_plot(results: list[NoiseResult], path: Path) -> None:
         ax2.set_title("Retrieval impact on the corpus")
         ax2.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    return at_dpi(fig, 120)
 
 
 def _band(ax, levels, rows: list[NoiseLevel], key, style, marker, label, color=None):
@@ -274,13 +277,3 @@ def _band(ax, levels, rows: list[NoiseLevel], key, style, marker, label, color=N
                         color=line.get_color(), alpha=0.15, linewidth=0)
     return line
 
-
-@plain_text_plot
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    from ragdiag.io.writer import atomic_path
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)

@@ -2,7 +2,8 @@
 bundled sample's formula (or any file whose rows say ``"simulated_grades": true``), or replies from
 ragdiag's local test servers (never an LLM's output). The test servers mark their replies; the run
 record counts the marked replies a result was computed from (:mod:`ragdiag.io.provenance`). The
-model name is only a fallback for files written before the mark existed."""
+model name is only a fallback for files written before the mark existed. Which files say so is read
+by the commands (:mod:`ragdiag.commands.provenance`): this module opens none."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from ragdiag.io.provenance import TEST_SERVER_MARK, marked_replies
 
 __all__ = ["SIMULATED_FILE_LINE", "SIMULATED_LINE", "TEST_SERVER_LINE", "TEST_SERVER_MODELS", "is_test_server_model",
-           "marked_replies", "record_marked", "simulated_rows", "test_server_line"]
+           "marked_replies", "record_marked", "test_server_line"]
 
 TEST_SERVER_MODELS = (TEST_SERVER_MARK,)
 SIMULATED_LINE = ("SIMULATED GRADES (bundled sample): the grades come from a formula, not an LLM — "
@@ -23,23 +24,6 @@ TEST_SERVER_LINE = ("TEST SERVER: the replies and grades are ragdiag's test-serv
 
 def is_test_server_model(model: Any) -> bool:
     return str(model) in TEST_SERVER_MODELS
-
-
-def simulated_rows(path: Any) -> bool:
-    """Whether a JSON / JSON-lines file of rows says ``"simulated_grades": true`` in every row
-    (``tools/judge_noise_demo.py`` writes such files); False for anything else or unreadable."""
-    from pathlib import Path
-
-    from ragdiag.io.jsonl import read_json_records
-
-    if path is None or Path(path).suffix.lower() not in (".json", ".jsonl") or not Path(path).is_file():
-        return False
-    try:
-        rows = read_json_records(Path(path))
-    except Exception:  # the command itself reports a bad file
-        return False
-    return isinstance(rows, list) and bool(rows) and all(isinstance(r, dict) and r.get("simulated_grades") is True
-                                                         for r in rows)
 
 
 SIMULATED_FILE_LINE = ("SIMULATED GRADES: {files} say \"simulated_grades\": true — the numbers show the mechanics, "

@@ -8,12 +8,16 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
 
 
@@ -22,7 +26,7 @@ def _label(point: RobustnessPoint) -> str:
 
 
 @plain_text_plot
-def _panels(n: int):
+def _panels(n: int) -> tuple[Figure, list[Axes]]:
     import matplotlib.pyplot as plt
 
     cols = min(n, 3)
@@ -50,7 +54,8 @@ def operating_labels(group: list[RobustnessPoint]) -> list[str]:
     return [",".join(f"{k}={p.params.get(k)}" for k in keys) or p.spec for p in group]
 
 
-def _curves(ax, groups: dict[str, list[RobustnessPoint]], x_of, y_of) -> None:
+def _curves(ax: Axes, groups: dict[str, list[RobustnessPoint]], x_of: Callable[[RobustnessPoint], float | None],
+            y_of: Callable[[RobustnessPoint], float | None]) -> None:
     """One line per index, every operating point marked and labelled with its parameter value."""
     for spec, group in groups.items():
         xs, ys = [x_of(p) for p in group], [y_of(p) for p in group]
@@ -60,15 +65,12 @@ def _curves(ax, groups: dict[str, list[RobustnessPoint]], x_of, y_of) -> None:
 
 
 @plain_text_plot
-def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
-    """Write the plots that apply (QPS only for index points); return their paths."""
+def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
+    """The plots that apply (QPS only for index points), each named by its file."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     points, k = result.points, result.meta.k
     deltas = list(points[0].robustness) if points else []
     source = result.meta.get("ground_truth") or ""
@@ -83,7 +85,7 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         ax.set_ylabel("queries")
     fig.suptitle(f"Recall distribution per operating point (mean vs tail), K={k}")
     fig.tight_layout()
-    written.append(save_png(fig, out_dir / "recall_distribution.png"))
+    written.append(NamedFigure("recall_distribution.png", at_dpi(fig, 110)))
 
     groups = _by_index(points)
     fig, axes = _panels(len(deltas))
@@ -96,7 +98,7 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         axes[0].legend(fontsize=7)
     fig.suptitle(f"Robustness-δ@{k} vs average recall@{k}, per operating point" + (f" (truth: {source})" if source else ""))
     fig.tight_layout()
-    written.append(save_png(fig, out_dir / "robustness_vs_recall.png"))
+    written.append(NamedFigure("robustness_vs_recall.png", at_dpi(fig, 110)))
 
     timed = [p for p in points if p.qps_median]
     if timed:
@@ -110,16 +112,5 @@ def write_plots(result: RobustnessResult, out_dir: Path) -> list[Path]:
         axes[0].legend(fontsize=7)
         fig.suptitle(f"Throughput vs Robustness-δ@{k}, per operating point")
         fig.tight_layout()
-        written.append(save_png(fig, out_dir / "qps_vs_robustness.png"))
-    plt.close("all")
+        written.append(NamedFigure("qps_vs_robustness.png", at_dpi(fig, 110)))
     return written
-
-
-@plain_text_plot
-def save_png(fig, path: Path) -> Path:
-    """Save ``fig`` as a PNG at ``path`` through the atomic writer (110 dpi, as every robustness plot)."""
-    from ragdiag.io.writer import atomic_path
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    return path

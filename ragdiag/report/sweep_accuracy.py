@@ -6,12 +6,10 @@ it; absolute accuracy with exact k-NN and the controls as reference lines).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
-from ragdiag.io.writer import atomic_path
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.sweep.result import SweepResult
@@ -67,8 +65,8 @@ def print_relative_accuracy(result: SweepResult, console) -> None:
 
 
 @plain_text_plot
-def plot_relative_accuracy(result: SweepResult, out_dir: Path) -> Path:
-    """Write ``sweep_accuracy.png`` into ``out_dir``; returns its path."""
+def plot_relative_accuracy(result: SweepResult) -> NamedFigure:
+    """The figure ``sweep_accuracy.png``."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -108,8 +106,4 @@ def plot_relative_accuracy(result: SweepResult, out_dir: Path) -> Path:
     fig.suptitle(f"Answer accuracy by per-query recall — {meta.dataset}, {meta.n_queries} queries, "
                  f"K={meta.k}, judge {meta.llm['model']}, graded against {meta.graded_against}", fontsize=10)
     fig.tight_layout()
-    png = Path(out_dir) / "sweep_accuracy.png"
-    with atomic_path(png) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return png
+    return NamedFigure("sweep_accuracy.png", at_dpi(fig, 110))

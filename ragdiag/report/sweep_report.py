@@ -9,12 +9,10 @@ two plots (matplotlib, Agg):
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
-from ragdiag.io.writer import atomic_path
-from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
     from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
@@ -149,8 +147,8 @@ def _series(result: SweepResult) -> dict[str, list[SweepPoint]]:
 
 
 @plain_text_plot
-def plot_sweep(result: SweepResult, out_dir: Path) -> list[Path]:
-    """Write the two PNGs into ``out_dir``; returns their paths."""
+def plot_sweep(result: SweepResult) -> list[NamedFigure]:
+    """The two figures, ``sweep_grade.png`` and ``sweep_qps.png``."""
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -180,10 +178,7 @@ def plot_sweep(result: SweepResult, out_dir: Path) -> list[Path]:
     fig.suptitle(f"Answer grade vs retrieval quality per operating point — {meta.dataset}, "
                  f"{meta.n_queries} queries, K={meta.k}, judge {meta.llm['model']}", fontsize=11)
     fig.tight_layout()
-    grade_png = Path(out_dir) / "sweep_grade.png"
-    with atomic_path(grade_png) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
+    grade = NamedFigure("sweep_grade.png", at_dpi(fig, 110))
 
     fig, ax = plt.subplots(figsize=(7, 4.8))
     for spec, points in _series(result).items():
@@ -206,8 +201,4 @@ def plot_sweep(result: SweepResult, out_dir: Path) -> list[Path]:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    qps_png = Path(out_dir) / "sweep_qps.png"
-    with atomic_path(qps_png) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return [grade_png, qps_png]
+    return [grade, NamedFigure("sweep_qps.png", at_dpi(fig, 110))]

@@ -56,19 +56,6 @@ BEING_FIXED: dict[str, str] = {
     "pipeline/label.py": "answers: writes the refined pools, the qrels and the label manifest, and stamps it",
     "pipeline/run_meta.py": "answers: starts, stamps and writes run manifests",
     "sweep/outputs.py": "answers: writes and stamps the sweep's result, per-query rows, answers and Parquet",
-    "report/adaptive_report.py": "render: saves figures",
-    "report/clq_report.py": "render: saves figures",
-    "report/compare_report.py": "render: saves figures",
-    "report/correlate_report.py": "render: saves figures",
-    "report/dynamic_k_report.py": "render: saves figures",
-    "report/evaluate_report.py": "render: saves figures",
-    "report/html/sections.py": "render: plots through a temporary folder",
-    "report/matched_recall_plots.py": "render: makes the plot folder",
-    "report/paper003_figures.py": "render: saves figures",
-    "report/probe_report.py": "render: saves figures",
-    "report/robustness_plots.py": "render: makes the plot folder and saves figures",
-    "report/sweep_accuracy.py": "render: saves figures",
-    "report/sweep_report.py": "render: saves figures",
 }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.bench.robustness_result import RobustnessResult
+from ragdiag.io.figures import close_figure
 from tests.bench import golden_runs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -42,7 +43,7 @@ def test_result_object_reads_and_writes_the_golden_file_unchanged(name):
 def test_renderers_read_the_object(tmp_path):
     from rich.console import Console
 
-    from ragdiag.report.robustness_plots import write_plots
+    from ragdiag.report.robustness_plots import robustness_figures
     from ragdiag.report.robustness_table import print_robustness
 
     result = RobustnessResult.from_json(json.loads((GOLDEN / "ann.json").read_text()))
@@ -50,5 +51,7 @@ def test_renderers_read_the_object(tmp_path):
     print_robustness(result, console)
     text = console.export_text()
     assert "hnsw" in text and "M=4,efConstruction=16,efSearch=8" in text and "[95% CI: 200 bootstrap" in text
-    assert [p.name for p in write_plots(result, tmp_path)] == ["recall_distribution.png", "robustness_vs_recall.png",
-                                                                "qps_vs_robustness.png"]
+    figures = robustness_figures(result)
+    assert [f.name for f in figures] == ["recall_distribution.png", "robustness_vs_recall.png", "qps_vs_robustness.png"]
+    for f in figures:
+        close_figure(f.figure)

@@ -101,3 +101,58 @@ def test_the_suite_wide_guard_catches_nan_written_as_json(tmp_path):
     found, guard["_OFFENDERS"][:] = list(guard["_OFFENDERS"]), []  # handled here, not a failure of this test
     assert found == [f"{tmp_path / 'bad.json'}: non-standard JSON constant NaN",
                      f"{tmp_path / 'bad.jsonl'} line 2: non-standard JSON constant Infinity"]
+
+
+def _figure(title: str, dpi: float = 110):
+    """A figure drawn as report/ draws one (plain text, its dpi set last)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ragdiag.report.plot_text import at_dpi, plain_text_plot
+
+    @plain_text_plot
+    def draw():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.bar([title, "b"], [1, 0])
+        ax.set_title(title)
+        ax.legend([title])
+        return at_dpi(fig, dpi)
+
+    return draw()
+
+
+def test_write_figure_saves_the_bytes_the_report_embeds_and_closes_the_figure(tmp_path):
+    """PNG at the figure's dpi, byte for byte what the HTML report embeds (io/figures), deterministic
+    across two drawings, and the figure released from pyplot, written or refused."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from ragdiag.io.figures import png_bytes
+    from ragdiag.io.writer import write_figure
+
+    fig = _figure("plain")
+    out = write_figure(tmp_path / "plot.png", fig)
+    assert not plt.fignum_exists(fig.number)
+    assert out.read_bytes() == png_bytes(_figure("plain")) and list(tmp_path.iterdir()) == [out]
+    assert Image.open(out).size == (330, 220)  # 3 × 2 inches at 110 dpi
+    data = tmp_path / "graded.json"
+    data.write_text("[]")
+    refused = _figure("never written")
+    with pytest.raises(OutputError, match="would overwrite the input"):
+        write_figure(data, refused, inputs=[data])
+    assert data.read_text() == "[]" and not plt.fignum_exists(refused.number)
+
+
+def test_write_figure_draws_dollar_names_as_written(tmp_path):
+    """Names that mathtext refuses (matplotlib raises ValueError at save time when parsing them) are
+    drawn as written, saved outside the plotting function, to a file and in memory."""
+    pytest.importorskip("matplotlib")
+    from ragdiag.io.figures import png_bytes
+    from ragdiag.io.writer import write_figure
+
+    for i, name in enumerate(("$$", r"$\frac$")):
+        assert write_figure(tmp_path / f"p{i}.png", _figure(name)).read_bytes()[:4] == b"\x89PNG"
+        assert png_bytes(_figure(name))[:4] == b"\x89PNG"

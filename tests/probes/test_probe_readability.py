@@ -10,6 +10,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from ragdiag.io.writer import write_figure
 from ragdiag.probes.noise_rewrite import merge_rewritten, recovery_flag
 from ragdiag.probes.probe_data import load_queries
 from ragdiag.probes.results import NamesResult, NoiseResult
@@ -76,9 +77,9 @@ def _noise_result(corpus: bool) -> dict:
 
 
 def test_plots_are_written(tmp_path):
-    names_plot([NamesResult.from_json(_names_result())], tmp_path / "names.png")
-    noise_plot([NoiseResult.from_json(_noise_result(False))], tmp_path / "noise.png")
-    noise_plot([NoiseResult.from_json(_noise_result(True))], tmp_path / "noise_corpus.png")
+    write_figure(tmp_path / "names.png", names_plot([NamesResult.from_json(_names_result())]))
+    write_figure(tmp_path / "noise.png", noise_plot([NoiseResult.from_json(_noise_result(False))]))
+    write_figure(tmp_path / "noise_corpus.png", noise_plot([NoiseResult.from_json(_noise_result(True))]))
     sizes = {p.stem: Image.open(p).size for p in tmp_path.glob("*.png")}
     assert set(sizes) == {"names", "noise", "noise_corpus"}
     assert sizes["noise_corpus"][0] > 1.5 * sizes["noise"][0]  # the second (retrieval) panel

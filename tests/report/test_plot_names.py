@@ -1,6 +1,8 @@
 """Names drawn in plots are the user's (configurations, embedders, runs, sweep points, policies): a
 name holding ``$…$`` is drawn as written, never parsed as mathtext (which raised a ParseException
-while saving, after the result file was written)."""
+while saving, after the result file was written). The plotting functions return figures; the
+writer (:func:`ragdiag.io.writer.write_figure`) and the HTML report save them outside the plotting
+function, so these tests also prove the encoder keeps mathtext off (:mod:`ragdiag.io.figures`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from ragdiag.io.writer import write_figure
 from tools.synthetic import synthetic_graded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,15 +25,17 @@ def _png(path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_every_function_that_draws_or_saves_a_figure_is_plain_text():
-    """A new plot gets the decorator too: every report function calling subplots() or savefig()."""
+def test_every_function_that_draws_a_figure_is_plain_text():
+    """A new plot gets the decorator too: every report function making a figure (``subplots()``,
+    ``plt.figure()``, ``Figure()``) or saving one (none may: tests/architecture/test_renderers.py)."""
     missing = []
     for module in sorted((ROOT / "ragdiag" / "report").rglob("*.py")):
         text = module.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(text)):
             if not isinstance(node, ast.FunctionDef):
                 continue
-            draws = any(call in (ast.get_source_segment(text, node) or "") for call in ("subplots(", ".savefig("))
+            source = ast.get_source_segment(text, node) or ""
+            draws = any(call in source for call in ("subplots(", "plt.figure(", "Figure(", ".savefig("))
             if draws and not any(isinstance(d, ast.Name) and d.id == "plain_text_plot" for d in node.decorator_list):
                 missing.append(f"{module.relative_to(ROOT)}:{node.name}")
     assert not missing, missing
@@ -82,15 +87,14 @@ def test_evaluate_sweep_and_dynamic_k_plots_draw_dollar_names(tmp_path):
     golden = json.loads((ROOT / "tests" / "evaluate" / "golden" / "evaluate.json").read_text())
     result = EvaluateResult.from_json(_renamed(golden, ("run", "a", "b"), {}))
     assert "$$ 1" in [r.run for r in result.runs]
-    _png(evaluate_report.write_plot(result, tmp_path / "evaluate.png", []))
+    _png(write_figure(tmp_path / "evaluate.png", evaluate_report.plot(result)))
     golden = json.loads((ROOT / "tests" / "evaluate" / "golden" / "dynamic_k.json").read_text())
     dynamic = DynamicKResult.from_json(_renamed(golden, ("label",), {}))
-    dynamic_k_report.write_plot(dynamic, tmp_path / "dynamic_k.png")
-    _png(tmp_path / "dynamic_k.png")
+    _png(write_figure(tmp_path / "dynamic_k.png", dynamic_k_report.plot(dynamic)))
     golden = json.loads((ROOT / "tests" / "sweep" / "golden" / "sweep.json").read_text())
     sweep = SweepResult.from_json(_renamed(golden, ("label",), {}))
-    for png in [*plot_sweep(sweep, tmp_path), plot_relative_accuracy(sweep, tmp_path)]:
-        _png(png)
+    for name, figure in [*plot_sweep(sweep), plot_relative_accuracy(sweep)]:
+        _png(write_figure(tmp_path / name, figure))
 
 
 @pytest.mark.parametrize("kind", ["names", "noise"])
@@ -104,21 +108,21 @@ def test_probe_plots_draw_dollar_embedders(tmp_path, kind):
     assert names
     plot = tmp_path / f"{kind}.png"
     if kind == "names":
-        probe_report.names_plot([NamesResult.from_json(d) for d in docs], plot)
+        figure = probe_report.names_plot([NamesResult.from_json(d) for d in docs])
     else:
-        probe_report.noise_plot([NoiseResult.from_json(d) for d in docs], plot)
-    _png(plot)
+        figure = probe_report.noise_plot([NoiseResult.from_json(d) for d in docs])
+    _png(write_figure(plot, figure))
 
 
 def test_robustness_plots_draw_dollar_run_labels(tmp_path):
     from ragdiag.bench.robustness_result import RobustnessResult
-    from ragdiag.report.robustness_plots import write_plots
+    from ragdiag.report.robustness_plots import robustness_figures
 
     golden = json.loads((ROOT / "tests" / "bench" / "golden" / "runs.json").read_text())
     names: dict[str, str] = {}
     result = RobustnessResult.from_json(_renamed(golden, ("label", "spec"), names))
     assert names
-    written = write_plots(result, tmp_path)
+    written = robustness_figures(result)
     assert written
-    for png in written:
-        _png(png)
+    for name, figure in written:
+        _png(write_figure(tmp_path / name, figure))

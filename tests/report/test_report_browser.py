@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.report.html.build import build_report
+from ragdiag.commands.report import build_report
 from tests.ci_strict import import_or_skip_or_fail, in_ci, skip_or_fail
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.report.html.build import build_report
+from ragdiag.commands.report import build_report
 from ragdiag.report.html.inputs import kind_of
 from tests.report.tamper import assert_report_refuses
 
@@ -128,6 +128,26 @@ def test_graded_rows_from_a_test_server_are_labelled(tmp_path, results_dir):
     assert [s.kind for s in sections] == ["graded"] and "TEST SERVER" in html
 
 
+def test_the_page_renders_objects_it_is_given(results_dir):
+    """The renderers open no file: a correlate result, graded rows and the manifest beside them,
+    given in memory under paths that do not exist, make the same sections the files make, heatmap
+    drawn in memory included."""
+    from ragdiag.report.html.build import build_page
+    from ragdiag.report.html.inputs import Input
+
+    manifest = json.loads((results_dir / "graded.json.manifest.json").read_text())
+    rows = json.loads((results_dir / "inputs" / "graded.json").read_text())
+    correlate = json.loads((results_dir / "correlate.json").read_text())
+    nowhere = Path("/nonexistent/ragdiag")
+    html, sections = build_page([Input("graded", nowhere / "graded.json", rows, sidecars=[manifest]),
+                                 Input("correlate", nowhere / "correlate.json", correlate)], [str(nowhere)])
+    assert [s.kind for s in sections] == ["correlate", "graded"]
+    assert "TEST SERVER" in sections[1].body and "TEST SERVER" not in sections[0].body
+    assert sections[0].body.count("data:image/png;base64,") == 1  # the heatmap
+    _, from_files, _ = build_report([results_dir / "correlate.json"])
+    assert from_files[0].body == sections[0].body
+
+
 def test_pngs_beside_a_result_are_not_shown_twice(tmp_path, results_dir):
     folder = tmp_path / "rob"
     folder.mkdir()
@@ -185,7 +205,7 @@ def test_graded_rows_with_a_wrong_grade_type_are_one_line(tmp_path):
 
 
 def test_every_real_result_of_the_page_passes_the_shape_check(results_dir):
-    from ragdiag.report.html.inputs import collect
+    from ragdiag.commands.report import collect
     from ragdiag.report.html.shapes import check_shape
 
     inputs, _ = collect([results_dir])

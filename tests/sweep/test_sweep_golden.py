@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ragdiag.io.writer import write_figure
 from ragdiag.report.sweep_accuracy import print_relative_accuracy
 from ragdiag.report.sweep_report import plot_sweep, print_sweep
 from ragdiag.sweep.result import SweepResult
@@ -39,4 +40,6 @@ def test_result_object_reads_and_writes_the_golden_file_unchanged(tmp_path):
     print_sweep(result, console)
     print_relative_accuracy(result, console)
     assert "hnsw efSearch=16" in console.export_text()
-    assert [p.name for p in plot_sweep(result, tmp_path)] == ["sweep_grade.png", "sweep_qps.png"]
+    figures = plot_sweep(result)
+    assert [f.name for f in figures] == ["sweep_grade.png", "sweep_qps.png"]
+    assert [write_figure(tmp_path / f.name, f.figure).stat().st_size > 10_000 for f in figures] == [True, True]

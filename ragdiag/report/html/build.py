@@ -1,12 +1,11 @@
-"""Assemble the report: collect and classify inputs, render one section each, wrap them in the page."""
+"""Assemble the report from the inputs the command read: one section each, wrapped in the page."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from ragdiag import __version__
-from ragdiag.report.html.inputs import collect
+from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import Section, page
 from ragdiag.report.html.sections import render
 
@@ -14,11 +13,11 @@ ORDER = ("compare", "triage", "correlate", "calibrate", "evaluate", "dynamic-k",
          "probe-names-queries", "probe-noise", "corpus-run", "llm-run", "graded", "plot")
 
 
-def build_report(paths: list[Path], title: str = "ragdiag report") -> tuple[str, list[Section], list[str]]:
-    """The HTML text, its sections (in reading order: verdicts first, plots last) and notes on skipped files."""
-    inputs, notes = collect(paths)
-    inputs.sort(key=lambda item: ORDER.index(item.kind))
+def build_page(inputs: list[Input], sources: list[str], title: str = "ragdiag report") -> tuple[str, list[Section]]:
+    """The HTML text and its sections, in reading order (verdicts first, plots last); ``sources``:
+    the paths the inputs were given as (named under the title)."""
+    inputs = sorted(inputs, key=lambda item: ORDER.index(item.kind))
     sections = [render(item) for item in inputs]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = f"{len(sections)} results from {', '.join(str(p) for p in paths)} · ragdiag {__version__} · {stamp}"
-    return page(title, subtitle, sections), sections, notes
+    subtitle = f"{len(sections)} results from {', '.join(sources)} · ragdiag {__version__} · {stamp}"
+    return page(title, subtitle, sections), sections

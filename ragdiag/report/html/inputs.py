@@ -7,18 +7,15 @@ grade / pipeline manifest: summary + run or failures), ``graded`` (a list of sam
 ``corpus-run`` (``corpus_run.json`` of ``pipeline --corpus``), ``clq`` (``meta.command`` ``ragdiag clq``, or
 configs + frontier + choices), ``dynamic-k`` (``meta.command`` ``ragdiag dynamic-k``, or signal + policies)
 ``compare`` (``meta.command`` ``ragdiag compare``) and ``plot`` (a PNG in a run folder). A run folder contributes the files it holds; a file given by
-name that is none of these is an error naming it.
+name that is none of these is an error naming it. The files are read by :mod:`ragdiag.commands.report`;
+this module classifies what it read and opens none.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import orjson
-
-from ragdiag.errors import RagdiagError
 
 KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-names-queries", "probe-noise", "llm-run",
          "graded", "corpus-run", "plot", "calibrate", "clq", "dynamic-k", "triage", "compare")
@@ -26,9 +23,12 @@ KINDS = ("correlate", "robustness", "sweep", "evaluate", "probe-names", "probe-n
 
 @dataclass
 class Input:
+    """One result given to the report, read by the command (:mod:`ragdiag.commands.report`)."""
+
     kind: str
     path: Path
     doc: Any  # parsed JSON, or the PNG bytes for a plot
+    sidecars: list[Any] = field(default_factory=list)  # parsed manifests beside its graded file (sidecar_subject)
 
 
 def _probe_kind(item: Any) -> str | None:
@@ -57,14 +57,14 @@ def kind_of(doc: Any) -> str | None:
         return "sweep" if "sweep" in command or "controls" in doc else "robustness"
     if "runs" in doc and "params" in doc:
         return "evaluate"
-    command = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
-    if command == "ragdiag compare":
+    named = doc["meta"].get("command") if isinstance(doc.get("meta"), dict) else None
+    if named == "ragdiag compare":
         return "compare"
-    if command == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
+    if named == "ragdiag clq" or {"configs", "frontier", "choices"} <= set(doc):
         return "clq"
-    if command == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
+    if named == "ragdiag dynamic-k" or {"signal", "policies"} <= set(doc):
         return "dynamic-k"
-    if command == "ragdiag triage" or {"queries", "causes", "calls", "cost"} <= set(doc):
+    if named == "ragdiag triage" or {"queries", "causes", "calls", "cost"} <= set(doc):
         return "triage"
     if "summary" in doc and ("run" in doc or "failures" in doc):
         return "llm-run"
@@ -85,60 +85,23 @@ def own_input_kind(doc: Any) -> str | None:
     return None
 
 
-def _load(path: Path) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as err:
-        raise RagdiagError(f"{path}: not valid JSON ({err})") from None
-    except OSError as err:
-        raise RagdiagError(f"{path}: cannot read ({err.strerror})") from None
-
-
-def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:
-    """The recognised inputs in the order given (a folder's files sorted by name), and notes about
-    files of a folder that were left out."""
-    inputs, notes = [], []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".png")):
-                if child.suffix == ".png":
-                    inputs.append(Input("plot", child, child.read_bytes()))
-                    continue
-                try:
-                    doc = _load(child)
-                except RagdiagError as err:
-                    notes.append(f"skipped {err}")
-                    continue
-                kind = kind_of(doc)
-                if kind is None and own_input_kind(doc):
-                    notes.append(f"skipped {child}: {own_input_kind(doc)} (an input of the run, no section)")
-                elif kind is None:
-                    notes.append(f"skipped {child}: not a ragdiag result")
-                else:
-                    inputs.append(Input(kind, child, doc))
-        elif path.is_file():
-            if path.suffix == ".png":
-                inputs.append(Input("plot", path, path.read_bytes()))
-                continue
-            doc = _load(path)
-            kind = kind_of(doc)
-            if kind is None:
-                keys = ", ".join(list(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
-                raise RagdiagError(f"{path}: not a ragdiag result the report knows (top-level: {keys}); expected "
-                                   "correlate, robustness, sweep, evaluate, probe, generate/grade manifest or graded JSON")
-            inputs.append(Input(kind, path, doc))
-        else:
-            raise RagdiagError(f"{path}: no such file or folder")
-    if not inputs:
-        raise RagdiagError("no result found in " + ", ".join(map(str, paths)))
-    return _without_redrawn_plots(inputs, notes), notes
+def sidecar_subject(kind: str, doc: Any, path: Path) -> str | None:
+    """The graded file whose manifest (beside it) tells where a section's grades came from: the
+    graded file itself, the ``meta.source`` of a correlate result, the ``meta.graded`` of a
+    calibrate result; None for the other kinds."""
+    if kind == "graded":
+        return str(path)
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    value = meta.get("source") if kind == "correlate" else meta.get("graded") if kind == "calibrate" else None
+    return None if value is None else str(value)
 
 
 DRAWING_KINDS = ("correlate", "robustness", "sweep", "probe-names", "probe-noise", "clq", "dynamic-k", "compare")
 
 
-def _without_redrawn_plots(inputs: list[Input], notes: list[str]) -> list[Input]:
+def without_redrawn_plots(inputs: list[Input], notes: list[str]) -> list[Input]:
     """PNGs beside a result whose section redraws its plots (robustness, sweep, probes, correlate, clq,
     dynamic-k) would show twice: they are left out, with a note."""
     drawn = {item.path.parent for item in inputs if item.kind in DRAWING_KINDS}

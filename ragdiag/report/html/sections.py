@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import DataError
@@ -32,9 +30,12 @@ from ragdiag.report.html.reference_gate import (
 )
 from ragdiag.report.html.shapes import check_shape
 from ragdiag.report.html.triage_section import triage_section
+from ragdiag.report.plot_text import NamedFigure
 from ragdiag.report.provenance import TEST_SERVER_MODELS
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from ragdiag.bench.robustness_result import RobustnessPoint
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -53,26 +54,22 @@ def is_test_server(doc: Any) -> bool:
             or any(f"//{h}" in text for h in LOCAL_HOSTS))
 
 
-def _png(draw: Callable[[Path], Any], name: str = "plot.png") -> list[bytes]:
-    """Run a plot function that writes files into a folder (or to one path) and read the PNGs back."""
+def _png(draw: Callable[[], Figure | list[NamedFigure]]) -> list[bytes]:
+    """The PNGs of a plot function's figures, drawn in memory (:func:`ragdiag.io.figures.png_bytes`);
+    several named figures in the order of their names; none without matplotlib."""
     if importlib.util.find_spec("matplotlib") is None:
         return []
-    with tempfile.TemporaryDirectory(prefix="ragdiag-report-") as tmp:
-        folder = Path(tmp)
-        draw(folder / name)
-        return [p.read_bytes() for p in sorted(folder.glob("*.png"))]
+    from ragdiag.io.figures import png_bytes
+
+    drawn = draw()
+    figures = [f.figure for f in sorted(drawn, key=lambda f: f.name)] if isinstance(drawn, list) else [drawn]
+    return [png_bytes(figure) for figure in figures]
 
 
-def _manifest_says_test_server(graded: Path) -> bool:
-    """The grades of ``graded`` came from a test server: its sidecar manifest (``NAME.manifest.json``,
-    or the older ``STEM.manifest.json``) names the test-server model or a loopback URL."""
-    for manifest in (graded.with_name(f"{graded.name}.manifest.json"), graded.with_name(f"{graded.stem}.manifest.json")):
-        try:
-            if manifest.is_file() and is_test_server(json.loads(manifest.read_text(encoding="utf-8"))):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
+def _sidecar_says_test_server(item: Input) -> bool:
+    """The grades behind ``item`` came from a test server: a manifest beside its graded file (read by
+    the command into ``item.sidecars``) names the test-server model or a loopback URL."""
+    return any(is_test_server(doc) for doc in item.sidecars)
 
 
 def _images(pngs: list[bytes], alt: str) -> str:
@@ -100,7 +97,7 @@ def correlate_section(item: Input) -> Section:
     meta = result.meta
     graded_by = (result.run_record or {}).get("models") or {}
     body = [labels(simulated=bool(meta.simulated_grades),
-                   test_server=is_test_server(graded_by) or _manifest_says_test_server(Path(str(meta.source))))]
+                   test_server=is_test_server(graded_by) or _sidecar_says_test_server(item))]
     sentences = cr.verdict_sentences(result)
     basis = verdict_basis(result)
     if basis is not None:
@@ -145,7 +142,7 @@ def correlate_section(item: Input) -> Section:
         if note:
             body.append(f'<p class="note">{esc(note)}</p>')
     if result.results:
-        body.append(_images(_png(lambda p: cr.write_heatmap(result, p)), "correlation heatmap"))
+        body.append(_images(_png(lambda: cr.heatmap(result)), "correlation heatmap"))
     if result.comparisons:
         kinds = meta.kinds
         rows = [[c.segment, *(Raw(esc(f"{num(c.kinds[k].difference, signed=True)} {interval(c.kinds[k].ci)}"))
@@ -176,7 +173,7 @@ def _qps_cell(point: RobustnessPoint) -> Any:
 def robustness_section(item: Input) -> Section:
     """A robustness result or a sweep.json, read as :class:`RobustnessResult` / :class:`SweepResult`."""
     from ragdiag.bench.robustness_result import RobustnessResult
-    from ragdiag.report.robustness_plots import write_plots
+    from ragdiag.report.robustness_plots import robustness_figures
     from ragdiag.sweep.result import SweepResult
 
     sweep = item.kind == "sweep"
@@ -220,9 +217,9 @@ def robustness_section(item: Input) -> Section:
     if sweep and points and meta.has("llm") and meta.has("deltas") and meta.has("dataset"):
         from ragdiag.report.sweep_report import plot_sweep
 
-        body.append(_images(_png(lambda p: plot_sweep(result, p.parent)), "answer grade and speed per operating point"))
+        body.append(_images(_png(lambda: plot_sweep(result)), "answer grade and speed per operating point"))
     if points and points[0].has("recall_histogram") and meta.has("k"):
-        body.append(_images(_png(lambda p: write_plots(result, p.parent)), "robustness plots"))
+        body.append(_images(_png(lambda: robustness_figures(result)), "robustness plots"))
     title = "Sweep" if item.kind == "sweep" else "Robustness"
     return Section(item.kind, f"{title}: Robustness-δ@K beside average recall", str(item.path), "".join(body))
 
@@ -312,7 +309,7 @@ def clq_section(item: Input) -> Section:
     notes = lines[head + len(result.dominated):]  # the dominated lines are the table's second column
     body.append('<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in notes) + "</ul>")
     if result.configs:
-        body.append(_images(_png(lambda p: clq_report.write_plot(result, p)), "cost–latency–quality frontier"))
+        body.append(_images(_png(lambda: clq_report.plot(result)), "cost–latency–quality frontier"))
     return Section("clq", "Cost–latency–quality: the configuration to run", str(item.path), "".join(body))
 
 
@@ -362,7 +359,7 @@ def dynamic_k_section(item: Input) -> Section:
                 "</summary>" + table(["policy", "metric", "mean", "Δ vs fixed K_low", "Δ vs fixed K_high"], every,
                                      caption=f"means over queries and policy − fixed K paired over queries"
                                              f"{intervals}") + "</details>")
-    body.append(_images(_png(lambda p: dk.write_plot(result, p)), "quality against mean candidates per query"))
+    body.append(_images(_png(lambda: dk.plot(result)), "quality against mean candidates per query"))
     return Section("dynamic-k", "Dynamic K: escalate only the uncertain queries", str(item.path), "".join(body))
 
 
@@ -383,7 +380,7 @@ def names_section(item: Input) -> Section:
                  for a in r.ablations]
         body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["condition", "Δ_name", "SD over runs", "% change", "% change SD", "Δ_topic"], rows))
-    body.append(_images(_png(lambda p: names_plot(results, p)), "name probe bars"))
+    body.append(_images(_png(lambda: names_plot(results)), "name probe bars"))
     return Section("probe-names", "Probe: proper-name sensitivity (Δ-margins)", str(item.path), "".join(body))
 
 
@@ -442,7 +439,7 @@ def noise_section(item: Input) -> Section:
         body.append(f"<h3>{esc(str(r.lang or '').upper())} · {esc(r.embedder)}</h3>"
                     + table(["level", "cos → clean", "SD", "cos → reference", "drop %", *extra,
                              *(["recovery ⚠"] if flagged else [])], rows))
-    body.append(_images(_png(lambda p: noise_plot(results, p)), "noise probe lines"))
+    body.append(_images(_png(lambda: noise_plot(results)), "noise probe lines"))
     return Section("probe-noise", "Probe: conversational noise", str(item.path), "".join(body))
 
 
@@ -475,7 +472,7 @@ def graded_section(item: Input) -> Section:
     for r in rows:
         if isinstance(r.get("grade"), (int, float)):
             per_k.setdefault(r.get("K"), []).append(r["grade"])
-    body = [labels(test_server=is_test_server(rows[:20]) or _manifest_says_test_server(item.path)),
+    body = [labels(test_server=is_test_server(rows[:20]) or _sidecar_says_test_server(item)),
             table(["quantity", "value"], [["rows", len(rows)], ["graded", len(grades)],
                                           ["missing grade", len(rows) - len(grades)],
                                           ["mean grade", sum(grades) / len(grades) if grades else None],
@@ -492,7 +489,7 @@ def calibrate_section(item: Input) -> Section:
     from ragdiag.report.calibrate_report import ppi_gap_note
 
     result = CalibrateResult.from_json(item.doc)
-    body = [labels(simulated=False, test_server=_manifest_says_test_server(Path(str(result.meta.graded or "")))),
+    body = [labels(simulated=False, test_server=_sidecar_says_test_server(item)),
             trust_panel(trust.calibrate_trust(item.doc))]
     agreement = result.agreement
     if agreement:
@@ -562,7 +559,7 @@ def compare_section(item: Input) -> Section:
                  "–" if mc.queries_needed is None else mc.queries_needed] for mc in result.metrics]
         body.append(table(["decision", "metric", "n", "base", "new", "Δ", f"{100 * result.meta['interval_level']:g}% interval",
                            "p", "p adjusted", "d_z", "queries needed"], rows))
-        body.append(_images(_png(lambda p: compare_report.write_plot(result, p)), "forest plot of Δ per metric"))
+        body.append(_images(_png(lambda: compare_report.plot(result)), "forest plot of Δ per metric"))
     if result.worst:
         body.append(table(["query", *(label for label in result.worst[0]["delta"])],
                           [[w["query_id"], *w["delta"].values()] for w in result.worst],
