@@ -25,7 +25,6 @@ from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades, s
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
-from ragdiag.evaluate.calibration_result import CalibrateResult
 from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
@@ -36,6 +35,7 @@ from ragdiag.metrics.ppi_estimates import (
     mean_estimates,
     slope_estimates,
 )
+from ragdiag.results.calibrate import CalibrateResult
 
 GROUPINGS = ("config", "K", "system")
 SLOPE_MEASURES = ("P", "R", "nDCG")

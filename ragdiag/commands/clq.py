@@ -26,12 +26,13 @@ from pathlib import Path
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.evaluate.clq import DEFAULT_QUALITY, ClqMeta, ClqResult, Config, CostModel, analyse
+from ragdiag.evaluate.clq import DEFAULT_QUALITY, Config, CostModel, analyse
 from ragdiag.io.out_format import write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.report import clq_report as report
-from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
+from ragdiag.results.clq import ClqMeta, ClqResult
+from ragdiag.results.sweep import SweepControl, SweepPoint, SweepResult
 
 COST_COLUMNS = tuple(f.name for f in fields(CostModel))
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "e2e_p50_ms")

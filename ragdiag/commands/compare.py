@@ -11,11 +11,11 @@ from pathlib import Path
 from ragdiag.compare.gate import GateOptions, gate, per_query_rows
 from ragdiag.compare.inputs import read_pair
 from ragdiag.compare.paired import CORRECTIONS, TESTS
-from ragdiag.compare.result import CompareResult
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
+from ragdiag.results.compare import CompareResult
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 

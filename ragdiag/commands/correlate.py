@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.registry import DEFAULT_MEASURES
+from ragdiag.results.correlate import CorrelateResult
 
 __all__ = ["CorrelateRequest", "CorrelateResult", "GradeBinning", "TABLE_CLASHES", "run"]
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.evaluation import EvaluateParams, check_params, evaluate_files
-from ragdiag.evaluate.result import EvaluateResult
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl
 from ragdiag.metrics.graded_utility import RarityWeights
 from ragdiag.report import evaluate_report as report
+from ragdiag.results.evaluate import EvaluateResult
 
 __all__ = ["EvaluateParams", "EvaluateRequest", "RarityWeights", "run"]
 

@@ -17,7 +17,7 @@ from ragdiag.probes.real_names import (
     name_lists,
     replacer,
 )
-from ragdiag.probes.results import DetectedQuery, NamesRealMeta, NamesRealResult
+from ragdiag.results.probes import DetectedQuery, NamesRealMeta, NamesRealResult
 
 
 @dataclass

@@ -19,10 +19,11 @@ from pathlib import Path
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunManifest, CorpusRunMeta, CorpusRunResult
-from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult
+from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunResult
+from ragdiag.pipeline.end_to_end import PipelineResult
 from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.pipeline.run_meta import CoverageError, check_coverage
+from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta, PipelineMeta, StageGates
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
            "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
@@ -156,7 +157,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     correlation["meta"]["pipeline"] = PipelineMeta(
         equivalent_command=correlate_command(paths["graded"], segments, min_samples, grading, complete_cases),
         generate_meta=generated.meta, grade_meta=graded.meta,
-        reference_gate={"generate": generated.summary.reference_gate, "grade": graded.summary.reference_gate},
+        reference_gate=StageGates(generate=generated.summary.reference_gate, grade=graded.summary.reference_gate),
     ).to_json()
     record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta.prompts, *graded.meta.prompts]},
                            gate.patterns.source.split("@")[0]: gate.patterns.source})

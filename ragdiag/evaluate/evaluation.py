@@ -30,7 +30,7 @@ from ragdiag.evaluate.inputs import (
 )
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
 from ragdiag.evaluate.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
-from ragdiag.evaluate.result import (
+from ragdiag.results.evaluate import (
     Attribution,
     Comparison,
     Decision,

@@ -28,9 +28,6 @@ from ragdiag.metrics.coverage import coverage_line, topk_coverage
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
 from ragdiag.pipeline.run_meta import (
     LLMRunResult,
-    RunManifest,
-    RunMeta,
-    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
@@ -38,6 +35,7 @@ from ragdiag.pipeline.run_meta import (
     summary,
     write_run_manifest,
 )
+from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary, skip_counts
 
 
 @dataclass
@@ -263,8 +261,8 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     written = write_run_manifest(manifest, record, input_paths, RunManifest(
-        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=failures,
-        skipped=skipped.as_dict()))
+        meta=RunMeta.from_json(meta), run=RunDetails.from_json(details), summary=RunSummary.from_json(result_summary), failures=failures,
+        skipped=skip_counts(skipped.as_dict())))
     return GenerateResult(written, manifest, rows=rows)
 
 

@@ -26,7 +26,6 @@ from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
-from ragdiag.evaluate.label_result import LabelManifest, LabelPool
 from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
@@ -43,6 +42,7 @@ from ragdiag.pipeline.run_meta import (
     run_meta,
     summary,
 )
+from ragdiag.results.label import LabelManifest, LabelPool
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.evaluate.standard import StandardScorer
-from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
+from ragdiag.results.probes import MetricChange, QueryImpact, WorstQuery
 
 METRICS = ("nrecall4", "ra_nwg", "recall")
 

@@ -18,7 +18,7 @@ from ragdiag.evaluate.registry import label_at
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.evaluate.clq import ClqResult
+    from ragdiag.results.clq import ClqResult
 
 
 def _num(value: float | None, digits: int = 3) -> str:

@@ -14,7 +14,7 @@ from ragdiag.report.plot_text import plain_text_plot
 if TYPE_CHECKING:
     from rich.console import Console
 
-from ragdiag.compare.result import CompareResult, MetricComparison, PlanEntry
+from ragdiag.results.compare import CompareResult, MetricComparison, PlanEntry
 
 WORST_SHOWN = 5
 

@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.evaluate.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
-from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.io.writer import atomic_path
 from ragdiag.report.plot_text import plain_text_plot
+from ragdiag.results.evaluate import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 
 
 def _value(entry: MetricValue | StageShare) -> str:

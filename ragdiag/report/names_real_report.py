@@ -11,7 +11,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from ragdiag.probes.query_impact import MetricChange
-    from ragdiag.probes.results import NamesRealResult
+    from ragdiag.results.probes import NamesRealResult
 
 LABELS = {"nrecall4": "N-Recall4+", "ra_nwg": "RA-nWG", "recall": "recall"}  # the metrics of probes.query_impact
 

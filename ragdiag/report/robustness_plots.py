@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
+    from ragdiag.results.robustness import RobustnessPoint, RobustnessResult
 
 
 def _label(point: RobustnessPoint) -> str:

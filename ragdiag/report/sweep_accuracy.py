@@ -14,7 +14,7 @@ from ragdiag.io.writer import atomic_path
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.sweep.result import SweepResult
+    from ragdiag.results.sweep import SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -17,7 +17,7 @@ from ragdiag.io.writer import atomic_path
 from ragdiag.report.plot_text import plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
+    from ragdiag.results.sweep import SweepControl, SweepPoint, SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

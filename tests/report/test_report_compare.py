@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.compare.result import CompareResult
+from ragdiag.results.compare import CompareResult
 from ragdiag.report.compare_report import metric_line, summary_lines
 from ragdiag.report.html.inputs import kind_of
 from tests.report.tamper import assert_report_refuses

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ragdiag.report.sweep_accuracy import print_relative_accuracy
 from ragdiag.report.sweep_report import plot_sweep, print_sweep
-from ragdiag.sweep.result import SweepResult
+from ragdiag.results.sweep import SweepResult
 from tests.bench import golden_runs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

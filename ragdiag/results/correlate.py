@@ -6,7 +6,7 @@ Each object remembers which keys its JSON had and in what order (``present``): t
 different key sets (``--table`` has no ``coverage``; a bootstrap adds ``ci``; the judge-noise
 correction adds ``corrected`` and ``lead_holds_joint``; ``grade_distribution`` comes after the run
 record), and a key written as ``null`` differs from a key not written. Keys this module does not
-name are kept as read (``extra``); :class:`ragdiag.io.json_record.JsonRecord` does both. Import-light
+name are kept as read (``extra``); :class:`ragdiag.results.base.JsonRecord` does both. Import-light
 (no numpy): the CLI imports it.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass(kw_only=True)

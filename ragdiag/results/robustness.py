@@ -1,14 +1,14 @@
 """The result of ``ragdiag robustness`` as objects: :class:`RobustnessResult` holds its
 :class:`RobustnessMeta` and one :class:`RobustnessPoint` per operating point (an index at one setting
 of its search parameters, or one run). ``to_json()`` gives exactly the JSON the command writes;
-``from_json()`` reads any file it wrote (:mod:`ragdiag.io.json_record`)."""
+``from_json()`` reads any file it wrote (:mod:`ragdiag.results.base`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass
