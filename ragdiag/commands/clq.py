@@ -222,7 +222,7 @@ def run(request: ClqRequest) -> ClqResult:
     result = analyse(configs, request.quality, request.slo_ms, request.budget, request.slo_percentile)
     result.meta = ClqMeta("ragdiag clq", str(request.configs), list(request.quality), request.slo_ms,
                           request.slo_percentile, request.budget)
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
                                                 "csv": lambda: report.csv_text(result),

@@ -88,7 +88,7 @@ def run(request: CompareRequest) -> CompareResult:
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": o.mde if o.plan else None}
     result = gate(data, o, meta)
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     inputs = request.inputs
     if request.out is not None:
         write_json(request.out, result.to_json(), inputs=inputs)

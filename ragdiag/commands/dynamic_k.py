@@ -98,7 +98,7 @@ def run(request: DynamicKRequest) -> DynamicKResult:
     result = dynamic_k(low.ranked, high.ranked, qrels.pool_counts(), signal, p, name)
     result.meta = DynamicKMeta("ragdiag dynamic-k", str(request.qrels), qrels.binary, str(request.run_low),
                                str(request.run_high))
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
                                                 "csv": lambda: report.csv_text(result),

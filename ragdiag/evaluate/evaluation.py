@@ -299,5 +299,5 @@ def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParam
     result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
                                [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in runs],
                                conventions(p, qrels), round(time.perf_counter() - started, 3))
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     return result, rows

@@ -98,7 +98,7 @@ class RunRecord:
         self.inputs.extend(describe_input(p) for p in paths if p is not None)
         return self
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The record as plain JSON data, ``finished_at`` set to now if still open."""
         data = asdict(self)
         data["finished_at"] = self.finished_at or _now()
@@ -119,7 +119,7 @@ def start_run(command: str, *, inputs: Iterable[str | os.PathLike[str] | None] =
 
 def stamp(result: dict[str, Any], record: RunRecord) -> dict[str, Any]:
     """Put the record into ``result`` under ``run_record`` (the one key, in every JSON result and manifest)."""
-    result[RUN_RECORD_KEY] = record.as_dict()
+    result[RUN_RECORD_KEY] = record.to_json()
     return result
 
 

@@ -93,8 +93,8 @@ class JsonRecord:
         if value is None:
             return None
         if key in cls.nested_map:
-            kind = cls.nested_map[key]
-            return {name: None if v is None else kind.from_json(v) for name, v in value.items()}
+            of = cls.nested_map[key]
+            return {name: None if v is None else of.from_json(v) for name, v in value.items()}
         kind = cls.nested.get(key)
         if kind is None:
             return value

@@ -23,7 +23,7 @@ class RobustnessPoint(JsonRecord):
     recall_mean: float | None = None
     robustness: dict[str, float] = field(default_factory=dict)
     zero_recall_queries: int | None = None
-    recall_histogram: dict[str, list] | None = None
+    recall_histogram: dict[str, list[Any]] | None = None
     n_queries: int | None = None
     recall_kind: str | None = None
     qps_batch: dict[str, Any] | float | None = None  # robustness: {median, min, max, repeats}; sweep: the median
