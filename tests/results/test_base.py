@@ -32,3 +32,4 @@ def test_meta_helpers():
     meta = RobustnessMeta.from_json({"k": 10, "deltas": [0.1, 0.5], "bootstrap": {"resamples": 0}})
     assert meta.delta_keys == ["0.1", "0.5"] and meta.resamples == 0
     assert RobustnessMeta.from_json({"k": 10}).resamples == 0  # files without bootstrap
+
