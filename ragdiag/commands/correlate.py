@@ -155,7 +155,7 @@ def run(request: CorrelateRequest, progress: Callable[[list, str], Iterable] = p
         from ragdiag.metrics.grade_distribution import grade_distribution
 
         distribution = grade_distribution(table, request.grade_by.value, opts.min_samples)
-        result.add("grade_distribution", distribution.to_json())
+        result.add("grade_distribution", distribution)
     write_outputs(result, request, inputs=[graded_source(request)])
     if distribution is not None or request.compare_plot is not None:
         from ragdiag.report.paper003_figures import write_comparison_heatmap, write_grade_heatmaps

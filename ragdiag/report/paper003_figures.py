@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
+from ragdiag.metrics.grade_distribution import GRADES
 from ragdiag.report.plot_text import plain_text_plot
-from ragdiag.results.correlate import CorrelateResult, Difference
+from ragdiag.results.correlate import CorrelateResult, Difference, GradeDistribution
 
 _RATIO_TAG = "^KtoN^"
 
