@@ -460,8 +460,9 @@ def llm_section(item: Input) -> Section:
                                                           and isinstance(summary[k], (int, float, str))]
     body = [labels(test_server=is_test_server(item.doc)),
             table(["quantity", "value"], [[k, summary[k]] for k in keys]), counts_html(summary)]
-    if manifest.run:
-        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in manifest.run.items()]))
+    run = manifest.run.to_json()
+    if run:
+        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in run.items()]))
     body.append(f'<p class="note">{len(manifest.failures)} failed and {len(manifest.unparsed or [])} unparseable items '
                 "(listed in the manifest)</p>")
     return Section("llm-run", f"LLM run summary: {manifest.command or 'LLM run'}", str(item.path), "".join(body))
