@@ -284,7 +284,7 @@ def _decision(lines: list[str], title: str = "Decision") -> str:
 
 
 def clq_section(item: Input) -> Section:
-    """``ragdiag clq`` (:class:`ragdiag.evaluate.clq.ClqResult`): the frontier and the SLO/budget
+    """``ragdiag clq`` (:class:`ragdiag.results.clq.ClqResult`): the frontier and the SLO/budget
     choices first (the terminal's lines, measures by their registry labels), then every configuration
     with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
     from ragdiag.evaluate.registry import label_at
@@ -316,7 +316,7 @@ def clq_section(item: Input) -> Section:
 
 
 def dynamic_k_section(item: Input) -> Section:
-    """``ragdiag dynamic-k`` (:class:`ragdiag.evaluate.dynamic_k.DynamicKResult`): which policy
+    """``ragdiag dynamic-k`` (:class:`ragdiag.results.dynamic_k.DynamicKResult`): which policy
     reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
     — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
     from ragdiag.evaluate.registry import label_at
@@ -450,7 +450,7 @@ SUMMARY_KEYS = ("items", "covered", "coverage", "requests", "calls", "cache_hits
 
 
 def llm_section(item: Input) -> Section:
-    """A generate / grade / label / sweep manifest (:class:`ragdiag.pipeline.run_meta.RunManifest`):
+    """A generate / grade / label / sweep manifest (:class:`ragdiag.results.llm_run.RunManifest`):
     its summary, how the server was reached, and how many items failed."""
     from ragdiag.results.llm_run import RunManifest
 
@@ -523,7 +523,7 @@ def calibrate_section(item: Input) -> Section:
 
 
 def corpus_run_section(item: Input) -> Section:
-    """``corpus_run.json`` of ``pipeline --corpus`` (:class:`ragdiag.pipeline.corpus_run.CorpusRunManifest`):
+    """``corpus_run.json`` of ``pipeline --corpus`` (:class:`ragdiag.results.pipeline.CorpusRunManifest`):
     what was ranked, with which retrievers, and where the stages wrote (their files get their own
     sections when the run folder is given)."""
     from ragdiag.results.pipeline import CorpusRunManifest
