@@ -23,7 +23,7 @@ from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunResult
 from ragdiag.pipeline.end_to_end import PipelineResult
 from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.pipeline.run_meta import CoverageError, check_coverage
-from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta, PipelineMeta, StageGates
+from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta, PipelineMeta, QueryCounts, StageGates
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
            "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
@@ -234,8 +234,8 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         nc="Nc counts all candidates of the query (relevant + every retriever's non-relevant hits); "
            "the retriever's own top-depth list comes first in rank, the rest follows in candidate order",
         short_lists_dropped=short,
-        queries={"judged_with_relevant": len(data.query_ids), "used": len(texts), "left_out": len(skipped),
-                 "left_out_ids": skipped[:50], "not_judged": data.unjudged_queries},
+        queries=QueryCounts(judged_with_relevant=len(data.query_ids), used=len(texts), left_out=len(skipped),
+                            left_out_ids=skipped[:50], not_judged=data.unjudged_queries),
         ranked_samples=len(ranked), qrels_graded=data.graded,
         evaluate="run (graded qrels)" if evaluation is not None else "skipped: the qrels are binary",
         outputs={k: str(v) for k, v in {**paths, **result.paths}.items()})

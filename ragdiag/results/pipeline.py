@@ -39,6 +39,19 @@ class PipelineMeta(JsonRecord):
 
 
 @dataclass(kw_only=True)
+class QueryCounts(JsonRecord):
+    """``meta.queries`` of ``corpus_run.json``: judged queries with a relevant passage, those used, those
+    left out (more relevant passages than ``ideal_cap``; the first 50 ids), and queries without judgements."""
+
+    judged_with_relevant: int = 0
+    used: int = 0
+    left_out: int = 0
+    left_out_ids: list[str] = field(default_factory=list)
+    not_judged: int = 0
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass(kw_only=True)
 class CorpusRunMeta(JsonRecord):
     """``meta`` of ``corpus_run.json``: what was ranked, how, and where every stage wrote."""
 
@@ -53,12 +66,13 @@ class CorpusRunMeta(JsonRecord):
     ideal: str | None = None
     nc: str | None = None
     short_lists_dropped: int | None = None
-    queries: dict[str, Any] = field(default_factory=dict)
+    queries: QueryCounts = field(default_factory=QueryCounts)
     ranked_samples: int | None = None
     qrels_graded: bool | None = None
     evaluate: str | None = None
     outputs: dict[str, str] = field(default_factory=dict)
     optional: ClassVar[frozenset[str] | None] = frozenset()
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"queries": QueryCounts}
 
 
 @dataclass
