@@ -30,6 +30,10 @@ from ragdiag.evaluate.inputs import (
 )
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
 from ragdiag.evaluate.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
+from ragdiag.evaluate.standard import StandardScorer, gain_mapping
+from ragdiag.io.progress import progress_reporter
+from ragdiag.io.run_record import start_run
+from ragdiag.metrics import graded_utility as gu
 from ragdiag.results.evaluate import (
     Attribution,
     Comparison,
@@ -45,10 +49,6 @@ from ragdiag.results.evaluate import (
     Thresholds,
     Verdict,
 )
-from ragdiag.evaluate.standard import StandardScorer, gain_mapping
-from ragdiag.io.progress import progress_reporter
-from ragdiag.io.run_record import start_run
-from ragdiag.metrics import graded_utility as gu
 
 # Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).
 PROC_RETRIEVAL_BOUND_BELOW = 0.8

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from ragdiag.cli import app
 from ragdiag.probes.noise_rewrite import merge_rewritten, recovery_flag
 from ragdiag.probes.probe_data import load_queries
-from ragdiag.results.probes import NamesResult, NoiseResult
 from ragdiag.report.probe_report import names_plot, noise_plot
+from ragdiag.results.probes import NamesResult, NoiseResult
 from tests.servers.embeddings_server import EmbeddingsServer
 
 runner = CliRunner()

@@ -37,8 +37,8 @@ def _cell_words(text: str) -> set[str]:
 
 
 def _robustness(name):
-    from ragdiag.results.robustness import RobustnessResult
     from ragdiag.report.robustness_table import print_robustness
+    from ragdiag.results.robustness import RobustnessResult
 
     result = RobustnessResult.from_json(json.loads((ROOT / "tests/bench/golden" / name).read_text()))
     return lambda console: print_robustness(result, console)
@@ -54,8 +54,8 @@ def _sweep():
 
 
 def _dynamic_k():
-    from ragdiag.results.dynamic_k import DynamicKResult
     from ragdiag.report.dynamic_k_report import render_table
+    from ragdiag.results.dynamic_k import DynamicKResult
 
     result = DynamicKResult.from_json(json.loads((ROOT / "tests/evaluate/golden/dynamic_k.json").read_text()))
     return lambda console: render_table(result, console)
