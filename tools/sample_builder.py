@@ -111,8 +111,8 @@ def build_sample(out_dir: Path, seed: int = 0, cache_dir: Path | None = None, n_
     texts = write_texts_samples(seed, load_topics())[:n_queries]
     distinct = {t for s in texts for t in (s["q"], *s["p"], *s["n"])}
     variants = [(nc, np_) for nc in NC_VALUES for np_ in NP_VALUES]
-    samples = [TextsSample.from_dict(t, "samples_texts.json", i) for i, t in enumerate(texts, start=1)]
-    ranked = [r.to_dict() for r in rank_texts(samples, EMBEDDER_SPEC, list(K_VALUES), cache_dir, progress, variants)]
+    samples = [TextsSample.from_json(t, "samples_texts.json", i) for i, t in enumerate(texts, start=1)]
+    ranked = [r.to_json() for r in rank_texts(samples, EMBEDDER_SPEC, list(K_VALUES), cache_dir, progress, variants)]
     graded = []
     for index in range(len(texts)):
         graded += graded_records(ranked[index * len(variants) : (index + 1) * len(variants)], index, seed)

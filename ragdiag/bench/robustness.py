@@ -3,7 +3,7 @@ one or more retrieval runs (against relevance labels; each run is one point labe
 the computation behind ``ragdiag robustness`` (:mod:`ragdiag.commands.robustness` checks, records and
 writes).
 
-Result: ``{"meta": {...}, "points": [...]}`` (:class:`ragdiag.bench.robustness_result.RobustnessResult`)
+Result: ``{"meta": {...}, "points": [...]}`` (:class:`ragdiag.results.robustness.RobustnessResult`)
 and per-query rows ``{"point": i, "query": j, "recall": r, "ids": [...]}`` that reproduce every
 reported mean and fraction.
 """

@@ -47,7 +47,7 @@ def build(
                                     device=device.value, batch_size=batch_size, backend=backend, cache_mode=cache.value,
                                     progress=True)
         result = run_build(request)
-        for line in build_summary(result.manifest, out_dir):
+        for line in build_summary(result.to_json(), out_dir):
             typer.echo(line)
 
 

@@ -135,7 +135,7 @@ def _render_stages(pipe: PipelineResult, failure: Exception | None = None) -> No
 def _render_corpus_run(result: CorpusRunResult, out_dir: Path, failure: Exception | None = None) -> None:
     """What was ranked (stderr), the stages, and where the corpus run wrote."""
     meta = result.summary
-    typer.echo(f"{meta.dataset}: {meta.queries['used']} queries ({meta.queries['left_out']} left out: more relevant "
+    typer.echo(f"{meta.dataset}: {meta.queries.used} queries ({meta.queries.left_out} left out: more relevant "
                f"passages than --ideal-cap {meta.ideal_cap}), {meta.ranked_samples} ranked samples from "
                f"{len(meta.retrievers)} retrievers at depth {meta.depth}", err=True)
     _render_stages(result.pipeline, failure)

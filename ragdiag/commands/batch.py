@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.run_record import start_run
 from ragdiag.llm.batch import (
     TERMINAL,
     BatchClient,
@@ -34,6 +34,7 @@ from ragdiag.llm.batch import (
     write_failures,
 )
 from ragdiag.llm.batch_files import parse_results
+from ragdiag.results.batch import BatchResult
 
 if TYPE_CHECKING:
     from ragdiag.remote.call_cache import CallCache
@@ -52,30 +53,6 @@ class BatchRequest:
     prices: Path | None = None
     timeout: float = 120.0
     max_retries: int = 5
-
-
-@dataclass
-class BatchResult:
-    """The folder's files after the action, and what a collect put into the cache."""
-
-    action: str
-    folder: Path
-    entries: list[dict[str, Any]]
-    collected: Collected = field(default_factory=Collected)
-    cancelled: list[str] = field(default_factory=list)
-    record: Any = None
-
-    @property
-    def open(self) -> int:
-        return sum(1 for e in self.entries if not e["collected"])
-
-    def to_json(self) -> dict[str, Any]:
-        c = self.collected
-        result = {"action": self.action, "folder": str(self.folder), "entries": self.entries, "open": self.open,
-                  "answered": c.answered, "failed": len(c.failures), "prompt_tokens": c.prompt_tokens,
-                  "completion_tokens": c.completion_tokens, "cost_batch": c.cost_batch, "cost_sync": c.cost_sync,
-                  "cancelled": self.cancelled}
-        return stamp(result, self.record) if self.record is not None else result
 
 
 def _client(folder: BatchFolder, request: BatchRequest) -> BatchClient:
@@ -168,7 +145,7 @@ def run(request: BatchRequest) -> BatchResult:
         raise RagdiagError("--from is for `ragdiag batch collect` only")
     folder = BatchFolder.open(request.folder, must_exist=True, check_files=request.action != "cancel")
     record = start_run(f"ragdiag batch {request.action}", inputs=[request.source] if request.source else [])
-    result = BatchResult(request.action, folder.path, folder.entries, record=record)
+    result = BatchResult(request.action, folder.path, folder.entries, Collected(), record=record)
     openai_open = [e for e in folder.active("openai") if e["batch_id"]]
     client = _client(folder, request) if openai_open and request.source is None else None
     asked = [(client, entry) for entry in openai_open] if client is not None else []  # the batches the API is asked about

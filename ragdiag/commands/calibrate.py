@@ -25,7 +25,6 @@ from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades, s
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
-from ragdiag.evaluate.calibration_result import Agreement, CalibrateMeta, CalibrateResult, Estimates, Suggested
 from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
@@ -37,6 +36,7 @@ from ragdiag.metrics.ppi_estimates import (
     mean_estimates,
     slope_estimates,
 )
+from ragdiag.results.calibrate import Agreement, CalibrateMeta, CalibrateResult, Estimates, Suggested
 
 GROUPINGS = ("config", "K", "system")
 SLOPE_MEASURES = CALIBRATE_SLOPES  # ("P", "R", "nDCG"), from the measure registry
@@ -236,7 +236,7 @@ def run(request: CalibrateRequest) -> CalibrateResult:
                          else "grade (mean of the first judge's repeats)")
     agreement = finite(judged_human)
     result = CalibrateResult(meta, Agreement.from_json(agreement) if agreement else None, estimates,
-                             suggested, record.as_dict())
+                             suggested, record.to_json())
     if suggested is not None:
         write_text(request.sheet, sheet_text(picked, questions),
                    inputs=[request.graded, request.human, request.answers])

@@ -27,12 +27,13 @@ from typing import Any
 import orjson
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.evaluate.clq import DEFAULT_QUALITY, ClqMeta, ClqResult, Config, CostModel, analyse
+from ragdiag.evaluate.clq import DEFAULT_QUALITY, Config, CostModel, analyse
 from ragdiag.io.out_format import write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.report import clq_report as report
-from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
+from ragdiag.results.clq import ClqMeta, ClqResult
+from ragdiag.results.sweep import SweepControl, SweepPoint, SweepResult
 
 COST_COLUMNS = tuple(f.name for f in fields(CostModel))
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "e2e_p50_ms")
@@ -231,7 +232,7 @@ def run(request: ClqRequest) -> ClqResult:
     result = analyse(configs, request.quality, request.slo_ms, request.budget, request.slo_percentile)
     result.meta = ClqMeta("ragdiag clq", str(request.configs), list(request.quality), request.slo_ms,
                           request.slo_percentile, request.budget)
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
                                                 "csv": lambda: report.csv_text(result),

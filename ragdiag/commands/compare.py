@@ -11,11 +11,11 @@ from pathlib import Path
 from ragdiag.compare.gate import GateOptions, gate, per_query_rows
 from ragdiag.compare.inputs import read_pair
 from ragdiag.compare.paired import CORRECTIONS, TESTS
-from ragdiag.compare.result import CompareResult
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
+from ragdiag.results.compare import CompareResult
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -88,7 +88,7 @@ def run(request: CompareRequest) -> CompareResult:
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": o.mde if o.plan else None}
     result = gate(data, o, meta)
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     inputs = request.inputs
     if request.out is not None:
         write_json(request.out, result.to_json(), inputs=inputs)

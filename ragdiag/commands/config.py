@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ragdiag.io.redact import redact_arg
-from ragdiag.io.settings import ConfigResult, SettingsFile, SettingValue, effective
+from ragdiag.io.settings import SettingsFile, effective
+from ragdiag.results.config import ConfigResult, SettingValue
 
 
 def run(settings: SettingsFile) -> ConfigResult:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ragdiag.errors import RagdiagError
 from ragdiag.measures.registry import DEFAULT_MEASURES
-from ragdiag.metrics.correlate_result import CorrelateResult
+from ragdiag.results.correlate import CorrelateResult
 
 __all__ = ["CorrelateRequest", "CorrelateResult", "GradeBinning", "TABLE_CLASHES", "run"]
 
@@ -160,7 +160,7 @@ def run(request: CorrelateRequest, progress: Callable[[list[Any], str], Iterable
         from ragdiag.metrics.grade_distribution import grade_distribution
 
         distribution = grade_distribution(table, request.grade_by.value, opts.min_samples)
-        result.add("grade_distribution", distribution.to_json())
+        result.add("grade_distribution", distribution)
     write_outputs(result, request, inputs=[graded_source(request)])
     if distribution is not None or request.compare_plot is not None:
         from ragdiag.io.writer import write_figure

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -29,6 +29,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, write_json, write_jsonl, write_text
+from ragdiag.results.data import GetResult, ListResult, SetStatus
 
 MANIFEST = "manifest.json"
 SOURCE_ENV = "RAGDIAG_DATA_SOURCE"
@@ -48,42 +49,8 @@ class GetRequest:
 
 
 @dataclass
-class GetResult:
-    name: str
-    path: Path
-    fetched: bool  # False: the folder was already there and verified
-    manifest: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "path": str(self.path), "fetched": self.fetched, "manifest": self.manifest}
-
-
-@dataclass
 class ListRequest:
     data_dir: Path | None = None
-
-
-@dataclass
-class SetStatus:
-    name: str
-    description: str
-    origin: str
-    license: str
-    path: Path
-    state: str  # "absent", "ok", "changed: <file>", "incomplete (no manifest)"
-    counts: dict[str, int] = field(default_factory=dict)
-    sample: int = 0
-
-
-@dataclass
-class ListResult:
-    data_dir: Path
-    sets: list[SetStatus]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"data_dir": str(self.data_dir), "sets": [
-            {"name": s.name, "description": s.description, "origin": s.origin, "license": s.license,
-             "path": str(s.path), "state": s.state, "counts": s.counts, "sample": s.sample} for s in self.sets]}
 
 
 def resolve_data_dir(data_dir: Path | None) -> Path:

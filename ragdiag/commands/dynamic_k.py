@@ -10,20 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.evaluate.dynamic_k import (
-    DynamicKMeta,
-    DynamicKParams,
-    DynamicKResult,
-    check_params,
-    dynamic_k,
-    score_margins,
-)
+from ragdiag.evaluate.dynamic_k import check_params, dynamic_k, score_margins
 from ragdiag.evaluate.inputs import align_run, load_graded_qrels
 from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.out_format import write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.report import dynamic_k_report as report
+from ragdiag.results.dynamic_k import DynamicKMeta, DynamicKParams, DynamicKResult
 
 __all__ = ["DynamicKParams", "DynamicKRequest", "run"]
 
@@ -104,7 +98,7 @@ def run(request: DynamicKRequest) -> DynamicKResult:
     result = dynamic_k(low.ranked, high.ranked, qrels.pool_counts(), signal, p, name)
     result.meta = DynamicKMeta("ragdiag dynamic-k", str(request.qrels), qrels.binary, str(request.run_low),
                                str(request.run_high))
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),
                                                 "csv": lambda: report.csv_text(result),

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.evaluation import EvaluateParams, check_params, evaluate_files
-from ragdiag.evaluate.result import EvaluateResult
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_jsonl
 from ragdiag.metrics.graded_utility import RarityWeights
 from ragdiag.report import evaluate_report as report
+from ragdiag.results.evaluate import EvaluateResult
 
 __all__ = ["EvaluateParams", "EvaluateRequest", "RarityWeights", "run"]
 
@@ -60,7 +60,7 @@ def run(request: EvaluateRequest) -> EvaluateResult:
     check_outputs(request)
     record = start_run("ragdiag evaluate", inputs=request.inputs, seeds={"bootstrap": request.params.seed})
     result, rows = evaluate_files(request.qrels, request.runs, request.params, request.answers, request.progress)
-    result.run_record = record.as_dict()
+    result.run_record = record.to_json()
     inputs = request.inputs
     if request.out is not None:
         write_result(request.out, request.fmt, {"json": lambda: report.json_text(result),

@@ -15,7 +15,8 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.generate import GenerateResult
-from ragdiag.pipeline.run_meta import RunManifest, RunMeta, RunSummary, check_coverage
+from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.results.llm_run import RunManifest, RunMeta, RunSummary
 
 __all__ = ["AnswerSettings", "ClientConfig", "GenerateRequest", "GenerateResult", "RunManifest", "RunMeta", "RunSummary",
            "check_coverage", "check_ranking_source", "run"]

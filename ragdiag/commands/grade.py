@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.grade import GradeResult, GradingOptions
-from ragdiag.pipeline.run_meta import RunManifest, RunMeta, RunSummary, check_coverage
+from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.results.llm_run import RunManifest, RunMeta, RunSummary
 
 __all__ = ["ClientConfig", "GradeRequest", "GradeResult", "GradingOptions", "RunManifest", "RunMeta", "RunSummary",
            "check_coverage", "run"]

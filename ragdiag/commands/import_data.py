@@ -4,12 +4,12 @@ graded files and the stamped ``import.manifest.json``."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragdiag.data.importers import SCORE_SCALES
 from ragdiag.errors import RagdiagError
+from ragdiag.results.import_data import ImportMeta, ImportResult
 
 __all__ = ["SCORE_SCALES", "ImportMeta", "ImportRequest", "ImportResult", "run"]
 
@@ -24,42 +24,6 @@ class ImportRequest:
     score_col: str | None = None
     score_scale: str | None = None
     parquet: bool = False
-
-
-@dataclass
-class ImportMeta:
-    """What was imported: the tool and file, the system and subset names, the score column and its scale."""
-
-    command: str
-    source: str
-    system: str
-    subset: str
-    score_col: str | None
-    score_scale: str | None
-    records: int
-
-
-@dataclass
-class ImportResult:
-    """The manifest ``import.manifest.json`` (``meta``, ``written``, ``run_record``) and the folder."""
-
-    meta: ImportMeta
-    written: list[str]
-    run_record: dict[str, Any] | None = None
-    out: Path | None = field(default=None, compare=False)  # the folder written (not part of the JSON)
-
-    @property
-    def graded_name(self) -> str | None:
-        """The graded file written, None when the records carried no score."""
-        return next((name for name in self.written if name.startswith("graded.")), None)
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"meta": asdict(self.meta), "written": self.written}
-        return {**doc, "run_record": self.run_record} if self.run_record is not None else doc
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> ImportResult:
-        return cls(ImportMeta(**doc["meta"]), doc["written"], doc.get("run_record"))
 
 
 def run(request: ImportRequest) -> ImportResult:
@@ -86,7 +50,7 @@ def run(request: ImportRequest) -> ImportResult:
                       data.score_scale, len(data.texts))
     write_json(files["texts.json"], data.texts, inputs=[path])
     write_json(files["ranked.json"], data.ranked, inputs=[path])
-    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": asdict(meta)}, *data.answers], inputs=[path])
+    write_jsonl(files["answers.jsonl"], [{"kind": "meta", "meta": meta.to_json()}, *data.answers], inputs=[path])
     written = ["texts.json", "ranked.json", "answers.jsonl"]
     if data.graded:
         if request.parquet:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import write_json
+from ragdiag.results.index import IndexBuildResult
 from ragdiag.retrieval.store import (
     MANIFEST,
     BuildOptions,
@@ -36,22 +36,6 @@ class IndexBuildRequest(BuildOptions):
     progress: bool = False
 
 
-@dataclass
-class IndexBuildResult:
-    """The folder's ``manifest.json``: how it was made (``meta``), counts, embedding calls, timings."""
-
-    manifest: dict[str, Any]
-    out_dir: Path
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        meta: dict[str, Any] = self.manifest["meta"]
-        return meta
-
-    def to_json(self) -> dict[str, Any]:
-        return self.manifest
-
-
 def run(request: IndexBuildRequest) -> IndexBuildResult:
     """Check, build, save, write the manifest; the manifest."""
     start = time.perf_counter()
@@ -65,4 +49,6 @@ def run(request: IndexBuildRequest) -> IndexBuildResult:
     built.timings["total"] = time.perf_counter() - start
     manifest = manifest_of(request, spec, built)
     write_json(out / MANIFEST, stamp(manifest, record), indent=2)
-    return IndexBuildResult(manifest, out)
+    result = IndexBuildResult.from_json(manifest)
+    result.out_dir = out
+    return result

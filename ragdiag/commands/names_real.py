@@ -18,7 +18,7 @@ from ragdiag.probes.real_names import (
     name_lists,
     replacer,
 )
-from ragdiag.probes.results import DetectedQuery, NamesRealMeta, NamesRealResult
+from ragdiag.results.probes import DetectedQuery, NamesRealMeta, NamesRealResult
 
 if TYPE_CHECKING:
     from ragdiag.retrieval.embedder_base import Embedder
@@ -126,7 +126,7 @@ def run(request: NamesRealRequest) -> NamesRealResult:
                          str(request.qrels), request.lang, request.k, list(request.ablations), request.bootstrap,
                          request.seed, str(request.names) if request.names else None,
                          "faker person-name lists of the language + --names (see docs)")
-    result = NamesRealResult(meta, detected, impacts, len(ids), embedder.identity, notes, record.as_dict())
+    result = NamesRealResult(meta, detected, impacts, len(ids), embedder.identity, notes, record.to_json())
     if request.out is not None:
         import json
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunManifest, CorpusRunMeta, CorpusRunResult
-from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult
+from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunResult
+from ragdiag.pipeline.end_to_end import PipelineResult
 from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.pipeline.run_meta import CoverageError, check_coverage
+from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta, PipelineMeta, QueryCounts, StageGates
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
            "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
@@ -158,7 +159,7 @@ def run_pipeline(texts: str, ranked: str | None, rank_with: str | None, ks: list
     correlation["meta"]["pipeline"] = PipelineMeta(
         equivalent_command=correlate_command(paths["graded"], segments, min_samples, grading, complete_cases),
         generate_meta=generated.meta, grade_meta=graded.meta,
-        reference_gate={"generate": generated.summary.reference_gate, "grade": graded.summary.reference_gate},
+        reference_gate=StageGates(generate=generated.summary.reference_gate, grade=graded.summary.reference_gate),
     ).to_json()
     record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta.prompts, *graded.meta.prompts]},
                            gate.patterns.source.split("@")[0]: gate.patterns.source})
@@ -226,7 +227,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         evaluated, _rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
                                           EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
                                           progress=progress)
-        evaluated.run_record = evaluate_record.as_dict()
+        evaluated.run_record = evaluate_record.to_json()
         evaluation = evaluated.to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
@@ -239,8 +240,8 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         nc="Nc counts all candidates of the query (relevant + every retriever's non-relevant hits); "
            "the retriever's own top-depth list comes first in rank, the rest follows in candidate order",
         short_lists_dropped=short,
-        queries={"judged_with_relevant": len(data.query_ids), "used": len(texts), "left_out": len(skipped),
-                 "left_out_ids": skipped[:50], "not_judged": data.unjudged_queries},
+        queries=QueryCounts(judged_with_relevant=len(data.query_ids), used=len(texts), left_out=len(skipped),
+                            left_out_ids=skipped[:50], not_judged=data.unjudged_queries),
         ranked_samples=len(ranked), qrels_graded=data.graded,
         evaluate="run (graded qrels)" if evaluation is not None else "skipped: the qrels are binary",
         outputs={k: str(v) for k, v in {**paths, **result.paths}.items()})

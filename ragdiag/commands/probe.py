@@ -16,7 +16,7 @@ from ragdiag.commands.names_real import run as run_names_real
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
-from ragdiag.probes.results import NamesRealResult, ProbeRun, clean_nans
+from ragdiag.results.probes import NamesRealResult, ProbeRun, clean_nans
 
 if TYPE_CHECKING:
     from ragdiag.io.run_record import RunRecord

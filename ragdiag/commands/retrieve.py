@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragdiag import __version__
 from ragdiag.data.beir import load_queries
@@ -20,6 +19,7 @@ from ragdiag.io.files import file_sha256
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json, write_text
+from ragdiag.results.retrieve import RetrieveResult
 from ragdiag.retrieval.search import RetrieveOptions, check_options, open_checked, rank
 
 __all__ = ["RetrieveRequest", "RetrieveResult", "run"]
@@ -30,28 +30,6 @@ class RetrieveRequest(RetrieveOptions):
     """Every option of ``ragdiag retrieve`` (``out`` is the run file, ``fmt`` its layout)."""
 
     progress: bool = False
-
-
-@dataclass
-class RetrieveResult:
-    """The run's ``<out>.meta.json`` content (``meta`` and ``run_record``) and where it went."""
-
-    meta: dict[str, Any]
-    run_record: dict[str, Any]
-    out: Path
-
-    @property
-    def n_queries(self) -> int:
-        n: int = self.meta["n_queries"]
-        return n
-
-    @property
-    def seconds(self) -> float:
-        seconds: float = self.meta["seconds"]
-        return seconds
-
-    def to_json(self) -> dict[str, Any]:
-        return {"meta": self.meta, "run_record": self.run_record}
 
 
 def meta_path(out: Path) -> Path:

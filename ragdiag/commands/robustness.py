@@ -20,12 +20,12 @@ from ragdiag.bench.robustness import (
     resolved,
     run_paths,
 )
-from ragdiag.bench.robustness_result import RobustnessMeta, RobustnessPoint, RobustnessResult
 from ragdiag.errors import RagdiagError
 from ragdiag.io.out_format import out_format, write_result
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp_record, start_run
 from ragdiag.io.writer import guard_outputs, write_jsonl
+from ragdiag.results.robustness import RobustnessMeta, RobustnessPoint, RobustnessResult
 
 __all__ = ["RobustnessMeta", "RobustnessPoint", "RobustnessRequest", "RobustnessResult", "run"]
 

@@ -21,8 +21,8 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.results.sweep import SweepControl, SweepMeta, SweepPoint, SweepResult
 from ragdiag.sweep.outputs import output_paths, write_sweep
-from ragdiag.sweep.result import SweepControl, SweepMeta, SweepPoint, SweepResult
 from ragdiag.sweep.run import CONTROLS, SweepConfig, SweepOutcome, check_config, run_answer_sweep
 
 __all__ = ["CONTROLS", "AnswerSettings", "ClientConfig", "GradingOptions", "SweepControl", "SweepMeta", "SweepPoint", "SweepRequest", "SweepResult",

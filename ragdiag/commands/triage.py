@@ -3,7 +3,7 @@
 :func:`run` checks options, inputs and outputs, loads the queries and their pools
 (:mod:`ragdiag.triage.inputs`), costs the run before any call (``--max-calls``: a hard cap), runs the
 baseline and the interventions (:mod:`ragdiag.triage.run`), and writes through :mod:`ragdiag.io.writer`
-``triage.json`` (:class:`ragdiag.triage.result.TriageResult`, with the run record), ``per_query.jsonl``
+``triage.json`` (:class:`ragdiag.results.triage.TriageResult`, with the run record), ``per_query.jsonl``
 and, with ``single-passage``, ``utility-qrels.tsv``.
 """
 
@@ -22,9 +22,9 @@ from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.grade import GradingOptions, grading_prompts
+from ragdiag.results.triage import TriageResult
 from ragdiag.triage.inputs import needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
-from ragdiag.triage.result import TriageResult
 from ragdiag.triage.run import Triage, TriageConfig, start
 
 __all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_interventions", "run",
@@ -123,7 +123,7 @@ def run(request: TriageRequest) -> TriageRun:
         triage.check_budget(cost)
         triage.announce(cost)
         triage.run()
-        client_stats = client.stats.as_dict()
+        client_stats = client.stats.to_json()
     finally:
         client.close()
     meta = {"command": "ragdiag triage", "ragdiag_version": __version__, "dataset": data.name,

@@ -15,8 +15,8 @@ import numpy as np
 from ragdiag.compare import paired as pt
 from ragdiag.compare import planning
 from ragdiag.compare.inputs import MIN_QUERIES, Paired
-from ragdiag.compare.result import CompareResult, JudgeSplit, MetricComparison, PlanEntry
 from ragdiag.errors import RagdiagError
+from ragdiag.results.compare import CompareResult, JudgeSplit, MetricComparison, PlanEntry
 
 WORST_LISTED = 10
 

@@ -71,7 +71,7 @@ class TextsSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<texts>", index: int = 1) -> TextsSample:
+    def from_json(cls, record: Any, source: str = "<texts>", index: int = 1) -> TextsSample:
         sid = _require(record, source, index, "id", str)
         q = _require(record, source, index, "q", str)
         p = _require(record, source, index, "p", list)
@@ -82,7 +82,7 @@ class TextsSample:
         extra = {k: v for k, v in record.items() if k not in {"id", "q", "p", "n"}}
         return cls(sid, q, p, n, extra)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "q": self.q, "p": self.p, "n": self.n, **self.extra}
 
 
@@ -104,7 +104,7 @@ class RankedSample:
         return (self.id, self.E, self.Nc, self.Np)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<ranked>", index: int = 1) -> RankedSample:
+    def from_json(cls, record: Any, source: str = "<ranked>", index: int = 1) -> RankedSample:
         sid = _require(record, source, index, "id", str)
         emb = _require(record, source, index, "E", str)
         nc = _require(record, source, index, "Nc", int)
@@ -125,7 +125,7 @@ class RankedSample:
         check_permutation(rank, nc, source, index)
         return cls(sid, emb, nc, np_, ks, [float(x) for x in p], [float(x) for x in r], rank)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -148,7 +148,7 @@ class GradedSample:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, record: Any, source: str = "<graded>", index: int = 1) -> GradedSample:
+    def from_json(cls, record: Any, source: str = "<graded>", index: int = 1) -> GradedSample:
         check_graded_record(record, source, index)
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
         extra = {k: v for k, v in record.items() if k not in known}
@@ -160,7 +160,7 @@ class GradedSample:
             extra,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         record = asdict(self)
         extra = record.pop("extra")
         return {**record, **extra}

@@ -88,7 +88,7 @@ def _load(source: str | Path, filename: str, cls: type[T], dataset: str) -> Load
     if dataset not in DATASET_NAMES:
         raise RagdiagError(f"unknown dataset '{dataset}': choose one of {', '.join(DATASET_NAMES)}")
     records, name, digest = _read(source, filename)
-    samples = [cls.from_dict(r, name, i) for i, r in enumerate(records, start=1)]
+    samples = [cls.from_json(r, name, i) for i, r in enumerate(records, start=1)]
     if cls is TextsSample:
         _refuse_duplicate_ids(samples, name)
     kept = [s for s in samples if _keep(s.id, dataset)]

@@ -22,10 +22,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from ragdiag.measures.registry import CLQ_DEFAULT_QUALITY, CLQ_EFFICIENCY
+from ragdiag.results.clq import BothChoice, BudgetChoice, Choices, ClqResult, ConfigRow, Marginal, SloChoice
 
 EFFICIENCY_METRICS = tuple(map(str, CLQ_EFFICIENCY))  # nrecall4@10, nrecall4@30, ra_nwg@10, ra_nwg@30
 DEFAULT_QUALITY = tuple(map(str, CLQ_DEFAULT_QUALITY))  # ra_nwg@10, nrecall4@10
@@ -93,116 +93,6 @@ def _best(configs: list[Config], primary: str) -> Config | None:
     if not configs:
         return None
     return min(configs, key=lambda c: (-c.quality[primary], c.cost, c.latency_p50, c.name))
-
-
-@dataclass
-class ConfigRow:
-    """One configuration in the result: inputs, efficiency scores and whether it is on the frontier."""
-
-    name: str
-    family: str | None
-    k: float | None
-    cost: float
-    latency_p50: float
-    latency_p95: float | None
-    e2e_p50: float | None
-    quality: dict[str, float]
-    efficiency_retrieval: float | None
-    efficiency_e2e: float | None
-    pareto: bool
-
-
-@dataclass
-class SloChoice:
-    slo_ms: float
-    percentile: str
-    best: str | None
-
-
-@dataclass
-class BudgetChoice:
-    budget: float
-    best: str | None
-
-
-@dataclass
-class BothChoice:
-    best: str | None
-
-
-@dataclass
-class Choices:
-    """The best configuration by the primary quality under the SLO, the budget and both (when given)."""
-
-    primary: str
-    slo: SloChoice | None = None
-    budget: BudgetChoice | None = None
-    slo_and_budget: BothChoice | None = None
-
-    @property
-    def given(self) -> int:
-        """How many of the SLO, budget and both choices were asked for."""
-        return sum(c is not None for c in (self.slo, self.budget, self.slo_and_budget))
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    @classmethod
-    def from_json(cls, doc: dict) -> Choices:
-        return cls(doc["primary"], SloChoice(**doc["slo"]) if "slo" in doc else None,
-                   BudgetChoice(**doc["budget"]) if "budget" in doc else None,
-                   BothChoice(**doc["slo_and_budget"]) if "slo_and_budget" in doc else None)
-
-
-@dataclass
-class Marginal:
-    """Δquality / Δlatency between consecutive K of one family."""
-
-    family: str
-    from_k: float
-    to_k: float
-    metric: str
-    latency: str
-    d_quality: float
-    d_latency_ms: float
-    per_ms: float | None
-
-
-@dataclass
-class ClqMeta:
-    command: str
-    configs: str
-    quality: list[str]
-    slo_ms: float | None
-    slo_percentile: str
-    budget: float | None
-
-
-@dataclass
-class ClqResult:
-    quality: list[str]
-    configs: list[ConfigRow]
-    frontier: list[str]
-    dominated: dict[str, list[str]]
-    choices: Choices
-    marginal: list[Marginal] = field(default_factory=list)
-    meta: ClqMeta | None = None
-    run_record: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {} if self.meta is None else {"meta": asdict(self.meta)}
-        doc.update({"quality": list(self.quality), "configs": [asdict(c) for c in self.configs],
-                    "frontier": list(self.frontier), "dominated": dict(self.dominated),
-                    "choices": self.choices.to_json(), "marginal": [asdict(m) for m in self.marginal]})
-        if self.run_record is not None:
-            doc["run_record"] = self.run_record
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: dict) -> ClqResult:
-        return cls(doc["quality"], [ConfigRow(**c) for c in doc["configs"]], doc["frontier"], doc["dominated"],
-                   Choices.from_json(doc["choices"]), [Marginal(**m) for m in doc["marginal"]],
-                   ClqMeta(**doc["meta"]) if "meta" in doc else None, doc.get("run_record"))
 
 
 def analyse(configs: list[Config], quality: tuple[str, ...] = DEFAULT_QUALITY, slo_ms: float | None = None,

@@ -16,31 +16,16 @@ draws over queries shared by every column, :mod:`ragdiag.evaluate.bootstrap`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
-
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate import bootstrap
 from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
-from ragdiag.evaluate.result import Estimate
 from ragdiag.measures.registry import DYNAMIC_K
+from ragdiag.results.dynamic_k import DynamicKParams, DynamicKResult, PolicyRow, SignalInfo
+from ragdiag.results.evaluate import Estimate
 
 METRICS = DYNAMIC_K  # ("ra_nwg", "nrecall4", "proc"), from the measure registry
-
-
-@dataclass(frozen=True)
-class DynamicKParams:
-    k_low: int = 50
-    k_high: int = 100
-    ks: tuple[int, ...] = (10, 30)
-    escalate_when: str = "below"  # escalate when the signal is below θ (margins) or above θ (drops)
-    steps: int = 11  # thresholds: the signal's quantiles 0, 1/(steps−1), …, 1
-    tokens_per_candidate: float = 500.0
-    price_per_mtok: float = 0.0
-    bootstrap: int = 1000
-    seed: int = 0
 
 
 def check_params(params: DynamicKParams) -> None:
@@ -76,80 +61,6 @@ def escalated(signal: np.ndarray, theta: float, escalate_when: str) -> np.ndarra
     with np.errstate(invalid="ignore"):
         hit = signal < theta if escalate_when == "below" else signal > theta
     return hit | ~np.isfinite(signal)
-
-
-@dataclass
-class PolicyRow:
-    """One policy: fixed K_low, a threshold θ, or fixed K_high; metric means and paired differences."""
-
-    threshold: float | None
-    label: str
-    share_escalated: float
-    mean_candidates: float
-    cost_per_1k: float
-    metrics: dict[str, Estimate]
-    vs_low: dict[str, Estimate]
-    vs_high: dict[str, Estimate]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "label": self.label, "share_escalated": self.share_escalated,
-                "mean_candidates": self.mean_candidates, "cost_per_1k": self.cost_per_1k,
-                **{part: {n: e.to_json() for n, e in getattr(self, part).items()}
-                   for part in ("metrics", "vs_low", "vs_high")}}
-
-    @classmethod
-    def from_json(cls, doc: dict) -> PolicyRow:
-        return cls(doc["threshold"], doc["label"], doc["share_escalated"], doc["mean_candidates"], doc["cost_per_1k"],
-                   *({n: Estimate(**e) for n, e in doc[part].items()} for part in ("metrics", "vs_low", "vs_high")))
-
-
-@dataclass
-class SignalInfo:
-    name: str
-    escalate_when: str
-    defined: int
-    median: float
-    min: float
-    max: float
-
-
-@dataclass
-class DynamicKMeta:
-    command: str
-    qrels: str
-    qrels_binary: bool
-    run_low: str
-    run_high: str
-
-
-@dataclass
-class DynamicKResult:
-    """The sweep (``policies``: fixed K_low, each θ, fixed K_high); the command adds ``meta`` and the run record."""
-
-    params: DynamicKParams
-    queries: int
-    signal: SignalInfo
-    policies: list[PolicyRow]
-    meta: DynamicKMeta | None = None
-    run_record: dict[str, Any] | None = None
-
-    @property
-    def metric_names(self) -> list[str]:
-        return list(self.policies[0].metrics)
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {} if self.meta is None else {"meta": asdict(self.meta)}
-        doc.update({"params": {**asdict(self.params), "ks": list(self.params.ks)}, "queries": self.queries,
-                    "signal": asdict(self.signal), "policies": [p.to_json() for p in self.policies]})
-        if self.run_record is not None:
-            doc["run_record"] = self.run_record
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: dict) -> DynamicKResult:
-        params = DynamicKParams(**{**doc["params"], "ks": tuple(doc["params"]["ks"])})
-        return cls(params, doc["queries"], SignalInfo(**doc["signal"]), [PolicyRow.from_json(p) for p in doc["policies"]],
-                   DynamicKMeta(**doc["meta"]) if "meta" in doc else None, doc.get("run_record"))
 
 
 def _per_query(ranked: np.ndarray, counts: np.ndarray, pool_depth: int, ks: tuple[int, ...]) -> dict[str, np.ndarray]:

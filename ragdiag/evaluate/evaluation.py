@@ -29,7 +29,11 @@ from ragdiag.evaluate.inputs import (
     load_graded_qrels,
 )
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
-from ragdiag.evaluate.result import (
+from ragdiag.io.progress import progress_reporter
+from ragdiag.measures.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
+from ragdiag.measures.standard import StandardScorer, gain_mapping
+from ragdiag.metrics import graded_utility as gu
+from ragdiag.results.evaluate import (
     Attribution,
     Comparison,
     Decision,
@@ -44,10 +48,6 @@ from ragdiag.evaluate.result import (
     Thresholds,
     Verdict,
 )
-from ragdiag.io.progress import progress_reporter
-from ragdiag.measures.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
-from ragdiag.measures.standard import StandardScorer, gain_mapping
-from ragdiag.metrics import graded_utility as gu
 
 # Decision thresholds on the macro means at the first K (ours; paper 001 gives the logic, not numbers).
 PROC_RETRIEVAL_BOUND_BELOW = 0.8

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragdiag.evaluate.result import LabelHeterogeneity, Spread
+from ragdiag.results.evaluate import LabelHeterogeneity, Spread
 
 
 def _spread(values: np.ndarray) -> Spread:

@@ -29,7 +29,7 @@ from ragdiag.io.provenance import marked_replies
 from ragdiag.io.redact import redact_arg
 
 if TYPE_CHECKING:
-    from ragdiag.io.json_record import JsonRecord
+    from ragdiag.results.base import JsonRecord
 
 RUN_RECORD_KEY = "run_record"
 KEY_LIBRARIES = ("numpy", "scipy", "faiss-cpu", "sentence-transformers", "torch", "openai", "voyageai",
@@ -101,7 +101,7 @@ class RunRecord:
         self.inputs.extend(describe_input(p) for p in paths if p is not None)
         return self
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The record as plain JSON data, ``finished_at`` set to now if still open."""
         data = asdict(self)
         data["finished_at"] = self.finished_at or _now()
@@ -122,13 +122,13 @@ def start_run(command: str, *, inputs: Iterable[str | os.PathLike[str] | None] =
 
 def stamp(result: dict[str, Any], record: RunRecord) -> dict[str, Any]:
     """Put the record into ``result`` under ``run_record`` (the one key, in every JSON result and manifest)."""
-    result[RUN_RECORD_KEY] = record.as_dict()
+    result[RUN_RECORD_KEY] = record.to_json()
     return result
 
 
 def stamp_record(result: JsonRecord, record: RunRecord) -> None:
     """:func:`stamp` for a typed result: ``run_record`` appended after the keys it holds."""
-    result.add(RUN_RECORD_KEY, record.as_dict())
+    result.add(RUN_RECORD_KEY, record.to_json())
 
 
 def without_run_record(result: Mapping[str, Any]) -> dict[str, Any]:

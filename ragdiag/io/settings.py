@@ -15,12 +15,11 @@ import os
 import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import RagdiagError
-from ragdiag.io.json_record import JsonRecord
 
 FILE_NAME = "ragdiag.toml"
 
@@ -180,25 +179,3 @@ def in_this_run() -> dict[str, dict[str, str | None]]:
             value, source = None, "default"
         out[setting.key] = {"value": None if value is None else redact_arg(value), "source": source}
     return out
-
-
-@dataclass(kw_only=True)
-class SettingValue(JsonRecord):
-    """One setting: its file key, environment variable, flag, value (None: the option's own default) and source
-    (``env``, ``file`` or ``default``)."""
-
-    key: str = ""
-    env: str = ""
-    flag: str = ""
-    value: str | None = None
-    source: str = "default"
-    help: str = ""
-
-
-@dataclass(kw_only=True)
-class ConfigResult(JsonRecord):
-    """The settings file read (None: none found) and every setting's effective value."""
-
-    file: str | None = None
-    settings: list[SettingValue] = field(default_factory=list)
-    nested = {"settings": SettingValue}

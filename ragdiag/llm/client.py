@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_re
 from ragdiag.remote.store import CACHE_MODES
 from ragdiag.remote.transport import check_timeout, openai_client, reply_json
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
+from ragdiag.results.llm_run import CallStats
 
 __all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
 
@@ -163,35 +164,6 @@ class ClientConfig:
     def shown_base_url(self) -> str | None:
         """The base URL as it may be written or logged (credentials removed)."""
         return redact_url(self.base_url)
-
-
-@dataclass
-class CallStats:
-    """Counters for one client's lifetime; ``cost`` is None once any call had no price."""
-
-    requests: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    shared: int = 0
-    from_other_process: int = 0
-    retries: int = 0
-    failures: int = 0
-    capped_replies: int = 0
-    truncated: int = 0  # replies that stopped at their output limit (finish_reason: length)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = 0.0
-    batch_calls: int = 0
-    cost_sync: float | None = 0.0  # every call of this run at synchronous prices
-    cost_batch: float | None = 0.0  # the same calls at batch prices (None: a model without one)
-
-    def add_costs(self, sync: float | None, batch: float | None) -> None:
-        """Count one call's costs at both prices."""
-        self.cost_sync = None if sync is None or self.cost_sync is None else self.cost_sync + sync
-        self.cost_batch = None if batch is None or self.cost_batch is None else self.cost_batch + batch
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ def _result_rows(cells: list[SegmentMeasure], kinds: tuple[str, ...]) -> list[di
     for cell in cells:
         row = {"segment": cell.segment, "measure": cell.measure, "n": cell.data.rows, "side": cell.side}
         for kind in kinds:
-            entry = cell.maxima[kind].to_dict()
+            entry = cell.maxima[kind].to_json()
             if cell.boot:
                 entry["ci"] = percentile_interval(cell.boot[kind])
             row[kind] = entry

@@ -22,11 +22,11 @@ from ragdiag.io.redact import redact_arg
 from ragdiag.io.run_record import package_versions
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.coverage import complete_case_table, table_coverage
 from ragdiag.metrics.measure_tables import MAX_GRADE_CLASSES, grades_rounded
 from ragdiag.metrics.reference_exclusion import exclude_degenerate, withhold_verdicts
 from ragdiag.metrics.system_level import system_level
+from ragdiag.results.correlate import CorrelateResult
 
 
 def legacy_meta(command: str, **fields: Any) -> dict[str, Any]:

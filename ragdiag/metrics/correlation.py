@@ -186,7 +186,7 @@ class Maximum:
     value: float | None
     alpha: float | None
 
-    def to_dict(self) -> dict[str, float | None]:
+    def to_json(self) -> dict[str, float | None]:
         return {"value": self.value, "alpha": self.alpha}
 
 

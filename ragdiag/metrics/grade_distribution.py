@@ -9,48 +9,13 @@ halves rounded up (2.5 → 3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.errors import RagdiagError
+from ragdiag.results.correlate import GRADES, GradeDistribution, GradePanel
 
-GRADES = (1, 2, 3, 4, 5)
 BINNINGS = ("ratio", "K")
-
-
-@dataclass
-class GradePanel:
-    """One embedder × subset: ``counts[g][b]`` rows with grade GRADES[g] in bin ``bins[b]``."""
-
-    embedder: str
-    subset: str
-    bins: list[float]
-    counts: list[list[int]]
-    dropped_bins: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def shares(self) -> list[list[float]]:
-        """counts / column total: every column sums to 1."""
-        counts = np.asarray(self.counts, dtype=np.float64)
-        return (counts / counts.sum(axis=0, keepdims=True)).tolist()
-
-    def to_json(self) -> dict:
-        return {"embedder": self.embedder, "subset": self.subset, "bins": self.bins, "grades": list(GRADES),
-                "counts": self.counts, "shares": self.shares, "dropped_bins": self.dropped_bins}
-
-
-@dataclass
-class GradeDistribution:
-    """Every panel of one graded table, binned one way."""
-
-    by: str
-    min_samples: int
-    panels: list[GradePanel]
-
-    def to_json(self) -> dict:
-        return {"by": self.by, "min_samples": self.min_samples, "panels": [p.to_json() for p in self.panels]}
 
 
 def integer_grades(grade: np.ndarray) -> np.ndarray:

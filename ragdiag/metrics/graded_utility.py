@@ -37,7 +37,7 @@ class RarityWeights:
     fallback4: float = 0.8
     fallback3: float = 0.4
 
-    def as_dict(self) -> dict[str, float]:
+    def to_json(self) -> dict[str, float]:
         return asdict(self)
 
 

@@ -20,8 +20,8 @@ from scipy import stats
 from ragdiag.data.metric_table import MetricTable
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics.analysis import TIE_TOLERANCE, percentile_interval
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.correlation import KINDS
+from ragdiag.results.correlate import CorrelateResult
 
 
 @dataclass

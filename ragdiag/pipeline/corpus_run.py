@@ -15,8 +15,7 @@ fewer than asked). The stages after ranking are the existing ``pipeline`` on the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData
 from ragdiag.pipeline.corpus_retrievers import RetrieverSpec, parse_retriever
 from ragdiag.pipeline.end_to_end import PipelineResult
+from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta
 
 TEXTS_FILE, RANKED_FILE = "samples_texts.json", "samples_ranked.json"
 
@@ -50,51 +50,6 @@ class CorpusRunConfig:
     grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
     answer: AnswerSettings | None = None  # --lang and the prompt budget
     complete_cases: bool = False  # correlate only the queries graded at every K
-
-
-@dataclass
-class CorpusRunMeta:
-    """``meta`` of ``corpus_run.json``: what was ranked, how, and where every stage wrote."""
-
-    command: str | None = None
-    dataset: str | None = None
-    files: dict[str, str] = field(default_factory=dict)
-    retrievers: list[dict[str, str]] = field(default_factory=list)
-    embedders: Any = None
-    ks: list[int] = field(default_factory=list)
-    depth: int | None = None
-    ideal_cap: int | None = None
-    ideal: str | None = None
-    nc: str | None = None
-    short_lists_dropped: int | None = None
-    queries: dict[str, Any] = field(default_factory=dict)
-    ranked_samples: int | None = None
-    qrels_graded: bool | None = None
-    evaluate: str | None = None
-    outputs: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunMeta:
-        """Reads a file of an older version too (a field it lacks is None or empty here)."""
-        return cls(**{f.name: doc[f.name] for f in fields(cls) if doc.get(f.name) is not None})
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class CorpusRunManifest:
-    """``corpus_run.json``: the meta and the run record (the pipeline's, with the corpus files first)."""
-
-    meta: CorpusRunMeta
-    run_record: dict[str, Any]
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CorpusRunManifest:
-        return cls(CorpusRunMeta.from_json(doc.get("meta") or {}), doc.get("run_record") or {})
-
-    def to_json(self) -> dict[str, Any]:
-        return {"meta": self.meta.to_json(), "run_record": self.run_record}
 
 
 @dataclass

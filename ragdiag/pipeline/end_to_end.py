@@ -6,36 +6,13 @@ its last stage, and the result: ``answers.jsonl``, ``graded.json``, their manife
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag.pipeline.generate import GenerateResult
 from ragdiag.pipeline.grade import GradeResult, GradingOptions
-from ragdiag.pipeline.run_meta import RunMeta
-
-
-@dataclass
-class PipelineMeta:
-    """``meta.pipeline`` of the pipeline's ``correlation.json``: the stages' meta blocks, their
-    reference-gate counts, and the ``ragdiag correlate`` command that redoes the last stage."""
-
-    equivalent_command: str
-    generate_meta: RunMeta
-    grade_meta: RunMeta
-    reference_gate: dict[str, Any]
-    command: str = "pipeline"
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PipelineMeta:
-        return cls(equivalent_command=doc["equivalent_command"], generate_meta=RunMeta.from_json(doc["generate_meta"]),
-                   grade_meta=RunMeta.from_json(doc["grade_meta"]), reference_gate=doc["reference_gate"], command=doc["command"])
-
-    def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "equivalent_command": self.equivalent_command,
-                "generate_meta": self.generate_meta.to_json(), "grade_meta": self.grade_meta.to_json(),
-                "reference_gate": self.reference_gate}
+from ragdiag.results.pipeline import PipelineMeta
 
 
 @dataclass

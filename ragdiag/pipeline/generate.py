@@ -28,9 +28,6 @@ from ragdiag.metrics.coverage import coverage_line, topk_coverage
 from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
 from ragdiag.pipeline.run_meta import (
     LLMRunResult,
-    RunManifest,
-    RunMeta,
-    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
@@ -38,6 +35,7 @@ from ragdiag.pipeline.run_meta import (
     summary,
     write_run_manifest,
 )
+from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary, skip_counts
 
 
 @dataclass
@@ -59,7 +57,7 @@ class Skipped:
     ranked_without_texts: list[str] = field(default_factory=list)
     k_above_nc: list[str] = field(default_factory=list)
 
-    def as_dict(self, first: int = 5) -> dict[str, Any]:
+    def to_json(self, first: int = 5) -> dict[str, Any]:
         return {name: {"count": len(ids), "first": ids[:first]}
                 for name, ids in (("ranked_without_texts", self.ranked_without_texts), ("k_above_nc", self.k_above_nc))}
 
@@ -224,7 +222,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         from ragdiag.pipeline.rank import rank_texts
 
         ranked = rank_texts(texts.samples, rank_with, ks, config.cache_dir, progress)
-        write_json(ranked_out, [r.to_dict() for r in ranked], inputs=input_paths[:1])
+        write_json(ranked_out, [r.to_json() for r in ranked], inputs=input_paths[:1])
         inputs["ranked"] = {"ranked_with": rank_with, "written_to": str(ranked_out)}
     else:
         loaded = load_ranked(ranked_source, dataset)
@@ -248,7 +246,7 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         done = sum(1 for r in rows if r["answer"] is not None)
         answered = topk_coverage(rows, lambda r: r["answer"] is not None)
         gate_counts = gate_counts_of(gate, rows)
-        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(),
+        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.to_json(),
                                  coverage_by_K=answered, reference_gate=gate_counts, **_plan_summary(plan, rows))
         used = _used_prompts(plan, rows)
         record.prompts = {prompt.split("@")[0]: prompt for prompt in used}  # the versions the rows were asked with
@@ -263,8 +261,8 @@ def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], da
         notice(line)
     write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
     written = write_run_manifest(manifest, record, input_paths, RunManifest(
-        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=failures,
-        skipped=skipped.as_dict()))
+        meta=RunMeta.from_json(meta), run=RunDetails.from_json(details), summary=RunSummary.from_json(result_summary), failures=failures,
+        skipped=skip_counts(skipped.to_json())))
     return GenerateResult(written, manifest, rows=rows)
 
 

@@ -45,9 +45,6 @@ from ragdiag.pipeline.agreement import agreement_summary
 from ragdiag.pipeline.grade_parse import parse_grade
 from ragdiag.pipeline.run_meta import (
     LLMRunResult,
-    RunManifest,
-    RunMeta,
-    RunSummary,
     guard_run_outputs,
     open_record,
     run_details,
@@ -55,6 +52,7 @@ from ragdiag.pipeline.run_meta import (
     summary,
     write_run_manifest,
 )
+from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary
 
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 GRADE_MODES = ("digit", "logprobs")
@@ -449,6 +447,6 @@ def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, 
     else:
         write_json(out, judged.graded, inputs=[answers])
     written = write_run_manifest(manifest, record, [answers], RunManifest(
-        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=judged.failures,
+        meta=RunMeta.from_json(meta), run=RunDetails.from_json(details), summary=RunSummary.from_json(result_summary), failures=judged.failures,
         unparsed=judged.unparsed))
     return GradeResult(written, manifest, graded=judged.graded)

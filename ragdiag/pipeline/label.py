@@ -26,7 +26,6 @@ from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_vs_human, shared_pairs
 from ragdiag.evaluate.inputs import load_graded_qrels
 from ragdiag.evaluate.label_pool import RRF_C, build_pools, parse_pool
-from ragdiag.evaluate.label_result import LabelManifest, LabelPool
 from ragdiag.evaluate.plackett_luce import RefineParams
 from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
@@ -43,6 +42,8 @@ from ragdiag.pipeline.run_meta import (
     run_meta,
     summary,
 )
+from ragdiag.results.label import LabelManifest, LabelPool
+from ragdiag.results.llm_run import RunDetails, RunMeta
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
                "rule": "whole grade buckets 5 -> 1 until at least min_per_query pairs per query"},
         grade_counts={str(g): sum(1 for v in final.values() if v == g) for g in range(1, 6)},
     )
-    document = LabelManifest(meta, details, pool_info, result_summary, outcome.failures, unparsed)
+    document = LabelManifest(RunMeta.from_json(meta), RunDetails.from_json(details), pool_info, result_summary, outcome.failures, unparsed)
     if opts.refine:
         document.refine = refine_section(opts.refine, refined, refine_failures, refined_path)
         result_summary["refine"] = {k: document.refine[k] for k in ("queries", "judgements", "failed_batches", "stable")}
@@ -218,6 +219,6 @@ def run_label(opts: LabelOptions, config: ClientConfig, progress: bool = True) -
         document.human = {"source": str(opts.human), "binary_read_as_1_and_5": human.binary,
                           **judge_vs_human(final, human_map), "alpha_ordinal": ordinal_alpha(shared_pairs(final, human_map))}
         result_summary["human"] = {k: document.human[k] for k in ("pairs", "kappa_quadratic", "alpha_ordinal", "mean_abs_diff")}
-    document.run_record = record.as_dict()
+    document.run_record = record.to_json()
     write_json(manifest, document.to_json(), inputs=[p for p in inputs if p is not None])
     return LabelResult(result_summary, manifest, len(pairs), len(kept), document)

@@ -7,13 +7,12 @@ Every file goes through :mod:`ragdiag.io.writer` (atomic, never over an input).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.io.json_record import JsonRecord
 from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run
 from ragdiag.io.writer import (
     OutputError,
@@ -22,8 +21,9 @@ from ragdiag.io.writer import (
     sidecar_path,
     write_json,
 )
-from ragdiag.llm.client import CallStats, ClientConfig, LLMClient
+from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.remote.urls import redact_url
+from ragdiag.results.llm_run import RunManifest, RunMeta, RunSummary, as_summary
 
 
 class CoverageError(RagdiagError):
@@ -66,68 +66,7 @@ def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | 
 def summary(client: LLMClient, items: int, covered: int, seconds: float, **extra: Any) -> dict[str, Any]:
     """Calls, cache hits, retries, failures, tokens, cost and coverage = covered / items."""
     return {"items": items, "covered": covered, "coverage": covered / items if items else 1.0,
-            "seconds": round(seconds, 3), **client.stats.as_dict(), **extra}
-
-
-@dataclass
-class RunMeta(JsonRecord):
-    """The ``meta`` block of a generate or grade result (:func:`run_meta`): command, version, the
-    model and its sampling parameters, prompt versions, then what the command adds (``k``, ``dataset``,
-    the inputs for generate; ``judges``, ``repeats``, ``grade_mode``, the answers for grade)."""
-
-    command: str | None = None
-    ragdiag_version: str | None = None
-    llm: dict[str, Any] = field(default_factory=dict)
-    prompts: list[str] = field(default_factory=list)
-    k: list[int] | None = None
-    dataset: str | None = None
-    judges: list[str] | None = None
-    repeats: int | None = None
-    grade_mode: str | None = None
-    lang: str | None = None
-
-
-@dataclass
-class RunSummary(JsonRecord):
-    """The ``summary`` of an LLM run (generate, grade, label, sweep): coverage = covered / items, the
-    call counts (``stats``, a :class:`ragdiag.llm.client.CallStats`, flat in the file), then what the
-    command adds."""
-
-    items: int = 0
-    covered: int = 0
-    coverage: float = 1.0
-    seconds: float = 0.0
-    stats: CallStats = field(default_factory=CallStats)
-    skipped: dict[str, Any] | None = None
-    missing_grades: int | None = None
-    no_answer: int | None = None
-    retried_unparsed: int | None = None
-    agreement: dict[str, Any] | None = None
-    reference_gate: dict[str, Any] | None = None
-    coverage_by_K: dict[str, Any] | None = None
-    coverage_by_point: list[dict[str, Any]] | None = None
-    lang: dict[str, Any] | None = None
-    references_cut: int | None = None
-    context_exceeded: int | None = None
-    context_refits: int | None = None
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> RunSummary:
-        names = set(cls.named()) - {"stats"}
-        return cls(**{k: v for k, v in doc.items() if k in names},
-                   stats=CallStats(**{k: v for k, v in doc.items() if k in _COUNTED}),
-                   extra={k: v for k, v in doc.items() if k not in names | _COUNTED}, present=tuple(doc))
-
-    def field_value(self, key: str) -> Any:
-        return getattr(self.stats if key in _COUNTED else self, key)
-
-
-_COUNTED = frozenset(f.name for f in fields(CallStats))
-
-
-def as_summary(result_summary: RunSummary | Mapping[str, Any]) -> RunSummary:
-    """A :class:`RunSummary` from one, or from a summary dict (label and sweep keep dicts)."""
-    return result_summary if isinstance(result_summary, RunSummary) else RunSummary.from_json(result_summary)
+            "seconds": round(seconds, 3), **client.stats.to_json(), **extra}
 
 
 def check_coverage(result_summary: RunSummary | Mapping[str, Any], min_coverage: float, manifest: Path) -> None:
@@ -156,44 +95,6 @@ def guard_run_outputs(outputs: list[PathLike | None], inputs: list[PathLike | st
                               "choose another output name")
     guard_outputs([*outputs, manifest], paths)
     return manifest
-
-
-@dataclass
-class RunManifest:
-    """The manifest beside a generate or grade output (``OUT.manifest.json``): ``meta`` (what
-    determines the result), ``run`` (how the server was reached), ``summary``, ``failures``, then
-    ``skipped`` (generate) or ``unparsed`` (grade), and the run record."""
-
-    meta: RunMeta
-    run: dict[str, Any]
-    summary: RunSummary
-    failures: list[dict[str, Any]]
-    skipped: dict[str, Any] | None = None
-    unparsed: list[dict[str, Any]] | None = None
-    run_record: dict[str, Any] | None = None
-
-    @property
-    def command(self) -> str | None:
-        return self.meta.command or (self.run_record or {}).get("command")
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> RunManifest:
-        return cls(meta=RunMeta.from_json(doc.get("meta") or {}), run=doc.get("run") or {},
-                   summary=RunSummary.from_json(doc.get("summary") or {}), failures=doc.get("failures") or [],
-                   skipped=doc.get("skipped"), unparsed=doc.get("unparsed"), run_record=doc.get("run_record"))
-
-    def sections(self) -> dict[str, Any]:
-        """The manifest without its run record."""
-        doc = {"meta": self.meta.to_json(), "run": self.run, "summary": self.summary.to_json(), "failures": self.failures}
-        if self.skipped is not None:
-            doc["skipped"] = self.skipped
-        if self.unparsed is not None:
-            doc["unparsed"] = self.unparsed
-        return doc
-
-    def to_json(self) -> dict[str, Any]:
-        doc = self.sections()
-        return {**doc, "run_record": self.run_record} if self.run_record is not None else doc
 
 
 @dataclass

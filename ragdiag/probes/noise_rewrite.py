@@ -52,7 +52,7 @@ def rewrite_queries(texts: list[str], model: str | None, base_url: str | None, c
     if empty:
         raise RagdiagError(f"the model returned an empty rewrite for {len(empty)} queries, e.g. {empty[0]!r}")
     meta = {"model": client.config.model, "prompt": prompt.id, "provider": client.config.provider,
-            "llm_calls": client.stats.as_dict()}
+            "llm_calls": client.stats.to_json()}
     return Rewrites(dict(zip(texts, outcome.results)), meta)
 
 

@@ -18,7 +18,7 @@ from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
 from ragdiag.measures.registry import GRADED_METRICS, QUERY_IMPACT
 from ragdiag.measures.standard import StandardScorer
-from ragdiag.probes.results import MetricChange, QueryImpact, WorstQuery
+from ragdiag.results.probes import MetricChange, QueryImpact, WorstQuery
 
 T = TypeVar("T")
 

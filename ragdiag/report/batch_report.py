@@ -1,5 +1,5 @@
 """``ragdiag batch status|collect|cancel`` on the terminal: the folder's batch files, then what a
-collect cost and what is still open. ``result`` is a :class:`ragdiag.commands.batch.BatchResult`
+collect cost and what is still open. ``result`` is a :class:`ragdiag.results.batch.BatchResult`
 (not imported: commands/ imports report/, never the other way)."""
 
 from __future__ import annotations

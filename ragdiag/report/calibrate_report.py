@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.calibration_result import Agreement, CalibrateResult, Estimates, Interval
 from ragdiag.report.trust import calibrate_trust
+from ragdiag.results.calibrate import Agreement, CalibrateResult, Estimates, Interval
 
 
 def _cell(block: Interval | None) -> str:

@@ -19,7 +19,7 @@ from ragdiag.report.plot_text import at_dpi, plain_text_plot
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragdiag.evaluate.clq import ClqResult
+    from ragdiag.results.clq import ClqResult
 
 
 def _num(value: float | None, digits: int = 3) -> str:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from rich.console import Console
 
-from ragdiag.compare.result import CompareResult, MetricComparison, PlanEntry
+from ragdiag.results.compare import CompareResult, MetricComparison, PlanEntry
 
 WORST_SHOWN = 5
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ragdiag.io.settings import ConfigResult
+from ragdiag.results.config import ConfigResult
 
 
 def config_table(result: ConfigResult) -> Table:

@@ -14,8 +14,8 @@ from typing import Any
 
 from ragdiag.measures import registry
 from ragdiag.metrics.analysis import TIE_TOLERANCE
-from ragdiag.metrics.correlate_result import CorrelateResult, Verdict
 from ragdiag.report.provenance import SIMULATED_LINE, TEST_SERVER_MODELS, record_marked, test_server_line
+from ragdiag.results.correlate import CorrelateResult, Verdict
 
 SYMBOLS = registry.LEGEND_SYMBOLS
 LEGEND = {m.name: m.legend for m in registry.CORRELATE.measures}

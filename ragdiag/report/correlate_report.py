@@ -12,11 +12,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.metrics.analysis import TIE_TOLERANCE
-from ragdiag.metrics.correlate_result import CorrelateResult, KindEntry, Verdict
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
+from ragdiag.results.correlate import CorrelateResult, KindEntry, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragdiag.metrics.correlate_result import CorrelateResult, Covered
+    from ragdiag.results.correlate import CorrelateResult, Covered
 
 
 def per_k_text(by_k: list[Covered]) -> str:

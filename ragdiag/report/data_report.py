@@ -1,6 +1,6 @@
 """``ragdiag data get|list`` on the terminal: what was fetched (or verified) and where, and the table
 of every dataset ragdiag can fetch with its state in the data folder. ``result`` is a
-:class:`ragdiag.commands.data.GetResult` / ``ListResult`` (not imported: commands/ imports report/)."""
+:class:`ragdiag.results.data.GetResult` / ``ListResult``."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from ragdiag.report.plot_text import at_dpi, plain_text_plot
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragdiag.evaluate.dynamic_k import DynamicKResult, PolicyRow
-    from ragdiag.evaluate.result import Estimate
+    from ragdiag.results.dynamic_k import DynamicKResult, PolicyRow
+    from ragdiag.results.evaluate import Estimate
 
 
 def _value(entry: Estimate) -> str:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.evaluate.result import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 from ragdiag.extras import require
 from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
+from ragdiag.results.evaluate import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragdiag.pipeline.run_meta import RunSummary
+    from ragdiag.results.llm_run import GateCounts, RunSummary
 
 
 def summary_rows(summary: RunSummary | Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, value) rows of a generate/grade/label/sweep run summary, in reading order."""
     from ragdiag.llm.runner import format_cost
-    from ragdiag.pipeline.run_meta import as_summary
+    from ragdiag.results.llm_run import as_summary
 
     s = as_summary(summary)
     c = s.stats  # the call counts
@@ -38,37 +38,35 @@ def summary_rows(summary: RunSummary | Mapping[str, Any]) -> list[tuple[str, str
         if s.has(key):
             rows.append((key.replace("_", " "), getattr(s, key)))
     rows += gate_rows(s.reference_gate)
-    by_k = s.coverage_by_K or {}
-    for entry in by_k.get("by_K", []):
-        rows.append((f"covered at K={entry['K']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
-    if by_k.get("uneven"):
-        rows.append(("coverage across K", f"differs by {by_k['gap_points_across_K']:.0f} points: "
+    by_k = s.coverage_by_K
+    for entry in by_k.by_K if by_k else []:
+        rows.append((f"covered at K={entry.K}", f"{entry.covered} of {entry.items} ({entry.coverage:.1%})"))
+    if by_k and by_k.uneven:
+        rows.append(("coverage across K", f"differs by {by_k.gap_points_across_K:.0f} points: "
                                           "comparisons across K are biased"))
     for entry in s.coverage_by_point or []:
-        rows.append((f"graded {entry['point']}", f"{entry['covered']} of {entry['items']} ({entry['coverage']:.1%})"))
+        rows.append((f"graded {entry.point}", f"{entry.covered} of {entry.items} ({entry.coverage:.1%})"))
     for key in ("context_exceeded", "context_refits", "references_cut"):
         if s.has(key):
             rows.append((key.replace("_", " "), getattr(s, key)))
-    if isinstance(s.lang, dict):
-        rows.append(("language", f"{s.lang['setting']}: " + ", ".join(f"{k} {v}" for k, v in s.lang.items() if k != "setting")))
-    for key, value in (s.agreement or {}).items():
-        if key not in ("judges", "repeats"):
-            rows.append((key.replace("_", " "), "n/a" if value is None else f"{value:.3f}"))
+    if s.lang is not None:
+        rows.append(("language", f"{s.lang.setting}: " + ", ".join(f"{k} {v}" for k, v in s.lang.counts())))
+    for key, value in s.agreement.values() if s.agreement else []:
+        rows.append((key.replace("_", " "), "n/a" if value is None else f"{value:.3f}"))
     return [(name, str(value)) for name, value in rows]
 
 
-def gate_rows(gate: dict[str, Any] | None) -> list[tuple[str, str]]:
+def gate_rows(gate: GateCounts | None) -> list[tuple[str, str]]:
     """Reference-gate rows: degenerate ideal and top-K answers per kind, and rows not sent to the judge."""
-    if not isinstance(gate, dict):
+    if gate is None:
         return []
     rows = []
-    for side, name in (("ideal", "degenerate ideal answers"), ("topK", "degenerate top-K answers")):
-        counts = gate.get(side)
+    for counts, name in ((gate.ideal, "degenerate ideal answers"), (gate.topK, "degenerate top-K answers")):
         if isinstance(counts, dict):
             kinds = ", ".join(f"{k} {v}" for k, v in counts.items() if k not in ("total", "answers") and v)
             rows.append((name, f"{counts['total']} of {counts['answers']}" + (f" ({kinds})" if kinds else "")))
-    if "skipped_rows" in gate:
-        rows.append(("not graded (degenerate ideal)", str(gate["skipped_rows"])))
+    if gate.skipped_rows is not None:
+        rows.append(("not graded (degenerate ideal)", str(gate.skipped_rows)))
     return rows
 
 

@@ -13,7 +13,7 @@ from ragdiag.measures.registry import QUERY_IMPACT
 
 if TYPE_CHECKING:
     from ragdiag.probes.query_impact import MetricChange
-    from ragdiag.probes.results import NamesRealResult
+    from ragdiag.results.probes import NamesRealResult
 
 LABELS = {m.name: m.label for m in QUERY_IMPACT.measures}  # the metrics of probes.query_impact
 

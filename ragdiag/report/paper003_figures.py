@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics.correlate_result import CorrelateResult, Difference
-from ragdiag.metrics.grade_distribution import GRADES, GradeDistribution
+from ragdiag.metrics.grade_distribution import GRADES
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
+from ragdiag.results.correlate import CorrelateResult, Difference, GradeDistribution
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragdiag.probes.results import NamesRealResult, ProbeRun
+    from ragdiag.results.probes import NamesRealResult, ProbeRun
 
 
 def print_probe_output(probe: ProbeRun, fmt: str | None, written: bool, quiet: bool = False) -> None:

@@ -1,5 +1,5 @@
 """Tables (rich) and PNG plots (matplotlib, Agg) of the embedding probes' result objects
-(:mod:`ragdiag.probes.results`)."""
+(:mod:`ragdiag.results.probes`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.probes.results import NamesResult, NoiseLevel, NoiseResult, ProbeRun
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
+from ragdiag.results.probes import NamesResult, NoiseLevel, NoiseResult, ProbeRun
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragdiag.metrics.correlate_result import CorrelateResult
+    from ragdiag.results.correlate import CorrelateResult
 
 
 def _kinds(by_kind: dict[str, int]) -> str:

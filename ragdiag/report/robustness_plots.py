@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ragdiag.bench.robustness_result import RobustnessPoint, RobustnessResult
+    from ragdiag.results.robustness import RobustnessPoint, RobustnessResult
 
 
 def _label(point: RobustnessPoint) -> str:

@@ -9,7 +9,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragdiag.bench.robustness_result import RobustnessResult
+    from ragdiag.results.robustness import RobustnessResult
 
 
 def with_ci(value: float, ci: list[float] | None) -> str:

@@ -12,7 +12,7 @@ from ragdiag.extras import require
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.sweep.result import SweepResult
+    from ragdiag.results.sweep import SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -15,7 +15,7 @@ from ragdiag.extras import require
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
-    from ragdiag.sweep.result import SweepControl, SweepPoint, SweepResult
+    from ragdiag.results.sweep import SweepControl, SweepPoint, SweepResult
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdiag.triage.result import TriageResult
+from ragdiag.results.triage import TriageResult
 
 
 def _pct(v: float | None) -> str:

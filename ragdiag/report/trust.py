@@ -1,6 +1,6 @@
 """'How far to trust this': plain sentences on the judge behind a correlate or calibrate result.
 
-Correlate: read from a :class:`~ragdiag.metrics.correlate_result.CorrelateResult` (``judge_reliability``,
+Correlate: read from a :class:`~ragdiag.results.correlate.CorrelateResult` (``judge_reliability``,
 each result's ``corrected`` and each verdict's ``lead_holds_joint`` from the judge-noise correction,
 ``meta.reference_gate`` from the reference-quality gate). Calibrate: from its JSON keys
 (``agreement`` / ``estimates``).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragdiag.metrics.correlate_result import CorrelateResult, JudgeReliability, KindEntry, ReferenceGate, Verdict
+    from ragdiag.results.correlate import CorrelateResult, JudgeReliability, KindEntry, ReferenceGate, Verdict
 
 
 def survival_clause(verdict: Verdict) -> str | None:

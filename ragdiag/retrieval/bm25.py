@@ -57,11 +57,11 @@ class Bm25Config:
     stem: bool = True
     accents: bool = False
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Bm25Config:
+    def from_json(cls, data: dict) -> Bm25Config:
         known = {k: data[k] for k in ("variant", "k1", "b", "epsilon", "lang", "stem", "accents") if k in data}
         return check_config(cls(**known))
 

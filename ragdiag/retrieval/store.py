@@ -192,7 +192,7 @@ def manifest_of(opts: BuildOptions, spec, built: BuiltIndexes) -> dict:
             "index_spec": spec.text if dense_wanted else None,
             "params": {**spec.build, **built.point} if dense_wanted else {},
             "metric": opts.metric,
-            "bm25": {**built.bm25.config.as_dict(), "engine": "bm25s"},
+            "bm25": {**built.bm25.config.to_json(), "engine": "bm25s"},
             "seed": opts.seed,
             "chunk": parse_chunk(opts.chunk).text if opts.chunk and dense_wanted else None,
             "backend": pg_block["backend"] if pg_block else "faiss",
@@ -264,7 +264,7 @@ class IndexDir:
             raise RagdiagError(f"index folder {self.path} was built by an older ragdiag; rebuild it with 'ragdiag index build'")
         if "bm25" in self._loaded:
             return self._loaded["bm25"]
-        index = load_bm25(self.path / BM25_DIR, Bm25Config.from_dict(meta))
+        index = load_bm25(self.path / BM25_DIR, Bm25Config.from_json(meta))
         if index.n_docs != len(self.doc_ids):
             raise RagdiagError(f"index folder {self.path}: the BM25 index holds {index.n_docs} documents but {DOC_IDS} "
                                f"lists {len(self.doc_ids)}; rebuild it with 'ragdiag index build'")

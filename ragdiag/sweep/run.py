@@ -251,7 +251,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         clock = time.perf_counter()
         answer_all(client, job, progress)
         seconds["answers"] = time.perf_counter() - clock
-        client_stats = client.stats.as_dict()
+        client_stats = client.stats.to_json()
     finally:
         client.close()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.bench.robustness_result import RobustnessResult
 from ragdiag.io.figures import close_figure
+from ragdiag.results.robustness import RobustnessResult
 from tests.bench import golden_runs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.evaluate.calibration_result import CalibrateResult
+from ragdiag.results.calibrate import CalibrateResult
 from tests.golden import comparable
 
 REPO = Path(__file__).resolve().parents[2]

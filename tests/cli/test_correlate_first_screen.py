@@ -13,9 +13,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.report.correlate_guide import LEGEND, advice_line
 from ragdiag.report.correlate_report import verdict_table
+from ragdiag.results.correlate import CorrelateResult
 
 runner = CliRunner()
 

@@ -96,8 +96,8 @@ def test_a_second_judge_gives_icc_1_1_across_judges(tmp_path):
 
 
 def test_trust_lines_name_the_reference_gate_counts_when_present():
-    from ragdiag.metrics.correlate_result import CorrelateResult
     from ragdiag.report.trust import correlate_trust
+    from ragdiag.results.correlate import CorrelateResult
 
     report = {"meta": {"reference_gate": {"applied": True, "excluded_rows": 7, "rows_checked": 24,
                                           "by_kind": {"refusal": 6, "echo": 1, "empty": 0}}}, "verdicts": []}

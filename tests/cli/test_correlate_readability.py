@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.report.correlate_report import verdict_sentences
+from ragdiag.results.correlate import CorrelateResult
 from tools.synthetic import synthetic_graded
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.compare.result import CompareResult
+from ragdiag.results.compare import CompareResult
 from tests.golden import comparable
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "compare"

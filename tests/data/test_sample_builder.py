@@ -35,7 +35,7 @@ def test_texts_records_valid_and_written_for_the_project(shipped):
     texts = shipped["samples_texts.json"]
     assert len(texts) >= 150
     for index, record in enumerate(texts):
-        sample = TextsSample.from_dict(record, "samples_texts.json", index)
+        sample = TextsSample.from_json(record, "samples_texts.json", index)
         assert sample.id == f"M-{index}"
         assert len(sample.p) >= 5 and len(sample.n) >= 48
         assert not set(sample.p) & set(sample.n)
@@ -51,7 +51,7 @@ def test_ranked_records_match_paper_figure_22(shipped):
     ranked = shipped["samples_ranked.json"]
     keys = set()
     for index, record in enumerate(ranked):
-        sr = RankedSample.from_dict(record, "samples_ranked.json", index)
+        sr = RankedSample.from_json(record, "samples_ranked.json", index)
         sq = texts[sr.id]
         assert len(sr.P) == len(sr.K) and len(sr.R) == len(sr.K)
         assert len(sr.rank) == sr.Nc and sorted(sr.rank) == list(range(sr.Nc))

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.evaluate.clq import ClqResult
-from ragdiag.evaluate.dynamic_k import DynamicKResult
-from ragdiag.evaluate.result import EvaluateResult
+from ragdiag.results.clq import ClqResult
+from ragdiag.results.dynamic_k import DynamicKResult
+from ragdiag.results.evaluate import EvaluateResult
 from tests.golden import comparable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def test_a_rerun_writes_the_golden_per_query_rows(tmp_path, monkeypatch):
 
 
 def test_label_manifest_object_reads_and_writes_the_golden_manifest_unchanged():
-    from ragdiag.evaluate.label_result import LabelManifest
+    from ragdiag.results.label import LabelManifest
 
     golden = json.loads((GOLDEN / "label.manifest.json").read_text())
     manifest = LabelManifest.from_json(golden)

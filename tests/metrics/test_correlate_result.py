@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.metrics.correlate_result import CorrelateResult
+from ragdiag.results.correlate import CorrelateResult
 from tests.golden import comparable
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

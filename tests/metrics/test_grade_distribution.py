@@ -10,9 +10,9 @@ import pytest
 
 from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics.correlate_result import CorrelateResult
 from ragdiag.metrics.grade_distribution import grade_distribution, integer_grades
 from ragdiag.report.paper003_figures import comparison_grid
+from ragdiag.results.correlate import CorrelateResult
 from tools.synthetic import synthetic_graded
 
 

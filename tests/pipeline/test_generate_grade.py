@@ -54,7 +54,7 @@ def test_graded_file_has_the_samples_graded_schema(tiny, server, run_cli, tmp_pa
     assert len(records) == 8
     for index, record in enumerate(records):
         assert list(record)[: len(GRADED_KEYS)] == list(GRADED_KEYS)
-        sample = GradedSample.from_dict(record, "graded.json", index)
+        sample = GradedSample.from_json(record, "graded.json", index)
         assert sample.grade in (1, 2, 3, 4, 5) and record["grades"] == [record["grade"]]
     corr = run_cli("correlate", "--graded", graded, "--segments", "nw", "--min-samples", "3", "--format", "json")
     assert corr.exit_code == 0, corr.output

@@ -18,7 +18,7 @@ def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
                   "--base-url", server.base_url)
     assert res.exit_code == 0, res.output
     ranked = json.loads((tmp_path / "answers.ranked.json").read_text())
-    samples = [RankedSample.from_dict(r, "ranked", i) for i, r in enumerate(ranked)]
+    samples = [RankedSample.from_json(r, "ranked", i) for i, r in enumerate(ranked)]
     assert [s.id for s in samples] == ["M-1", "M-2", "M-3", "M-4"]
     for s in samples:
         assert s.E == "L6" and s.K == [2, 3] and sorted(s.rank) == list(range(6))
@@ -44,11 +44,11 @@ def test_rank_with_local_reproduces_the_bundled_sample_rankings(tmp_path):
     shipped = [r for r in json.loads((folder / "samples_ranked.json").read_text()) if r["id"] in {t["id"] for t in texts}]
     variants = [(nc, np_) for nc in (30, 50) for np_ in (2, 3, 4, 5)]
     try:
-        ranked = rank_texts([TextsSample.from_dict(t) for t in texts], "local", list(range(2, 16)), tmp_path, False,
+        ranked = rank_texts([TextsSample.from_json(t) for t in texts], "local", list(range(2, 16)), tmp_path, False,
                             variants)
     except Exception as err:
         if "cannot load" in str(err) or isinstance(err, (ImportError, OSError)):
             pytest.skip(f"local model unavailable: {err}")
         raise
     assert len(shipped) == 24
-    assert json.dumps([r.to_dict() for r in ranked]) == json.dumps(shipped)
+    assert json.dumps([r.to_json() for r in ranked]) == json.dumps(shipped)

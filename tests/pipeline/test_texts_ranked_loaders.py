@@ -17,7 +17,7 @@ def test_local_json_and_jsonl(tiny, tmp_path):
     assert [s.id for s in loaded.samples] == ["M-1", "M-2", "M-3", "M-4"] and len(loaded.sha256) == 64
     jsonl = tmp_path / "ranked.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in ranked_samples()) + "\n")
-    assert [r.to_dict() for r in load_ranked(jsonl).samples] == [r.to_dict() for r in load_ranked(ranked).samples]
+    assert [r.to_json() for r in load_ranked(jsonl).samples] == [r.to_json() for r in load_ranked(ranked).samples]
 
 
 def test_hub_layout_directory_goes_through_datasets(tmp_path):
@@ -32,10 +32,10 @@ def test_hub_layout_directory_goes_through_datasets(tmp_path):
     by_id = {s.id: s for s in loaded.samples}
     assert by_id["A-7"].extra == {"c1": "cat", "q2": "second"}
     assert by_id["M-1"].extra == {}  # keys only ARXIV rows have are not invented as nulls
-    assert by_id["M-2"].to_dict() == texts[1]
+    assert by_id["M-2"].to_json() == texts[1]
     assert [s.id for s in load_texts(folder, dataset="arxiv").samples] == ["A-7"]
     ranked = load_ranked(f"{folder}", dataset="msmarco")
-    for got, want in zip([r.to_dict() for r in ranked.samples], ranked_samples(), strict=True):
+    for got, want in zip([r.to_json() for r in ranked.samples], ranked_samples(), strict=True):
         # datasets' JSON reader rounds floats to ~10 digits; generate recomputes P and R from rank anyway
         assert got == {**want, "P": pytest.approx(want["P"], abs=1e-9)}
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ragdiag.probes.results import NamesRealResult, NoiseResult, ProbeRun
+from ragdiag.results.probes import NamesRealResult, NoiseResult, ProbeRun
 from tests.probes.golden_runs import GOLDEN, REPO, RUNS, golden_text, run_text, without_run_record
 
 

@@ -13,8 +13,8 @@ from ragdiag.cli import app
 from ragdiag.io.writer import write_figure
 from ragdiag.probes.noise_rewrite import merge_rewritten, recovery_flag
 from ragdiag.probes.probe_data import load_queries
-from ragdiag.probes.results import NamesResult, NoiseResult
 from ragdiag.report.probe_report import names_plot, noise_plot
+from ragdiag.results.probes import NamesResult, NoiseResult
 from tests.servers.embeddings_server import EmbeddingsServer
 
 runner = CliRunner()

@@ -77,12 +77,12 @@ def _renamed(doc, keys: tuple[str, ...], names: dict[str, str]):
 
 
 def test_evaluate_sweep_and_dynamic_k_plots_draw_dollar_names(tmp_path):
-    from ragdiag.evaluate.dynamic_k import DynamicKResult
-    from ragdiag.evaluate.result import EvaluateResult
     from ragdiag.report import dynamic_k_report, evaluate_report
     from ragdiag.report.sweep_accuracy import plot_relative_accuracy
     from ragdiag.report.sweep_report import plot_sweep
-    from ragdiag.sweep.result import SweepResult
+    from ragdiag.results.dynamic_k import DynamicKResult
+    from ragdiag.results.evaluate import EvaluateResult
+    from ragdiag.results.sweep import SweepResult
 
     golden = json.loads((ROOT / "tests" / "evaluate" / "golden" / "evaluate.json").read_text())
     result = EvaluateResult.from_json(_renamed(golden, ("run", "a", "b"), {}))
@@ -99,8 +99,8 @@ def test_evaluate_sweep_and_dynamic_k_plots_draw_dollar_names(tmp_path):
 
 @pytest.mark.parametrize("kind", ["names", "noise"])
 def test_probe_plots_draw_dollar_embedders(tmp_path, kind):
-    from ragdiag.probes.results import NamesResult, NoiseResult
     from ragdiag.report import probe_report
+    from ragdiag.results.probes import NamesResult, NoiseResult
 
     golden = json.loads((ROOT / "tests" / "probes" / "golden" / f"{kind}.json").read_text())
     names: dict[str, str] = {}
@@ -115,8 +115,8 @@ def test_probe_plots_draw_dollar_embedders(tmp_path, kind):
 
 
 def test_robustness_plots_draw_dollar_run_labels(tmp_path):
-    from ragdiag.bench.robustness_result import RobustnessResult
     from ragdiag.report.robustness_plots import robustness_figures
+    from ragdiag.results.robustness import RobustnessResult
 
     golden = json.loads((ROOT / "tests" / "bench" / "golden" / "runs.json").read_text())
     names: dict[str, str] = {}

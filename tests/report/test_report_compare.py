@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from ragdiag.compare.result import CompareResult
 from ragdiag.report.compare_report import metric_line, summary_lines
 from ragdiag.report.html.inputs import kind_of
+from ragdiag.results.compare import CompareResult
 from tests.report.tamper import assert_report_refuses
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "compare"

@@ -37,8 +37,8 @@ def _cell_words(text: str) -> set[str]:
 
 
 def _robustness(name):
-    from ragdiag.bench.robustness_result import RobustnessResult
     from ragdiag.report.robustness_table import print_robustness
+    from ragdiag.results.robustness import RobustnessResult
 
     result = RobustnessResult.from_json(json.loads((ROOT / "tests/bench/golden" / name).read_text()))
     return lambda console: print_robustness(result, console)
@@ -47,15 +47,15 @@ def _robustness(name):
 def _sweep():
     from ragdiag.report.sweep_accuracy import print_relative_accuracy
     from ragdiag.report.sweep_report import print_sweep
-    from ragdiag.sweep.result import SweepResult
+    from ragdiag.results.sweep import SweepResult
 
     result = SweepResult.from_json(json.loads((ROOT / "tests/sweep/golden/sweep.json").read_text()))
     return lambda console: (print_sweep(result, console), print_relative_accuracy(result, console))
 
 
 def _dynamic_k():
-    from ragdiag.evaluate.dynamic_k import DynamicKResult
     from ragdiag.report.dynamic_k_report import render_table
+    from ragdiag.results.dynamic_k import DynamicKResult
 
     result = DynamicKResult.from_json(json.loads((ROOT / "tests/evaluate/golden/dynamic_k.json").read_text()))
     return lambda console: render_table(result, console)

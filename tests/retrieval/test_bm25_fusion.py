@@ -106,7 +106,7 @@ def test_bad_specs(spec, message):
 def test_spec_defaults():
     assert parse_bm25_spec("bm25") == Bm25Config("lucene", 0.9, 0.4)
     assert parse_bm25_spec("bm25:okapi") == Bm25Config("okapi", 1.5, 0.75, 0.25)
-    assert parse_bm25_spec("bm25:lucene:k1=1.2,b=0.75", lang="fr").as_dict()["lang"] == "fr"
+    assert parse_bm25_spec("bm25:lucene:k1=1.2,b=0.75", lang="fr").to_json()["lang"] == "fr"
 
 
 @pytest.mark.parametrize("variant", ["lucene", "okapi"])

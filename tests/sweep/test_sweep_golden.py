@@ -12,7 +12,7 @@ from rich.console import Console
 from ragdiag.io.writer import write_figure
 from ragdiag.report.sweep_accuracy import print_relative_accuracy
 from ragdiag.report.sweep_report import plot_sweep, print_sweep
-from ragdiag.sweep.result import SweepResult
+from ragdiag.results.sweep import SweepResult
 from tests.bench import golden_runs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -262,7 +262,7 @@ def test_single_passage_utility_labels_equal_their_recomputation(server, workdir
 
 
 def test_result_round_trips_and_the_report_leads_with_the_decision(full_run, tmp_path):
-    from ragdiag.triage.result import TriageResult
+    from ragdiag.results.triage import TriageResult
 
     out = full_run[0]
     doc = json.loads((out / "triage.json").read_text())

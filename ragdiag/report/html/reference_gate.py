@@ -8,7 +8,7 @@ from ragdiag.report.html.page import esc, table
 from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 
 if TYPE_CHECKING:
-    from ragdiag.metrics.correlate_result import CorrelateResult
+    from ragdiag.results.correlate import CorrelateResult
 
 
 def correlate_gate_html(doc: CorrelateResult) -> str:

@@ -36,7 +36,7 @@ from ragdiag.report.provenance import TEST_SERVER_MODELS
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragdiag.bench.robustness_result import RobustnessPoint
+    from ragdiag.results.robustness import RobustnessPoint
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -88,10 +88,10 @@ def trust_panel(sentences: list[str]) -> str:
 
 
 def correlate_section(item: Input) -> Section:
-    from ragdiag.metrics.correlate_result import CorrelateResult
     from ragdiag.report import correlate_guide as guide
     from ragdiag.report import correlate_report as cr
     from ragdiag.report import trust
+    from ragdiag.results.correlate import CorrelateResult
 
     result = CorrelateResult.from_json(item.doc)
     meta = result.meta
@@ -172,9 +172,9 @@ def _qps_cell(point: RobustnessPoint) -> Any:
 
 def robustness_section(item: Input) -> Section:
     """A robustness result or a sweep.json, read as :class:`RobustnessResult` / :class:`SweepResult`."""
-    from ragdiag.bench.robustness_result import RobustnessResult
     from ragdiag.report.robustness_plots import robustness_figures
-    from ragdiag.sweep.result import SweepResult
+    from ragdiag.results.robustness import RobustnessResult
+    from ragdiag.results.sweep import SweepResult
 
     sweep = item.kind == "sweep"
     result = (SweepResult if sweep else RobustnessResult).from_json(item.doc)
@@ -230,9 +230,9 @@ HEADLINE_METRICS = HEADLINE  # the measure registry's runs-at-a-glance columns
 def evaluate_section(item: Input) -> Section:
     """The decision first, then one row per run with the headline metrics and their intervals at
     the decision's K; every metric row and the paired comparisons folded below."""
-    from ragdiag.evaluate.result import EvaluateResult
     from ragdiag.measures.registry import label
     from ragdiag.report.evaluate_report import decision_lines
+    from ragdiag.results.evaluate import EvaluateResult
 
     try:
         result = EvaluateResult.from_json(item.doc)
@@ -282,12 +282,12 @@ def _decision(lines: list[str], title: str = "Decision") -> str:
 
 
 def clq_section(item: Input) -> Section:
-    """``ragdiag clq`` (:class:`ragdiag.evaluate.clq.ClqResult`): the frontier and the SLO/budget
+    """``ragdiag clq`` (:class:`ragdiag.results.clq.ClqResult`): the frontier and the SLO/budget
     choices first (the terminal's lines, measures by their registry labels), then every configuration
     with cost, latency, quality and efficiency, what dominates what, and the frontier plot."""
-    from ragdiag.evaluate.clq import ClqResult
     from ragdiag.measures.registry import label_at
     from ragdiag.report import clq_report
+    from ragdiag.results.clq import ClqResult
 
     result = ClqResult.from_json(item.doc)
     lines = clq_report.summary_lines(result, label_at)
@@ -314,12 +314,12 @@ def clq_section(item: Input) -> Section:
 
 
 def dynamic_k_section(item: Input) -> Section:
-    """``ragdiag dynamic-k`` (:class:`ragdiag.evaluate.dynamic_k.DynamicKResult`): which policy
+    """``ragdiag dynamic-k`` (:class:`ragdiag.results.dynamic_k.DynamicKResult`): which policy
     reaches fixed K_high's quality at the fewest candidates (the terminal's lines), then every policy
     — fixed K_low, each θ, fixed K_high — with its means and paired bootstrap intervals, and the plot."""
-    from ragdiag.evaluate.dynamic_k import DynamicKResult
     from ragdiag.measures.registry import label_at
     from ragdiag.report import dynamic_k_report as dk
+    from ragdiag.results.dynamic_k import DynamicKResult
 
     result = DynamicKResult.from_json(item.doc)
     names = result.metric_names if result.policies else []
@@ -368,8 +368,8 @@ def _docs(doc: Any) -> list[dict]:
 
 
 def names_section(item: Input) -> Section:
-    from ragdiag.probes.results import NamesResult
     from ragdiag.report.probe_report import names_plot
+    from ragdiag.results.probes import NamesResult
 
     results = [NamesResult.from_json(d) for d in _docs(item.doc)]
     body = []
@@ -387,8 +387,8 @@ def names_section(item: Input) -> Section:
 def names_queries_section(item: Input) -> Section:
     """``probe names --queries``: per ablation the change of each metric against the qrels (with its
     paired bootstrap interval), then the queries that lose the most RA-nWG."""
-    from ragdiag.probes.results import NamesRealResult
     from ragdiag.report.names_real_report import LABELS
+    from ragdiag.results.probes import NamesRealResult
 
     result = NamesRealResult.from_json(item.doc)
     meta = result.meta
@@ -420,8 +420,8 @@ NOISE_COLUMNS = {  # optional columns of the noise section: present when the run
 
 
 def noise_section(item: Input) -> Section:
-    from ragdiag.probes.results import NoiseResult
     from ragdiag.report.probe_report import noise_plot
+    from ragdiag.results.probes import NoiseResult
 
     results = [NoiseResult.from_json(d) for d in _docs(item.doc)]
     body = [labels(test_server=any(r.meta.rewrite is not None and is_test_server(r.meta.rewrite) for r in results))]
@@ -448,9 +448,9 @@ SUMMARY_KEYS = ("items", "covered", "coverage", "requests", "calls", "cache_hits
 
 
 def llm_section(item: Input) -> Section:
-    """A generate / grade / label / sweep manifest (:class:`ragdiag.pipeline.run_meta.RunManifest`):
+    """A generate / grade / label / sweep manifest (:class:`ragdiag.results.llm_run.RunManifest`):
     its summary, how the server was reached, and how many items failed."""
-    from ragdiag.pipeline.run_meta import RunManifest
+    from ragdiag.results.llm_run import RunManifest
 
     manifest = RunManifest.from_json(item.doc)
     summary = manifest.summary.to_json()
@@ -458,8 +458,9 @@ def llm_section(item: Input) -> Section:
                                                           and isinstance(summary[k], (int, float, str))]
     body = [labels(test_server=is_test_server(item.doc)),
             table(["quantity", "value"], [[k, summary[k]] for k in keys]), counts_html(summary)]
-    if manifest.run:
-        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in manifest.run.items()]))
+    run = manifest.run.to_json()
+    if run:
+        body.append(table(["run detail", "value"], [[k, json.dumps(v, default=str)] for k, v in run.items()]))
     body.append(f'<p class="note">{len(manifest.failures)} failed and {len(manifest.unparsed or [])} unparseable items '
                 "(listed in the manifest)</p>")
     return Section("llm-run", f"LLM run summary: {manifest.command or 'LLM run'}", str(item.path), "".join(body))
@@ -484,9 +485,9 @@ def graded_section(item: Input) -> Section:
 
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
-    from ragdiag.evaluate.calibration_result import CalibrateResult, Interval
     from ragdiag.report import trust
     from ragdiag.report.calibrate_report import ppi_gap_note
+    from ragdiag.results.calibrate import CalibrateResult, Interval
 
     result = CalibrateResult.from_json(item.doc)
     body = [labels(simulated=False, test_server=_sidecar_says_test_server(item)),
@@ -520,10 +521,10 @@ def calibrate_section(item: Input) -> Section:
 
 
 def corpus_run_section(item: Input) -> Section:
-    """``corpus_run.json`` of ``pipeline --corpus`` (:class:`ragdiag.pipeline.corpus_run.CorpusRunManifest`):
+    """``corpus_run.json`` of ``pipeline --corpus`` (:class:`ragdiag.results.pipeline.CorpusRunManifest`):
     what was ranked, with which retrievers, and where the stages wrote (their files get their own
     sections when the run folder is given)."""
-    from ragdiag.pipeline.corpus_run import CorpusRunManifest
+    from ragdiag.results.pipeline import CorpusRunManifest
 
     manifest = CorpusRunManifest.from_json(item.doc)
     meta = manifest.meta
@@ -539,11 +540,11 @@ def corpus_run_section(item: Input) -> Section:
 
 
 def compare_section(item: Input) -> Section:
-    """``ragdiag compare`` (:class:`ragdiag.compare.result.CompareResult`): the gate's decision and one
+    """``ragdiag compare`` (:class:`ragdiag.results.compare.CompareResult`): the gate's decision and one
     line per metric first, the planning and judge-noise lines, then the table, the forest plot of Δ with
     its interval per metric and the most regressed queries."""
-    from ragdiag.compare.result import CompareResult
     from ragdiag.report import compare_report
+    from ragdiag.results.compare import CompareResult
 
     result = CompareResult.from_json(item.doc)
     lines = compare_report.summary_lines(result)

@@ -1,4 +1,4 @@
-"""The ``ragdiag triage`` section of the HTML report (:class:`ragdiag.triage.result.TriageResult`): the
+"""The ``ragdiag triage`` section of the HTML report (:class:`ragdiag.results.triage.TriageResult`): the
 decision first ("ranking explains 42% [35%, 49%] of the failures: a reranker or a larger K is the
 lever"), then each cause with its share, bootstrap interval, count and fix, the cost, and eRAG's τ."""
 
@@ -10,7 +10,7 @@ from ragdiag.report.html.page import Section, esc, labels, table
 
 def triage_section(item: Input, test_server: bool) -> Section:
     from ragdiag.report.triage_report import erag_line, summary_lines
-    from ragdiag.triage.result import TriageResult
+    from ragdiag.results.triage import TriageResult
 
     result = TriageResult.from_json(item.doc)
     lines = summary_lines(result)

@@ -8,14 +8,17 @@ pool, summary, failures, unparsed, then refine, repeats and human when present, 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ragdiag.results.base import JsonRecord
+from ragdiag.results.llm_run import RunDetails, RunMeta
 
 OPTIONAL_SECTIONS = ("refine", "repeats", "human")
 
 
 @dataclass
-class LabelPool:
+class LabelPool(JsonRecord):
     """The fused candidate pool: its sources, depth, fusion rule, sizes, pruning and grade counts."""
 
     sources: list[str]
@@ -27,32 +30,38 @@ class LabelPool:
     pool_size: dict[str, int]
     prune: dict[str, Any]
     grade_counts: dict[str, int]
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class RefineTotals:
+class RefineTotals(JsonRecord):
     """What the listwise refinement did, over every query."""
 
     queries: int
     judgements: int
     failed_batches: int
     stable: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class HumanAgreement:
+class HumanAgreement(JsonRecord):
     """Judge against human grades on the shared (query, passage) pairs; None where undefined."""
 
     pairs: int
     kappa_quadratic: float | None
     alpha_ordinal: float | None
     mean_abs_diff: float | None
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class LabelManifest:
-    meta: dict[str, Any]
-    run: dict[str, Any]
+class LabelManifest(JsonRecord):
+    """``OUT.manifest.json`` of ``ragdiag label``: meta, run, pool, summary, failures, unparsed, then
+    refine, repeats and human when present, then the run record."""
+
+    meta: RunMeta
+    run: RunDetails
     pool: LabelPool
     summary: dict[str, Any]
     failures: list[Any] = field(default_factory=list)
@@ -61,31 +70,15 @@ class LabelManifest:
     repeats: dict[str, Any] | None = None
     human: dict[str, Any] | None = None
     run_record: dict[str, Any] | None = None
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": RunMeta, "run": RunDetails, "pool": LabelPool}
+    optional: ClassVar[frozenset[str] | None] = frozenset({*OPTIONAL_SECTIONS, "run_record"})
 
     @property
     def refine_totals(self) -> RefineTotals | None:
         block = self.summary.get("refine")
-        return RefineTotals(**block) if block else None
+        return RefineTotals.from_json(block) if block else None
 
     @property
     def human_agreement(self) -> HumanAgreement | None:
         block = self.summary.get("human")
-        return HumanAgreement(**block) if block else None
-
-    def sections(self) -> dict[str, Any]:
-        """Every section but the run record, in the manifest's order (what the writer stamps)."""
-        doc: dict[str, Any] = {"meta": self.meta, "run": self.run, "pool": asdict(self.pool), "summary": self.summary,
-                               "failures": self.failures, "unparsed": self.unparsed}
-        doc.update({name: getattr(self, name) for name in OPTIONAL_SECTIONS if getattr(self, name) is not None})
-        return doc
-
-    def to_json(self) -> dict[str, Any]:
-        doc = self.sections()
-        if self.run_record is not None:
-            doc["run_record"] = self.run_record
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: dict) -> LabelManifest:
-        return cls(doc["meta"], doc["run"], LabelPool(**doc["pool"]), doc["summary"], doc["failures"], doc["unparsed"],
-                   *(doc.get(name) for name in OPTIONAL_SECTIONS), doc.get("run_record"))
+        return HumanAgreement.from_json(block) if block else None

@@ -6,7 +6,7 @@ Each object remembers which keys its JSON had and in what order (``present``): t
 different key sets (``--table`` has no ``coverage``; a bootstrap adds ``ci``; the judge-noise
 correction adds ``corrected`` and ``lead_holds_joint``; ``grade_distribution`` comes after the run
 record), and a key written as ``null`` differs from a key not written. Keys this module does not
-name are kept as read (``extra``); :class:`ragdiag.io.json_record.JsonRecord` does both. Import-light
+name are kept as read (``extra``); :class:`ragdiag.results.base.JsonRecord` does both. Import-light
 (no numpy): the CLI imports it.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass(kw_only=True)
@@ -248,6 +248,48 @@ class CorrelateMeta(JsonRecord):
         return (self.table or {}).get("group_col")
 
 
+GRADES = (1, 2, 3, 4, 5)
+
+
+@dataclass
+class GradePanel(JsonRecord):
+    """One embedder × subset of ``grade_distribution``: ``counts[g][b]`` rows with grade GRADES[g] in
+    bin ``bins[b]``; ``grades`` and ``shares`` (counts / column total) are written after them."""
+
+    embedder: str
+    subset: str
+    bins: list[float]
+    counts: list[list[int]]
+    dropped_bins: dict[str, int] = field(default_factory=dict)
+    layout: ClassVar[tuple[str, ...] | None] = ("embedder", "subset", "bins", "grades", "counts", "shares",
+                                                "dropped_bins")
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+    @property
+    def shares(self) -> list[list[float]]:
+        """counts / column total: every column sums to 1 (NaN for an empty column)."""
+        totals = [sum(column) for column in zip(*self.counts)]
+        return [[c / t if t else float("nan") for c, t in zip(row, totals)] for row in self.counts]
+
+    def field_value(self, key: str) -> Any:
+        if key == "grades":
+            return list(GRADES)
+        if key == "shares":
+            return self.shares
+        return super().field_value(key)
+
+
+@dataclass
+class GradeDistribution(JsonRecord):
+    """``grade_distribution`` (``correlate --grade-plot``): every panel of one graded table, binned one way."""
+
+    by: str
+    min_samples: int
+    panels: list[GradePanel]
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"panels": GradePanel}
+
+
 @dataclass(kw_only=True)
 class CorrelateResult(JsonRecord):
     """``ragdiag correlate``'s result: per-segment correlation tables, verdicts, coverage and meta."""
@@ -265,12 +307,13 @@ class CorrelateResult(JsonRecord):
     coverage: Coverage | None = None
     system: SystemView | None = None
     run_record: dict[str, Any] | None = None
-    grade_distribution: dict[str, Any] | None = None
+    grade_distribution: GradeDistribution | None = None
     nested: ClassVar[dict[str, type[JsonRecord]]] = {
         "meta": CorrelateMeta, "results": SegmentResult, "verdicts": Verdict,
         "comparisons": Comparison, "coverage": Coverage,
         "segments_dropped": DroppedSegment, "system": SystemView,
         "judge_reliability": JudgeReliability, "verdicts_withheld": WithheldVerdict,
+        "grade_distribution": GradeDistribution,
     }
 
     def shown_kinds(self) -> list[str]:

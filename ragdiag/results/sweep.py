@@ -1,15 +1,15 @@
 """The result of ``ragdiag sweep`` (``sweep.json``) as objects: :class:`SweepResult` holds its
 :class:`SweepMeta`, one :class:`SweepPoint` per ANN operating point and one :class:`SweepControl` per
 control (exact, gold, empty). ``to_json()`` gives exactly the JSON the command writes; ``from_json()``
-reads any ``sweep.json`` it wrote (:mod:`ragdiag.io.json_record`)."""
+reads any ``sweep.json`` it wrote (:mod:`ragdiag.results.base`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.bench.robustness_result import RobustnessPoint
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
+from ragdiag.results.robustness import RobustnessPoint
 
 
 @dataclass

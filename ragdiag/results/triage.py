@@ -1,4 +1,4 @@
-"""The result of ``ragdiag triage`` (``triage.json``) as objects (:mod:`ragdiag.io.json_record`):
+"""The result of ``ragdiag triage`` (``triage.json``) as objects (:mod:`ragdiag.results.base`):
 :class:`TriageResult` holds one :class:`TriagedQuery` per triaged query and the cause shares."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass

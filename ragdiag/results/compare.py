@@ -12,20 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass(kw_only=True)
-class _AllKeys(JsonRecord):
-    """A record built in code writes every declared key, nulls included (``queries_needed: null``)."""
-
-    def __post_init__(self) -> None:
-        if not self.present:
-            self.present = self.named()
-
-
-@dataclass(kw_only=True)
-class MetricComparison(_AllKeys):
+class MetricComparison(JsonRecord):
     metric: str
     n: int
     mean_base: float
@@ -40,10 +31,11 @@ class MetricComparison(_AllKeys):
     queries_needed: int | None
     direction: str = "higher"
     sd_diff: float | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes nulls too (queries_needed: null)
 
 
 @dataclass(kw_only=True)
-class PlanEntry(_AllKeys):
+class PlanEntry(JsonRecord):
     metric: str
     n: int
     sd_diff: float
@@ -53,10 +45,11 @@ class PlanEntry(_AllKeys):
     queries_needed: int | None
     mde_at_n: float
     power_at_needed: float | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes nulls too (queries_needed: null)
 
 
 @dataclass(kw_only=True)
-class JudgeSplit(_AllKeys):
+class JudgeSplit(JsonRecord):
     metric: str
     k: float
     sigma2_judge: float
@@ -70,6 +63,7 @@ class JudgeSplit(_AllKeys):
     variance_cut_per_call_repeat: float
     variance_cut_per_call_query: float
     advice: str
+    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes nulls too (queries_needed: null)
 
 
 @dataclass(kw_only=True)

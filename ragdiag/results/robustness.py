@@ -1,14 +1,14 @@
 """The result of ``ragdiag robustness`` as objects: :class:`RobustnessResult` holds its
 :class:`RobustnessMeta` and one :class:`RobustnessPoint` per operating point (an index at one setting
 of its search parameters, or one run). ``to_json()`` gives exactly the JSON the command writes;
-``from_json()`` reads any file it wrote (:mod:`ragdiag.io.json_record`)."""
+``from_json()`` reads any file it wrote (:mod:`ragdiag.results.base`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ragdiag.io.json_record import JsonRecord
+from ragdiag.results.base import JsonRecord
 
 
 @dataclass
@@ -23,7 +23,7 @@ class RobustnessPoint(JsonRecord):
     recall_mean: float | None = None
     robustness: dict[str, float] = field(default_factory=dict)
     zero_recall_queries: int | None = None
-    recall_histogram: dict[str, list] | None = None
+    recall_histogram: dict[str, list[Any]] | None = None
     n_queries: int | None = None
     recall_kind: str | None = None
     qps_batch: dict[str, Any] | float | None = None  # robustness: {median, min, max, repeats}; sweep: the median

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ragdiag.bench.robustness_result import RobustnessMeta, RobustnessPoint, RobustnessResult
+from ragdiag.results.robustness import RobustnessMeta, RobustnessPoint, RobustnessResult
 
 POINT = {"spec": "ivf:nlist=8,nprobe=1", "index": "ivf", "params": {"nlist": 8, "nprobe": 1}, "recall_mean": 0.5,
          "robustness": {"0.5": 0.4}, "zero_recall_queries": 3, "pg": {"table_bytes": 10}, "qps_batch": None}
@@ -32,3 +32,4 @@ def test_meta_helpers():
     meta = RobustnessMeta.from_json({"k": 10, "deltas": [0.1, 0.5], "bootstrap": {"resamples": 0}})
     assert meta.delta_keys == ["0.1", "0.5"] and meta.resamples == 0
     assert RobustnessMeta.from_json({"k": 10}).resamples == 0  # files without bootstrap
+

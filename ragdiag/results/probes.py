@@ -10,15 +10,11 @@ noise level) are absent from the JSON when they were not asked for, and ``None``
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-
-def _known(cls, doc: dict[str, Any], **parts: Any):
-    """``cls`` from the fields ``doc`` has (a missing one is None: the HTML report also reads partial
-    files), with ``parts`` already converted."""
-    return cls(**{f.name: parts[f.name] if f.name in parts else doc.get(f.name) for f in fields(cls)})
+from ragdiag.results.base import JsonRecord
 
 
 def clean_nans(obj: Any) -> Any:
@@ -33,17 +29,18 @@ def clean_nans(obj: Any) -> Any:
 
 
 @dataclass
-class MetricChange:
+class MetricChange(JsonRecord):
     """Mean change of one metric over the changed queries, its paired bootstrap interval (None when
     no interval was drawn) and how many queries define it."""
 
     value: float | None
     ci: list[float] | None
     n_defined: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class WorstQuery:
+class WorstQuery(JsonRecord):
     """A query that loses RA-nWG@K: its text before and after, each metric before and after."""
 
     query_id: str
@@ -55,10 +52,11 @@ class WorstQuery:
     nrecall4_after: float | None
     ra_nwg_after: float | None
     recall_after: float | None
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class QueryImpact:
+class QueryImpact(JsonRecord):
     """One variant of the queries: mean change per metric with its interval, and the worst queries."""
 
     name: str
@@ -69,24 +67,20 @@ class QueryImpact:
     changed: dict[str, float | None]
     difference: dict[str, MetricChange]
     worst: list[WorstQuery]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> QueryImpact:
-        return cls(**{**doc, "difference": {m: MetricChange(**d) for m, d in doc["difference"].items()},
-                      "worst": [WorstQuery(**w) for w in doc["worst"]]})
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+    nested_map: ClassVar[dict[str, type[JsonRecord]]] = {"difference": MetricChange}
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"worst": WorstQuery}
 
 
 @dataclass
-class TextCounts:
+class TextCounts(JsonRecord):
     total: int
     unique: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class EmbeddingCalls:
+class EmbeddingCalls(JsonRecord):
     """Counter difference of one embedder over the probe (0 model calls on a fully cached rerun)."""
 
     texts: int
@@ -94,10 +88,11 @@ class EmbeddingCalls:
     model_calls: int
     embedded: int
     retries: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class ProbeMeta:
+class ProbeMeta(JsonRecord):
     """How a result was made: command line, versions, embedders, parameters, file hashes, counters."""
 
     probe: str
@@ -110,26 +105,20 @@ class ProbeMeta:
     texts: TextCounts
     embedding_calls: EmbeddingCalls
     rewrite: list[dict[str, Any]] | None = None  # noise --rewrite: model, prompt and call counters per language
+    optional: ClassVar[frozenset[str] | None] = frozenset({"rewrite"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"texts": TextCounts, "embedding_calls": EmbeddingCalls}
+    layout: ClassVar[tuple[str, ...] | None] = ("probe", "command", "ragdiag_version", "versions", "embedders", "params",
+                                                "data_files_sha256", "rewrite", "texts", "embedding_calls")
+
 
     @property
     def seed(self) -> int:
-        return self.params["seed"]
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("texts", "embedding_calls", "rewrite")}
-        if self.rewrite is not None:
-            doc["rewrite"] = self.rewrite
-        return {**doc, "texts": _plain(self.texts), "embedding_calls": _plain(self.embedding_calls)}
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> ProbeMeta:
-        texts, calls = doc.get("texts"), doc.get("embedding_calls")
-        return _known(cls, doc, texts=_known(TextCounts, texts) if texts else None,
-                      embedding_calls=_known(EmbeddingCalls, calls) if calls else None)
+        """The probe's seed (in ``params``)."""
+        return int(self.params["seed"])
 
 
 @dataclass
-class NamesBase:
+class NamesBase(JsonRecord):
     """Δ_name and Δ_topic of the unchanged bundle (mean and between-run SD) and their ratio."""
 
     delta_name: float | None
@@ -137,10 +126,11 @@ class NamesBase:
     delta_topic: float | None
     delta_topic_sd: float | None
     name_topic_ratio: float | None
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class NamesAblation:
+class NamesAblation(JsonRecord):
     """One ablation: its margins, the % and absolute change of Δ_name against base, bundles excluded."""
 
     name: str
@@ -152,10 +142,11 @@ class NamesAblation:
     delta_topic: float | None
     delta_topic_sd: float | None
     excluded: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class NamesResult:
+class NamesResult(JsonRecord):
     """The Δ-margin name probe on one language and embedder (docs/methods.md#6-name-probe)."""
 
     meta: ProbeMeta
@@ -164,30 +155,22 @@ class NamesResult:
     base: NamesBase
     ablations: list[NamesAblation]
     run_record: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"meta": self.meta.to_json(), "lang": self.lang, "embedder": self.embedder, "base": asdict(self.base),
-               "ablations": [asdict(a) for a in self.ablations]}
-        return _with_record(doc, self.run_record)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> NamesResult:
-        return cls(ProbeMeta.from_json(doc.get("meta") or {}), doc.get("lang"), doc.get("embedder"),
-                   _known(NamesBase, doc.get("base") or {}), [_known(NamesAblation, a) for a in doc["ablations"]],
-                   doc.get("run_record"))
+    optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": ProbeMeta, "base": NamesBase, "ablations": NamesAblation}
 
 
 @dataclass
-class RetrievalImpact:
+class RetrievalImpact(JsonRecord):
     """With --corpus: share of the clean query's top K kept, Jaccard overlap and Kendall τ (means)."""
 
     recall_at_k: float | None
     overlap_at_k: float | None
     kendall_tau: float | None
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class RewrittenLevel:
+class RewrittenLevel(JsonRecord):
     """With --rewrite: the rewritten queries' cosines (and retrieval), drop and recovery."""
 
     cosine_to_clean: float | None
@@ -196,15 +179,25 @@ class RewrittenLevel:
     drop_pct: float | None
     recovery_pct: float | None
     recovery_flag: str | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
+_LEVEL = ("level", "name", "cosine_to_clean", "cosine_to_clean_sd", "cosine_to_reference", "cosine_to_reference_sd",
+          "drop_pct", "clean_drop_pct", "n_queries", "n_with_reference")
 _RETRIEVAL = ("recall_at_k", "overlap_at_k", "kendall_tau")
+# with --rewrite: the key of each RewrittenLevel part (its retrieval's keys are prefixed "rewritten_" too)
+_REWRITTEN = {"rewritten_cosine_to_clean": "cosine_to_clean", "rewritten_cosine_to_reference": "cosine_to_reference",
+              "rewritten_drop_pct": "drop_pct", "recovery_pct": "recovery_pct", "recovery_flag": "recovery_flag"}
 
 
 @dataclass
-class NoiseLevel:
+class NoiseLevel(JsonRecord):
     """One noise level: cosine to the clean query and to the reference (mean, SD), drops, counts;
-    with a corpus ``k`` and ``retrieval`` (and ``qrels_impact`` with --qrels); with --rewrite ``rewritten``."""
+    with a corpus ``k`` and ``retrieval`` (and ``qrels_impact`` with --qrels); with --rewrite ``rewritten``.
+
+    ``retrieval`` and ``rewritten`` are written flat in the level's object (``recall_at_k`` …,
+    ``rewritten_cosine_to_clean`` …, ``recovery_pct``): :meth:`field_value` and :meth:`fresh_keys`
+    name those keys, :meth:`from_json` reads them back."""
 
     level: int
     name: str
@@ -220,40 +213,49 @@ class NoiseLevel:
     retrieval: RetrievalImpact | None = None
     qrels_impact: QueryImpact | None = None
     rewritten: RewrittenLevel | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {f.name: getattr(self, f.name) for f in fields(self)[:10]}
-        if self.retrieval is not None:
-            doc.update({"k": self.k, **asdict(self.retrieval)})
-        if self.qrels_impact is not None:
-            doc["qrels_impact"] = self.qrels_impact.to_json()
-        rw = self.rewritten
-        if rw is not None:
-            doc.update({"rewritten_cosine_to_clean": rw.cosine_to_clean,
-                        "rewritten_cosine_to_reference": rw.cosine_to_reference})
-            if rw.retrieval is not None:
-                doc.update({f"rewritten_{key}": value for key, value in asdict(rw.retrieval).items()})
-            doc.update({"rewritten_drop_pct": rw.drop_pct, "recovery_pct": rw.recovery_pct})
-            if rw.recovery_flag:
-                doc["recovery_flag"] = rw.recovery_flag
-        return doc
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"qrels_impact": QueryImpact}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> NoiseLevel:
-        retrieval = _known(RetrievalImpact, doc) if "recall_at_k" in doc else None
-        impact = QueryImpact.from_json(doc["qrels_impact"]) if "qrels_impact" in doc else None
-        rewritten = None
+        level = super().from_json(doc)
+        if "recall_at_k" in doc:
+            level.retrieval = RetrievalImpact.from_json({k: doc.get(k) for k in _RETRIEVAL})
         if "recovery_pct" in doc:
-            rw_retrieval = (RetrievalImpact(*(doc.get(f"rewritten_{key}") for key in _RETRIEVAL))
-                            if "rewritten_recall_at_k" in doc else None)
-            rewritten = RewrittenLevel(doc.get("rewritten_cosine_to_clean"), doc.get("rewritten_cosine_to_reference"),
-                                       rw_retrieval, doc.get("rewritten_drop_pct"), doc["recovery_pct"],
-                                       doc.get("recovery_flag"))
-        return _known(cls, doc, retrieval=retrieval, qrels_impact=impact, rewritten=rewritten)
+            retrieval = (RetrievalImpact.from_json({k: doc.get(f"rewritten_{k}") for k in _RETRIEVAL})
+                         if "rewritten_recall_at_k" in doc else None)
+            level.rewritten = RewrittenLevel(doc.get("rewritten_cosine_to_clean"), doc.get("rewritten_cosine_to_reference"),
+                                             retrieval, doc.get("rewritten_drop_pct"), doc["recovery_pct"],
+                                             doc.get("recovery_flag"))
+        flat = {*_RETRIEVAL, *(f"rewritten_{k}" for k in _RETRIEVAL), *_REWRITTEN}
+        level.extra = {k: v for k, v in level.extra.items() if k not in flat}
+        return level
+
+    def fresh_keys(self) -> tuple[str, ...]:
+        keys: tuple[str, ...] = _LEVEL
+        if self.retrieval is not None:
+            keys = (*keys, "k", *_RETRIEVAL)
+        if self.qrels_impact is not None:
+            keys = (*keys, "qrels_impact")
+        rw = self.rewritten
+        if rw is not None:
+            keys = (*keys, "rewritten_cosine_to_clean", "rewritten_cosine_to_reference")
+            if rw.retrieval is not None:
+                keys = (*keys, *(f"rewritten_{k}" for k in _RETRIEVAL))
+            keys = (*keys, "rewritten_drop_pct", "recovery_pct", *(("recovery_flag",) if rw.recovery_flag else ()))
+        return keys
+
+    def field_value(self, key: str) -> Any:
+        if key in _RETRIEVAL:
+            return getattr(self.retrieval, key, None)
+        if key.startswith("rewritten_") and key[len("rewritten_"):] in _RETRIEVAL:
+            return getattr(self.rewritten.retrieval if self.rewritten else None, key[len("rewritten_"):], None)
+        if key in _REWRITTEN:
+            return getattr(self.rewritten, _REWRITTEN[key], None)
+        return super().field_value(key)
 
 
 @dataclass
-class NoiseResult:
+class NoiseResult(JsonRecord):
     """The conversational-noise probe on one language and embedder (docs/methods.md#7-noise-probe)."""
 
     meta: ProbeMeta
@@ -263,23 +265,12 @@ class NoiseResult:
     examples: dict[str, str]
     rewritten_examples: dict[str, str] | None = None
     run_record: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"meta": self.meta.to_json(), "lang": self.lang, "embedder": self.embedder,
-               "levels": [lv.to_json() for lv in self.levels], "examples": self.examples}
-        if self.rewritten_examples is not None:
-            doc["rewritten_examples"] = self.rewritten_examples
-        return _with_record(doc, self.run_record)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> NoiseResult:
-        return cls(ProbeMeta.from_json(doc.get("meta") or {}), doc.get("lang"), doc.get("embedder"),
-                   [NoiseLevel.from_json(lv) for lv in doc["levels"]], doc.get("examples"),
-                   doc.get("rewritten_examples"), doc.get("run_record"))
+    optional: ClassVar[frozenset[str] | None] = frozenset({"rewritten_examples", "run_record"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": ProbeMeta, "levels": NoiseLevel}
 
 
 @dataclass
-class NamesRealMeta:
+class NamesRealMeta(JsonRecord):
     """How the result was made: the inputs, the language, K, the ablations, bootstrap and seed."""
 
     command: str
@@ -294,19 +285,21 @@ class NamesRealMeta:
     seed: int
     names_file: str | None
     detector: str
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class DetectedQuery:
+class DetectedQuery(JsonRecord):
     """A judged query holding at least one detected name."""
 
     query_id: str
     text: str
     names: list[str]
+    optional: ClassVar[frozenset[str] | None] = frozenset()
 
 
 @dataclass
-class NamesRealResult:
+class NamesRealResult(JsonRecord):
     meta: NamesRealMeta
     detected: list[DetectedQuery]
     impacts: list[QueryImpact]
@@ -315,18 +308,10 @@ class NamesRealResult:
     notes: list[str] = field(default_factory=list)
     run_record: dict[str, Any] | None = None
     written: list[Path] = field(default_factory=list)  # what this run wrote (not part of the JSON)
-
-    def to_json(self) -> dict[str, Any]:
-        doc = {"meta": asdict(self.meta), "judged_queries": self.judged_queries, "embedder": self.embedder,
-               "detected": [asdict(d) for d in self.detected], "impacts": [i.to_json() for i in self.impacts],
-               "notes": self.notes}
-        return {**doc, "run_record": self.run_record} if self.run_record is not None else doc
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> NamesRealResult:
-        return cls(NamesRealMeta(**doc["meta"]), [DetectedQuery(**d) for d in doc["detected"]],
-                   [QueryImpact.from_json(i) for i in doc["impacts"]], doc["judged_queries"], doc["embedder"],
-                   doc["notes"], doc.get("run_record"))
+    optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": NamesRealMeta, "detected": DetectedQuery, "impacts": QueryImpact}
+    layout: ClassVar[tuple[str, ...] | None] = ("meta", "judged_queries", "embedder", "detected", "impacts", "notes",
+                                                "run_record")
 
 
 ProbeResult = NamesResult | NoiseResult
@@ -335,7 +320,9 @@ ProbeResult = NamesResult | NoiseResult
 @dataclass
 class ProbeRun:
     """What ``probe names`` / ``noise`` return: one result per (language, embedder), written as one
-    JSON object when there is one and a list otherwise, plus the notes for stderr."""
+    JSON object when there is one and a list otherwise, plus the notes for stderr.
+
+    Not a :class:`JsonRecord`: its JSON is an object or a list of them (each a :class:`JsonRecord`)."""
 
     results: list[ProbeResult]
     notes: list[str] = field(default_factory=list)
@@ -355,11 +342,3 @@ def probe_result(doc: dict[str, Any]) -> ProbeResult:
     if probe == "noise" or (probe is None and "levels" in doc):
         return NoiseResult.from_json(doc)
     return NamesResult.from_json(doc)
-
-
-def _plain(part: Any) -> Any:
-    return asdict(part) if part is not None else None
-
-
-def _with_record(doc: dict[str, Any], record: dict[str, Any] | None) -> dict[str, Any]:
-    return {**doc, "run_record": record} if record is not None else doc
