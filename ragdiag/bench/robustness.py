@@ -22,12 +22,12 @@ from ragdiag.bench.hardness import DEFAULT_LID_K
 from ragdiag.bench.index_sweep import SweepOptions
 from ragdiag.bench.intervals import DEFAULT_BOOTSTRAP, recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, summarise
-from ragdiag.bench.robustness_result import RobustnessResult
 from ragdiag.data.beir import load_corpus, load_queries
 from ragdiag.data.qrels_runs import read_qrels, read_run, run_depth, run_ids
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.npy_input import read_npy
+from ragdiag.results.robustness import RobustnessResult
 from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import prepare_vectors
 

@@ -21,15 +21,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ragdiag import __version__
 from ragdiag.io.files import file_sha256
 from ragdiag.io.provenance import marked_replies
 from ragdiag.io.redact import redact_arg
-
-if TYPE_CHECKING:
-    from ragdiag.results.base import JsonRecord
 
 RUN_RECORD_KEY = "run_record"
 KEY_LIBRARIES = ("numpy", "scipy", "faiss-cpu", "sentence-transformers", "torch", "openai", "voyageai",
@@ -126,7 +123,13 @@ def stamp(result: dict[str, Any], record: RunRecord) -> dict[str, Any]:
     return result
 
 
-def stamp_record(result: JsonRecord, record: RunRecord) -> None:
+class Stampable(Protocol):
+    """A typed result that takes a key appended after the keys it holds (``results.base.JsonRecord``)."""
+
+    def add(self, key: str, value: Any) -> None: ...
+
+
+def stamp_record(result: Stampable, record: RunRecord) -> None:
     """:func:`stamp` for a typed result: ``run_record`` appended after the keys it holds."""
     result.add(RUN_RECORD_KEY, record.to_json())
 
