@@ -1,50 +1,70 @@
-"""``ragdiag generate``: ideal answers (all positives) and top-K answers (first K ranked candidates).
+"""Ideal answers (all positives) and top-K answers (first K ranked candidates) of ranked samples.
 
-Paper 003 appendix A.2 / docs/methods.md#9-generation-and-grading: the model answers only from the numbered references, given
-in ranked order, each fenced as data (:func:`ragdiag.llm.prompts.fence_passages`). Output JSON
-lines: one ``meta`` line, one ``ideal`` row per query, one ``topK`` row per (ranked sample, K) with
-``rank`` (first K), ``inK``, ``P`` = n/K and ``R`` = n/Np. Ranked samples without texts and K > Nc
-pairs are reported (count and first ids), never dropped silently.
+Paper 003 appendix A.2 / docs/methods.md#9-generation-and-grading: the model answers only from the numbered
+references, given in ranked order, each fenced as data (:func:`ragdiag.llm.prompts.fence_passages`). Rows:
+one ``ideal`` row per query, one ``topK`` row per (ranked sample, K) with ``rank`` (first K), ``inK``,
+``P`` = n/K and ``R`` = n/Np. Ranked samples without texts and K > Nc pairs are reported (count and first
+ids, :class:`Skipped`), never dropped silently. ``ragdiag generate`` (:mod:`ragdiag.commands.generate`)
+writes the rows; this module writes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from ragdiag.data.reference_gate import KINDS, ReferenceGate, count_kinds, make_gate
+from ragdiag.answers.plan import AnswerPlan, AnswerSettings, PlannedAnswer, answer_in_plan
+from ragdiag.data.reference_gate import KINDS, ReferenceGate, count_kinds
 from ragdiag.data.schema import RankedSample, TextsSample
-from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
-from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.writer import write_json, write_jsonl
-from ragdiag.llm.client import ClientConfig, LLMClient
+from ragdiag.errors import DataError
+from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.language import LANGS
 from ragdiag.llm.output_limit import DEFAULT_ANSWER_TOKENS
 from ragdiag.llm.prompts import Prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.metrics.coverage import coverage_line, topk_coverage
-from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings, answer_in_plan
-from ragdiag.pipeline.run_meta import (
-    LLMRunResult,
-    RunManifest,
-    RunMeta,
-    RunSummary,
-    guard_run_outputs,
-    open_record,
-    run_details,
-    run_meta,
-    summary,
-    write_run_manifest,
-)
+
+Row = dict[str, Any]  # one answers-file row (kind ideal or topK), as written
 
 
-@dataclass
-class GenerateResult(LLMRunResult):
-    """Answers written to the answers file (the manifest: meta, summary, failures, skipped)."""
+class SkippedCount(TypedDict):
+    count: int
+    first: list[str]
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+
+class SkippedBlock(TypedDict):
+    """The ``skipped`` block of a generate manifest and summary."""
+
+    ranked_without_texts: SkippedCount
+    k_above_nc: SkippedCount
+
+
+class GateCounts(TypedDict, total=False):
+    """The ``reference_gate`` block: the gate's settings, then degenerate answers per kind (ideal, top-K)."""
+
+    patterns: object
+    long_answer_ratio: object
+    kinds: object
+    ideal: dict[str, int]
+    topK: dict[str, int]
+    checked: str
+    keep_degenerate: bool
+    skipped_rows: int
+    skipped_contexts: int
+
+
+class LangCounts(TypedDict):
+    setting: str
+    en: int
+    fr: int
+
+
+class PlanSummary(TypedDict, total=False):
+    """What the answer plan adds to a generate summary: languages, references cut, context errors."""
+
+    lang: LangCounts
+    references_cut: int
+    context_exceeded: int
+    context_refits: int
 
 
 def _candidate(sample: TextsSample, np_: int, index: int) -> str:
@@ -59,9 +79,11 @@ class Skipped:
     ranked_without_texts: list[str] = field(default_factory=list)
     k_above_nc: list[str] = field(default_factory=list)
 
-    def as_dict(self, first: int = 5) -> dict[str, Any]:
-        return {name: {"count": len(ids), "first": ids[:first]}
-                for name, ids in (("ranked_without_texts", self.ranked_without_texts), ("k_above_nc", self.k_above_nc))}
+    def block(self, first: int = 5) -> SkippedBlock:
+        """Count and first ids of each kind of skipped item."""
+        return SkippedBlock(ranked_without_texts=SkippedCount(count=len(self.ranked_without_texts),
+                                                              first=self.ranked_without_texts[:first]),
+                            k_above_nc=SkippedCount(count=len(self.k_above_nc), first=self.k_above_nc[:first]))
 
     def notices(self, texts_source: str, first: int = 5) -> list[str]:
         """One line per kind of skipped item, naming the first ids."""
@@ -78,7 +100,7 @@ class Skipped:
 
 
 def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int], source: str,
-              skipped: Skipped | None = None) -> list[dict[str, Any]]:
+              skipped: Skipped | None = None) -> list[Row]:
     """One row per (ranked sample, K ≤ Nc), checked against its texts sample; pairs with K > Nc are
     recorded in ``skipped``.
 
@@ -106,44 +128,42 @@ def topk_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: lis
 
 
 def answer_rows(texts: dict[str, TextsSample], ranked: list[RankedSample], ks: list[int],
-                ranked_source: str = "<ranked>", skipped: Skipped | None = None) -> list[dict[str, Any]]:
+                ranked_source: str = "<ranked>", skipped: Skipped | None = None) -> list[Row]:
     """The rows to answer: one ideal row per query, then one top-K row per (ranked sample, K ≤ Nc)."""
     ideal = [{"kind": "ideal", "id": qid, "q": texts[qid].q} for qid in dict.fromkeys(r.id for r in ranked)
              if qid in texts]
     return ideal + topk_rows(texts, ranked, ks, ranked_source, skipped)
 
 
-def generate_answers(texts: dict[str, TextsSample], rows: list[dict[str, Any]], client: LLMClient,
+def generate_answers(texts: dict[str, TextsSample], rows: list[Row], client: LLMClient,
                      progress: bool = True, plan: AnswerPlan | None = None
-                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
+                     ) -> tuple[list[Row], list[Row], float]:
     """Answer ``rows`` (from :func:`answer_rows`) in place with ``answer`` or ``error``, ``lang`` (the
     question's language) and ``cut`` (what the prompt budget cut, when it cut something); the
     failures; seconds."""
     plan = plan or AnswerPlan.resolve(AnswerSettings(lang="en"), client)
 
-    def passages(row: dict[str, Any]) -> list[str]:
+    def passages(row: Row) -> list[str]:
         sample = texts[row["id"]]
         return sample.p if row["kind"] == "ideal" else [_candidate(sample, row["Np"], i) for i in row["rank"]]
 
     for row in rows:
         row["lang"] = plan.lang_of(row["q"])
 
-    def answer(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        result, info = answer_in_plan(client, plan, row["q"], passages(row), _label(row), row["lang"])
-        return result.text, info
+    def answer(row: Row) -> PlannedAnswer:
+        return answer_in_plan(client, plan, row["q"], passages(row), _label(row), row["lang"])
 
     outcome = run_items(client, answer, rows, [_label(r) for r in rows], "generating", progress)
     for row, done, error in zip(rows, outcome.results, outcome.errors):
         if error is None:
-            text, info = done
-            row.update({"answer": text, **({"cut": info["cut"]} if "cut" in info else {})})
+            row.update({"answer": done.result.text, **({"cut": done.cut} if done.cut is not None else {})})
         else:
             row.update({"answer": None, "error": error})
     return rows, outcome.failures, outcome.seconds
 
 
 def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str,
-                           max_tokens: int = DEFAULT_ANSWER_TOKENS):
+                           max_tokens: int = DEFAULT_ANSWER_TOKENS) -> ChatResult:
     """One generation call: the query and its references, in ranked order, through the cached client
     (identical prompts are one cache entry, which is how ``sweep`` reuses answers across points);
     ``max_tokens``: the output limit (``--max-answer-tokens``)."""
@@ -151,22 +171,22 @@ def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passag
     return client.chat(client.request(messages, prompt.id, max_tokens=max_tokens), label)
 
 
-def _label(row: dict[str, Any]) -> str:
+def _label(row: Row) -> str:
     if row["kind"] == "ideal":
         return f"ideal {row['id']}"
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']}"
 
 
-def _used_prompts(plan: AnswerPlan, rows: list[dict[str, Any]]) -> list[str]:
+def used_prompts(plan: AnswerPlan, rows: list[Row]) -> list[str]:
     """The prompt versions the rows were asked with (English first)."""
     return [plan.prompt(lang).id for lang in LANGS if any(r.get("lang") == lang for r in rows)] or \
         [plan.prompt("en").id]
 
 
-def _plan_summary(plan: AnswerPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def plan_summary(plan: AnswerPlan, rows: list[Row]) -> PlanSummary:
     """Languages chosen, items whose references were cut, calls that exceeded the model's context."""
-    langs = {lang: sum(1 for r in rows if r.get("lang") == lang) for lang in LANGS}
-    extra: dict[str, Any] = {"lang": {"setting": plan.settings.lang, **langs}}
+    extra = PlanSummary(lang=LangCounts(setting=plan.settings.lang, en=sum(1 for r in rows if r.get("lang") == "en"),
+                                        fr=sum(1 for r in rows if r.get("lang") == "fr")))
     if plan.settings.max_prompt_tokens is not None:
         extra["references_cut"] = sum(1 for r in rows if r.get("cut"))
     extra["context_exceeded"] = len(plan.context_errors)
@@ -175,7 +195,7 @@ def _plan_summary(plan: AnswerPlan, rows: list[dict[str, Any]]) -> dict[str, Any
     return extra
 
 
-def _plan_lines(plan: AnswerPlan, rows: list[dict[str, Any]], settings: AnswerSettings) -> list[str]:
+def plan_lines(plan: AnswerPlan, rows: list[Row], settings: AnswerSettings) -> list[str]:
     """Notices: which language was chosen (auto), what the budget cut, and the option to use after context errors."""
     lines = []
     questions = {r["q"]: r.get("lang") for r in rows}
@@ -195,93 +215,26 @@ def _plan_lines(plan: AnswerPlan, rows: list[dict[str, Any]], settings: AnswerSe
     return lines
 
 
-def run_generate(texts_source: str, ranked_source: str | None, ks: list[int], dataset: str, out: Path,
-                 config: ClientConfig, rank_with: str | None = None, ranked_out: Path | None = None,
-                 progress: bool = True, notice: Callable[[str], None] | None = None,
-                 gate: ReferenceGate | None = None, settings: AnswerSettings | None = None) -> GenerateResult:
-    """Load, optionally rank, generate, write ``out`` and its manifest (meta, summary, failures, skipped).
-
-    Every output is checked against every input before any work; skipped items go to ``notice``
-    (default: a line on stderr) and to the manifest. The reference-quality gate counts degenerate
-    ideal and top-K answers per kind (``summary.reference_gate``, one notice line when any).
-    ``settings``: the question's language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`).
-    """
-    if (ranked_source is None) == (rank_with is None):
-        raise RagdiagError("give exactly one source of rankings: ranked samples, or an embedder to rank the texts' candidates")
-    if rank_with is not None:
-        ranked_out = ranked_out or out.with_name(out.name.split(".")[0] + ".ranked.json")
-    input_paths = [texts_source, ranked_source]
-    manifest = guard_run_outputs([out, ranked_out if rank_with else None], input_paths)
-    notice = notice or stderr_notice
-    gate = gate or make_gate()
-    settings = settings or AnswerSettings()
-    record = open_record("generate", config, input_paths, settings.prompt_ids())
-    texts = load_texts(texts_source, dataset)
-    by_id = {s.id: s for s in texts.samples}
-    inputs: dict[str, Any] = {"texts": {"source": texts.source, "sha256": texts.sha256}}
-    skipped = Skipped()
-    if rank_with is not None:
-        from ragdiag.pipeline.rank import rank_texts
-
-        ranked = rank_texts(texts.samples, rank_with, ks, config.cache_dir, progress)
-        write_json(ranked_out, [r.to_dict() for r in ranked], inputs=input_paths[:1])
-        inputs["ranked"] = {"ranked_with": rank_with, "written_to": str(ranked_out)}
-    else:
-        loaded = load_ranked(ranked_source, dataset)
-        ranked = [r for r in loaded.samples if r.id in by_id]
-        skipped.ranked_without_texts = [r.id for r in loaded.samples if r.id not in by_id]
-        if not ranked:
-            raise RagdiagError(f"{loaded.source}: no ranked sample has a texts sample in {texts.source}")
-        inputs["ranked"] = {"source": loaded.source, "sha256": loaded.sha256}
-    rows = answer_rows(by_id, ranked, ks, str(ranked_source), skipped)
-    if not any(r["kind"] == "topK" for r in rows):
-        raise RagdiagError(f"no ranked sample has Nc ≥ any of the cut-offs K = {ks}: nothing to answer")
-    for line in skipped.notices(texts.source):
-        notice(line)
-    client = LLMClient(config)
-    try:
-        plan = AnswerPlan.resolve(settings, client)
-        for line in plan.notices:
-            notice(line)
-        shown = len(plan.notices)
-        rows, failures, seconds = generate_answers(by_id, rows, client, progress, plan)
-        done = sum(1 for r in rows if r["answer"] is not None)
-        answered = topk_coverage(rows, lambda r: r["answer"] is not None)
-        gate_counts = gate_counts_of(gate, rows)
-        result_summary = summary(client, len(rows), done, seconds, skipped=skipped.as_dict(),
-                                 coverage_by_K=answered, reference_gate=gate_counts, **_plan_summary(plan, rows))
-        used = _used_prompts(plan, rows)
-        record.prompts = {prompt.split("@")[0]: prompt for prompt in used}  # the versions the rows were asked with
-        record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
-        meta = run_meta("generate", client, prompts=used, k=ks, dataset=dataset, **inputs, **plan.as_meta())
-        details = run_details(client)
-    finally:
-        client.close()
-    gate_line = gate_notice(gate_counts)
-    for line in ([*plan.notices[shown:], *_plan_lines(plan, rows, settings)]
-                 + ([coverage_line(answered)] if answered["uneven"] else []) + ([gate_line] if gate_line else [])):
-        notice(line)
-    write_jsonl(out, [{"kind": "meta", "meta": meta}, *rows], inputs=input_paths)
-    written = write_run_manifest(manifest, record, input_paths, RunManifest(
-        meta=RunMeta.from_json(meta), run=details, summary=RunSummary.from_json(result_summary), failures=failures,
-        skipped=skipped.as_dict()))
-    return GenerateResult(written, manifest, rows=rows)
-
-
-def gate_counts_of(gate: ReferenceGate, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def gate_counts_of(gate: ReferenceGate, rows: list[Row]) -> GateCounts:
     """Degenerate answers per kind, ideal and top-K rows apart (answered rows only), with the gate's settings."""
-    counts: dict[str, Any] = gate.describe()
-    for kind in ("ideal", "topK"):
+    def kinds(kind: str) -> dict[str, int]:
         answered = [r for r in rows if r["kind"] == kind and r.get("answer") is not None]
-        counts[kind] = count_kinds(gate.classify([r["answer"] for r in answered], [r["q"] for r in answered]))
-    return counts
+        return count_kinds(gate.classify([r["answer"] for r in answered], [r["q"] for r in answered]))
+
+    return GateCounts(**gate_settings(gate), ideal=kinds("ideal"), topK=kinds("topK"))
 
 
-def gate_notice(counts: dict[str, Any]) -> str | None:
+def gate_settings(gate: ReferenceGate) -> GateCounts:
+    """The gate's settings (patterns version, long-answer ratio, kinds): the head of every ``reference_gate`` block."""
+    described = gate.describe()
+    return GateCounts(patterns=described["patterns"], long_answer_ratio=described["long_answer_ratio"],
+                      kinds=described["kinds"])
+
+
+def gate_notice(counts: GateCounts) -> str | None:
     """One line naming how many ideal and top-K answers are degenerate and of which kinds (None when none are)."""
     parts = []
-    for kind, name in (("ideal", "ideal"), ("topK", "top-K")):
-        c = counts[kind]
+    for c, name in ((counts.get("ideal", {}), "ideal"), (counts.get("topK", {}), "top-K")):
         if c["total"]:
             kinds = ", ".join(f"{k} {c[k]}" for k in KINDS if c[k])
             parts.append(f"{c['total']} of {c['answers']} {name} answers ({kinds})")
@@ -289,10 +242,3 @@ def gate_notice(counts: dict[str, Any]) -> str | None:
         return None
     return ("reference gate: degenerate " + "; ".join(parts) +
             " — grade skips rows whose ideal answer is degenerate (--keep-degenerate grades them)")
-
-
-def stderr_notice(text: str) -> None:
-    """A ``note: …`` line on stderr (yellow on a terminal)."""
-    from rich.console import Console
-
-    Console(stderr=True, soft_wrap=True).print(f"note: {text}", style="yellow", highlight=False)

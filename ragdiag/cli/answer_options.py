@@ -1,5 +1,5 @@
 """The options of the commands that generate and grade answers (generate, grade, pipeline, sweep),
-declared here once: the question's language and the prompt budget (:mod:`ragdiag.pipeline.answer_plan`);
+declared here once: the question's language and the prompt budget (:mod:`ragdiag.answers.plan`);
 ``--lang`` also for grade; ``--complete-cases`` for pipeline's correlate stage. :data:`ANSWER` and
 :data:`GRADING` are option groups: a command lists ``answer: AnswerSettings = ANSWER`` and receives
 the built object (:func:`ragdiag.cli.llm_options.llm_command` expands the group in place)."""
@@ -39,7 +39,7 @@ AnswerLang = Annotated[PromptLang, typer.Option(
 GradeLang = p.retold(AnswerLang, "Language of the grading prompts: en, fr, or auto = each answers row's lang (written by "
                                   "generate), else detected from the question; recorded per graded row as lang.")
 MaxPromptTokens = Annotated[str | None, typer.Option(
-    "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
+    "--max-prompt-tokens", metavar=TEXT, callback=checked_by("ragdiag.answers.plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
          "model's context length read from the server's /models (else, for each item the server refuses, the context "
          "length its error states) minus 512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]

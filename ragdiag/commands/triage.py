@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
+from ragdiag.answers.judging import GradingOptions, grading_prompts
+from ragdiag.answers.plan import AnswerSettings
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.triage.inputs import needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.result import TriageResult

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ragdiag.answers.plan import AnswerSettings
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import RagdiagError
-from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData
 from ragdiag.pipeline.corpus_retrievers import RetrieverSpec, parse_retriever
 from ragdiag.pipeline.end_to_end import PipelineResult
@@ -47,7 +47,7 @@ class CorpusRunConfig:
     segments: str = "ratio"
     min_samples: int = 300
     bootstrap: int = 1000
-    grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
+    grading: Any = None  # ragdiag.answers.judging.GradingOptions (grade mode, reference gate)
     answer: AnswerSettings | None = None  # --lang and the prompt budget
     complete_cases: bool = False  # correlate only the queries graded at every K
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdiag.pipeline.generate import GenerateResult
-from ragdiag.pipeline.grade import GradeResult, GradingOptions
-from ragdiag.pipeline.run_meta import RunMeta
+from ragdiag.answers.judging import GradingOptions
+from ragdiag.data.schema import RankedSample, TextsSample
+from ragdiag.data.texts_ranked_loaders import Loaded
+from ragdiag.pipeline.run_meta import LLMRunResult, RunMeta
 
 
 @dataclass
@@ -43,8 +44,8 @@ class PipelineResult:
     """The three stages' results; ``correlation`` is the document written to ``correlation.json``
     (the correlate job's result with ``meta.pipeline`` = :attr:`pipeline_meta`)."""
 
-    generated: GenerateResult
-    graded: GradeResult
+    generated: LLMRunResult  # ragdiag.commands.generate.GenerateResult
+    graded: LLMRunResult  # ragdiag.commands.grade.GradeResult
     correlation: dict[str, Any]
     paths: dict[str, Path]
 
@@ -70,19 +71,18 @@ def correlate_command(graded: Path, segments: str, min_samples: int, grading: Gr
     return command + (" --complete-cases" if complete_cases else "")
 
 
-def planned_rows(texts: str, ranked: str | None, rank_with: str | None, ks: list[int],
-                 dataset: str) -> list[tuple[str, str, int, int]]:
-    """(embedder, subset, K, Np) of every top-K row the run will grade, read from the inputs alone:
+def planned_rows(texts: Loaded[TextsSample], ranked: Loaded[RankedSample] | None, rank_with: str | None,
+                 ks: list[int]) -> list[tuple[str, str, int, int]]:
+    """(embedder, subset, K, Np) of every top-K row the run will grade, known from the samples alone:
     ranking with an embedder gives one ranked sample per texts sample (Nc = |p| + |n|, Np = |p|)."""
     from ragdiag.data.schema import subset_of
-    from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
     from ragdiag.pipeline.rank import EMBEDDER_CODES
 
-    samples = load_texts(texts, dataset).samples
-    if rank_with is not None:
-        code = EMBEDDER_CODES.get(rank_with, rank_with)
+    samples = texts.samples
+    if rank_with is not None or ranked is None:
+        code = EMBEDDER_CODES.get(rank_with or "", rank_with or "")
         shapes = [(code, s.id, len(s.p) + len(s.n), len(s.p)) for s in samples]
     else:
         known = {s.id for s in samples}
-        shapes = [(r.E, r.id, r.Nc, r.Np) for r in load_ranked(ranked, dataset).samples if r.id in known]
+        shapes = [(r.E, r.id, r.Nc, r.Np) for r in ranked.samples if r.id in known]
     return [(e, subset_of(sid), k, np_) for e, sid, nc, np_ in shapes for k in ks if k <= nc]

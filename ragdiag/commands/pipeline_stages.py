@@ -1,0 +1,131 @@
+"""The stages of ``ragdiag pipeline`` after the inputs are known: generate → grade → correlate, each
+stage handed the previous one's objects in memory and writing its files through :mod:`ragdiag.io.writer`
+(the write helpers of :mod:`ragdiag.commands.generate` and :mod:`ragdiag.commands.grade`); the
+correlation is stamped with the pipeline's run record. A file this run wrote is never read back: the run
+records name it with the size and sha256 of the bytes written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ragdiag.errors import RagdiagError
+
+if TYPE_CHECKING:
+    from ragdiag.commands.pipeline import HeldSamples, PipelineRequest
+    from ragdiag.data.graded_table import GradedTable
+    from ragdiag.pipeline.end_to_end import PipelineResult
+
+
+def run_stages(request: PipelineRequest, held: HeldSamples | None,
+               notice: Callable[[str], None] | None) -> PipelineResult:
+    """Check outputs and segments, then generate, grade and correlate; write and stamp each stage's files."""
+    from ragdiag.answers.answers_file import AnswersFile
+    from ragdiag.answers.runs import generate, grade, grade_prompt_versions
+    from ragdiag.commands.generate import load_samples, rank_with, write_answers
+    from ragdiag.commands.grade import grade_record, write_graded
+    from ragdiag.commands.llm_files import Written, local, manifest_path, open_record, stderr_notice
+    from ragdiag.data.graded_parquet import check_graded_output, is_parquet
+    from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
+    from ragdiag.metrics.analysis import CorrelateOptions
+    from ragdiag.metrics.correlate_job import run_correlation
+    from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
+    from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult, correlate_command, planned_rows
+
+    out_dir, config, grading, settings = request.out_dir, request.config, request.grading, request.answer
+    notice = notice or stderr_notice
+    if request.segments not in SEGMENTATIONS:
+        raise RagdiagError(f"--segments must be one of {', '.join(SEGMENTATIONS)}, got '{request.segments}'")
+    check_output_dir(out_dir, "--out-dir")
+    graded_name = "graded.parquet" if request.parquet else "graded.json"
+    paths = {"answers": out_dir / "answers.jsonl", "graded": out_dir / graded_name,
+             "correlation": out_dir / "correlation.json"}
+    if request.embedder:
+        paths["ranked"] = out_dir / "ranked.json"
+    inputs: list[Any] = [] if held is not None else local([request.texts, request.ranked])
+    guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])],
+                  inputs + [w.path for w in (held.written if held else [])])
+    check_graded_output(paths["graded"])
+    assert request.texts is not None
+    texts = held.texts if held is not None else load_texts(request.texts, request.dataset)
+    ranked = held.ranked if held is not None else (
+        load_ranked(request.ranked, request.dataset) if request.ranked is not None else None)
+    segments, changed = segmentation_for(planned_rows(texts, ranked, request.embedder, list(request.ks)),
+                                         request.segments, request.min_samples)
+    if changed:
+        notice(changed)
+    judges = request.judges or [config.model]
+    held_files = held.written if held is not None else []
+    record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges}, seeds={"llm": config.seed},
+                       cache=config.cache)
+    record.inputs.extend(w.described() for w in held_files)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gate = grading.gate()
+    # generate: its own run record and manifest, the answers kept in memory for the judge
+    generate_inputs: list[Any] = [request.texts, request.ranked] if held is None else []
+    generate_record = open_record("generate", config, generate_inputs, settings.prompt_ids(), held=held_files)
+    if request.embedder is not None:
+        ranked, ranked_file = rank_with(texts, request.texts, request.embedder, list(request.ks), paths["ranked"],
+                                        config, request.progress)
+        samples = load_samples(texts, ranked)
+        samples.inputs["ranked"] = {"ranked_with": request.embedder, "written_to": str(ranked_file.path)}
+    else:
+        assert ranked is not None
+        samples = load_samples(texts, ranked)
+    samples.ranked_source = str(request.ranked)
+    answered = generate(samples, list(request.ks), request.dataset, config, gate, settings, request.progress, notice)
+    generated = write_answers(paths["answers"], manifest_path(paths["answers"]), answered, generate_record,
+                              generate_inputs + [w.path for w in held_files])
+    assert generated.written is not None
+    answers_file: Written = generated.written
+    # grade: the answers as generate holds them (checked as the file would be)
+    answers = AnswersFile.from_rows(answered.meta.to_json(), answered.rows, paths["answers"])
+    prompts = dict(grade_prompt_versions(answers, grading.grade_mode, settings.lang))
+    grade_run_record = grade_record(config, prompts, judges, gate.patterns.source, [], held=[answers_file])
+    judged = grade(answers, paths["answers"], answers_file.sha256, config, judges, request.repeats, gate,
+                   grading.grade_mode, grading.top_logprobs, grading.keep_degenerate, True, settings.lang,
+                   request.progress)
+    graded = write_graded(paths["graded"], manifest_path(paths["graded"]), judged, grade_run_record,
+                          [answers_file.path])
+    # correlate: the graded rows in memory (a Parquet table is read columnar, as correlate reads it)
+    if is_parquet(paths["graded"]):
+        from ragdiag.data.loaders import load_graded_file
+
+        table = load_graded_file(paths["graded"], gate=gate)
+    else:
+        table = graded_table(judged.graded, paths["graded"], gate)
+    correlation = run_correlation(table, CorrelateOptions(segments=segments, min_samples=request.min_samples,
+                                                          keep_degenerate=grading.keep_degenerate), record=record,
+                                  complete_cases=request.complete_cases)
+    correlation["meta"]["pipeline"] = PipelineMeta(
+        equivalent_command=correlate_command(paths["graded"], segments, request.min_samples, grading,
+                                             request.complete_cases),
+        generate_meta=generated.meta, grade_meta=graded.meta,
+        reference_gate={"generate": generated.summary.reference_gate, "grade": graded.summary.reference_gate},
+    ).to_json()
+    record.prompts.update({**{prompt.split("@")[0]: prompt for prompt in [*generated.meta.prompts, *graded.meta.prompts]},
+                           gate.patterns.source.split("@")[0]: gate.patterns.source})
+    write_json(paths["correlation"], stamp(correlation, record), inputs=inputs + [w.path for w in held_files])
+    return PipelineResult(generated, graded, correlation, paths)
+
+
+def graded_table(records: list[dict[str, Any]], path: Any, gate: Any) -> GradedTable:
+    """The graded table of the rows just written to ``path`` (a JSON list), as ``correlate --graded PATH``
+    would read it: the source named by path and the sha256 of the bytes written."""
+    import hashlib
+
+    from ragdiag.commands.llm_files import json_bytes
+    from ragdiag.data.graded_table import GradedSource, build_graded_table
+    from ragdiag.data.loaders import bundled_sample_path
+    from ragdiag.io.files import file_sha256
+    from ragdiag.io.jsonl import no_cyclic_gc
+
+    sha256 = hashlib.sha256(json_bytes(records)).hexdigest()
+    simulated = sha256 == file_sha256(bundled_sample_path()) or (
+        bool(records) and all(r.get("simulated_grades") is True for r in records))
+    source = GradedSource(name=str(path), sha256=sha256, simulated_grades=simulated)
+    with no_cyclic_gc():
+        return build_graded_table(records, str(path), source, gate)
