@@ -48,7 +48,7 @@ def _check_answer_row(row: Row, path: Path, line: int) -> None:
         raise _line_error(path, line, "answer", f"must be a string or null, got {type(answer).__name__}")
     if row["kind"] == "ideal":
         return
-    check_graded_record({**row, "grade": None}, f"{path}: line {line}", None)  # id, E, Nc, Np, K, inK
+    check_graded_record({**row, "grade": None}, f"{path}: line {line}", None)  # type: ignore[arg-type]  # id, E, Nc, Np, K, inK
     rank = row.get("rank")
     if not isinstance(rank, list) or len(rank) != row["K"]:
         raise _line_error(path, line, "rank", f"must list the top K = {row['K']} candidate indices")

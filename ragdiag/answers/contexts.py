@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ragdiag.answers.generation import answer_from_references
 from ragdiag.answers.judging import GradingOptions
@@ -132,7 +132,8 @@ class AnswerJob:
             return
         flat = [(q, a) for q, answers in self.references.items() for a in answers]
         kinds = self.grading.gate().classify([a for _, a in flat], [self.query_text[q] for q, _ in flat])
-        self.usable, first_kind = {}, {}
+        self.usable = {}
+        first_kind: dict[str, str | None] = {}
         for (q, a), kind in zip(flat, kinds):
             first_kind.setdefault(q, kind)
             if kind is None or self.grading.keep_degenerate:
@@ -154,6 +155,14 @@ class AnswerJob:
         return f"degenerate {'reference' if self.references is not None else 'ideal'} answer ({kind})"
 
 
+class CallsBlock(TypedDict):
+    ideal: int
+    answers: int
+    grades: int
+    total: int
+    exact: bool
+
+
 @dataclass(frozen=True)
 class CallsNeeded:
     """New calls a run still needs (dry pass over the cache): ideal answers, answers, grades; ``exact`` is
@@ -168,10 +177,10 @@ class CallsNeeded:
     def total(self) -> int:
         return self.ideal + self.answers + self.grades
 
-    def block(self) -> dict[str, int | bool]:
+    def block(self) -> CallsBlock:
         """``calls_needed_before_run`` of the sweep meta (key order as written)."""
-        return {"ideal": self.ideal, "answers": self.answers, "grades": self.grades, "total": self.total,
-                "exact": self.exact}
+        return CallsBlock(ideal=self.ideal, answers=self.answers, grades=self.grades, total=self.total,
+                          exact=self.exact)
 
 
 @dataclass(frozen=True)
@@ -216,7 +225,8 @@ def count_needed(client: LLMClient, job: AnswerJob) -> CallsNeeded:
         return CallsNeeded(upper["ideal"], upper["answers"], upper["grades"], exact=False)
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = job.grading.judge(dry, job.plan.settings.lang if job.plan else "en")
+    judge = job.grading.judge(dry,  # type: ignore[arg-type]  # the client seen through a tally
+                               job.plan.settings.lang if job.plan else "en")
     need = {"ideal": 0, "answers": 0, "grades": 0}
     if job.references is not None:
         job.gate_references()
@@ -277,7 +287,8 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = job.grading.judge(counting, job.plan.settings.lang if job.plan else "en")
+    judge = job.grading.judge(counting,  # type: ignore[arg-type]  # the client seen through a tally
+                               job.plan.settings.lang if job.plan else "en")
     model = client.config.model
 
     def ask_ideal(query_id: str) -> Answered:

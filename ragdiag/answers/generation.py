@@ -217,11 +217,11 @@ def plan_lines(plan: AnswerPlan, rows: list[Row], settings: AnswerSettings) -> l
 
 def gate_counts_of(gate: ReferenceGate, rows: list[Row]) -> GateCounts:
     """Degenerate answers per kind, ideal and top-K rows apart (answered rows only), with the gate's settings."""
-    def kinds(kind: str) -> dict[str, int]:
-        answered = [r for r in rows if r["kind"] == kind and r.get("answer") is not None]
-        return count_kinds(gate.classify([r["answer"] for r in answered], [r["q"] for r in answered]))
-
-    return GateCounts(**gate_settings(gate), ideal=kinds("ideal"), topK=kinds("topK"))
+    ideal = [r for r in rows if r["kind"] == "ideal" and r.get("answer") is not None]
+    topk = [r for r in rows if r["kind"] == "topK" and r.get("answer") is not None]
+    return GateCounts(**gate_settings(gate),
+                      ideal=count_kinds(gate.classify([r["answer"] for r in ideal], [r["q"] for r in ideal])),
+                      topK=count_kinds(gate.classify([r["answer"] for r in topk], [r["q"] for r in topk])))
 
 
 def gate_settings(gate: ReferenceGate) -> GateCounts:

@@ -51,7 +51,9 @@ def run_details(client: LLMClient) -> ServerDetails:
         details["batch_dir"] = str(client.batch.folder.path)
     ray = getattr(client, "ray", None)
     if ray is not None:
-        details.update(engine="ray", ray_workers=ray.settings.ray_workers, llm_backend=ray.settings.llm_backend)
+        details["engine"] = "ray"
+        details["ray_workers"] = ray.settings.ray_workers
+        details["llm_backend"] = ray.settings.llm_backend
     adapted = client.in_flight.report()
     if adapted:
         details["concurrency"] = adapted

@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run
 from ragdiag.io.writer import OutputError, PathLike, guard_outputs, sidecar_path, write_bytes, write_json
 from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.run_meta import RunManifest
+
+
+class InputEntry(TypedDict):
+    """An input of the run record: path, size and sha256 (as :func:`ragdiag.io.run_record.describe_input`)."""
+
+    path: str
+    bytes: int
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -28,9 +36,9 @@ class Written:
     size: int
     sha256: str
 
-    def described(self) -> dict[str, Any]:
+    def described(self) -> InputEntry:
         """The run record's entry for this file as an input of a later stage."""
-        return {"path": str(self.path), "bytes": self.size, "sha256": self.sha256}
+        return InputEntry(path=str(self.path), bytes=self.size, sha256=self.sha256)
 
 
 def write_held(path: Path, data: bytes, inputs: Iterable[PathLike | None]) -> Written:
@@ -55,14 +63,14 @@ def local(inputs: Iterable[PathLike | str | None]) -> list[PathLike]:
 
 
 def open_record(command: str, config: ClientConfig, inputs: Iterable[PathLike | str | None],
-                prompts: dict[str, str], models: list[str] | None = None,
+                prompts: Mapping[str, str], models: list[str] | None = None,
                 held: Iterable[Written] = ()) -> RunRecord:
     """The run record of an LLM command: inputs hashed (``held``: files this run wrote, described from
     memory), models, prompt versions, seed, cache mode."""
     seeds = {"llm": config.seed} if config.seed is not None else {}
     record = start_run(f"ragdiag {command}", inputs=local(inputs), models={"llm": models or [config.model]},
-                       prompts=prompts, seeds=seeds, cache=config.cache)
-    record.inputs.extend(w.described() for w in held)
+                       prompts=dict(prompts), seeds=seeds, cache=config.cache)
+    record.inputs.extend(dict(w.described()) for w in held)
     return record
 
 

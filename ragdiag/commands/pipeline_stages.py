@@ -61,7 +61,7 @@ def run_stages(request: PipelineRequest, held: HeldSamples | None,
     held_files = held.written if held is not None else []
     record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges}, seeds={"llm": config.seed},
                        cache=config.cache)
-    record.inputs.extend(w.described() for w in held_files)
+    record.inputs.extend(dict(w.described()) for w in held_files)
     out_dir.mkdir(parents=True, exist_ok=True)
     gate = grading.gate()
     # generate: its own run record and manifest, the answers kept in memory for the judge

@@ -61,8 +61,8 @@ def output_paths(out_dir: Path, parquet: bool = False) -> dict[str, Path]:
 
 
 def _write_per_query_parquet(path: Path, rows: list[dict[str, Any]], inputs: list[Path]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from ragdiag.io.writer import atomic_path
 
@@ -95,7 +95,7 @@ def _check(request: SweepRequest) -> list[Path]:
     request.grading.gate()  # a bad patterns file or ratio stops here, before any work
     check_config(request)
     check_output_dir(request.out_dir, "--out-dir")
-    inputs = [request.corpus, request.queries, request.qrels, *([request.answers] if request.answers is not None else [])]
+    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers) if p is not None]
     guard_outputs(output_paths(request.out_dir, request.parquet).values(), inputs)
     if request.parquet:
         from ragdiag.data.graded_parquet import check_graded_output
@@ -127,21 +127,22 @@ def run(request: SweepRequest) -> SweepRun:
 
 def _summary(result: SweepResult, queries: int) -> RunSummary:
     """Items = queries (but those whose reference was gated out) × (controls + points); covered = graded."""
-    graded = sum(c.n_graded for c in result.controls) + sum(p.n_graded for p in result.points)
-    gate = result.meta.reference_gate
+    graded = sum(c.n_graded or 0 for c in result.controls) + sum(p.n_graded or 0 for p in result.points)
+    gate = result.meta.reference_gate or {}
     gated_queries = 0 if gate["keep_degenerate"] else gate["ideal"]["total"]  # not graded on purpose: not items
     expected = (queries - gated_queries) * (len(result.controls) + len(result.points))
     return RunSummary.from_json({"items": expected, "covered": graded,
                                  "coverage": graded / expected if expected else 1.0,
-                                 "seconds": result.meta.seconds.get("answers", 0.0), **result.meta.calls,
+                                 "seconds": (result.meta.seconds or {}).get("answers", 0.0),
+                                 **(result.meta.calls or {}),
                                  "coverage_by_point": point_coverage(result, queries)})
 
 
 def point_coverage(result: SweepResult, queries: int) -> list[dict[str, Any]]:
     """Graded share per control and operating point (all at the same K): queries graded / queries."""
     return [{"point": name, "items": queries, "covered": graded, "coverage": graded / queries if queries else 1.0}
-            for name, graded in [*((c.name, c.n_graded) for c in result.controls),
-                                 *((p.label, p.n_graded) for p in result.points)]]
+            for name, graded in [*((c.name, c.n_graded or 0) for c in result.controls),
+                                 *((p.label, p.n_graded or 0) for p in result.points)]]
 
 
 def _french_prompts(cfg: SweepConfig) -> list[tuple[str, str]]:

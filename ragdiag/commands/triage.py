@@ -105,6 +105,7 @@ def run(request: TriageRequest) -> TriageRun:
                                    _depth(request), request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0)
     else:
+        assert request.texts is not None and request.ranked is not None  # checked by _check
         data = load_texts_ranked(request.texts, request.ranked, _depth(request), request.max_queries)
         if references is not None:
             data.queries = [q for q in data.queries if q.id in references]
