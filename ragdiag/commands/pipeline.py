@@ -131,8 +131,7 @@ def run_pipeline(request: PipelineRequest, held: HeldSamples | None = None,
 
 def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
     """Rank, write the samples and runs, then generate → grade → correlate (→ evaluate) on the samples in memory."""
-    from ragdiag.commands.llm_files import json_bytes, stderr_notice, write_held
-    from ragdiag.data.qrels_runs import write_run
+    from ragdiag.commands.llm_files import json_bytes, jsonl_bytes, stderr_notice, write_held
     from ragdiag.io.run_record import describe_input
     from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
     from ragdiag.metrics.segments import segmentation_for
@@ -178,9 +177,12 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         Loaded([RankedSample.from_dict(r, str(paths["ranked"]), i) for i, r in enumerate(ranked, start=1)],
                str(paths["ranked"]), ranked_file.sha256),
         [texts_file, ranked_file])
+    runs: dict[str, tuple[dict[str, list[str]], Written]] = {}
     for spec in specs:
         run_ = {qid: [(data.doc_ids[r], s) for r, s in lists] for qid, lists in zip(data.query_ids, rankings[spec.text])}
-        write_run(run_paths[spec.text], run_, inputs=inputs)
+        rows = [{"query_id": q, "ids": [d for d, _ in p], "scores": [float(x) for _, x in p]} for q, p in run_.items()]
+        runs[spec.text] = ({q: [d for d, _ in p] for q, p in run_.items()},
+                           write_held(run_paths[spec.text], jsonl_bytes(rows), inputs))  # as data.qrels_runs.write_run
         paths[f"run {spec.text}"] = run_paths[spec.text]
     request = PipelineRequest(out_dir=out_dir, config=config, ks=tuple(cfg.ks), texts=str(paths["texts"]),
                               ranked=str(paths["ranked"]), repeats=cfg.repeats, segments=segments,
@@ -190,12 +192,11 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     result = run_pipeline(request, held)
     evaluation = None
     if data.graded:
-        from ragdiag.evaluate.evaluation import EvaluateParams, evaluate_files
+        from ragdiag.commands.pipeline_stages import evaluate_held_runs
+        from ragdiag.evaluate.evaluation import EvaluateParams
 
-        evaluated, _rows = evaluate_files(data.files["qrels"], list(run_paths.values()),
-                                          EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed),
-                                          progress=progress)
-        evaluation = evaluated.to_json()
+        evaluation = evaluate_held_runs(data.files["qrels"], list(runs.values()),
+                                        EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed))
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
     meta = CorpusRunMeta(

@@ -13,8 +13,12 @@ from typing import TYPE_CHECKING, Any
 from ragdiag.errors import RagdiagError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ragdiag.commands.llm_files import Written
     from ragdiag.commands.pipeline import HeldSamples, PipelineRequest
     from ragdiag.data.graded_table import GradedTable
+    from ragdiag.evaluate.evaluation import EvaluateParams
     from ragdiag.pipeline.end_to_end import PipelineResult
 
 
@@ -25,7 +29,7 @@ def run_stages(request: PipelineRequest, held: HeldSamples | None,
     from ragdiag.answers.runs import generate, grade, grade_prompt_versions
     from ragdiag.commands.generate import load_samples, rank_with, write_answers
     from ragdiag.commands.grade import grade_record, write_graded
-    from ragdiag.commands.llm_files import Written, local, manifest_path, open_record, stderr_notice
+    from ragdiag.commands.llm_files import local, manifest_path, open_record, stderr_notice
     from ragdiag.data.graded_parquet import check_graded_output, is_parquet
     from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
     from ragdiag.io.run_record import stamp, start_run
@@ -129,3 +133,32 @@ def graded_table(records: list[dict[str, Any]], path: Any, gate: Any) -> GradedT
     source = GradedSource(name=str(path), sha256=sha256, simulated_grades=simulated)
     with no_cyclic_gc():
         return build_graded_table(records, str(path), source, gate)
+
+
+def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], Written]],
+                       params: EvaluateParams) -> dict[str, Any]:
+    """``ragdiag evaluate QRELS RUN…`` on the run files this run wrote, from their rankings in memory: the
+    same result as :func:`ragdiag.evaluate.evaluation.evaluate_files` (run record: the qrels, then each run
+    named by the size and sha256 of the bytes written)."""
+    import time
+
+    from ragdiag.evaluate.evaluation import check_params, conventions, evaluate
+    from ragdiag.evaluate.inputs import AlignedRun, align_ids, load_graded_qrels
+    from ragdiag.evaluate.result import EvaluateMeta, RunInfo
+    from ragdiag.io.run_record import start_run
+
+    check_params(params)
+    record = start_run("ragdiag evaluate", inputs=[qrels_path], seeds={"bootstrap": params.seed})
+    record.inputs.extend(dict(written.described()) for _, written in runs)
+    started = time.perf_counter()
+    qrels = load_graded_qrels(qrels_path)
+    aligned: list[AlignedRun] = []
+    for ids, written in runs:
+        aligned.append(align_ids(ids, written.path, qrels, [r.name for r in aligned]))
+    result, _rows = evaluate(qrels, aligned, params, None, "")
+    result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
+                               [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in aligned],
+                               conventions(params, qrels), round(time.perf_counter() - started, 3))
+    result.run_record = record.as_dict()
+    evaluation: dict[str, Any] = result.to_json()
+    return evaluation

@@ -84,6 +84,9 @@ def test_pipeline_corpus_reads_none_of_its_outputs(tmp_path, servers):
     result on the terminal is the renderers' business)."""
     toy, embed = servers
     corpus = write_corpus(tmp_path / "synthetic", n_docs=60, n_queries=6)
+    qrels = corpus / "qrels" / "test.tsv"  # graded qrels: the evaluate stage runs on the run files too
+    rows = qrels.read_text().splitlines()
+    qrels.write_text("\n".join([rows[0]] + [r[:-1] + ("3" if i % 2 else "2") for i, r in enumerate(rows[1:])]) + "\n")
     out = tmp_path / "run"
     config = ClientConfig(model="toy", base_url=toy.base_url, cache_dir=tmp_path / "cache", workers=2)
     opens = _run_command(PipelineRequest(out_dir=out, config=config, ks=(1, 3), corpus=corpus, min_samples=1,
@@ -91,6 +94,7 @@ def test_pipeline_corpus_reads_none_of_its_outputs(tmp_path, servers):
                                          progress=False))
     assert (out / "corpus_run.json").is_file() and (out / "graded.json").is_file()
     assert (out / "graded.json.manifest.json").is_file() and (out / "answers.jsonl").is_file()
+    assert (out / "evaluation.json").is_file() and len(list((out / "runs").iterdir())) == 2
     assert any(Path(p).name == "corpus.jsonl" for p, _ in opens)  # the hook sees the inputs being read
     assert re_reads(opens, out) == [], "\n".join(re_reads(opens, out))
 
