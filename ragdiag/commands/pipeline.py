@@ -16,63 +16,23 @@ with the run record. Engine: :mod:`ragdiag.answers`; library parts: :mod:`ragdia
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdiag.answers.judging import GradingOptions
 from ragdiag.answers.plan import AnswerSettings
 from ragdiag.commands.llm_files import Written
+from ragdiag.commands.pipeline_stages import CorpusRunConfig, HeldSamples, PipelineRequest, run_stages
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import Loaded
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
-from ragdiag.pipeline.corpus_run import CorpusRunConfig, CorpusRunManifest, CorpusRunMeta, CorpusRunResult
+from ragdiag.pipeline.corpus_run import CorpusRunManifest, CorpusRunMeta, CorpusRunResult
 from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult
 from ragdiag.pipeline.run_meta import CoverageError, check_coverage
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
            "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
-           "check_corpus_flags", "check_coverage", "run", "run_corpus_pipeline", "run_pipeline"]
-
-
-@dataclass
-class PipelineRequest:
-    """Every option of ``pipeline``, parsed (``ks`` sorted); ``corpus`` set = the corpus path."""
-
-    out_dir: Path
-    config: ClientConfig
-    ks: tuple[int, ...]
-    texts: str | None = None
-    ranked: str | None = None
-    embedder: str | None = None
-    dataset: str = "all"
-    repeats: int = 1
-    second_judge: str | None = None
-    segments: str = "ratio"
-    min_samples: int = 300
-    corpus: Path | None = None
-    queries: Path | None = None
-    qrels: Path | None = None
-    retrievers: tuple[str, ...] = ()
-    depth: int | None = None
-    ideal_cap: int = 10
-    max_queries: int | None = None
-    embed_base_url: str | None = None
-    grading: GradingOptions = field(default_factory=GradingOptions)
-    parquet: bool = False
-    answer: AnswerSettings = field(default_factory=AnswerSettings)
-    complete_cases: bool = False
-    progress: bool = True
-    judges: list[str] = field(default_factory=list)  # set by run: the configured model, then --second-judge
-
-
-@dataclass
-class HeldSamples:
-    """Samples this run built and wrote (``pipeline --corpus``), handed to the stages in memory."""
-
-    texts: Loaded[TextsSample]
-    ranked: Loaded[RankedSample]
-    written: list[Written]
+           "HeldSamples", "check_corpus_flags", "check_coverage", "run", "run_corpus_pipeline", "run_pipeline"]
 
 
 def check_corpus_flags(corpus: Path | None, retriever: list[str] | tuple[str, ...] | None, texts: str | None,
@@ -124,8 +84,6 @@ def run_pipeline(request: PipelineRequest, held: HeldSamples | None = None,
     samples already in memory (``--corpus``), else read from ``request.texts`` / ``request.ranked``. Segment
     sizes are checked from the samples before any model or LLM call: when every segment would be dropped,
     the run falls back to ``pooled`` (``notice`` says so) or stops at once."""
-    from ragdiag.commands.pipeline_stages import run_stages
-
     return run_stages(request, held, notice)
 
 
@@ -146,7 +104,7 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         safe_name,
     )
 
-    specs, depth = check_config(cfg)
+    specs, depth = check_config(cfg.retrievers, cfg.ks, cfg.depth, cfg.ideal_cap)
     from ragdiag.remote.preflight import preflight
 
     preflight(embedders=[getattr(s, "embedder", None) for s in specs], embed_base_url=cfg.embed_base_url,

@@ -8,18 +8,88 @@ records name it with the size and sha256 of the bytes written.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragdiag.answers.judging import GradingOptions
+from ragdiag.answers.plan import AnswerSettings
+from ragdiag.commands.llm_files import Written
+from ragdiag.data.schema import RankedSample, TextsSample
+from ragdiag.data.texts_ranked_loaders import Loaded
 from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import ClientConfig
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ragdiag.commands.llm_files import Written
-    from ragdiag.commands.pipeline import HeldSamples, PipelineRequest
     from ragdiag.data.graded_table import GradedTable
     from ragdiag.evaluate.evaluation import EvaluateParams
     from ragdiag.pipeline.end_to_end import PipelineResult
+
+
+@dataclass
+class PipelineRequest:
+    """Every option of ``pipeline``, parsed (``ks`` sorted); ``corpus`` set = the corpus path."""
+
+    out_dir: Path
+    config: ClientConfig
+    ks: tuple[int, ...]
+    texts: str | None = None
+    ranked: str | None = None
+    embedder: str | None = None
+    dataset: str = "all"
+    repeats: int = 1
+    second_judge: str | None = None
+    segments: str = "ratio"
+    min_samples: int = 300
+    corpus: Path | None = None
+    queries: Path | None = None
+    qrels: Path | None = None
+    retrievers: tuple[str, ...] = ()
+    depth: int | None = None
+    ideal_cap: int = 10
+    max_queries: int | None = None
+    embed_base_url: str | None = None
+    grading: GradingOptions = field(default_factory=GradingOptions)
+    parquet: bool = False
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
+    complete_cases: bool = False
+    progress: bool = True
+    judges: list[str] = field(default_factory=list)  # set by run: the configured model, then --second-judge
+
+
+@dataclass
+class HeldSamples:
+    """Samples this run built and wrote (``pipeline --corpus``), handed to the stages in memory."""
+
+    texts: Loaded[TextsSample]
+    ranked: Loaded[RankedSample]
+    written: list[Written]
+
+
+
+@dataclass
+class CorpusRunConfig:
+    """What ``pipeline --corpus`` ranks and how (the stages after ranking take a :class:`PipelineRequest`)."""
+
+    corpus: Path
+    retrievers: list[str]
+    ks: list[int]
+    out_dir: Path
+    queries: Path | None = None
+    qrels: Path | None = None
+    depth: int | None = None
+    ideal_cap: int = 10
+    max_queries: int | None = None
+    embed_base_url: str | None = None
+    repeats: int = 1
+    judges: list[str] | None = None
+    segments: str = "ratio"
+    min_samples: int = 300
+    bootstrap: int = 1000
+    grading: GradingOptions | None = None  # grade mode, reference gate
+    answer: AnswerSettings | None = None  # --lang and the prompt budget
+    complete_cases: bool = False  # correlate only the queries graded at every K
+
 
 
 def run_stages(request: PipelineRequest, held: HeldSamples | None,
@@ -37,7 +107,7 @@ def run_stages(request: PipelineRequest, held: HeldSamples | None,
     from ragdiag.metrics.analysis import CorrelateOptions
     from ragdiag.metrics.correlate_job import run_correlation
     from ragdiag.metrics.segments import SEGMENTATIONS, segmentation_for
-    from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult, correlate_command, planned_rows
+    from ragdiag.pipeline.end_to_end import PipelineMeta, PipelineResult, planned_rows
 
     out_dir, config, grading, settings = request.out_dir, request.config, request.grading, request.answer
     notice = notice or stderr_notice
@@ -162,3 +232,16 @@ def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], 
     result.run_record = record.as_dict()
     evaluation: dict[str, Any] = result.to_json()
     return evaluation
+
+
+def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None,
+                      complete_cases: bool = False) -> str:
+    """The ``ragdiag correlate`` command line that redoes the last stage (gate options and
+    ``--complete-cases`` included when set)."""
+    command = f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
+    if grading is not None:
+        command += "".join([" --keep-degenerate" if grading.keep_degenerate else "",
+                            f" --degenerate-patterns {grading.degenerate_patterns}" if grading.degenerate_patterns else "",
+                            f" --long-answer-ratio {grading.long_answer_ratio:g}"
+                            if grading.long_answer_ratio != GradingOptions.long_answer_ratio else ""])
+    return command + (" --complete-cases" if complete_cases else "")

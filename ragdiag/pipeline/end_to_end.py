@@ -1,6 +1,6 @@
 """The library parts of ``ragdiag pipeline`` (run by :mod:`ragdiag.commands.pipeline`): the top-K
 rows a run will grade (known from the inputs, before any call), the ``correlate`` command that redoes
-its last stage, and the result: ``answers.jsonl``, ``graded.json``, their manifests, and
+its last stage (:func:`ragdiag.commands.pipeline_stages.correlate_command`), and the result: ``answers.jsonl``, ``graded.json``, their manifests, and
 ``correlation.json`` whose ``meta.pipeline`` block (:class:`PipelineMeta`) links the stages.
 """
 
@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdiag.answers.judging import GradingOptions
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import Loaded
 from ragdiag.pipeline.run_meta import LLMRunResult, RunMeta
@@ -56,19 +55,6 @@ class PipelineResult:
     def to_json(self) -> dict[str, Any]:
         """``correlation.json`` as written."""
         return self.correlation
-
-
-def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None,
-                      complete_cases: bool = False) -> str:
-    """The ``ragdiag correlate`` command line that redoes the last stage (gate options and
-    ``--complete-cases`` included when set)."""
-    command = f"ragdiag correlate --graded {graded} --segments {segments} --min-samples {min_samples}"
-    if grading is not None:
-        command += "".join([" --keep-degenerate" if grading.keep_degenerate else "",
-                            f" --degenerate-patterns {grading.degenerate_patterns}" if grading.degenerate_patterns else "",
-                            f" --long-answer-ratio {grading.long_answer_ratio:g}"
-                            if grading.long_answer_ratio != GradingOptions.long_answer_ratio else ""])
-    return command + (" --complete-cases" if complete_cases else "")
 
 
 def planned_rows(texts: Loaded[TextsSample], ranked: Loaded[RankedSample] | None, rank_with: str | None,
