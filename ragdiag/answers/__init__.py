@@ -12,5 +12,8 @@ one thing this package causes to be stored.
 - :mod:`.contexts` — answers and grades per distinct retrieval context (sweep, triage);
 - :mod:`.labelling`, :mod:`.listwise`, :mod:`.refine` — the utility judge of ``label``;
 - :mod:`.grade_parse`, :mod:`.agreement` — strict grade parsing, inter-judge agreement;
+- :mod:`.runs` — one generate run and one grade run as computations (typed outcomes);
 - :mod:`.run_stats` — the meta block, the server details and the call summary of a run.
+
+``tests/answers/test_engine_writes_nothing.py`` holds the package to that: no file write, no run record.
 """
