@@ -154,7 +154,8 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
         from ragdiag.evaluate.evaluation import EvaluateParams
 
         evaluation = evaluate_held_runs(data.files["qrels"], list(runs.values()),
-                                        EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed))
+                                        EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap,
+                                                       seed=config.seed)).to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
     meta = CorpusRunMeta(

@@ -23,6 +23,7 @@ from ragdiag.llm.client import ClientConfig
 if TYPE_CHECKING:
     from ragdiag.data.graded_table import GradedTable
     from ragdiag.evaluate.evaluation import EvaluateParams
+    from ragdiag.evaluate.result import EvaluateResult
     from ragdiag.pipeline.end_to_end import PipelineResult
 
 
@@ -206,7 +207,7 @@ def graded_table(records: list[dict[str, Any]], path: Any, gate: Any) -> GradedT
 
 
 def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], Written]],
-                       params: EvaluateParams) -> dict[str, Any]:
+                       params: EvaluateParams) -> EvaluateResult:
     """``ragdiag evaluate QRELS RUN…`` on the run files this run wrote, from their rankings in memory: the
     same result as :func:`ragdiag.evaluate.evaluation.evaluate_files` (run record: the qrels, then each run
     named by the size and sha256 of the bytes written)."""
@@ -230,8 +231,7 @@ def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], 
                                [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in aligned],
                                conventions(params, qrels), round(time.perf_counter() - started, 3))
     result.run_record = record.as_dict()
-    evaluation: dict[str, Any] = result.to_json()
-    return evaluation
+    return result
 
 
 def correlate_command(graded: Path, segments: str, min_samples: int, grading: GradingOptions | None = None,
