@@ -27,9 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import median_time, write_section  # noqa: E402
+from ragdiag.commands.grade import GradeRequest  # noqa: E402
+from ragdiag.commands.grade import run as grade_command  # noqa: E402
 from ragdiag.llm.client import ClientConfig  # noqa: E402
 from ragdiag.llm.prompts import load_prompt  # noqa: E402
-from ragdiag.pipeline.grade import run_grade  # noqa: E402
+
+
+def run_grade(answers, out, config, progress=False):
+    """``ragdiag grade``'s code path (:func:`ragdiag.commands.grade.run`)."""
+    return grade_command(GradeRequest(answers, out, config, progress=progress))
+
 from tests.servers.chat_server import ChatServer  # noqa: E402
 
 CALLS, WORKERS, LATENCY, REPEATS = 1000, 16, 0.05, 3

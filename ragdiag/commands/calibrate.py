@@ -118,10 +118,9 @@ def uncertainty(items: list[Item]) -> tuple[np.ndarray | None, str | None]:
 def _questions(answers: Path | None) -> dict[str, str]:
     if answers is None:
         return {}
-    from ragdiag.pipeline.grade import read_answers
+    from ragdiag.answers.answers_file import read_answers
 
-    _, _, rows = read_answers(answers)
-    return {row["id"]: row["q"] for row in rows}
+    return {row["id"]: row["q"] for row in read_answers(answers).rows}
 
 
 def sheet_text(items: list[Item], questions: dict[str, str]) -> str:

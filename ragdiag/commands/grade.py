@@ -1,22 +1,41 @@
 """``ragdiag grade``: an LLM judge grades top-K answers against ideal answers (samples_graded schema).
 
-:func:`run` checks the paths, the judges and the reference gate before any call, then runs
-:func:`ragdiag.pipeline.grade.run_grade` (graded JSON or Parquet and its manifest, through
-``ragdiag.io.writer``, the manifest stamped with the run record).
+:func:`run` checks the options, the paths, the judges and the reference gate before any call, reads
+and checks the whole answers file, judges (:func:`ragdiag.answers.runs.grade`), then writes the graded
+JSON or Parquet and its manifest through :mod:`ragdiag.io.writer`, the manifest stamped with the run
+record. ``pipeline`` calls :func:`write_graded` with the answers it holds in memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ragdiag.answers.generation import Row
+from ragdiag.answers.judging import GRADE_MODES, GradingOptions
+from ragdiag.answers.runs import Graded
+from ragdiag.commands.llm_files import open_record, write_run_manifest
+from ragdiag.errors import RagdiagError
+from ragdiag.io.run_record import RunRecord
 from ragdiag.llm.client import ClientConfig
-from ragdiag.pipeline.grade import GradeResult, GradingOptions
-from ragdiag.pipeline.run_meta import check_coverage
-from ragdiag.results.llm_run import RunManifest, RunMeta, RunSummary
+from ragdiag.llm.language import LANG_CHOICES
+from ragdiag.pipeline.run_meta import LLMRunResult, check_coverage
+from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary
 
 __all__ = ["ClientConfig", "GradeRequest", "GradeResult", "GradingOptions", "RunManifest", "RunMeta", "RunSummary",
            "check_coverage", "run"]
+
+
+@dataclass
+class GradeResult(LLMRunResult):
+    """Graded rows written to the output (the manifest: meta, summary, failures, unparsed)."""
+
+    graded: list[Row] = field(default_factory=list)
+
+    @property
+    def unparsed(self) -> list[dict[str, Any]]:
+        return self.manifest.unparsed or []
 
 
 @dataclass
@@ -34,15 +53,64 @@ class GradeRequest:
     progress: bool = True
 
 
+def check_grading(repeats: int, grading: GradingOptions, lang: str) -> None:
+    """Repeats, grade mode, top logprobs and language, before any file is read."""
+    if repeats < 1:
+        raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
+    if grading.grade_mode not in GRADE_MODES:
+        raise RagdiagError(f"--grade-mode must be one of {', '.join(GRADE_MODES)}, got '{grading.grade_mode}'")
+    if not 1 <= grading.top_logprobs <= 20:
+        raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {grading.top_logprobs}")
+    if lang not in LANG_CHOICES:
+        raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{lang}'")
+
+
+def grade_record(config: ClientConfig, prompts: dict[str, str], judges: list[str], gate_source: str,
+                 inputs: list[Any], held: list[Any] | None = None) -> RunRecord:
+    """The run record of a grade run: the answers file, the judges, the grading prompts and the gate's patterns."""
+    record = open_record("grade", config, inputs, prompts, judges, held=held or ())
+    record.prompts[gate_source.split("@")[0]] = gate_source
+    return record
+
+
+def write_graded(out: Path, manifest: Path, graded: Graded, record: RunRecord, inputs: list[Any]) -> GradeResult:
+    """The graded table (JSON list, or Parquet for ``*.parquet``) and its manifest stamped with ``record``."""
+    from ragdiag.data.graded_parquet import graded_arrow_table, is_parquet
+    from ragdiag.io.writer import write_json, write_parquet
+
+    if is_parquet(out):
+        write_parquet(out, graded_arrow_table(graded.graded), inputs=inputs)
+    else:
+        write_json(out, graded.graded, inputs=inputs)
+    document = write_run_manifest(manifest, record, inputs, RunManifest(
+        meta=graded.meta, run=RunDetails.from_json(dict(graded.details)), summary=graded.summary, failures=graded.failures,
+        unparsed=graded.unparsed))
+    return GradeResult(document, manifest, graded=graded.graded)
+
+
 def run(request: GradeRequest) -> GradeResult:
-    """Check, grade, write the graded rows and their manifest; the result holds both."""
+    """Check, read the answers, grade, write the graded rows and their manifest, stamp."""
+    from ragdiag.answers.answers_file import read_answers
+    from ragdiag.answers.judging import judge_models
+    from ragdiag.answers.runs import grade, grade_prompt_versions
+    from ragdiag.commands.llm_files import guard_run_outputs
+    from ragdiag.data.graded_parquet import check_graded_output
+    from ragdiag.io.files import file_sha256
     from ragdiag.io.paths import check_paths
-    from ragdiag.pipeline.grade import judge_models, run_grade
 
     grading = request.grading
     check_paths(inputs={"--answers": request.answers, "--degenerate-patterns": grading.degenerate_patterns},
                 outputs={"--out": request.out}, folders={"--cache-dir": request.config.cache_dir})
     judges = judge_models(request.config, request.second_judge)
-    return run_grade(request.answers, request.out, request.config, request.repeats, judges, request.progress,
-                     grading.grade_mode, grading.top_logprobs, grading.gate(), grading.keep_degenerate,
-                     retry_unparsed=request.retry_unparsed, lang=request.lang)
+    gate = grading.gate()
+    check_grading(request.repeats, grading, request.lang)
+    inputs: list[Any] = [request.answers]
+    manifest = guard_run_outputs([request.out], inputs)
+    check_graded_output(request.out)
+    answers = read_answers(request.answers)
+    prompts = dict(grade_prompt_versions(answers, grading.grade_mode, request.lang))
+    record = grade_record(request.config, prompts, judges, gate.patterns.source, inputs)
+    graded = grade(answers, request.answers, file_sha256(request.answers), request.config, judges, request.repeats,
+                   gate, grading.grade_mode, grading.top_logprobs, grading.keep_degenerate, request.retry_unparsed,
+                   request.lang, request.progress)
+    return write_graded(request.out, manifest, graded, record, inputs)

@@ -1,9 +1,15 @@
 """``ragdiag sweep``: what each ANN operating point costs the answers (exact, gold and empty controls).
 
 :func:`run` checks every option, input and output before any embedding or LLM call, records the run,
-sweeps (:func:`ragdiag.sweep.run.run_answer_sweep`), writes ``sweep.json``, the per-query grades and
-the answers (:mod:`ragdiag.sweep.outputs`) and, with ``plot``, the PNGs, all through
-:mod:`ragdiag.io.writer`; it returns the result as a :class:`SweepResult` with the LLM run summary.
+sweeps (:func:`ragdiag.sweep.run.run_answer_sweep`, answers through :mod:`ragdiag.answers.contexts`),
+writes, all through :mod:`ragdiag.io.writer`: ``sweep.json`` (the result with its run record),
+``per_query.jsonl`` (point, query, recall, grade, top-K ids: every mean and share can be recomputed
+from it; with ``parquet``, ``per_query.parquet`` instead — columns ``point``, ``query``, ``recall``,
+``grade`` float64 null when missing, ``ids`` list<string> — which ``correlate --table`` reads
+columnar), ``answers.jsonl`` (each ideal answer, or with ``--answers`` each query's reference answers
+and the usable ones, and each distinct context's answer and grade, with its calls and its grade per
+reference) and, with ``plot``, the PNGs; it returns the result as a :class:`SweepResult` with the LLM
+run summary.
 """
 
 from __future__ import annotations
@@ -12,19 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdiag.answers.judging import GradingOptions, grading_prompts
+from ragdiag.answers.plan import AnswerSettings
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import start_run
-from ragdiag.io.writer import check_output_dir, guard_outputs
+from ragdiag.io.run_record import RunRecord, stamp, start_run
+from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl
 from ragdiag.llm.client import ClientConfig
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.results.llm_run import RunSummary
 from ragdiag.results.sweep import SweepControl, SweepMeta, SweepPoint, SweepResult
-from ragdiag.sweep.outputs import output_paths, write_sweep
 from ragdiag.sweep.run import CONTROLS, SweepConfig, SweepOutcome, check_config, run_answer_sweep
 
+FILES = {"result": "sweep.json", "per_query": "per_query.jsonl", "answers": "answers.jsonl"}
 __all__ = ["CONTROLS", "AnswerSettings", "ClientConfig", "GradingOptions", "SweepControl", "SweepMeta", "SweepPoint", "SweepRequest", "SweepResult",
            "SweepRun", "check_coverage", "run"]
 
@@ -45,8 +52,39 @@ class SweepRequest(SweepConfig):
 class SweepRun:
     result: SweepResult
     paths: dict[str, Path]
-    summary: dict[str, Any]  # the LLM run summary: items = queries × (points + controls), covered = graded
+    summary: RunSummary  # the LLM run summary: items = queries × (points + controls), covered = graded
     outcome: SweepOutcome
+
+
+def output_paths(out_dir: Path, parquet: bool = False) -> dict[str, Path]:
+    files = {**FILES, "per_query": "per_query.parquet"} if parquet else FILES
+    return {name: Path(out_dir) / file for name, file in files.items()}
+
+
+def _write_per_query_parquet(path: Path, rows: list[dict[str, Any]], inputs: list[Path]) -> None:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from ragdiag.io.writer import atomic_path
+
+    schema = pa.schema([("point", pa.string()), ("query", pa.string()), ("recall", pa.float64()),
+                        ("grade", pa.float64()), ("ids", pa.list_(pa.string()))])
+    table = pa.Table.from_pydict({name: [r[name] for r in rows] for name in schema.names}, schema=schema)
+    with atomic_path(path, inputs=inputs) as tmp:
+        pq.write_table(table, tmp)
+
+
+def write_sweep(outcome: SweepOutcome, out_dir: Path, record: RunRecord, parquet: bool = False) -> dict[str, Path]:
+    """Write the three files atomically (inputs guarded); returns their paths."""
+    paths = output_paths(out_dir, parquet)
+    inputs = list(outcome.data.files.values())
+    write_json(paths["result"], stamp(outcome.result, record), inputs=inputs)
+    if parquet:
+        _write_per_query_parquet(paths["per_query"], outcome.per_query, inputs)
+    else:
+        write_jsonl(paths["per_query"], outcome.per_query, inputs=inputs)
+    write_jsonl(paths["answers"], outcome.contexts, inputs=inputs)
+    return paths
 
 
 def _check(request: SweepRequest) -> list[Path]:
@@ -58,7 +96,7 @@ def _check(request: SweepRequest) -> list[Path]:
     request.grading.gate()  # a bad patterns file or ratio stops here, before any work
     check_config(request)
     check_output_dir(request.out_dir, "--out-dir")
-    inputs = [request.corpus, request.queries, request.qrels, *([request.answers] if request.answers is not None else [])]
+    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers) if p is not None]
     guard_outputs(output_paths(request.out_dir, request.parquet).values(), inputs)
     if request.parquet:
         from ragdiag.data.graded_parquet import check_graded_output
@@ -74,7 +112,7 @@ def run(request: SweepRequest) -> SweepRun:
     record = start_run("ragdiag sweep", inputs=inputs, models={"llm": llm.model, "embedder": cfg.embedder},
                        prompts={"generation": load_prompt("generation").id, **grading_prompts(cfg.grading.grade_mode),
                                 cfg.grading.gate().patterns.source.split("@")[0]: cfg.grading.gate().patterns.source,
-                                **(_french_prompts(cfg) if cfg.answer is not None else {})},
+                                **dict(_french_prompts(cfg))},
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, request.progress)
     paths = write_sweep(outcome, request.out_dir, record, request.parquet)
@@ -90,27 +128,29 @@ def run(request: SweepRequest) -> SweepRun:
     return SweepRun(result, paths, _summary(result, len(outcome.data.query_ids)), outcome)
 
 
-def _summary(result: SweepResult, queries: int) -> dict[str, Any]:
+def _summary(result: SweepResult, queries: int) -> RunSummary:
     """Items = queries (but those whose reference was gated out) × (controls + points); covered = graded."""
-    graded = sum(c.n_graded for c in result.controls) + sum(p.n_graded for p in result.points)
-    gate = result.meta.reference_gate
+    graded = sum(c.n_graded or 0 for c in result.controls) + sum(p.n_graded or 0 for p in result.points)
+    gate = result.meta.reference_gate or {}
     gated_queries = 0 if gate["keep_degenerate"] else gate["ideal"]["total"]  # not graded on purpose: not items
     expected = (queries - gated_queries) * (len(result.controls) + len(result.points))
-    return {"items": expected, "covered": graded, "coverage": graded / expected if expected else 1.0,
-            "seconds": result.meta.seconds.get("answers", 0.0), **result.meta.calls,
-            "coverage_by_point": point_coverage(result, queries)}
+    return RunSummary.from_json({"items": expected, "covered": graded,
+                                 "coverage": graded / expected if expected else 1.0,
+                                 "seconds": (result.meta.seconds or {}).get("answers", 0.0),
+                                 **(result.meta.calls or {}),
+                                 "coverage_by_point": point_coverage(result, queries)})
 
 
 def point_coverage(result: SweepResult, queries: int) -> list[dict[str, Any]]:
     """Graded share per control and operating point (all at the same K): queries graded / queries."""
     return [{"point": name, "items": queries, "covered": graded, "coverage": graded / queries if queries else 1.0}
-            for name, graded in [*((c.name, c.n_graded) for c in result.controls),
-                                 *((p.label, p.n_graded) for p in result.points)]]
+            for name, graded in [*((c.name, c.n_graded or 0) for c in result.controls),
+                                 *((p.label, p.n_graded or 0) for p in result.points)]]
 
 
-def _french_prompts(cfg: SweepConfig) -> dict[str, str]:
-    """The French prompt versions a sweep with --lang fr|auto can use."""
+def _french_prompts(cfg: SweepConfig) -> list[tuple[str, str]]:
+    """The French prompt versions (name, version) a sweep with --lang fr|auto can use."""
     if cfg.answer is None or cfg.answer.lang == "en":
-        return {}
-    return {k: v for n in ("generation", "grading", "grading-repair") for k, v in cfg.answer.prompt_ids(n).items()
-            if k.endswith("-fr")}
+        return []
+    return [(k, v) for n in ("generation", "grading", "grading-repair") for k, v in cfg.answer.prompt_ids(n).items()
+            if k.endswith("-fr")]

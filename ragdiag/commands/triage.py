@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
+from ragdiag.answers.judging import GradingOptions, grading_prompts
+from ragdiag.answers.plan import AnswerSettings
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.pipeline.answer_plan import AnswerSettings
-from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.results.triage import TriageResult
 from ragdiag.triage.inputs import needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
@@ -105,6 +105,7 @@ def run(request: TriageRequest) -> TriageRun:
                                    _depth(request), request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0)
     else:
+        assert request.texts is not None and request.ranked is not None  # checked by _check
         data = load_texts_ranked(request.texts, request.ranked, _depth(request), request.max_queries)
         if references is not None:
             data.queries = [q for q in data.queries if q.id in references]

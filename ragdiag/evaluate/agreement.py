@@ -5,7 +5,7 @@
   κ_w = 1 − Σ w_ij O_ij / Σ w_ij E_ij, w_ij = (i − j)² / (k − 1)², O the observed proportions,
   E = outer product of the two marginals; undefined (None) when Σ w E = 0 (one grade only).
 * Krippendorff's α (ordinal, ``krippendorff`` package) is added by the caller
-  (:func:`ragdiag.pipeline.agreement.ordinal_alpha`), so this module stays below the pipeline layer.
+  (:func:`ragdiag.answers.agreement.ordinal_alpha`), so this module stays below the pipeline layer.
 * Mean absolute difference |judge − human|.
 * :func:`judge_human_agreement` (``ragdiag calibrate``) adds Spearman, ±1 agreement and the mean bias.
 """

@@ -110,7 +110,11 @@ def run_name(path: str | Path, taken: Sequence[str]) -> str:
 
 def align_run(path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -> AlignedRun:
     """Read a run and build its grade matrix over the judged queries (0 unjudged, −1 padding)."""
-    run = read_run_ids(path)
+    return align_ids(read_run_ids(path), path, qrels, taken)
+
+
+def align_ids(run: dict[str, list[str]], path: str | Path, qrels: GradedQrels, taken: Sequence[str] = ()) -> AlignedRun:
+    """The grade matrix of ``run`` (query id → ranked doc ids, as read from ``path``) over the judged queries."""
     judged = qrels.query_ids
     missing = [q for q in judged if q not in run]
     if len(missing) == len(judged):

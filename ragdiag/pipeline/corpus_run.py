@@ -21,7 +21,6 @@ from typing import Any
 
 from ragdiag.data.schema import subset_of
 from ragdiag.errors import RagdiagError
-from ragdiag.pipeline.answer_plan import AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData
 from ragdiag.pipeline.corpus_retrievers import RetrieverSpec, parse_retriever
 from ragdiag.pipeline.end_to_end import PipelineResult
@@ -31,25 +30,6 @@ TEXTS_FILE, RANKED_FILE = "samples_texts.json", "samples_ranked.json"
 
 
 @dataclass
-class CorpusRunConfig:
-    corpus: Path
-    retrievers: list[str]
-    ks: list[int]
-    out_dir: Path
-    queries: Path | None = None
-    qrels: Path | None = None
-    depth: int | None = None
-    ideal_cap: int = 10
-    max_queries: int | None = None
-    embed_base_url: str | None = None
-    repeats: int = 1
-    judges: list[str] | None = None
-    segments: str = "ratio"
-    min_samples: int = 300
-    bootstrap: int = 1000
-    grading: Any = None  # ragdiag.pipeline.grade.GradingOptions (grade mode, reference gate)
-    answer: AnswerSettings | None = None  # --lang and the prompt budget
-    complete_cases: bool = False  # correlate only the queries graded at every K
 
 
 @dataclass
@@ -64,18 +44,19 @@ class CorpusRunResult:
         return self.manifest.meta
 
 
-def check_config(cfg: CorpusRunConfig) -> tuple[list[RetrieverSpec], int]:
-    """Parsed retrievers and the depth; every spec and range checked before any work."""
-    if not cfg.retrievers:
+def check_config(retrievers: list[str], ks: list[int], depth: int | None,
+                 ideal_cap: int) -> tuple[list[RetrieverSpec], int]:
+    """Parsed retrievers and the depth (default max K); every spec and range checked before any work."""
+    if not retrievers:
         raise RagdiagError("give at least one --retriever (dense:EMBEDDER[:INDEX_SPEC], bm25 or hybrid:A+B)")
-    specs = [parse_retriever(r) for r in cfg.retrievers]
+    specs = [parse_retriever(r) for r in retrievers]
     if len({s.text for s in specs}) != len(specs):
         raise RagdiagError("each --retriever must be different (it names the ranked samples' E)")
-    depth = cfg.depth if cfg.depth is not None else max(cfg.ks)
-    if max(cfg.ks) > depth:
-        raise RagdiagError(f"--k {max(cfg.ks)} is larger than the retrieval depth {depth} (--depth)")
-    if cfg.ideal_cap < 1:
-        raise RagdiagError(f"--ideal-cap must be at least 1, got {cfg.ideal_cap}")
+    depth = depth if depth is not None else max(ks)
+    if max(ks) > depth:
+        raise RagdiagError(f"--k {max(ks)} is larger than the retrieval depth {depth} (--depth)")
+    if ideal_cap < 1:
+        raise RagdiagError(f"--ideal-cap must be at least 1, got {ideal_cap}")
     return specs, depth
 
 

@@ -4,7 +4,7 @@ Same queries, corpus, generator and judge; only the index's search parameter cha
 embed corpus and queries (embedding cache), exact top-K by brute force, every operating point of
 every index spec measured by :func:`ragdiag.bench.index_sweep.run_sweep` (recall vs exact,
 Robustness-δ@K, batch QPS, single-query latency), then each distinct (query, ordered top-K)
-answered and graded once (:mod:`ragdiag.sweep.answers`), the controls being exact k-NN, the gold
+answered and graded once (:mod:`ragdiag.answers.contexts`), the controls being exact k-NN, the gold
 passages (the query's relevant passages, capped) and an empty context. Statistics:
 :mod:`ragdiag.sweep.stats`.
 
@@ -24,6 +24,17 @@ from typing import Any
 import numpy as np
 
 from ragdiag import __version__
+from ragdiag.answers.contexts import (
+    Answered,
+    AnswerJob,
+    CallsNeeded,
+    Context,
+    answer_all,
+    check_budget,
+    count_needed,
+)
+from ragdiag.answers.judging import GradingOptions, grading_prompts
+from ragdiag.answers.plan import AnswerPlan, AnswerSettings
 from ragdiag.bench.index_sweep import SweepOptions, run_sweep
 from ragdiag.bench.intervals import recall_intervals
 from ragdiag.bench.recall import DEFAULT_DELTAS, exact_ground_truth
@@ -35,19 +46,9 @@ from ragdiag.io.progress import note
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
-from ragdiag.pipeline.grade import GradingOptions, grading_prompts
 from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
-from ragdiag.sweep.answers import (
-    Answered,
-    AnswerJob,
-    Context,
-    answer_all,
-    check_budget,
-    count_needed,
-)
 
 CONTROLS = ("exact", "gold", "empty")
 ACCURACY_THRESHOLD_RANGE = (1.0, 5.0)
@@ -244,7 +245,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
             job.plan = AnswerPlan.resolve(cfg.answer, client)
             for line in job.plan.notices:
                 note(line)
-        needed = None
+        needed: CallsNeeded | None = None
         if cfg.max_calls is not None:  # a dry pass over the cache: only when a budget is set
             needed = count_needed(client, job)
             check_budget(needed, cfg.max_calls)
@@ -379,7 +380,8 @@ def _calls(job: AnswerJob, owner: dict[Context, str], name: str, qids: list[str]
     return {"calls_sent": sent, "calls_reused": reused}
 
 
-def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: str, needed: dict | None, client_stats: dict,
+def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: str, needed: CallsNeeded | None,
+          client_stats: dict,
           n_contexts: int) -> dict:
     return {
         "command": "ragdiag sweep", "ragdiag_version": __version__, "dataset": data.name,
@@ -396,6 +398,6 @@ def _meta(cfg: SweepConfig, llm: ClientConfig, data: CorpusData, embedder_id: st
         + ([p for n in ("generation", "grading", "grading-repair") for p in cfg.answer.prompt_ids(n).values()
             if "-fr@" in p] if cfg.answer is not None and cfg.answer.lang != "en" else []),
         "grade_mode": cfg.grading.grade_mode,
-        "distinct_contexts": n_contexts, "calls_needed_before_run": needed, "calls": client_stats,
+        "distinct_contexts": n_contexts, "calls_needed_before_run": needed.block() if needed is not None else None, "calls": client_stats,
         "max_calls": cfg.max_calls, "max_drop": cfg.max_drop,
     }

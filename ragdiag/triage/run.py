@@ -1,12 +1,12 @@
 """Run ``ragdiag triage``: the baseline, then the interventions in the decision tree's order.
 
 Every context (a query and the ordered passages shown to the generator) is answered and graded by
-:func:`ragdiag.sweep.answers.answer_all` — the ``generate`` prompt (fenced passages), the ``grade``
+:func:`ragdiag.answers.contexts.answer_all` — the ``generate`` prompt (fenced passages), the ``grade``
 judge, the reference gate, the shared runner (workers, ``--batch``) and the call cache — so a rerun
 pays nothing twice and an interrupted run resumes. Steps:
 
 1. cost up front: per query, the new calls its baseline and every intervention that applies would
-   need (a dry pass over the cache, :func:`ragdiag.sweep.answers.count_needed`); ``--max-calls``
+   need (a dry pass over the cache, :func:`ragdiag.answers.contexts.count_needed`); ``--max-calls``
    below the cheapest query's cost is refused before any call;
 2. queries go in waves whose worst-case cost fits what is left of ``--max-calls`` (a hard cap;
    queries that do not fit are listed as left out);
@@ -24,14 +24,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragdiag.answers.contexts import Answered, AnswerJob, Context, answer_all, count_needed
+from ragdiag.answers.judging import GradingOptions
+from ragdiag.answers.plan import AnswerPlan, AnswerSettings
 from ragdiag.errors import RagdiagError
 from ragdiag.io.progress import note
 from ragdiag.llm.batch import Deferred
 from ragdiag.llm.client import ChatResult, LLMClient
-from ragdiag.pipeline.answer_plan import AnswerPlan, AnswerSettings
-from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.remote.store import request_key
-from ragdiag.sweep.answers import Answered, AnswerJob, Context, answer_all, count_needed
 from ragdiag.triage.inputs import TriageData, TriageQuery
 from ragdiag.triage.interventions import BASELINE, k_label, variants
 from ragdiag.triage.tree import Evidence, decide
@@ -82,7 +82,7 @@ class PaidClient:
 
     A key is paid once: when the server answers it (not the cache), or when a ``--batch`` round answers
     a request this run deferred (its item then finds the reply in the cache). The query comes from the
-    request's label, as :mod:`ragdiag.sweep.answers` and :mod:`ragdiag.pipeline.grade` write it
+    request's label, as :mod:`ragdiag.answers.contexts` and :mod:`ragdiag.answers.judging` write it
     (``ideal Q``, ``sweep context q=Q docs=N``, ``topK Q E=sweep ...``); per-item tallies would lose
     the calls of an item that a batch round runs again.
     """
@@ -180,7 +180,7 @@ class Triage:
         """Per query, the new calls of its baseline and every planned intervention (dry pass over the cache)."""
         for state in self.states:
             labels = list(state.planned)
-            state.worst = count_needed(self.client, self.job([(state, lb) for lb in labels]))["total"] if labels else 0
+            state.worst = count_needed(self.client, self.job([(state, lb) for lb in labels])).total if labels else 0
         paying = [s.worst for s in self.states if s.worst > 0]
         return {"worst_case_calls": sum(s.worst for s in self.states), "cheapest_query": min(paying, default=0),
                 "dearest_query": max(paying, default=0), "exact": self.client.cache is not None}

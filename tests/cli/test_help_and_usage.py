@@ -137,9 +137,9 @@ def test_llm_defaults_shown_by_help_are_the_client_defaults():
 
 
 def test_answer_option_defaults_shown_by_help_are_the_library_defaults():
+    from ragdiag.answers.plan import AnswerSettings
     from ragdiag.cli import options as answer_options
     from ragdiag.llm.context_budget import DEFAULT_CHARS_PER_TOKEN
-    from ragdiag.pipeline.answer_plan import AnswerSettings
 
     library = AnswerSettings()
     assert (answer_options.DEFAULT_LANG.value, answer_options.DEFAULT_FIT.value, answer_options.DEFAULT_CHARS_PER_TOKEN) \

@@ -137,9 +137,9 @@ def test_count_kinds_lists_every_kind():
 
 
 def test_cli_defaults_match_the_library():
+    from ragdiag.answers.judging import GradingOptions
     from ragdiag.cli import options as params
     from ragdiag.data.reference_gate import DEFAULT_LONG_RATIO, LONG_RATIO_RANGE
-    from ragdiag.pipeline.grade import GradingOptions
 
     assert params.DEFAULT_LONG_ANSWER_RATIO == DEFAULT_LONG_RATIO == GradingOptions.long_answer_ratio
     assert GradingOptions.top_logprobs == params.DEFAULT_TOP_LOGPROBS

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from ragdiag.answers.labelling import prune
 from ragdiag.cli import app
 from ragdiag.evaluate.agreement import quadratic_weighted_kappa
-from ragdiag.pipeline.label import prune
 from tests.servers.chat_server import ChatServer
 
 PASSAGES = {

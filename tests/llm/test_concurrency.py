@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from ragdiag.answers.run_stats import run_details
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.concurrency import InFlightLimit
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.run_meta import run_details
 from tests.servers.chat_server import ChatServer
 
 ITEMS = ["alpha", "beta", "gamma"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ragdiag.answers.judging import GRADED_KEYS
 from ragdiag.data.schema import GradedSample
-from ragdiag.pipeline.grade import GRADED_KEYS
 
 
 def _lines(path):

@@ -12,6 +12,7 @@ import pytest
 from scipy.stats import kendalltau
 from typer.testing import CliRunner
 
+from ragdiag.answers.listwise import parse_ranking
 from ragdiag.cli import app
 from ragdiag.evaluate.plackett_luce import (
     RefineParams,
@@ -21,7 +22,6 @@ from ragdiag.evaluate.plackett_luce import (
     suffix_softmax_step,
     try_lock,
 )
-from ragdiag.pipeline.listwise import parse_ranking
 from tests.servers.listwise_judge import ListwiseJudgeServer, noisy_ranking
 
 

@@ -89,7 +89,7 @@ def test_interval_alpha_matches_krippendorff_and_scales():
     import krippendorff
     import numpy as np
 
-    from ragdiag.pipeline.agreement import agreement_summary, interval_alpha
+    from ragdiag.answers.agreement import agreement_summary, interval_alpha
 
     rng = np.random.default_rng(0)
     small = np.round(rng.uniform(1, 5, (3, 40)), 3)

@@ -210,8 +210,8 @@ def test_max_calls_counts_one_grade_per_reference_before_any_call(with_answers, 
 
 
 def test_reference_gate_drops_degenerate_references():
-    from ragdiag.pipeline.grade import GradingOptions
-    from ragdiag.sweep.answers import AnswerJob
+    from ragdiag.answers.contexts import AnswerJob
+    from ragdiag.answers.judging import GradingOptions
 
     refs = {"q1": ["I don't know.", "x is a letter"], "q2": ["I don't know."]}
     job = AnswerJob({"q1": "what is x", "q2": "what is y"}, str, {}, [], references=refs)

@@ -103,7 +103,7 @@ GradeLang = Annotated[PromptLang, retold(
                 "else detected from the question; recorded per graded row as lang.")]
 MaxPromptTokens = Annotated[Optional[str], option(
     LLM, "--max-prompt-tokens", metavar=TEXT,
-    callback=checked_by("ragdiag.pipeline.answer_plan", "parse_max_prompt_tokens"),
+    callback=checked_by("ragdiag.answers.plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
          "model's context length read from the server's /models (else, for each item the server refuses, the context "
          "length its error states) minus 512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]

@@ -3,9 +3,9 @@
 A context is a query and the ordered ids of the passages shown to the generator. Two operating
 points that return the same ordered top-K for a query build the same prompt, so the second one
 is a cache hit: its calls are *reused*, not sent (paper 000 §5.3, docs/methods.md#10-answer-sweep). Generation uses
-the ``generate`` command's prompt and request (:func:`ragdiag.pipeline.generate.answer_from_references`), grading its
-judge (:func:`ragdiag.pipeline.grade.make_judge`), so the caches of ``generate``/``grade`` and of
-``sweep`` answer each other.
+the ``generate`` command's prompt and request (:func:`ragdiag.answers.generation.answer_from_references`), grading its
+judge (:func:`ragdiag.answers.judging.make_judge`), so the caches of ``generate``/``grade`` and of
+``sweep`` and ``triage`` answer each other.
 
 With dataset reference answers (``sweep --answers``, :mod:`ragdiag.data.reference_answers`) no ideal
 answer is generated: each context is graded against every usable reference and keeps the highest
@@ -22,16 +22,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from ragdiag.answers.generation import answer_from_references
+from ragdiag.answers.judging import GradingOptions
+from ragdiag.answers.plan import AnswerPlan, answer_in_plan
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.context_errors import ContextExceeded
-from ragdiag.llm.prompts import load_prompt
+from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.answer_plan import AnswerPlan, answer_in_plan
-from ragdiag.pipeline.generate import answer_from_references
-from ragdiag.pipeline.grade import GradingOptions
 from ragdiag.remote.store import request_key
 
 
@@ -132,7 +132,8 @@ class AnswerJob:
             return
         flat = [(q, a) for q, answers in self.references.items() for a in answers]
         kinds = self.grading.gate().classify([a for _, a in flat], [self.query_text[q] for q, _ in flat])
-        self.usable, first_kind = {}, {}
+        self.usable = {}
+        first_kind: dict[str, str | None] = {}
         for (q, a), kind in zip(flat, kinds):
             first_kind.setdefault(q, kind)
             if kind is None or self.grading.keep_degenerate:
@@ -154,26 +155,64 @@ class AnswerJob:
         return f"degenerate {'reference' if self.references is not None else 'ideal'} answer ({kind})"
 
 
-def _generate(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
-              label: str) -> str:
-    return _generate_in_plan(client, prompt, job, query_id, doc_ids, label)[0]
+class CallsBlock(TypedDict):
+    ideal: int
+    answers: int
+    grades: int
+    total: int
+    exact: bool
 
 
-def _generate_in_plan(client: CountingClient, prompt, job: AnswerJob, query_id: str, doc_ids: tuple[str, ...] | list[str],
-                      label: str) -> tuple[str, dict[str, Any]]:
-    """The answer and its info (lang, cut): through the job's plan when it has one, else ``prompt``."""
+@dataclass(frozen=True)
+class CallsNeeded:
+    """New calls a run still needs (dry pass over the cache): ideal answers, answers, grades; ``exact`` is
+    False when the cache is off or refreshed (every call counted)."""
+
+    ideal: int
+    answers: int
+    grades: int
+    exact: bool
+
+    @property
+    def total(self) -> int:
+        return self.ideal + self.answers + self.grades
+
+    def block(self) -> CallsBlock:
+        """``calls_needed_before_run`` of the sweep meta (key order as written)."""
+        return CallsBlock(ideal=self.ideal, answers=self.answers, grades=self.grades, total=self.total,
+                          exact=self.exact)
+
+
+@dataclass(frozen=True)
+class ContextAnswer:
+    """A context's answer text, the question's language and what the budget cut (None when nothing)."""
+
+    text: str
+    lang: str
+    cut: dict[str, Any] | None = None
+
+
+def _generate(client: CountingClient, prompt: Prompt, job: AnswerJob, query_id: str,
+              doc_ids: tuple[str, ...] | list[str], label: str) -> str:
+    return _generate_in_plan(client, prompt, job, query_id, doc_ids, label).text
+
+
+def _generate_in_plan(client: CountingClient, prompt: Prompt, job: AnswerJob, query_id: str,
+                      doc_ids: tuple[str, ...] | list[str], label: str) -> ContextAnswer:
+    """The answer, its language and cut: through the job's plan when it has one, else ``prompt``."""
     passages = [job.doc_text(d) for d in doc_ids]
     if job.plan is None:
-        return answer_from_references(client, prompt, job.query_text[query_id], passages, label).text, {"lang": "en"}
-    result, info = answer_in_plan(client, job.plan, job.query_text[query_id], passages, label)
-    return result.text, info
+        reply = answer_from_references(client, prompt, job.query_text[query_id], passages, label)  # type: ignore[arg-type]
+        return ContextAnswer(reply.text, "en")
+    planned = answer_in_plan(client, job.plan, job.query_text[query_id], passages, label)  # type: ignore[arg-type]
+    return ContextAnswer(planned.result.text, planned.lang, planned.cut)
 
 
 def _context_label(context: Context) -> str:
     return f"sweep context q={context.query_id} docs={len(context.doc_ids)}"
 
 
-def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
+def count_needed(client: LLMClient, job: AnswerJob) -> CallsNeeded:
     """Calls the run would send: ideal answers, context answers and grades not yet in the cache.
 
     Grades of contexts whose answer (or ideal answer) is not cached count 1 each (repairs of
@@ -183,10 +222,11 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
     upper = {"ideal": 0 if job.references is not None else len(job.ideal_docs), "answers": len(job.contexts),
              "grades": per_context * len(job.contexts)}
     if client.cache is None or client.config.cache == "refresh":
-        return {**upper, "total": sum(upper.values()), "exact": False}
+        return CallsNeeded(upper["ideal"], upper["answers"], upper["grades"], exact=False)
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = job.grading.judge(dry, job.plan.settings.lang if job.plan else "en")
+    judge = job.grading.judge(dry,  # type: ignore[arg-type]  # the client seen through a tally
+                               job.plan.settings.lang if job.plan else "en")
     need = {"ideal": 0, "answers": 0, "grades": 0}
     if job.references is not None:
         job.gate_references()
@@ -228,17 +268,17 @@ def count_needed(client: LLMClient, job: AnswerJob) -> dict[str, int]:
                        client.config.model, 0))
             except _WouldSend:
                 need["grades"] += 1
-    return {**need, "total": sum(need.values()), "exact": True}
+    return CallsNeeded(need["ideal"], need["answers"], need["grades"], exact=True)
 
 
-def check_budget(needed: dict[str, int], max_calls: int | None) -> None:
+def check_budget(needed: CallsNeeded, max_calls: int | None) -> None:
     """Refuse, before any call, a run that needs more than ``max_calls`` new LLM calls."""
-    if max_calls is not None and needed["total"] > max_calls:
-        how = "" if needed["exact"] else " (cache off or refresh: every call counted)"
+    if max_calls is not None and needed.total > max_calls:
+        how = "" if needed.exact else " (cache off or refresh: every call counted)"
         raise RagdiagError(
-            f"--max-calls {max_calls}: this run needs {needed['total']} new LLM calls{how} "
-            f"({needed['ideal']} ideal answers, {needed['answers']} answers, {needed['grades']} grades, repairs "
-            f"not counted); nothing was sent. Raise --max-calls to at least {needed['total']}, or sweep fewer "
+            f"--max-calls {max_calls}: this run needs {needed.total} new LLM calls{how} "
+            f"({needed.ideal} ideal answers, {needed.answers} answers, {needed.grades} grades, repairs "
+            f"not counted); nothing was sent. Raise --max-calls to at least {needed.total}, or sweep fewer "
             f"points or queries"
         )
 
@@ -247,13 +287,14 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = job.grading.judge(counting, job.plan.settings.lang if job.plan else "en")
+    judge = job.grading.judge(counting,  # type: ignore[arg-type]  # the client seen through a tally
+                               job.plan.settings.lang if job.plan else "en")
     model = client.config.model
 
     def ask_ideal(query_id: str) -> Answered:
         counting.reset()
-        text, info = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
-        return Answered(text, None, *counting.counts(), lang=info["lang"], cut=info.get("cut"))
+        done = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
+        return Answered(done.text, None, *counting.counts(), lang=done.lang, cut=done.cut)
 
     if job.references is None:
         ideal_ids = list(job.ideal_docs)
@@ -269,19 +310,19 @@ def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> Answ
         skipped = job.skipped_for(context.query_id)
         if skipped is not None:
             return Answered(None, None, *counting.counts(), error=skipped)
-        answer, info = _generate_in_plan(counting, generation, job, context.query_id, context.doc_ids,
-                                         _context_label(context))
+        done = _generate_in_plan(counting, generation, job, context.query_id, context.doc_ids,
+                                 _context_label(context))
+        answer = done.text
         references = job.reference_answers(context.query_id)
         if not references:
-            return Answered(answer, None, *counting.counts(), error="no ideal answer", lang=info["lang"],
-                            cut=info.get("cut"))
+            return Answered(answer, None, *counting.counts(), error="no ideal answer", lang=done.lang, cut=done.cut)
         row = {"q": job.query_text[context.query_id], "answer": answer, "id": context.query_id, "E": "sweep",
-               "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids), "lang": info["lang"]}
+               "Nc": len(context.doc_ids), "Np": 0, "K": len(context.doc_ids), "lang": done.lang}
         grades = [judge((row, reference, model, 0)).grade for reference in references]
         graded = [float(g) for g in grades if g is not None]
         error = None if graded else "judge reply held no grade"
         return Answered(answer, max(graded) if graded else None, *counting.counts(), error=error,
-                        lang=info["lang"], cut=info.get("cut"),
+                        lang=done.lang, cut=done.cut,
                         reference_grades=None if job.references is None else [None if g is None else float(g)
                                                                                for g in grades])
 

@@ -1,4 +1,4 @@
-"""``ragdiag grade``: an LLM judge scores each top-K answer against the ideal answer (1–5).
+"""The LLM judge of ``grade``: each top-K answer scored against the ideal answer (1–5); writes nothing.
 
 Paper 003 appendix A.3 / docs/methods.md#9-generation-and-grading. Each answer is judged ``repeats`` times by each judge model
 (the repeat index is in the cache key, so repeats are distinct calls). A reply without a grade
@@ -18,42 +18,26 @@ ideal answer is degenerate is not sent to the judge (grade null, ``ideal_degener
 
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ragdiag.data.graded_parquet import check_graded_output, graded_arrow_table, is_parquet
+from ragdiag.answers.generation import GateCounts, Row, gate_settings
+from ragdiag.answers.grade_parse import parse_grade
 from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
-from ragdiag.data.schema import check_graded_record, graded_key
-from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.files import file_sha256
-from ragdiag.io.jsonl import read_jsonl_lines
-from ragdiag.io.writer import write_json, write_parquet
+from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
-from ragdiag.llm.language import LANG_CHOICES, LANGS, choose_lang
+from ragdiag.llm.language import LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
 from ragdiag.llm.output_limit import JUDGE_MAX_TOKENS
 from ragdiag.llm.prompts import load_prompt, load_prompt_lang
 from ragdiag.llm.runner import run_items
-from ragdiag.metrics.coverage import topk_coverage
-from ragdiag.pipeline.agreement import agreement_summary
-from ragdiag.pipeline.grade_parse import parse_grade
-from ragdiag.pipeline.run_meta import (
-    LLMRunResult,
-    guard_run_outputs,
-    open_record,
-    run_details,
-    run_meta,
-    summary,
-    write_run_manifest,
-)
-from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary
 
+JudgeItem = tuple[Row, str, str, int]  # (row, reference answer, judge model, repeat)
+Judge = Callable[[JudgeItem], "Verdict"]
 GRADED_KEYS = ("id", "E", "Nc", "Np", "K", "rank", "inK", "answer_ideal", "answer_topK", "grade", "P", "R")
 GRADE_MODES = ("digit", "logprobs")
 
@@ -68,88 +52,11 @@ class Verdict:
     probs: list[float] | None = None
 
 
-@dataclass
-class GradeResult(LLMRunResult):
-    """Graded rows written to the output (the manifest: meta, summary, failures, unparsed)."""
-
-    graded: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def unparsed(self) -> list[dict[str, Any]]:
-        return self.manifest.unparsed or []
-
-
-def _line_error(path: Path, line: int, field: str | None, problem: str) -> DataError:
-    return DataError.at(f"{path}: line {line}", None, field, problem)
-
-
-def _check_answer_row(row: dict[str, Any], path: Path, line: int) -> None:
-    """A row of ``ragdiag generate``'s answers file, checked before any call is spent on it."""
-    if not isinstance(row.get("id"), str) or not row["id"]:
-        raise _line_error(path, line, "id", "missing or not a non-empty string")
-    if not isinstance(row.get("q"), str):
-        raise _line_error(path, line, "q", f"the question must be a string, got {type(row.get('q')).__name__}")
-    answer = row.get("answer")
-    if answer is not None and not isinstance(answer, str):
-        raise _line_error(path, line, "answer", f"must be a string or null, got {type(answer).__name__}")
-    if row["kind"] == "ideal":
-        return
-    check_graded_record({**row, "grade": None}, f"{path}: line {line}", None)  # id, E, Nc, Np, K, inK
-    rank = row.get("rank")
-    if not isinstance(rank, list) or len(rank) != row["K"]:
-        raise _line_error(path, line, "rank", f"must list the top K = {row['K']} candidate indices")
-    if any(type(i) is not int or not 0 <= i < row["Nc"] for i in rank) or len(set(rank)) != len(rank):
-        raise _line_error(path, line, "rank", f"items must be distinct candidate indices 0..{row['Nc'] - 1}")
-    if row["inK"] != [1 if i < row["Np"] else 0 for i in rank]:
-        raise _line_error(path, line, "inK", "does not match rank (1 exactly where the index is below Np)")
-    for name in ("P", "R"):
-        value = row.get(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise _line_error(path, line, name, f"expected a finite number, got {value!r}")
-
-
-def read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str | None], list[dict[str, Any]]]:
-    """The answers file of ``ragdiag generate``: its meta, ideal answers by id, and top-K rows.
-
-    The whole file is validated first (line numbers 1-based): kinds, types, top-K invariants,
-    duplicated ideal or top-K rows (both lines named).
-    """
-    meta: dict[str, Any] = {}
-    ideal: dict[str, str | None] = {}
-    ideal_line: dict[str, int] = {}
-    topk_line: dict[tuple, int] = {}
-    rows = []
-    for line, row in read_jsonl_lines(path):
-        kind = row.get("kind") if isinstance(row, dict) else None
-        if kind == "meta":
-            meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
-            continue
-        if kind not in ("ideal", "topK"):
-            raise _line_error(path, line, "kind", f"expected meta, ideal or topK, got {kind!r}")
-        _check_answer_row(row, path, line)
-        if kind == "ideal":
-            if row["id"] in ideal_line:
-                raise _line_error(path, line, "id", f"a second ideal row for '{row['id']}' (first on line "
-                                  f"{ideal_line[row['id']]})")
-            ideal_line[row["id"]] = line
-            ideal[row["id"]] = row.get("answer")
-        else:
-            key = graded_key(row)
-            if key in topk_line:
-                raise _line_error(path, line, None, f"the same top-K row as line {topk_line[key]} (id '{key[0]}', "
-                                  f"E '{key[1]}', Nc {key[2]}, Np {key[3]}, K {key[4]})")
-            topk_line[key] = line
-            rows.append(row)
-    if not rows:
-        raise DataError(f"{path}: no topK rows to grade")
-    return meta, ideal, rows
-
-
-def _label(row: dict[str, Any], model: str, repeat: int) -> str:
+def _label(row: Row, model: str, repeat: int) -> str:
     return f"topK {row['id']} E={row['E']} Nc={row['Nc']} Np={row['Np']} K={row['K']} judge={model} repeat={repeat}"
 
 
-def judge_lang(row: dict[str, Any], lang: str) -> str:
+def judge_lang(row: Row, lang: str) -> str:
     """The grading language of a row: ``lang`` when en or fr; with auto, the row's ``lang`` (written by
     generate), else the question's detected language."""
     if lang != "auto":
@@ -158,13 +65,12 @@ def judge_lang(row: dict[str, Any], lang: str) -> str:
 
 
 
-def _asking_again(ask: Callable[..., tuple[Verdict, bool]], retry_unparsed: bool, retried: list[str]
-                  ) -> Callable[[tuple[dict[str, Any], str, str, int]], Verdict]:
+def _asking_again(ask: Callable[..., tuple[Verdict, bool]], retry_unparsed: bool, retried: list[str]) -> Judge:
     """The judge over ``ask``: a verdict without a grade whose replies all came from the cache is asked
     once more, bypassing the cache, when ``retry_unparsed`` (its label appended to ``retried``)."""
     lock = threading.Lock()
 
-    def judge(item: tuple[dict[str, Any], str, str, int]) -> Verdict:
+    def judge(item: JudgeItem) -> Verdict:
         row, ideal, model, repeat = item
         verdict, cached = ask(row, ideal, model, repeat, fresh=False)
         if verdict.grade is None and cached and retry_unparsed:
@@ -175,7 +81,9 @@ def _asking_again(ask: Callable[..., tuple[Verdict, bool]], retry_unparsed: bool
 
     return judge
 
-def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None, lang: str = "en"):
+
+def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None,
+               lang: str = "en") -> Judge:
     """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt in the row's language
     (:func:`judge_lang`), then one repair if needed.
 
@@ -183,9 +91,9 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
     earlier run's prose or ``{"grade": NaN}``) is asked again, bypassing the cache, and its label is
     appended to ``retried``; a reply that parsed is never paid for twice."""
     prompts = {code: (load_prompt_lang("grading", code), load_prompt_lang("grading-repair", code)) for code in LANGS}
-    retried = retried if retried is not None else []
+    asked_again: list[str] = retried if retried is not None else []
 
-    def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+    def ask(row: Row, ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
         grading, repair = prompts[judge_lang(row, lang)]
         messages = grading.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
         label = _label(row, model, repeat)
@@ -200,19 +108,19 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
                                             repeat=repeat, max_tokens=JUDGE_MAX_TOKENS), label, **again)
         return Verdict(parse_grade(second.text), [first.text, second.text]), first.cached and second.cached
 
-    return _asking_again(ask, retry_unparsed, retried)
+    return _asking_again(ask, retry_unparsed, asked_again)
 
 
 def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: bool = False,
-                       retried: list[str] | None = None):
+                       retried: list[str] | None = None) -> Judge:
     """``judge((row, ideal, model, repeat)) -> Verdict``: one one-token call; grade = E[digit] (G-Eval).
 
     ``retry_unparsed`` and ``retried`` as in :func:`make_judge`: a cached reply that yields no grade (no
     digit among its top tokens, or a logprob that is not one) is asked again, bypassing the cache."""
     prompt = load_prompt("grading-logprobs")
-    retried = retried if retried is not None else []
+    asked_again: list[str] = retried if retried is not None else []
 
-    def ask(row: dict[str, Any], ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
+    def ask(row: Row, ideal: str, model: str, repeat: int, fresh: bool) -> tuple[Verdict, bool]:
         messages = prompt.messages(query=row["q"], ideal=ideal, candidate=row["answer"])
         again = {"fresh": True} if fresh else {}
         reply = client.chat(client.request(messages, prompt.id, model, repeat=repeat, top_logprobs=top_logprobs),
@@ -220,10 +128,10 @@ def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: boo
         probs = digit_probabilities(unpack_reply(reply.text))
         return Verdict(None if probs is None else expected_grade(probs), [reply.text], probs), reply.cached
 
-    return _asking_again(ask, retry_unparsed, retried)
+    return _asking_again(ask, retry_unparsed, asked_again)
 
 
-def grading_prompts(grade_mode: str) -> dict[str, str]:
+def grading_prompts(grade_mode: str) -> Mapping[str, str]:
     """Prompt name → version id used by a grade mode (for the run record and ``meta``)."""
     names = ("grading-logprobs",) if grade_mode == "logprobs" else ("grading", "grading-repair")
     return {name: load_prompt(name).id for name in names}
@@ -242,7 +150,7 @@ class GradingOptions:
     def gate(self) -> ReferenceGate:
         return make_gate(self.degenerate_patterns, self.long_answer_ratio)
 
-    def judge(self, client: LLMClient, lang: str = "en"):
+    def judge(self, client: LLMClient, lang: str = "en") -> Judge:
         """The judge function of this grade mode (see :func:`make_judge`, in ``lang``; :func:`make_logprob_judge`)."""
         if self.grade_mode == "logprobs":
             return make_logprob_judge(client, self.top_logprobs)
@@ -253,15 +161,15 @@ class GradingOptions:
 class Judged:
     """Graded records in row order, unparsed replies, failed calls and the grade array."""
 
-    graded: list[dict[str, Any]]
-    unparsed: list[dict[str, Any]]
-    failures: list[dict[str, Any]]
+    graded: list[Row]
+    unparsed: list[Row]
+    failures: list[Row]
     grades: np.ndarray  # (judges, repeats, rows), NaN where no grade
     seconds: float
     retried_unparsed: int = 0
 
 
-def _record(row: dict[str, Any], ideal: str | None, grade: float | None, lang: str | None = None) -> dict[str, Any]:
+def _record(row: Row, ideal: str | None, grade: float | None, lang: str | None = None) -> Row:
     values = {**row, "answer_ideal": ideal, "answer_topK": row.get("answer"), "grade": grade}
     record = {k: values.get(k) for k in GRADED_KEYS}
     if lang is not None:
@@ -276,8 +184,8 @@ def _mean_probs(verdicts: list[Verdict | None]) -> list[float] | None:
     return [float(x) for x in np.mean(probs, axis=0)] if probs else None
 
 
-def grade_rows(rows: list[dict[str, Any]], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
-               repeats: int, progress: bool = True, judge=None, skip: dict[str, str] | None = None,
+def grade_rows(rows: list[Row], ideal: dict[str, str | None], client: LLMClient, judges: list[str],
+               repeats: int, progress: bool = True, judge: Judge | None = None, skip: Mapping[str, str] | None = None,
                retry_unparsed: bool = False, lang: str = "en", top_logprobs: int | None = None) -> Judged:
     """Judge every answered row ``repeats`` times per judge; rows without answers get grade null + error;
     rows whose id is in ``skip`` (id → degenerate kind of its ideal answer) are not judged.
@@ -355,12 +263,12 @@ def judge_models(config: ClientConfig, second_judge: str | None = None) -> list[
     return [config.model] + ([second_judge] if second_judge else [])
 
 
-def _grading_prompts(langs: list[str]) -> list[str]:
+def language_prompts(langs: list[str]) -> list[str]:
     """Prompt ids for these languages, grading then repair per language (English first)."""
     return [load_prompt_lang(name, code).id for code in LANGS if code in langs for name in ("grading", "grading-repair")]
 
 
-def gate_answers(gate: ReferenceGate, ideal: dict[str, str | None], rows: list[dict[str, Any]]
+def gate_answers(gate: ReferenceGate, ideal: dict[str, str | None], rows: list[Row]
                  ) -> tuple[dict[str, str], list[str | None]]:
     """Degenerate kinds: ideal answer per id (only the degenerate ones), and each top-K row's answer."""
     question = {row["id"]: row["q"] for row in rows}
@@ -371,82 +279,10 @@ def gate_answers(gate: ReferenceGate, ideal: dict[str, str | None], rows: list[d
 
 
 def gate_summary(gate: ReferenceGate, ideal: dict[str, str | None], ideal_kinds: dict[str, str],
-                 topk: list[dict[str, Any]], topk_kinds: list[str | None], **extra: Any) -> dict[str, Any]:
+                 topk: list[Row], topk_kinds: list[str | None], skipped_rows: int,
+                 keep_degenerate: bool) -> GateCounts:
     """Counts per kind for ideal and top-K answers (answers present only), with the gate's settings."""
     ideal_counts = count_kinds(ideal_kinds.get(i) for i, text in ideal.items() if text is not None)
     topk_counts = count_kinds(k for row, k in zip(topk, topk_kinds) if row.get("answer") is not None)
-    return {**gate.describe(), "ideal": ideal_counts, "topK": topk_counts, **extra}
-
-
-def run_grade(answers: Path, out: Path, config: ClientConfig, repeats: int = 1, judges: list[str] | None = None,
-              progress: bool = True, grade_mode: str = "digit", top_logprobs: int = 10,
-              gate: ReferenceGate | None = None, keep_degenerate: bool = False,
-              retry_unparsed: bool = True, lang: str = "auto") -> GradeResult:
-    """Check outputs against inputs, validate the whole answers file, gate the ideal answers, judge, write
-    ``out`` (a JSON list) and its manifest (meta, run, summary, failures, unparsed, run record).
-
-    Rows skipped by the gate are not items of the coverage (no call was due); they are counted in
-    ``summary.reference_gate``. ``retry_unparsed``: items whose cached replies held no grade are asked
-    again (``summary.retried_unparsed`` counts them). ``lang``: en, fr or auto (each row's ``lang``, else
-    the question's detected language); the logprobs mode grades in English.
-    """
-    if repeats < 1:
-        raise RagdiagError(f"--repeats must be at least 1, got {repeats}")
-    if grade_mode not in GRADE_MODES:
-        raise RagdiagError(f"--grade-mode must be one of {', '.join(GRADE_MODES)}, got '{grade_mode}'")
-    if not 1 <= top_logprobs <= 20:
-        raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {top_logprobs}")
-    if lang not in LANG_CHOICES:
-        raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{lang}'")
-    gate = gate or make_gate()
-    manifest = guard_run_outputs([out], [answers])
-    check_graded_output(out)
-    answers_meta, ideal, rows = read_answers(answers)
-    judges = judges or [config.model]
-    langs = sorted({judge_lang(r, lang) for r in rows}, key=LANGS.index) or ["en"]
-    prompts = grading_prompts(grade_mode) if grade_mode == "logprobs" else \
-        {p.split("@")[0]: p for p in _grading_prompts(langs)}
-    ideal_kinds, topk_kinds = gate_answers(gate, ideal, rows)
-    skip = {} if keep_degenerate else ideal_kinds
-    record = open_record("grade", config, [answers], prompts, judges)
-    record.prompts[gate.patterns.source.split("@")[0]] = gate.patterns.source
-    client = LLMClient(config)
-    try:
-        logprobs = top_logprobs if grade_mode == "logprobs" else None
-        judged = grade_rows(rows, ideal, client, judges, repeats, progress, None, skip, retry_unparsed, lang, logprobs)
-        for graded_row, kind in zip(judged.graded, topk_kinds):
-            if kind is not None:
-                graded_row["topK_degenerate"] = kind
-            if keep_degenerate and graded_row["id"] in ideal_kinds:
-                graded_row["ideal_degenerate"] = ideal_kinds[graded_row["id"]]
-        skipped = sum(1 for r in judged.graded if "skipped" in r)
-        covered = sum(1 for r in judged.graded if r["grade"] is not None)
-        graded_cover = topk_coverage(judged.graded, lambda r: r["grade"] is not None)
-        gate_counts = gate_summary(gate, ideal, ideal_kinds, rows, topk_kinds, skipped_rows=skipped,
-                                   keep_degenerate=keep_degenerate)
-        result_summary = summary(client, len(judged.graded) - skipped, covered, judged.seconds,
-                                 missing_grades=sum(1 for r in judged.graded if r["grade"] is None
-                                                    and "error" not in r and "skipped" not in r),
-                                 no_answer=sum(1 for r in judged.graded if "error" in r),
-                                 retried_unparsed=judged.retried_unparsed,
-                                 agreement=agreement_summary(judged.grades, judges), reference_gate=gate_counts,
-                                 coverage_by_K=graded_cover,
-                                 lang={"setting": lang, **{c: sum(1 for r in judged.graded if r.get("lang") == c)
-                                                           for c in LANGS}})
-        mode = {"grade_mode": grade_mode, **({"top_logprobs": top_logprobs} if grade_mode == "logprobs" else {})}
-        meta = run_meta("grade", client, prompts=list(prompts.values()), judges=judges, repeats=repeats, **mode,
-                        judge_max_tokens=JUDGE_MAX_TOKENS,
-                        reference_gate=gate.describe(),
-                        answers={"source": str(answers), "sha256": file_sha256(answers)}, answers_meta=answers_meta,
-                        lang=lang)
-        details = run_details(client)
-    finally:
-        client.close()
-    if is_parquet(out):
-        write_parquet(out, graded_arrow_table(judged.graded), inputs=[answers])
-    else:
-        write_json(out, judged.graded, inputs=[answers])
-    written = write_run_manifest(manifest, record, [answers], RunManifest(
-        meta=RunMeta.from_json(meta), run=RunDetails.from_json(details), summary=RunSummary.from_json(result_summary), failures=judged.failures,
-        unparsed=judged.unparsed))
-    return GradeResult(written, manifest, graded=judged.graded)
+    return GateCounts(**gate_settings(gate), ideal=ideal_counts, topK=topk_counts, skipped_rows=skipped_rows,
+                      keep_degenerate=keep_degenerate)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragdiag.pipeline.grade_parse import parse_grade
+from ragdiag.answers.grade_parse import parse_grade
 
 
 @pytest.mark.parametrize("reply, grade", [

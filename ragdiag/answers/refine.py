@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, TypedDict
 
+from ragdiag.answers.listwise import make_listwise_judge
 from ragdiag.evaluate.plackett_luce import RefineOutcome, RefineParams, refine
 from ragdiag.llm.client import LLMClient
 from ragdiag.llm.runner import run_items
-from ragdiag.pipeline.listwise import make_listwise_judge
 
 
 def top_by_grade(pool: Sequence[str], grades: dict[str, int], top_n: int) -> list[str]:
@@ -49,3 +50,27 @@ def refine_pools(client: LLMClient, query_ids: Sequence[str], query_texts: Seque
             continue
         rows.append({"query_id": q, "initial": top, "grades": {d: own[d] for d in top}, **asdict(result)})
     return rows, outcome.failures
+
+
+class RefineSection(TypedDict):
+    """The label manifest's ``refine`` block: parameters, output, totals, failures and per-query counts."""
+
+    params: dict[str, Any]
+    output: str
+    queries: int
+    judgements: int
+    failed_batches: int
+    stable: int
+    failures: list[dict[str, Any]]
+    per_query: list[dict[str, Any]]
+
+
+def refine_section(params: RefineParams, rows: list[dict[str, Any]], failures: list[dict[str, Any]],
+                   path: Path) -> RefineSection:
+    """The manifest's account of the refinement: parameters, totals and per-query counts."""
+    return RefineSection(
+        params=asdict(params), output=str(path), queries=len(rows),
+        judgements=sum(r["judgements"] for r in rows), failed_batches=sum(r["failed"] for r in rows),
+        stable=sum(1 for r in rows if r["stable_stop"]), failures=failures,
+        per_query=[{k: r[k] for k in ("query_id", "rounds", "judgements", "failed", "locks", "stable_stop")}
+                   for r in rows])

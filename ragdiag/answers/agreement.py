@@ -11,7 +11,7 @@ value × value matrices, and thousands of distinct floats would not fit in memor
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -29,11 +29,24 @@ def _alpha(matrix: np.ndarray) -> tuple[str, float | None]:
     return repeat_alpha(matrix.T)
 
 
-def agreement_summary(grades: np.ndarray, judges: list[str]) -> dict[str, Any]:
+class Agreement(TypedDict, total=False):
+    """The summary's ``agreement`` block; α is ordinal for whole grades, interval for expected grades."""
+
+    repeats: int
+    judges: list[str]
+    item_sd_mean: float | None
+    item_sd_max: float | None
+    alpha_repeats_ordinal: float | None
+    alpha_repeats_interval: float | None
+    alpha_judges_ordinal: float | None
+    alpha_judges_interval: float | None
+
+
+def agreement_summary(grades: np.ndarray, judges: list[str]) -> Agreement:
     """Mean and max per-item SD over repeats, α between repeats, α between judges (if several)."""
     first = grades[0]  # (repeats, items)
     counts = np.sum(~np.isnan(first), axis=0)
-    result: dict[str, Any] = {"repeats": int(first.shape[0]), "judges": judges}
+    result = Agreement(repeats=int(first.shape[0]), judges=judges)
     if first.shape[0] > 1:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -41,8 +54,14 @@ def agreement_summary(grades: np.ndarray, judges: list[str]) -> dict[str, Any]:
         result["item_sd_mean"] = float(np.mean(sd)) if sd.size else None
         result["item_sd_max"] = float(np.max(sd)) if sd.size else None
         level, value = _alpha(first)
-        result[f"alpha_repeats_{level}"] = value
+        if level == "ordinal":
+            result["alpha_repeats_ordinal"] = value
+        else:
+            result["alpha_repeats_interval"] = value
     if len(judges) > 1:
         level, value = _alpha(grades[:, 0, :])
-        result[f"alpha_judges_{level}"] = value
+        if level == "ordinal":
+            result["alpha_judges_ordinal"] = value
+        else:
+            result["alpha_judges_interval"] = value
     return result

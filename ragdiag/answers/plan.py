@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.client import LLMClient
+from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.context_budget import (
     ANSWER_RESERVE,
     DEFAULT_CHARS_PER_TOKEN,
@@ -73,7 +74,7 @@ class AnswerSettings:
         return cls(lang=lang, max_prompt_tokens=parse_max_prompt_tokens(max_prompt_tokens), fit=fit,
                    tokenizer=tokenizer, chars_per_token=chars_per_token, max_answer_tokens=max_answer_tokens)
 
-    def prompt_ids(self, name: str = "generation") -> dict[str, str]:
+    def prompt_ids(self, name: str = "generation") -> Mapping[str, str]:
         """The prompt versions this setting can use (for the run record)."""
         langs = LANGS if self.lang == "auto" else (self.lang,)
         return {(name if lang == "en" else f"{name}-{lang}"): load_prompt_lang(name, lang).id for lang in langs}
@@ -98,6 +99,34 @@ def budget_from_context(context: int, reserve: int = ANSWER_RESERVE) -> int:
     """The prompt budget for a model context of ``context`` tokens: context − ``reserve`` kept for the
     answer (``--max-answer-tokens``, default 512; half the context when it is under 2 × reserve)."""
     return context - reserve if context > 2 * reserve else max(1, context // 2)
+
+
+class PromptBudget(TypedDict):
+    """``budget`` of the answers meta: the setting, the tokens it resolved to and where from, fit, counter."""
+
+    setting: int | str
+    max_prompt_tokens: int | None
+    source: str | None
+    fit: str
+    counted_with: str | None
+
+
+class PlanMeta(TypedDict, total=False):
+    """What determines the generation prompts (the answers meta): language setting, output limit, budget."""
+
+    lang: str
+    max_answer_tokens: int
+    budget: PromptBudget
+
+
+@dataclass(frozen=True)
+class PlannedAnswer:
+    """One generation call's reply, the question's language, the prompt version and what the budget cut."""
+
+    result: ChatResult
+    lang: str
+    prompt: str
+    cut: dict[str, Any] | None = None
 
 
 @dataclass
@@ -209,20 +238,20 @@ class AnswerPlan:
         return (f"{len(self.context_errors)} call(s) exceeded the model's context{counts}: rerun with {advice} "
                 f"--fit truncate|drop to fit the references")
 
-    def as_meta(self) -> dict[str, Any]:
+    def as_meta(self) -> PlanMeta:
         """What determines the prompts: language setting, budget, fit and counter (for the answers meta)."""
-        meta: dict[str, Any] = {"lang": self.settings.lang, "max_answer_tokens": self.settings.max_answer_tokens}
+        meta = PlanMeta(lang=self.settings.lang, max_answer_tokens=self.settings.max_answer_tokens)
         if self.settings.max_prompt_tokens is not None:
-            meta["budget"] = {"setting": self.settings.max_prompt_tokens, "max_prompt_tokens": self.budget_tokens,
-                              "source": self.budget_source, "fit": self.settings.fit,
-                              "counted_with": self.counter.name if self.counter else None}
+            meta["budget"] = PromptBudget(setting=self.settings.max_prompt_tokens, max_prompt_tokens=self.budget_tokens,
+                                          source=self.budget_source, fit=self.settings.fit,
+                                          counted_with=self.counter.name if self.counter else None)
         return meta
 
 
 def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: list[str], label: str,
-                   lang: str | None = None) -> tuple[Any, dict[str, Any]]:
-    """One generation call in the question's language within the budget: (ChatResult, info) where info
-    holds ``lang``, ``prompt`` and, when the budget cut something, ``cut``.
+                   lang: str | None = None) -> PlannedAnswer:
+    """One generation call in the question's language within the budget: the reply, ``lang``, ``prompt``
+    and, when the budget cut something, ``cut``.
 
     A context-length error is recorded; with ``auto`` and no context length from ``/models``, the item
     is refit to the context length its error states and sent once more (:meth:`AnswerPlan.item_budget`).
@@ -251,7 +280,4 @@ def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: li
         except ContextExceeded as again:
             plan.record_context_error(again)
             raise
-    info: dict[str, Any] = {"lang": lang, "prompt": prompt.id}
-    if fitted.cut is not None:
-        info["cut"] = fitted.cut
-    return result, info
+    return PlannedAnswer(result, lang, prompt.id, fitted.cut)
