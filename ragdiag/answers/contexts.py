@@ -28,7 +28,8 @@ from ragdiag.answers.generation import answer_from_references
 from ragdiag.answers.judging import GradingOptions
 from ragdiag.answers.plan import AnswerPlan, answer_in_plan
 from ragdiag.errors import RagdiagError
-from ragdiag.llm.client import ChatResult, LLMClient
+from ragdiag.llm.chat_client import ChatClient
+from ragdiag.llm.client import ChatResult
 from ragdiag.llm.context_errors import ContextExceeded
 from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
@@ -69,7 +70,7 @@ class _Tally(threading.local):
 class CountingClient:
     """The client seen through a per-thread call tally (``dry``: answer from the cache or raise)."""
 
-    def __init__(self, client: LLMClient, dry: bool = False) -> None:
+    def __init__(self, client: ChatClient, dry: bool = False) -> None:
         self._client, self._dry = client, dry
         self._tally = _Tally()
         self._lock = threading.Lock()
@@ -84,15 +85,15 @@ class CountingClient:
     def counts(self) -> tuple[int, int]:
         return self._tally.sent, self._tally.reused
 
-    def chat(self, request: dict[str, Any], label: str = "") -> ChatResult:
+    def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
         key = request_key(request)
-        if self._dry:
-            hit = self._client.cache.get(key) if self._client.cache is not None else None
+        if self._dry:  # a fresh request is always sent: never a reuse
+            hit = None if fresh else (self._client.cache.get(key) if self._client.cache is not None else None)
             if hit is None:
                 raise _WouldSend()
             self._tally.reused += 1
             return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
-        result = self._client.chat(request, label)
+        result = self._client.chat(request, label, fresh=fresh)
         with self._lock:
             first = not result.cached and key not in self._sent_keys
             self._sent_keys.add(key)
@@ -202,9 +203,9 @@ def _generate_in_plan(client: CountingClient, prompt: Prompt, job: AnswerJob, qu
     """The answer, its language and cut: through the job's plan when it has one, else ``prompt``."""
     passages = [job.doc_text(d) for d in doc_ids]
     if job.plan is None:
-        reply = answer_from_references(client, prompt, job.query_text[query_id], passages, label)  # type: ignore[arg-type]
+        reply = answer_from_references(client, prompt, job.query_text[query_id], passages, label)
         return ContextAnswer(reply.text, "en")
-    planned = answer_in_plan(client, job.plan, job.query_text[query_id], passages, label)  # type: ignore[arg-type]
+    planned = answer_in_plan(client, job.plan, job.query_text[query_id], passages, label)
     return ContextAnswer(planned.result.text, planned.lang, planned.cut)
 
 
@@ -212,7 +213,7 @@ def _context_label(context: Context) -> str:
     return f"sweep context q={context.query_id} docs={len(context.doc_ids)}"
 
 
-def count_needed(client: LLMClient, job: AnswerJob) -> CallsNeeded:
+def count_needed(client: ChatClient, job: AnswerJob) -> CallsNeeded:
     """Calls the run would send: ideal answers, context answers and grades not yet in the cache.
 
     Grades of contexts whose answer (or ideal answer) is not cached count 1 each (repairs of
@@ -225,7 +226,7 @@ def count_needed(client: LLMClient, job: AnswerJob) -> CallsNeeded:
         return CallsNeeded(upper["ideal"], upper["answers"], upper["grades"], exact=False)
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = job.grading.judge(dry,  # type: ignore[arg-type]  # the client seen through a tally
+    judge = job.grading.judge(dry,
                                job.plan.settings.lang if job.plan else "en")
     need = {"ideal": 0, "answers": 0, "grades": 0}
     if job.references is not None:
@@ -283,11 +284,11 @@ def check_budget(needed: CallsNeeded, max_calls: int | None) -> None:
         )
 
 
-def answer_all(client: LLMClient, job: AnswerJob, progress: bool = True) -> AnswerJob:
+def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> AnswerJob:
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = job.grading.judge(counting,  # type: ignore[arg-type]  # the client seen through a tally
+    judge = job.grading.judge(counting,
                                job.plan.settings.lang if job.plan else "en")
     model = client.config.model
 

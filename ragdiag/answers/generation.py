@@ -17,6 +17,7 @@ from ragdiag.answers.plan import AnswerPlan, AnswerSettings, PlannedAnswer, answ
 from ragdiag.data.reference_gate import KINDS, ReferenceGate, count_kinds
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.errors import DataError
+from ragdiag.llm.chat_client import ChatClient
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.language import LANGS
 from ragdiag.llm.output_limit import DEFAULT_ANSWER_TOKENS
@@ -162,7 +163,7 @@ def generate_answers(texts: dict[str, TextsSample], rows: list[Row], client: LLM
     return rows, outcome.failures, outcome.seconds
 
 
-def answer_from_references(client: LLMClient, prompt: Prompt, query: str, passages: list[str], label: str,
+def answer_from_references(client: ChatClient, prompt: Prompt, query: str, passages: list[str], label: str,
                            max_tokens: int = DEFAULT_ANSWER_TOKENS) -> ChatResult:
     """One generation call: the query and its references, in ranked order, through the cached client
     (identical prompts are one cache entry, which is how ``sweep`` reuses answers across points);

@@ -29,6 +29,7 @@ from ragdiag.answers.generation import GateCounts, Row, gate_settings
 from ragdiag.answers.grade_parse import parse_grade
 from ragdiag.data.reference_gate import ReferenceGate, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
+from ragdiag.llm.chat_client import ChatClient
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.language import LANGS, choose_lang
 from ragdiag.llm.logprobs import digit_probabilities, expected_grade, unpack_reply
@@ -82,7 +83,7 @@ def _asking_again(ask: Callable[..., tuple[Verdict, bool]], retry_unparsed: bool
     return judge
 
 
-def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[str] | None = None,
+def make_judge(client: ChatClient, retry_unparsed: bool = False, retried: list[str] | None = None,
                lang: str = "en") -> Judge:
     """``judge((row, ideal, model, repeat)) -> Verdict``: grading prompt in the row's language
     (:func:`judge_lang`), then one repair if needed.
@@ -111,7 +112,7 @@ def make_judge(client: LLMClient, retry_unparsed: bool = False, retried: list[st
     return _asking_again(ask, retry_unparsed, asked_again)
 
 
-def make_logprob_judge(client: LLMClient, top_logprobs: int, retry_unparsed: bool = False,
+def make_logprob_judge(client: ChatClient, top_logprobs: int, retry_unparsed: bool = False,
                        retried: list[str] | None = None) -> Judge:
     """``judge((row, ideal, model, repeat)) -> Verdict``: one one-token call; grade = E[digit] (G-Eval).
 
@@ -150,7 +151,7 @@ class GradingOptions:
     def gate(self) -> ReferenceGate:
         return make_gate(self.degenerate_patterns, self.long_answer_ratio)
 
-    def judge(self, client: LLMClient, lang: str = "en") -> Judge:
+    def judge(self, client: ChatClient, lang: str = "en") -> Judge:
         """The judge function of this grade mode (see :func:`make_judge`, in ``lang``; :func:`make_logprob_judge`)."""
         if self.grade_mode == "logprobs":
             return make_logprob_judge(client, self.top_logprobs)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ragdiag.errors import RagdiagError
+from ragdiag.llm.chat_client import ChatClient
 from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.llm.context_budget import (
     ANSWER_RESERVE,
@@ -248,7 +249,7 @@ class AnswerPlan:
         return meta
 
 
-def answer_in_plan(client: LLMClient, plan: AnswerPlan, query: str, passages: list[str], label: str,
+def answer_in_plan(client: ChatClient, plan: AnswerPlan, query: str, passages: list[str], label: str,
                    lang: str | None = None) -> PlannedAnswer:
     """One generation call in the question's language within the budget: the reply, ``lang``, ``prompt``
     and, when the budget cut something, ``cut``.

@@ -62,8 +62,8 @@ def output_paths(out_dir: Path, parquet: bool = False) -> dict[str, Path]:
 
 
 def _write_per_query_parquet(path: Path, rows: list[dict[str, Any]], inputs: list[Path]) -> None:
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from ragdiag.io.writer import atomic_path
 

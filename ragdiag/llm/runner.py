@@ -20,7 +20,8 @@ from typing import Any
 from ragdiag.errors import RagdiagError
 from ragdiag.io.progress import progress_reporter
 from ragdiag.llm.batch import Deferred
-from ragdiag.llm.client import CallFailed, LLMClient
+from ragdiag.llm.chat_client import ChatClient
+from ragdiag.llm.client import CallFailed
 from ragdiag.llm.context_errors import ContextExceeded
 
 
@@ -39,7 +40,7 @@ def format_cost(cost: float | None) -> str:
     return "n/a" if cost is None else f"${cost:.4f}"
 
 
-def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
+def run_items(client: ChatClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
               description: str, progress: bool = True) -> RunOutcome:
     """Apply ``fn`` to every item with ``client.config.workers`` threads.
 
@@ -64,7 +65,7 @@ def run_items(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any],
     return outcome
 
 
-def _run_round(client: LLMClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
+def _run_round(client: ChatClient, fn: Callable[[Any], Any], items: Sequence[Any], labels: Sequence[str],
                todo: list[int], description: str, progress: bool, outcome: RunOutcome) -> list[int]:
     """One pass over the items ``todo``; returns those deferred to a batch."""
     abort_after = max(10, 2 * client.config.workers)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.retrieval.index_specs import IndexSpec, parse_index_spec
+
+if TYPE_CHECKING:
+    from ragdiag.retrieval.bm25 import Bm25Config
 
 RRF_K = 60
 HYBRID_DEPTH = 100
@@ -30,7 +34,7 @@ class RetrieverSpec:
     kind: str  # dense | bm25 | hybrid
     embedder: str = ""
     index: IndexSpec | None = None
-    bm25: object = None  # ragdiag.retrieval.bm25.Bm25Config
+    bm25: Bm25Config | None = None
     parts: tuple[RetrieverSpec, ...] = ()
 
 
@@ -56,9 +60,9 @@ def parse_retriever(text: str) -> RetrieverSpec:
             raise RagdiagError(f"retriever '{text}': {err}") from None
         return RetrieverSpec(spec, "bm25", bm25=config)
     if kind == "dense":
-        parts = rest.split(":")
-        at = next((i for i, p in enumerate(parts) if i > 0 and _is_index_kind(p)), len(parts))
-        embedder, index_text = ":".join(parts[:at]), ":".join(parts[at:]) or "flat"
+        fields = rest.split(":")
+        at = next((i for i, p in enumerate(fields) if i > 0 and _is_index_kind(p)), len(fields))
+        embedder, index_text = ":".join(fields[:at]), ":".join(fields[at:]) or "flat"
         if not embedder:
             raise RagdiagError(f"retriever '{text}': expected dense:EMBEDDER[:INDEX_SPEC], e.g. dense:local:hnsw:M=16,efSearch=32")
         try:
@@ -108,6 +112,8 @@ class CorpusRetrieval:
         if spec.kind == "dense":
             from ragdiag.retrieval.indexes import build_index, search, set_search_params
 
+            if spec.index is None:
+                raise RagdiagError(f"retriever '{spec.text}': a dense retriever needs an index spec")
             docs, queries = self._dense_vectors(spec.embedder)
             index = build_index(spec.index, docs, "ip", seed=self.seed)
             set_search_params(index, spec.index.operating_points()[0], k=depth)

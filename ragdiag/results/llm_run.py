@@ -221,6 +221,6 @@ class RunManifest(JsonRecord):
         return doc
 
 
-def skip_counts(doc: Mapping[str, Mapping[str, Any]]) -> dict[str, SkipCount]:
+def skip_counts(doc: Mapping[str, Any]) -> dict[str, SkipCount]:
     """``{"reason": {"count": n, "first": [...]}}`` as :class:`SkipCount` records, by reason."""
     return {reason: SkipCount.from_json(dict(entry)) for reason, entry in doc.items()}

@@ -292,7 +292,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         controls.append(entry)
     recall_matrix = np.vstack([np.ones(len(qids)), *recalls])  # exact first, then the ANN points
     grade_matrix = np.vstack([exact_g, *(grades[label] for label in labels)])
-    result = {
+    result: dict[str, Any] = {
         "meta": {**_meta(cfg, llm, data, embedder_id, needed, client_stats, len(owner)),
                  "qps_timing": qps_timing(len(qids), repeats),
                  "seconds": {k: round(v, 3) for k, v in seconds.items()}, "reference_gate": _gate_counts(job)},

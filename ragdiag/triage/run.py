@@ -90,7 +90,8 @@ class PaidClient:
     _LABEL = re.compile(r"^(?:ideal (?P<a>.+)|sweep context q=(?P<b>.+) docs=\d+|topK (?P<c>.+?) E=sweep .*)$")
 
     def __init__(self, client: LLMClient) -> None:
-        self._client, self._deferred, self._lock = client, set(), threading.Lock()
+        self._client, self._lock = client, threading.Lock()
+        self._deferred: set[str] = set()
         self.paid: dict[str, str | None] = {}  # request key → query id, in the order paid
 
     def __getattr__(self, name: str) -> Any:
@@ -248,7 +249,8 @@ class Triage:
         for state in wave:
             grade = state.evidence.grades.get(BASELINE)
             ungradable = not state.planned  # a qrels gap without --answers: no ideal answer
-            error = state.answered.get(BASELINE).error if BASELINE in state.answered else None
+            baseline = state.answered.get(BASELINE)
+            error = baseline.error if baseline is not None else None
             if state.evidence.degenerate or ungradable:
                 state.triaged = True
             elif grade is None:
