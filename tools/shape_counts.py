@@ -11,8 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ragdiag"
-WRITES = {"write_text", "write_bytes", "write_json", "write_jsonl", "atomic_path", "savefig", "save", "write_table",
-          "to_parquet", "dump", "write_result", "touch", "unlink", "rename", "replace", "mkdir", "rmtree"}
+# os.replace / os.rename are left out: the name also matches str.replace and dataclasses.replace
+# (tests/architecture/test_writers.py tells them apart by what was imported)
+WRITES = {"write_text", "write_bytes", "write_json", "write_jsonl", "write_parquet", "write_figure", "atomic_path",
+          "savefig", "save", "write_table", "to_parquet", "dump", "write_result", "touch", "unlink", "mkdir", "rmtree"}
+STRICT = ("commands/", "results/", "measures/", "answers/")
 STAMPS = {"start_run", "stamp"}
 READS = {"read_text", "read_bytes", "load", "loads_file", "read_json", "read_table", "read_jsonl", "iter_jsonl",
          "load_json", "imread"}
@@ -36,7 +39,7 @@ def _opens_for_write(call: ast.Call) -> bool:
 
 
 def measure() -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {k: [] for k in ("dict_returns", "str_subscripts", "writers", "stampers",
+    found: dict[str, list[str]] = {k: [] for k in ("dict_returns", "dict_any_returns", "str_subscripts", "writers", "stampers",
                                                    "hand_to_json", "json_record", "renderer_reads")}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -46,6 +49,8 @@ def measure() -> dict[str, list[str]]:
             where = f"{rel}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_dict(node.returns):
                 found["dict_returns"].append(f"{where} {node.name}")
+                if "Any" in ast.unparse(node.returns) and node.name != "to_json":
+                    found["dict_any_returns"].append(f"{where} {node.name}")
             elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                     and isinstance(node.slice.value, str):
                 found["str_subscripts"].append(where)
@@ -75,7 +80,9 @@ def main() -> None:
         files = Counter(r.split(":")[0] for r in rows)
         print(f"{kind:16} {len(rows):5}  in {len(files)} modules")
     commands = [r for r in found["dict_returns"] if r.startswith("commands/")]
+    strict = [r for r in found["dict_any_returns"] if r.startswith(STRICT)]
     print(f"dict_returns in commands/: {len(commands)}")
+    print(f"dict[str, Any] returns (to_json aside) in commands/, results/, measures/, answers/: {len(strict)}")
 
 
 if __name__ == "__main__":

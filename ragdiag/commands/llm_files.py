@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run
+from ragdiag.io.run_record import RUN_RECORD_KEY, RunRecord, stamp, start_run, without_run_record
 from ragdiag.io.writer import OutputError, PathLike, guard_outputs, sidecar_path, write_bytes, write_json
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.llm_run import RunManifest
@@ -97,7 +97,7 @@ def guard_run_outputs(outputs: list[PathLike | None], inputs: list[PathLike | st
 def write_run_manifest(path: Path, record: RunRecord, inputs: list[PathLike | str | None],
                        manifest: RunManifest) -> RunManifest:
     """Write a generate/grade manifest stamped with the run record; returns it, record included."""
-    doc = stamp(manifest.sections(), record)
+    doc = stamp(without_run_record(manifest.to_json()), record)
     write_json(path, doc, inputs=local(inputs))
     manifest.run_record = doc[RUN_RECORD_KEY]
     return manifest

@@ -63,15 +63,13 @@ def output_paths(out_dir: Path, parquet: bool = False) -> dict[str, Path]:
 
 def _write_per_query_parquet(path: Path, rows: list[dict[str, Any]], inputs: list[Path]) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from ragdiag.io.writer import atomic_path
+    from ragdiag.io.writer import write_parquet
 
     schema = pa.schema([("point", pa.string()), ("query", pa.string()), ("recall", pa.float64()),
                         ("grade", pa.float64()), ("ids", pa.list_(pa.string()))])
     table = pa.Table.from_pydict({name: [r[name] for r in rows] for name in schema.names}, schema=schema)
-    with atomic_path(path, inputs=inputs) as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(path, table, inputs=inputs)
 
 
 def write_sweep(outcome: SweepOutcome, out_dir: Path, record: RunRecord, parquet: bool = False) -> dict[str, Path]:

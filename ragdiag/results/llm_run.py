@@ -214,12 +214,6 @@ class RunManifest(JsonRecord):
         """The command that wrote it (``meta.command``, else the run record's)."""
         return self.meta.command or (self.run_record or {}).get("command")
 
-    def sections(self) -> dict[str, Any]:
-        """The manifest without its run record (what the writer stamps)."""
-        doc = self.to_json()
-        doc.pop("run_record", None)
-        return doc
-
 
 def skip_counts(doc: Mapping[str, Any]) -> dict[str, SkipCount]:
     """``{"reason": {"count": n, "first": [...]}}`` as :class:`SkipCount` records, by reason."""
