@@ -14,12 +14,13 @@ from ragdiag.report.fields import gaps, required
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ragdiag.results.robustness import RobustnessPoint, RobustnessResult
+    from ragdiag.results.sweep import SweepResult
 
 
 def _label(point: RobustnessPoint) -> str:
@@ -38,7 +39,7 @@ def _panels(n: int) -> tuple[Figure, list[Axes]]:
     return fig, list(axes.flat[:n])
 
 
-def _by_index(points: list[RobustnessPoint]) -> dict[str | None, list[RobustnessPoint]]:
+def _by_index(points: Sequence[RobustnessPoint]) -> dict[str | None, list[RobustnessPoint]]:
     groups: dict[str | None, list[RobustnessPoint]] = {}
     for point in points:
         groups.setdefault(point.spec, []).append(point)
@@ -71,8 +72,9 @@ def _robustness_at(delta: str) -> Callable[[RobustnessPoint], float | None]:
 
 
 @plain_text_plot
-def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
-    """The plots that apply (QPS only for index points), each named by its file."""
+def robustness_figures(result: RobustnessResult | SweepResult) -> list[NamedFigure]:
+    """The plots that apply (QPS only for index points), each named by its file; a sweep's points
+    carry the same recall fields (the HTML report draws them too)."""
     import matplotlib
 
     matplotlib.use("Agg")
