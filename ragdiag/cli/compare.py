@@ -52,8 +52,7 @@ def compare(
     --plan: queries needed (Sakai's topic set size design). Methods: docs/methods.md#regression-gate-compare."""
     from rich.console import Console
 
-    from ragdiag.commands.compare import CompareRequest, run
-    from ragdiag.compare.gate import GateOptions
+    from ragdiag.commands.compare import CompareRequest, GateOptions, run
     from ragdiag.report.compare_report import render
 
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)

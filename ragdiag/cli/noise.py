@@ -36,9 +36,8 @@ def noise(
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
     with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
-        from ragdiag.commands.probe import NoiseRequest, run
+        from ragdiag.commands.probe import NamesRealResult, NoiseRequest, run
         from ragdiag.report.probe_output import print_probe_output
-        from ragdiag.results.probes import NamesRealResult
 
         fmt_value = fmt.value if fmt else None
         result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, fmt_value, out, plot,

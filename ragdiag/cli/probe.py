@@ -45,9 +45,8 @@ def names(
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
     with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
-        from ragdiag.commands.probe import NamesRequest, run
+        from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
         from ragdiag.report.probe_output import print_names_real, print_probe_output
-        from ragdiag.results.probes import NamesRealResult
 
         fmt_value = fmt.value if fmt else None
         result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
