@@ -6,7 +6,7 @@ it; absolute accuracy with exact k-NN and the controls as reference lines).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
 from ragdiag.report.fields import required
@@ -33,14 +33,9 @@ def _paper_reading(bucket: dict, paper: list[dict]) -> str:
                  if bucket["lo"] <= p["recall"] < bucket["hi"]), "")
 
 
-def relative_block(result: SweepResult) -> dict[str, Any]:
-    """The result's ``relative_accuracy`` block (threshold, buckets, paper_000 …)."""
-    return required(result.relative_accuracy, "sweep result", "relative_accuracy")
-
-
 def controls_line(result: SweepResult) -> str:
     """``accuracy (grade ≥ t): exact 0.82, gold 0.91, empty 0.01`` — the controls' share of correct answers."""
-    threshold = relative_block(result)["threshold"]
+    threshold = required(result.relative_accuracy, "sweep result", "relative_accuracy")["threshold"]
     parts = [f"{c.name} {_fmt(c.accuracy)}" for c in result.controls]
     return f"accuracy (share of grades ≥ {threshold:g}), controls: " + ", ".join(parts)
 
@@ -49,7 +44,7 @@ def print_relative_accuracy(result: SweepResult, console) -> None:
     """The controls' accuracy, then one row per non-empty recall bucket (pairs of ANN point × query)."""
     from rich.table import Table
 
-    rel, meta = relative_block(result), result.meta
+    rel, meta = required(result.relative_accuracy, "sweep result", "relative_accuracy"), result.meta
     console.print(controls_line(result))
     intervals = "95% bootstrap intervals over queries" if meta.bootstrap else "no intervals (--bootstrap 0)"
     table = Table(title=f"accuracy by per-query recall@{meta.k}, relative to exact k-NN on the same queries "
@@ -77,7 +72,7 @@ def plot_relative_accuracy(result: SweepResult) -> NamedFigure:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rel, meta = relative_block(result), result.meta
+    rel, meta = required(result.relative_accuracy, "sweep result", "relative_accuracy"), result.meta
     buckets = [b for b in rel["buckets"] if b["n_pairs"]]
     xs = [b["lo"] for b in buckets]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
