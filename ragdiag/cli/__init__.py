@@ -8,14 +8,18 @@ heavy libraries (torch, faiss, openai) only inside the functions that need them,
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ragdiag import __version__
 from ragdiag.cli.help_format import HelpGroup, PanelCommand
 from ragdiag.errors import RagdiagError
+
+if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
+    from typer._click.core import Context
 
 
 class _RagdiagGroup(HelpGroup):
@@ -28,17 +32,27 @@ class _RagdiagGroup(HelpGroup):
 
         whole_short_help(self)
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         from ragdiag.io.settings import set_invocation
 
         set_invocation(list(sys.argv[1:] if args is None else args))
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return super().main(args, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
         from ragdiag.cli.usage import main_one_line
 
-        return main_one_line(super().main, self, args, prog_name=prog_name, complete_var=complete_var, **extra)
+        return main_one_line(super().main, self, args, prog_name=prog_name, complete_var=complete_var,
+                             windows_expand_args=windows_expand_args, **extra)
 
-    def invoke(self, ctx):  # type: ignore[override]
+    def invoke(self, ctx: Context) -> Any:
         try:
             return super().invoke(ctx)
         except RagdiagError as err:
@@ -47,10 +61,11 @@ class _RagdiagGroup(HelpGroup):
         except ModuleNotFoundError as err:
             from ragdiag.extras import EXTRA_OF_MODULE, install_hint
 
-            if (err.name or "").split(".")[0] not in EXTRA_OF_MODULE:
+            missing = err.name or ""
+            if missing.split(".")[0] not in EXTRA_OF_MODULE:
                 raise
-            typer.echo(f"ragdiag: error: this command needs the '{err.name}' package, which is not installed: "
-                       f"{install_hint(err.name)}", err=True)
+            typer.echo(f"ragdiag: error: this command needs the '{missing}' package, which is not installed: "
+                       f"{install_hint(missing)}", err=True)
             raise typer.Exit(2) from None
 
 

@@ -145,7 +145,8 @@ def run(request: BatchRequest) -> BatchResult:
         raise RagdiagError("--from is for `ragdiag batch collect` only")
     folder = BatchFolder.open(request.folder, must_exist=True, check_files=request.action != "cancel")
     record = start_run(f"ragdiag batch {request.action}", inputs=[request.source] if request.source else [])
-    result = BatchResult(request.action, folder.path, folder.entries, Collected(), record=record)
+    collected = Collected()  # the result holds it as its CollectTotals; merged into below
+    result = BatchResult(request.action, folder.path, folder.entries, collected, record=record)
     openai_open = [e for e in folder.active("openai") if e["batch_id"]]
     client = _client(folder, request) if openai_open and request.source is None else None
     asked = [(client, entry) for entry in openai_open] if client is not None else []  # the batches the API is asked about
@@ -165,18 +166,18 @@ def run(request: BatchRequest) -> BatchResult:
         cache, prices = _cache(folder, request), load_prices(request.prices)
         try:
             if request.source is not None:
-                merge(result.collected, _collect_file(folder, request, cache, prices))
+                merge(collected, _collect_file(folder, request, cache, prices))
             elif not openai_open and folder.active("vllm-file"):
                 raise RagdiagError(f"{folder.path}: its open requests are vllm-file requests: give --from OUTPUT.jsonl "
                                    "(the output of vllm run-batch)")
             for api, entry in asked:
                 batch = api.refresh(entry)
                 if entry["status"] in TERMINAL:
-                    merge(result.collected, api.collect(folder, entry, batch, cache, prices))
+                    merge(collected, api.collect(folder, entry, batch, cache, prices))
             folder.save()
         finally:
             cache.close()
-        if result.collected.problems:
-            raise RagdiagError(f"{result.collected.problems[0]}; {result.collected.answered} replies were cached; "
+        if collected.problems:
+            raise RagdiagError(f"{collected.problems[0]}; {collected.answered} replies were cached; "
                                "rerun the command to send the failed requests again")
     return result

@@ -17,6 +17,8 @@ from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.results.compare import CompareResult
 
+__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "check_options", "run"]
+
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 

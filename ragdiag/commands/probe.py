@@ -21,6 +21,8 @@ from ragdiag.results.probes import NamesRealResult, ProbeRun, clean_nans
 if TYPE_CHECKING:
     from ragdiag.io.run_record import RunRecord
 
+__all__ = ["FORMATS", "NamesRealResult", "NamesRequest", "NoiseRequest", "ProbeRun", "run"]
+
 FORMATS = ("table", "json")
 
 

@@ -126,18 +126,19 @@ def analyse(configs: list[Config], quality: tuple[str, ...] = DEFAULT_QUALITY, s
 def marginal_gains(configs: list[Config], metric: str) -> list[Marginal]:
     """Per family, consecutive K: Δquality / Δlatency (per ms; end-to-end latency when every step has it)."""
     out = []
-    families: dict[str, list[Config]] = {}
+    families: dict[str, list[tuple[float, Config]]] = {}  # family → (K, configuration)
     for c in configs:
         if c.family and c.k is not None:
-            families.setdefault(c.family, []).append(c)
+            families.setdefault(c.family, []).append((c.k, c))
     for family, members in sorted(families.items()):
-        members.sort(key=lambda c: c.k)
-        use_e2e = all(c.e2e_p50 is not None for c in members)
-        for lo, hi in zip(members, members[1:]):
-            lat_lo = lo.e2e_p50 if use_e2e else lo.latency_p50
-            lat_hi = hi.e2e_p50 if use_e2e else hi.latency_p50
-            d_latency = lat_hi - lat_lo
+        members.sort(key=lambda kc: kc[0])
+        e2e = [c.e2e_p50 for _, c in members if c.e2e_p50 is not None]
+        use_e2e = len(e2e) == len(members)
+        latency = e2e if use_e2e else [c.latency_p50 for _, c in members]
+        for i in range(len(members) - 1):
+            (k_lo, lo), (k_hi, hi) = members[i], members[i + 1]
+            d_latency = latency[i + 1] - latency[i]
             d_quality = hi.quality[metric] - lo.quality[metric]
-            out.append(Marginal(family, lo.k, hi.k, metric, "e2e" if use_e2e else "retrieval", d_quality, d_latency,
+            out.append(Marginal(family, k_lo, k_hi, metric, "e2e" if use_e2e else "retrieval", d_quality, d_latency,
                                 d_quality / d_latency if d_latency else None))
     return out

@@ -79,9 +79,9 @@ def dynamic_k(ranked_low: np.ndarray, ranked_high: np.ndarray, counts: np.ndarra
     low = _per_query(ranked_low, counts, params.k_low, params.ks)
     high = _per_query(ranked_high, counts, params.k_high, params.ks)
     names = list(low)
-    policies = [(None, "fixed K_low", np.zeros(len(signal), dtype=bool))]
-    for theta in thresholds(signal, params.steps):
-        policies.append((theta, f"θ={theta:.4g}", escalated(signal, theta, params.escalate_when)))
+    policies: list[tuple[float | None, str, np.ndarray]] = [(None, "fixed K_low", np.zeros(len(signal), dtype=bool))]
+    for cut in thresholds(signal, params.steps):
+        policies.append((cut, f"θ={cut:.4g}", escalated(signal, cut, params.escalate_when)))
     policies.append((None, "fixed K_high", np.ones(len(signal), dtype=bool)))
     columns, keys = [], []
     for index, (_, _, up) in enumerate(policies):

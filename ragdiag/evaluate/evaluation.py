@@ -214,10 +214,10 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
     for a, b in pairs:
         for m in p.metrics:
             for k in p.ks:
-                s = summary[("diff", a, b, m, k)]
+                diff = summary[("diff", a, b, m, k)]
                 higher, lower, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
                 improved, worsened = (lower, higher) if m in LOWER_IS_BETTER else (higher, lower)
-                comparisons.append(Comparison(a, b, m, k, s.value, list(s.ci) if s.ci else None, improved, worsened,
+                comparisons.append(Comparison(a, b, m, k, diff.value, list(diff.ci) if diff.ci else None, improved, worsened,
                                               n_both))
 
     w = p.weights

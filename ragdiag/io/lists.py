@@ -53,7 +53,7 @@ def parse_pair(text: str, what: str = "measures", example: str = "T,F") -> tuple
     pair = tuple(part.strip() for part in text.split(",") if part.strip())
     if len(pair) != 2:
         raise RagdiagError(f"'{text}': expected two {what} to compare, e.g. {example}")
-    return pair  # type: ignore[return-value]
+    return pair
 
 
 def list_callback(parse, flag: str):

@@ -158,7 +158,7 @@ def _comparisons(cells: list[SegmentMeasure], pair: tuple[str, str], kinds: tupl
         first, second = by_key.get((segment, pair[0])), by_key.get((segment, pair[1]))
         if first is None or second is None:
             continue
-        row = {"segment": segment, "measures": list(pair), "n": [first.data.rows, second.data.rows]}
+        row: dict[str, object] = {"segment": segment, "measures": list(pair), "n": [first.data.rows, second.data.rows]}
         for kind in kinds:
             a, b = first.maxima[kind].value, second.maxima[kind].value
             entry = {"difference": None if a is None or b is None else a - b}

@@ -17,7 +17,7 @@ and the interval is the percentile interval of r*_b.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -99,7 +99,7 @@ def _value(x: float | np.ndarray) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, ratings: np.ndarray, grade: np.ndarray,
+def joint_bootstrap(cells: Sequence[Cell], query: np.ndarray, n_queries: int, ratings: np.ndarray, grade: np.ndarray,
                     source: str, kinds: tuple[str, ...], replicates: int, seed: int,
                     progress: Callable = lambda items, _label: items) -> dict[int, dict[str, np.ndarray]]:
     """Per cell index and kind, the (B,) corrected replicate maxima; repeats are resampled inside rows
@@ -129,7 +129,7 @@ def joint_bootstrap(cells: list[Cell], query: np.ndarray, n_queries: int, rating
     return draws
 
 
-def _lead_holds(cells: list[Cell], draws: dict, verdict: dict) -> float | None:
+def _lead_holds(cells: Sequence[Cell], draws: dict, verdict: dict) -> float | None:
     """Share of replicates where the verdict's best measure keeps its lead over the runner-up on the
     corrected values, averaged over the segments where every measure is defined (as the verdict)."""
     kind = verdict["kind"]
@@ -148,7 +148,7 @@ def _lead_holds(cells: list[Cell], draws: dict, verdict: dict) -> float | None:
     return float(np.mean(finite > 0)) if finite.size else None
 
 
-def correct_for_judge_noise(output: dict, cells: list[Cell], table: Any, kinds: tuple[str, ...], replicates: int,
+def correct_for_judge_noise(output: dict, cells: Sequence[Cell], table: Any, kinds: tuple[str, ...], replicates: int,
                             seed: int, progress: Callable = lambda items, _label: items) -> None:
     """Add ``corrected`` (value, reliability, ci) to every result entry, ``lead_holds_joint`` and
     ``survives_judge_noise`` to every verdict, and the overall ``judge_reliability``; in place.

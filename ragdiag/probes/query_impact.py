@@ -86,9 +86,11 @@ def variant_impact(name: str, query_ids: Sequence[str], originals: Sequence[str]
     losers = []
     for j in order[:worst]:
         j = int(j)
+        was, now = {m: _num(before[m][j]) for m in METRICS}, {m: _num(after[m][j]) for m in METRICS}
         losers.append(WorstQuery(ids[j], originals[j], variants[j][0],
-                                 **{f"{m}_before": _num(before[m][j]) for m in METRICS},
-                                 **{f"{m}_after": _num(after[m][j]) for m in METRICS}))
+                                 nrecall4_before=was["nrecall4"], ra_nwg_before=was["ra_nwg"],
+                                 recall_before=was["recall"], nrecall4_after=now["nrecall4"],
+                                 ra_nwg_after=now["ra_nwg"], recall_after=now["recall"]))
     return QueryImpact(name=name, k=k, changed_queries=len(ids), unchanged_queries=unchanged,
                        original={m: mean(before[m]) for m in METRICS}, changed={m: mean(after[m]) for m in METRICS},
                        difference=difference, worst=losers)

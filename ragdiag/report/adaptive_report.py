@@ -17,10 +17,10 @@ def _f(value: float | None, digits: int = 4) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def adaptive_tables(studies: list[dict], deltas: list[float]) -> list:
+def adaptive_tables(studies: list[dict], deltas: list[float]) -> list[Table | Text]:
     if not studies:
         return [Text("adaptive search: no hnsw or ivf spec to adapt")]
-    out = []
+    out: list[Table | Text] = []
     keys = [f"{d:g}" for d in deltas]
     for study in studies:
         param = study["parameter"]

@@ -15,6 +15,8 @@ def print_stats(info: dict[str, Any], console: Console) -> None:
     for name, cache in info["caches"].items():
         state = "" if cache["exists"] else " (no file yet)"
         table = Table(title=f"{name}: {cache['path']}{state}: {cache['entries']} entries, {cache['bytes']} bytes")
+        columns: tuple[str, ...]
+        keys: tuple[str, ...]
         if name == "llm":
             columns, keys = ("model", "prompt", "entries", "prompt tokens", "completion tokens"), \
                 ("model", "prompt", "entries", "prompt_tokens", "completion_tokens")

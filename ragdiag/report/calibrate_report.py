@@ -49,8 +49,8 @@ def estimate_tables(result: CalibrateResult) -> list[Table]:
     slopes = Table(title=f"slope of grade on each retrieval measure (OLS, {level} intervals)", show_lines=True)
     for name in ("measure", "PPI (judge + humans)", "judge only", "humans only"):
         slopes.add_column(name, justify="left" if name == "measure" else "right")
-    for row in estimates.slopes:
-        slopes.add_row(row.measure, _cell(row.ppi), _cell(row.judge_only), _cell(row.human_only))
+    for slope in estimates.slopes:
+        slopes.add_row(slope.measure, _cell(slope.ppi), _cell(slope.judge_only), _cell(slope.human_only))
     return [means, slopes]
 
 

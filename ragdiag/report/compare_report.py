@@ -12,7 +12,7 @@ from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-    from rich.console import Console
+    from rich.console import Console, JustifyMethod
 
 from ragdiag.results.compare import CompareResult, MetricComparison, PlanEntry
 
@@ -111,8 +111,10 @@ def render(result: CompareResult, console: Console) -> None:
 
         table = Table(title=settings_line(result), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                       padding=(0, 1))
-        for title, justify in (("decision", "left"), ("metric", "left"), ("n", "right"), ("base", "right"),
-                               ("new", "right"), ("Δ", "right"), ("interval", "right"), ("p adj", "right")):
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            ("decision", "left"), ("metric", "left"), ("n", "right"), ("base", "right"), ("new", "right"),
+            ("Δ", "right"), ("interval", "right"), ("p adj", "right"))
+        for title, justify in columns:
             table.add_column(title, justify=justify, no_wrap=title != "metric", overflow="fold")
         for mc in result.metrics:
             table.add_row(mc.decision, label_at(mc.metric), f"{mc.n:,}", f"{mc.mean_base:.3f}", f"{mc.mean_new:.3f}",

@@ -111,11 +111,11 @@ def _where(report: CorrelateResult, verdict: Verdict) -> str:
 def advice_line(report: CorrelateResult) -> str | None:
     """One line: the lever the clearest verdict points at, e.g. 'F at α≈0 is recall: raising
     recall@K moves answer quality most in wide segments …'. None without a verdict that compares."""
-    verdicts = [v for v in report.verdicts if v.runner_up is not None]
+    verdicts = [(v, v.runner_up) for v in report.verdicts if v.runner_up is not None]
     if not verdicts:
         return None
-    pick = max(verdicts, key=lambda v: (not _tie(v), v.lead or 0.0))
-    names = (pick.tied or [pick.best, pick.runner_up]) if _tie(pick) else [pick.best]
+    pick, runner_up = max(verdicts, key=lambda vr: (not _tie(vr[0]), vr[0].lead or 0.0))
+    names = (pick.tied or [pick.best, runner_up]) if _tie(pick) else [pick.best]
     alpha = _typical_alpha(report, pick, pick.best)
     meaning, lever = _reading(pick.best, alpha)
     at = "" if alpha is None else f" at α≈{alpha:.2g}"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.errors import DataError
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
@@ -124,6 +125,8 @@ def results_tables(report: CorrelateResult, kinds: list[str] | None = None) -> l
 
 
 def comparison_table(report: CorrelateResult) -> Table:
+    if report.meta.compare is None or report.comparisons is None:
+        raise DataError("correlate result: the comparison table needs both 'meta.compare' and 'comparisons'")
     first, second = report.meta.compare
     table = Table(title=f"paired difference: max({first}) − max({second}) per segment")
     table.add_column("segment", overflow="fold")
@@ -144,6 +147,8 @@ def comparison_table(report: CorrelateResult) -> Table:
 
 def system_table(report: CorrelateResult) -> Table:
     system = report.system
+    if system is None:
+        raise DataError("correlate result: field 'system' is missing: no system-level table to show")
     table = Table(title="system level: per (E, subset, K) statistic vs mean grade, across configurations "
                         f"({len(system.groups)} configurations)")
     table.add_column("statistic", overflow="fold")
@@ -164,7 +169,7 @@ def verdict_table(report: CorrelateResult) -> Table:
     table.add_column("lead holds" if boot else "lead holds (needs --bootstrap)", justify="right", overflow="fold")
     for v in report.verdicts:
         holds = "–" if v.lead_holds is None else f"{100 * v.lead_holds:.0f}% of {boot} resamples"
-        best = " = ".join(v.tied or [v.best, v.runner_up]) + " (tie)" if is_tie(v) else v.best
+        best = " = ".join(tied_names(v)) + " (tie)" if is_tie(v) else v.best
         runner_up = "–" if is_tie(v) else v.runner_up or "–"  # a tie has no runner-up
         table.add_row(v.subset, v.side, str(v.segments), best, f"{v.best_mean:.3f}",
                       runner_up, _lead(v.lead), holds)
@@ -177,6 +182,15 @@ TIE = TIE_TOLERANCE
 def is_tie(verdict: Verdict) -> bool:
     """A lead below 0.0005 (shown as +0.000) is a tie, not a win."""
     return verdict.lead is not None and abs(verdict.lead) < TIE
+
+
+def tied_names(verdict: Verdict) -> list[str]:
+    """The measures of a tie: ``tied``, or the best and the runner-up when the result lists none."""
+    if verdict.tied:
+        return verdict.tied
+    if verdict.runner_up is None:
+        raise DataError(f"correlate result: verdict for '{verdict.subset}': a tie without a 'runner_up'")
+    return [verdict.best, verdict.runner_up]
 
 
 def verdict_sentences(report: CorrelateResult) -> list[str]:
@@ -322,6 +336,8 @@ def to_csv(report: CorrelateResult) -> str:
     corrected = "judge_reliability" in report.present  # judge-noise correction: four more columns
     writer.writerow(["segment", "measure", "n", "side", "kind", "value", "alpha", "ci_low", "ci_high"]
                     + (["corrected", "reliability", "corrected_ci_low", "corrected_ci_high"] if corrected else []))
+    ci: Sequence[float | None]  # an interval, or two empty cells
+    cci: Sequence[float | None]
     for row in report.results:
         for kind in report.meta.kinds:
             entry = row.kinds[kind]
@@ -375,8 +391,9 @@ def heatmap(report: CorrelateResult) -> Figure:
         if r.measure in measures and r.kinds[kind].value is not None:
             i, j = segments.index(r.segment), measures.index(r.measure)
             grid[i, j] = r.kinds[kind].value
-            if r.kinds[kind].ci:
-                cis[(i, j)] = r.kinds[kind].ci
+            ci = r.kinds[kind].ci
+            if ci:
+                cis[(i, j)] = ci
     row_h = 0.5 if cis else 0.34
     height = 2.8 + row_h * max(len(segments), 1)
     fig, ax = plt.subplots(figsize=(3.2 + 1.4 * len(measures), height))

@@ -157,8 +157,9 @@ def plot(result: DynamicKResult) -> Figure:
         xs = [r.mean_candidates for r in dynamic]
         entries = [r.metrics[metric] for r in dynamic]
         ax.plot(xs, [e.value for e in entries], "-o", color="tab:blue", label="dynamic K (θ swept)", zorder=3)
-        if all(e.ci for e in entries):
-            ax.fill_between(xs, [e.ci[0] for e in entries], [e.ci[1] for e in entries], color="tab:blue",
+        intervals = [e.ci for e in entries if e.ci]
+        if len(intervals) == len(entries):
+            ax.fill_between(xs, [ci[0] for ci in intervals], [ci[1] for ci in intervals], color="tab:blue",
                             alpha=0.15, label="95% bootstrap interval")
         for row, color in ((rows[0], "tab:orange"), (rows[-1], "tab:red")):
             ax.scatter([row.mean_candidates], [row.metrics[metric].value], marker="s", s=80, color=color,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.errors import DataError
 from ragdiag.extras import require
 from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
@@ -49,6 +51,8 @@ def heterogeneity_line(h: LabelHeterogeneity) -> str:
 def header_lines(result: EvaluateResult) -> list[str]:
     """The parameters and conventions printed above every table."""
     p, meta = result.params, result.meta
+    if meta is None:
+        raise DataError("evaluate result: field 'meta' is missing: the header needs its inputs and conventions")
     lines = [
         f"ragdiag evaluate · qrels {meta.qrels} · {meta.n_queries} judged queries · K {list(p.k)} · pool depth {p.pool_depth}",
         f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
@@ -157,6 +161,7 @@ def csv_text(result: EvaluateResult) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["kind", "run", "b", "metric", "k", "value", "ci_low", "ci_high", "n_defined", "improved", "worsened"])
+    ci: Sequence[float | None]  # an interval, or two empty cells
     for run in result.runs:
         for e in run.metrics:
             ci = e.ci or [None, None]

@@ -10,13 +10,13 @@ from ragdiag.measures.registry import MATCHED_RECALL
 _COLUMNS = tuple((m.name, m.label) for m in MATCHED_RECALL.measures)  # the measure registry's table labels
 
 
-def _header(key: str, k: int) -> str:
+def _header(key: str, k: int | None) -> str:
     """``MAP@10`` for a measure at a cut-off, ``p5 recall`` for a percentile of the recalls."""
     measure = MATCHED_RECALL[key]
     return f"{measure.label}@{k}" if "cutoff" in measure.param_names else measure.plot_label
 
 
-def matched_recall_tables(matched: dict, k: int) -> list[Table]:
+def matched_recall_tables(matched: dict, k: int | None) -> list[Table]:
     """[values at the interpolated point (with Robustness intervals), deviations from the mean]."""
     deltas = [f"{d:g}" for d in matched["deltas"]]
     values = Table(title=f"At matched average recall@{k} = {matched['target_recall']:g} (interpolated; vs exact k-NN; "

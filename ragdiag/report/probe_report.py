@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import io
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
+from ragdiag.errors import DataError
+from ragdiag.report.fields import required
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
-from ragdiag.results.probes import NamesResult, NoiseLevel, NoiseResult, ProbeRun
+from ragdiag.results.probes import NamesResult, NoiseLevel, NoiseResult, ProbeResult, ProbeRun
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+R = TypeVar("R", NamesResult, NoiseResult)
 
 
 def _fmt(value: float | None, digits: int = 3, pct: bool = False) -> str:
@@ -27,18 +31,30 @@ def _pm(mean: float | None, sd: float | None, digits: int = 3) -> str:
     return f"{_fmt(mean, digits)} ± {_fmt(sd, digits)}"
 
 
+def _all_of(kind: type[R], results: list[ProbeResult]) -> list[R]:
+    """``results``, every one a ``kind`` (a run is either a names run or a noise run)."""
+    same = [r for r in results if isinstance(r, kind)]
+    if len(same) != len(results):
+        raise DataError("probe result: 'results' mixes names and noise results")
+    return same
+
+
 def tables(probe: ProbeRun) -> list[Table]:
     """The tables of a names or a noise run (the seed is the run's)."""
     results = probe.results
     if not results:
         return []
     seed = results[0].meta.seed
-    return noise_tables(results, seed) if isinstance(results[0], NoiseResult) else names_tables(results, seed)
+    if isinstance(results[0], NoiseResult):
+        return noise_tables(_all_of(NoiseResult, results), seed)
+    return names_tables(_all_of(NamesResult, results), seed)
 
 
 def plot(probe: ProbeRun) -> Figure:
     """The --plot of a names or a noise run."""
-    return (noise_plot if isinstance(probe.results[0], NoiseResult) else names_plot)(probe.results)
+    if isinstance(probe.results[0], NoiseResult):
+        return noise_plot(_all_of(NoiseResult, probe.results))
+    return names_plot(_all_of(NamesResult, probe.results))
 
 
 def names_tables(results: list[NamesResult], seed: int) -> list[Table]:
@@ -95,6 +111,7 @@ def noise_tables(results: list[NoiseResult], seed: int) -> list[Table]:
         for col in cols:
             table.add_column(col, justify="left" if col == "Level" else "right", overflow="fold")
         for row in rows:
+            where = f"probe result: {res.lang} · {res.embedder}: level {row.level}"
             cells = [
                 f"{row.level} — {row.name}",
                 _pm(row.cosine_to_clean, row.cosine_to_clean_sd),
@@ -102,17 +119,17 @@ def noise_tables(results: list[NoiseResult], seed: int) -> list[Table]:
                 _fmt(row.drop_pct, 1) + ("%" if row.drop_pct is not None else ""),
             ]
             if with_corpus:
-                cells += [_fmt(row.retrieval.recall_at_k), _fmt(row.retrieval.overlap_at_k),
-                          _fmt(row.retrieval.kendall_tau)]
+                retrieval = required(row.retrieval, where, "retrieval")
+                cells += [_fmt(retrieval.recall_at_k), _fmt(retrieval.overlap_at_k), _fmt(retrieval.kendall_tau)]
             if with_rewrite:
-                rw = row.rewritten
+                rw = required(row.rewritten, where, "rewritten")
                 recovery = _fmt(rw.recovery_pct, 1) + ("%" if rw.recovery_pct is not None else "")
                 if rw.recovery_flag:
                     recovery += " ⚠ absurd"
                 cells += [_fmt(rw.cosine_to_reference), _fmt(rw.drop_pct, 1) + ("%" if rw.drop_pct is not None else ""),
                           recovery]
                 if with_corpus:
-                    cells += [_fmt(rw.retrieval.recall_at_k)]
+                    cells += [_fmt(required(rw.retrieval, where, "rewritten.retrieval").recall_at_k)]
             table.add_row(*cells)
         tables.append(table)
         if rows[0].qrels_impact is not None:
@@ -130,17 +147,18 @@ def qrels_impact_tables(res: NoiseResult) -> list[Table]:
     """With --qrels: per level the change against the qrels (noisy − clean, mean over variants then
     over judged queries, paired bootstrap interval), then the queries the noisiest level hurts most."""
     rows = res.levels
-    first = rows[0].qrels_impact
+    where = f"probe result: {res.lang} · {res.embedder}"
+    first = required(rows[0].qrels_impact, f"{where}: level {rows[0].level}", "qrels_impact")
     k = first.k
     table = Table(title=f"Against the qrels ({res.lang.upper()}) · {first.changed_queries} judged queries · "
                         f"noisy − clean @{k} [95% paired bootstrap]")
     for col in ("Level", f"Δ N-Recall4+@{k}", f"Δ RA-nWG@{k}", f"Δ recall@{k}"):
         table.add_column(col, justify="left" if col == "Level" else "right")
     for row in rows:
-        d = row.qrels_impact.difference
+        d = required(row.qrels_impact, f"{where}: level {row.level}", "qrels_impact").difference
         table.add_row(f"{row.level} — {row.name}", _interval(d["nrecall4"]), _interval(d["ra_nwg"]),
                       _interval(d["recall"]))
-    losers = rows[-1].qrels_impact.worst
+    losers = required(rows[-1].qrels_impact, f"{where}: level {rows[-1].level}", "qrels_impact").worst
     if not losers:
         return [table]
     worst = Table(title=f"Queries that lose RA-nWG@{k} at level {rows[-1].level}, most first (first noisy variant shown)")
@@ -248,15 +266,16 @@ def noise_plot(results: list[NoiseResult]) -> Figure:
     if with_corpus:
         ax2 = axes[0][1]
         for res in results:
-            rows = [r for r in res.levels if r.retrieval is not None]
-            if not rows:
+            measured = [(r, r.retrieval) for r in res.levels if r.retrieval is not None]
+            if not measured:
                 continue
-            levels = [r.level for r in rows]
+            levels = [r.level for r, _ in measured]
             label = f"{res.lang.upper()} · {res.embedder}"
-            line = ax2.plot(levels, [r.retrieval.recall_at_k for r in rows], "-", marker="o",
-                            label=f"{label}: recall@{rows[0].k} vs clean")[0]
-            ax2.plot(levels, [r.retrieval.overlap_at_k for r in rows], ":", marker="^", color=line.get_color(),
-                     label=f"{label}: overlap@{rows[0].k}")
+            k = measured[0][0].k
+            line = ax2.plot(levels, [impact.recall_at_k for _, impact in measured], "-", marker="o",
+                            label=f"{label}: recall@{k} vs clean")[0]
+            ax2.plot(levels, [impact.overlap_at_k for _, impact in measured], ":", marker="^", color=line.get_color(),
+                     label=f"{label}: overlap@{k}")
         ax2.set_ylim(0, 1.05)
         ax2.set_xlabel("noise level")
         ax2.set_ylabel("share of the clean query's top K")

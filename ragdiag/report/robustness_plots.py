@@ -10,15 +10,17 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ragdiag.report.fields import gaps, required
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ragdiag.results.robustness import RobustnessPoint, RobustnessResult
+    from ragdiag.results.sweep import SweepResult
 
 
 def _label(point: RobustnessPoint) -> str:
@@ -37,8 +39,8 @@ def _panels(n: int) -> tuple[Figure, list[Axes]]:
     return fig, list(axes.flat[:n])
 
 
-def _by_index(points: list[RobustnessPoint]) -> dict[str, list[RobustnessPoint]]:
-    groups: dict[str, list[RobustnessPoint]] = {}
+def _by_index(points: Sequence[RobustnessPoint]) -> dict[str | None, list[RobustnessPoint]]:
+    groups: dict[str | None, list[RobustnessPoint]] = {}
     for point in points:
         groups.setdefault(point.spec, []).append(point)
     return groups
@@ -51,22 +53,28 @@ def operating_labels(group: list[RobustnessPoint]) -> list[str]:
             if len({str(p.params.get(k)) for p in group}) > 1]
     if not keys:
         keys = list(group[0].params)
-    return [",".join(f"{k}={p.params.get(k)}" for k in keys) or p.spec for p in group]
+    return [",".join(f"{k}={p.params.get(k)}" for k in keys) or p.spec or "" for p in group]  # no spec: no label
 
 
-def _curves(ax: Axes, groups: dict[str, list[RobustnessPoint]], x_of: Callable[[RobustnessPoint], float | None],
+def _curves(ax: Axes, groups: dict[str | None, list[RobustnessPoint]], x_of: Callable[[RobustnessPoint], float | None],
             y_of: Callable[[RobustnessPoint], float | None]) -> None:
     """One line per index, every operating point marked and labelled with its parameter value."""
     for spec, group in groups.items():
-        xs, ys = [x_of(p) for p in group], [y_of(p) for p in group]
+        xs, ys = gaps(x_of(p) for p in group), gaps(y_of(p) for p in group)
         ax.plot(xs, ys, "o-", label=f"{group[0].index} ({spec})" if spec != group[0].index else spec)
         for i, (x, y, text) in enumerate(zip(xs, ys, operating_labels(group))):  # alternate sides: plateaus
             ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4 if i % 2 == 0 else -10), fontsize=6)
 
 
+def _robustness_at(delta: str) -> Callable[[RobustnessPoint], float | None]:
+    """A point's Robustness-δ@K at ``delta`` (a key of ``robustness``)."""
+    return lambda p: p.robustness[delta]
+
+
 @plain_text_plot
-def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
-    """The plots that apply (QPS only for index points), each named by its file."""
+def robustness_figures(result: RobustnessResult | SweepResult) -> list[NamedFigure]:
+    """The plots that apply (QPS only for index points), each named by its file; a sweep's points
+    carry the same recall fields (the HTML report draws them too)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,8 +86,8 @@ def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
 
     fig, axes = _panels(len(points))
     for ax, point in zip(axes, points):
-        hist = point.recall_histogram
-        ax.bar(hist["bins"], hist["counts"], width=0.8 / k)
+        hist = required(point.recall_histogram, f"robustness result: point {point.name}", "recall_histogram")
+        ax.bar(hist["bins"], hist["counts"], width=0.8 / required(k, "robustness result", "meta.k"))
         ax.set_title(_label(point), fontsize=8)
         ax.set_xlabel(f"recall@{k}")
         ax.set_ylabel("queries")
@@ -90,7 +98,7 @@ def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
     groups = _by_index(points)
     fig, axes = _panels(len(deltas))
     for ax, delta in zip(axes, deltas):
-        _curves(ax, groups, lambda p: p.recall_mean, lambda p, d=delta: p.robustness[d])
+        _curves(ax, groups, lambda p: p.recall_mean, _robustness_at(delta))
         ax.set_title(f"δ = {delta}")
         ax.set_xlabel(f"average recall@{k}")
         ax.set_ylabel(f"Robustness-{delta}@{k}")
@@ -104,7 +112,7 @@ def robustness_figures(result: RobustnessResult) -> list[NamedFigure]:
     if timed:
         fig, axes = _panels(len(deltas))
         for ax, delta in zip(axes, deltas):
-            _curves(ax, _by_index(timed), lambda p, d=delta: p.robustness[d], lambda p: p.qps_median)
+            _curves(ax, _by_index(timed), _robustness_at(delta), lambda p: p.qps_median)
             ax.set_yscale("log")
             ax.set_title(f"δ = {delta}")
             ax.set_xlabel(f"Robustness-{delta}@{k}")

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from ragdiag.report.fields import required
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -33,23 +35,27 @@ def robustness_table(result: RobustnessResult) -> Table:
     else:
         ci_note = ", 95% CI: — (--bootstrap 0)"
     # a judged run has no similarity metric: the table is named by the run(s) it measures
-    what = ", ".join(p.label or p.index for p in points) if meta.mode == "labelled" else meta.metric
+    what = ", ".join(p.label or required(p.index, "robustness result: point", "index") for p in points) if meta.mode == "labelled" else meta.metric
     table = Table(title=f"Robustness-δ@{k} ({what}, recall: {meta.recall}, seed {meta.seed}{builds}{ci_note})")
     timing = ("QPS", "p50 ms", "p99 ms", "build s", "MiB") if timed_any else ()
     for name in ("index", "params", f"recall@{k}", *[f"R-{d}" for d in deltas], "zero", *timing):
         text = name in ("index", "params")
         table.add_column(name, justify="left" if text else "right", overflow="fold")
     for p in points:
+        where = f"robustness result: point {p.name}"
         spread = p.builds
         if spread and spread["n"] > 1:  # pgvector rebuilt: mean ± SD over the builds
             cells = [p.index, p.label or p.params_text, _pm(spread["recall_mean"], 4),
                      *[_pm(spread["robustness"][d], 4) for d in deltas], _pm(spread["zero_recall_queries"], 1)]
         else:
-            cells = [p.index, p.label or p.params_text, with_ci(p.recall_mean, p.recall_mean_ci),
+            cells = [p.index, p.label or p.params_text, with_ci(required(p.recall_mean, where, "recall_mean"), p.recall_mean_ci),
                      *[with_ci(p.robustness[d], p.interval(d)) for d in deltas], str(p.zero_recall_queries)]
-        if timed_any:
-            cells += [f"{p.qps_median:.0f}", f"{p.latency_ms['p50']:.3f}", f"{p.latency_ms['p99']:.3f}",
-                      f"{p.build_s:.2f}", f"{p.index_bytes / 2**20:.1f}"] if p.timed else ["-"] * 5
+        if timed_any and p.timed:
+            latency = required(p.latency_ms, where, "latency_ms")
+            cells += [f"{p.qps_median:.0f}", f"{latency['p50']:.3f}", f"{latency['p99']:.3f}",
+                      f"{p.build_s:.2f}", f"{required(p.index_bytes, where, 'index_bytes') / 2**20:.1f}"]
+        elif timed_any:
+            cells += ["-"] * 5
         table.add_row(*cells)
     return table
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragdiag.extras import require
+from ragdiag.report.fields import required
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _paper_reading(bucket: dict, paper: list[dict]) -> str:
 
 def controls_line(result: SweepResult) -> str:
     """``accuracy (grade ≥ t): exact 0.82, gold 0.91, empty 0.01`` — the controls' share of correct answers."""
-    threshold = result.relative_accuracy["threshold"]
+    threshold = required(result.relative_accuracy, "sweep result", "relative_accuracy")["threshold"]
     parts = [f"{c.name} {_fmt(c.accuracy)}" for c in result.controls]
     return f"accuracy (share of grades ≥ {threshold:g}), controls: " + ", ".join(parts)
 
@@ -43,7 +44,7 @@ def print_relative_accuracy(result: SweepResult, console) -> None:
     """The controls' accuracy, then one row per non-empty recall bucket (pairs of ANN point × query)."""
     from rich.table import Table
 
-    rel, meta = result.relative_accuracy, result.meta
+    rel, meta = required(result.relative_accuracy, "sweep result", "relative_accuracy"), result.meta
     console.print(controls_line(result))
     intervals = "95% bootstrap intervals over queries" if meta.bootstrap else "no intervals (--bootstrap 0)"
     table = Table(title=f"accuracy by per-query recall@{meta.k}, relative to exact k-NN on the same queries "
@@ -71,7 +72,7 @@ def plot_relative_accuracy(result: SweepResult) -> NamedFigure:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rel, meta = result.relative_accuracy, result.meta
+    rel, meta = required(result.relative_accuracy, "sweep result", "relative_accuracy"), result.meta
     buckets = [b for b in rel["buckets"] if b["n_pairs"]]
     xs = [b["lo"] for b in buckets]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
@@ -104,6 +105,6 @@ def plot_relative_accuracy(result: SweepResult) -> NamedFigure:
     for ax in (left, right):
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(f"Answer accuracy by per-query recall — {meta.dataset}, {meta.n_queries} queries, "
-                 f"K={meta.k}, judge {meta.llm['model']}, graded against {meta.graded_against}", fontsize=10)
+                 f"K={meta.k}, judge {required(meta.llm, 'sweep result', 'meta.llm')['model']}, graded against {meta.graded_against}", fontsize=10)
     fig.tight_layout()
     return NamedFigure("sweep_accuracy.png", at_dpi(fig, 110))

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ragdiag.errors import DataError
 from ragdiag.extras import require
+from ragdiag.report.fields import gaps, required
 from ragdiag.report.plot_text import NamedFigure, at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
@@ -35,14 +37,23 @@ def _compact(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _median_qps(entry: SweepPoint | SweepControl) -> float | None:
+    """The batch QPS a sweep stores: the median, a number (robustness keeps a timing object there)."""
+    qps = entry.qps_batch
+    if isinstance(qps, dict):
+        raise DataError.at("sweep result", None, "qps_batch", f"{entry.name}: a number (the median QPS) expected")
+    return qps
+
+
 def _qps(entry: SweepPoint | SweepControl) -> str:
     """Median batch QPS with the spread of its repeats, e.g. ``1.30k (588–1.42M)``."""
     runs = entry.qps_batch_runs or {}
-    if entry.qps_batch is None:
+    qps = _median_qps(entry)
+    if qps is None:
         return "–"
     if runs.get("repeats", 1) > 1 and runs.get("min") is not None:
-        return f"{_compact(entry.qps_batch)} ({_compact(runs['min'])}–{_compact(runs['max'])})"
-    return _compact(entry.qps_batch)
+        return f"{_compact(qps)} ({_compact(runs['min'])}–{_compact(runs['max'])})"
+    return _compact(qps)
 
 
 def _table(title: str, columns: list[str]):
@@ -67,7 +78,8 @@ def print_sweep(result: SweepResult, console) -> None:
     from ragdiag.report.provenance import record_marked, test_server_line
 
     meta = result.meta
-    line = test_server_line([meta.llm["model"]], record_marked(result.run_record))
+    llm = required(meta.llm, "sweep result", "meta.llm")
+    line = test_server_line([llm["model"]], record_marked(result.run_record))
     if line:
         console.print(line, style="bold red", highlight=False)
     deltas = meta.delta_keys
@@ -75,7 +87,7 @@ def print_sweep(result: SweepResult, console) -> None:
     repeats = f", QPS median of {timing['repeats']} repeats (min–max)" if timing.get("repeats") else ""
     boot = f"{meta.bootstrap} bootstrap resamples" if meta.bootstrap else "no intervals (--bootstrap 0)"
     console.print(f"sweep: {meta.dataset}, {meta.n_queries} queries, K={meta.k}, judge model "
-                  f"{meta.llm['model']} ({meta.llm['provider']}), seed {meta.seed}, "
+                  f"{llm['model']} ({llm['provider']}), seed {meta.seed}, "
                   f"{boot}{repeats}", style="bold", highlight=False)
     recall = _table(f"retrieval vs exact k-NN (recall@{meta.k}, Robustness-δ@{meta.k})",
                     ["point", "recall", *(f"R-{d}" for d in deltas)])
@@ -91,10 +103,12 @@ def print_sweep(result: SweepResult, console) -> None:
         answers.add_row(name, f"{_fmt(control.grade_mean)} {_ci(control.grade_ci)}", "", "",
                         str(control.calls_sent), str(control.calls_reused))
     for point in result.points:
-        diff = point.grade_diff_vs_exact
+        where = f"sweep result: point {point.name}"
+        diff = required(point.grade_diff_vs_exact, where, "grade_diff_vs_exact")
+        latency = required(point.latency_ms, where, "latency_ms")
         recall.add_row(point.label, _with_ci(point.recall_mean, point.recall_mean_ci, 3),
                        *[_with_ci(point.robustness[d], point.interval(d)) for d in deltas])
-        speed.add_row(point.label, _qps(point), _fmt(point.latency_ms["p50"], 3), _fmt(point.latency_ms["p99"], 3))
+        speed.add_row(point.label, _qps(point), _fmt(latency["p50"], 3), _fmt(latency["p99"], 3))
         answers.add_row(point.label, f"{_fmt(point.grade_mean)} {_ci(point.grade_ci)}",
                         f"{_fmt(diff['value'], 3)} {_ci(diff['ci'], 3)}", _fmt(point.worse_share),
                         str(point.calls_sent), str(point.calls_reused))
@@ -102,14 +116,14 @@ def print_sweep(result: SweepResult, console) -> None:
 
     for table in (recall, speed, answers):
         console.print(fitted(table))
-    calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in result.delta_calibration)
+    calibration = ", ".join(f"δ={c['delta']:g}: ρ={_fmt(c['spearman'])} {_ci(c['ci'])}" for c in required(result.delta_calibration, "sweep result", "delta_calibration"))
     console.print(f"Spearman of Robustness-δ@K with mean grade across points: {calibration}", highlight=False)
     buckets = ", ".join(f"[{b['lo']:g},{b['hi']:g}{']' if b['lo'] == b['hi'] else ')'}: {_fmt(b['p_grade_ge4'])} (n={b['n']})"
-                        for b in result.recall_buckets)
+                        for b in required(result.recall_buckets, "sweep result", "recall_buckets"))
     console.print(f"P(grade ≥ 4) by recall: {buckets}", highlight=False)
     if timing.get("warning"):
         console.print(f"warning: {timing['warning']}", style="yellow", highlight=False)
-    console.print(recommendation_line(result.recommendation), highlight=False)
+    console.print(recommendation_line(required(result.recommendation, "sweep result", "recommendation")), highlight=False)
 
 
 def recommendation_line(rec: dict) -> str:
@@ -123,7 +137,7 @@ def recommendation_line(rec: dict) -> str:
 
 
 def _short(point: SweepPoint) -> str:
-    return ",".join(f"{k}={v}" for k, v in point.params.items() if k in ("efSearch", "nprobe")) or point.label
+    return ",".join(f"{k}={v}" for k, v in point.params.items() if k in ("efSearch", "nprobe")) or point.name
 
 
 def _references(ax, result: SweepResult, horizontal: bool = True,
@@ -139,8 +153,8 @@ def _references(ax, result: SweepResult, horizontal: bool = True,
              label=f"{control} control ({entry.grade_mean:.2f})")
 
 
-def _series(result: SweepResult) -> dict[str, list[SweepPoint]]:
-    groups: dict[str, list[SweepPoint]] = {}
+def _series(result: SweepResult) -> dict[str | None, list[SweepPoint]]:
+    groups: dict[str | None, list[SweepPoint]] = {}
     for point in result.points:
         groups.setdefault(point.spec, []).append(point)
     return groups
@@ -176,20 +190,21 @@ def plot_sweep(result: SweepResult) -> list[NamedFigure]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="lower right")
     fig.suptitle(f"Answer grade vs retrieval quality per operating point — {meta.dataset}, "
-                 f"{meta.n_queries} queries, K={meta.k}, judge {meta.llm['model']}", fontsize=11)
+                 f"{meta.n_queries} queries, K={meta.k}, judge {required(meta.llm, 'sweep result', 'meta.llm')['model']}",
+                 fontsize=11)
     fig.tight_layout()
     grade = NamedFigure("sweep_grade.png", at_dpi(fig, 110))
 
     fig, ax = plt.subplots(figsize=(7, 4.8))
     for spec, points in _series(result).items():
-        xs, ys = [p.grade_mean for p in points], [p.qps_batch for p in points]
-        ax.plot(xs, ys, marker="o", label=spec)
-        for x, y, p in zip(xs, ys, points):
+        grades, rates = gaps(p.grade_mean for p in points), gaps(_median_qps(p) for p in points)
+        ax.plot(grades, rates, marker="o", label=spec)
+        for x, y, p in zip(grades, rates, points):
             ax.annotate(_short(p), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7)
-    exact = result.control("exact")
-    ax.scatter([exact.grade_mean], [exact.qps_batch], marker="s", color="black", zorder=3,
+    exact = required(result.control("exact"), "sweep result", "controls: exact")
+    ax.scatter(gaps([exact.grade_mean]), gaps([_median_qps(exact)]), marker="s", color="black", zorder=3,
                label="exact k-NN (flat)")
-    rec = result.recommendation
+    rec = required(result.recommendation, "sweep result", "recommendation")
     if rec["point"] is not None:
         ax.scatter([rec["grade_mean"]], [rec["qps_batch"]], s=220, facecolors="none", edgecolors="red", linewidths=2,
                    zorder=4, label=f"recommended: {rec['point']}")

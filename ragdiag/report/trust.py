@@ -8,7 +8,7 @@ each result's ``corrected`` and each verdict's ``lead_holds_joint`` from the jud
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from ragdiag.results.correlate import CorrelateResult, JudgeReliability, KindEntry, ReferenceGate, Verdict
@@ -95,9 +95,11 @@ def correlate_trust(report: CorrelateResult) -> list[str]:
     return lines
 
 
-def _known(block: dict | None) -> bool:
+def _known(block: dict | None) -> TypeGuard[dict]:
     """An estimate with its interval, all numbers (a field left null in a file is not)."""
-    return bool(block) and all(isinstance(v, (int, float)) for v in (block.get("estimate"), *(block.get("ci") or [None])))
+    if not block:
+        return False
+    return all(isinstance(v, (int, float)) for v in (block.get("estimate"), *(block.get("ci") or [None])))
 
 
 def _interval_text(block: dict | None) -> str:

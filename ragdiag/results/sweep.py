@@ -88,7 +88,7 @@ class SweepResult(JsonRecord):
     meta: SweepMeta = field(default_factory=SweepMeta)
     points: list[SweepPoint] = field(default_factory=list)
     controls: list[SweepControl] = field(default_factory=list)
-    delta_calibration: dict[str, Any] | None = None
+    delta_calibration: list[dict[str, Any]] | None = None  # one {delta, spearman, ci, …} per δ
     recall_buckets: list[dict[str, Any]] | None = None
     recommendation: dict[str, Any] | None = None
     relative_accuracy: dict[str, Any] | None = None

@@ -11,6 +11,7 @@ from ragdiag.errors import DataError
 from ragdiag.extras import install_command
 from ragdiag.measures.registry import HEADLINE
 from ragdiag.report.coverage_text import verdict_basis
+from ragdiag.report.fields import required
 from ragdiag.report.html.inputs import Input
 from ragdiag.report.html.page import (
     Raw,
@@ -104,7 +105,8 @@ def correlate_section(item: Input) -> Section:
         body.append(f'<p class="{"warning" if basis[1] else "note"}">{esc(basis[0])}</p>')
         body.append("<h3>coverage per K (graded / rows)</h3>" + table(
             ["K", "rows", "graded", "coverage"],
-            [[e.K, e.items, e.covered, f"{100 * e.coverage:.1f}%"] for e in result.coverage.by_K]))
+            [[e.K, e.items, e.covered, f"{100 * e.coverage:.1f}%"]
+             for e in required(result.coverage, "correlate result", "coverage").by_K]))
     if sentences:
         advice = guide.advice_line(result)
         body.append('<div class="verdict"><strong>Verdict</strong><ul>'
@@ -147,7 +149,7 @@ def correlate_section(item: Input) -> Section:
         kinds = meta.kinds
         rows = [[c.segment, *(Raw(esc(f"{num(c.kinds[k].difference, signed=True)} {interval(c.kinds[k].ci)}"))
                               for k in kinds)] for c in result.comparisons]
-        first, second = meta.compare
+        first, second = required(meta.compare, "correlate result", "meta.compare")
         body.append(f"<h3>paired difference {esc(first)} − {esc(second)}</h3>" + table(["segment", *kinds], rows))
     if result.verdicts:
         rows = [[v.subset, v.side, " = ".join(v.tied or [v.best]) if cr.is_tie(v) else v.best,
@@ -174,7 +176,7 @@ def robustness_section(item: Input) -> Section:
     """A robustness result or a sweep.json, read as :class:`RobustnessResult` / :class:`SweepResult`."""
     from ragdiag.report.robustness_plots import robustness_figures
     from ragdiag.results.robustness import RobustnessResult
-    from ragdiag.results.sweep import SweepResult
+    from ragdiag.results.sweep import SweepPoint, SweepResult
 
     sweep = item.kind == "sweep"
     result = (SweepResult if sweep else RobustnessResult).from_json(item.doc)
@@ -189,7 +191,7 @@ def robustness_section(item: Input) -> Section:
         row = [*name, _with_ci(p.recall_mean, p.recall_mean_ci),
                *(_with_ci(p.robustness[d], p.interval(d)) for d in deltas), p.zero_recall_queries,
                _qps_cell(p), latency]
-        if sweep:
+        if isinstance(p, SweepPoint):  # the points of a sweep
             diff = p.grade_diff_vs_exact or {}
             row += [Raw(esc(f"{num(p.grade_mean)} {interval(p.grade_ci)}")),
                     Raw(esc(f"{num(diff.get('value'), signed=True)} {interval(diff.get('ci'))}"))]
@@ -210,11 +212,11 @@ def robustness_section(item: Input) -> Section:
         body.append(f'<div class="verdict"><strong>Recommendation:</strong> {esc(chosen)} — '
                     f'{esc(recommendation.get("reason") or recommendation.get("criterion") or "")}</div>')
     body.append(table(headers, rows))
-    if sweep and result.controls:
+    if isinstance(result, SweepResult) and result.controls:
         body.append("<h3>controls</h3>" + table(
             ["control", "grade mean", "95% interval", "graded"],
             [[c.name, c.grade_mean, interval(c.grade_ci), c.n_graded] for c in result.controls]))
-    if sweep and points and meta.has("llm") and meta.has("deltas") and meta.has("dataset"):
+    if isinstance(result, SweepResult) and points and meta.has("llm") and meta.has("deltas") and meta.has("dataset"):
         from ragdiag.report.sweep_report import plot_sweep
 
         body.append(_images(_png(lambda: plot_sweep(result)), "answer grade and speed per operating point"))
@@ -259,9 +261,9 @@ def evaluate_section(item: Input) -> Section:
     body.append(f"<details><summary>every metric ({len(every)} rows)</summary>"
                 + table(["run", "metric", "k", "value", "95% interval", "queries defined"], every) + "</details>")
     if result.comparisons:
-        rows = [[c.a, c.b, c.metric, c.k, c.diff, interval(c.ci), c.improved, c.worsened] for c in result.comparisons]
-        body.append(f"<details><summary>paired comparisons ({len(rows)} rows)</summary>"
-                    + table(["a", "b", "metric", "k", "difference", "95% interval", "improved", "worsened"], rows)
+        pairs = [[c.a, c.b, c.metric, c.k, c.diff, interval(c.ci), c.improved, c.worsened] for c in result.comparisons]
+        body.append(f"<details><summary>paired comparisons ({len(pairs)} rows)</summary>"
+                    + table(["a", "b", "metric", "k", "difference", "95% interval", "improved", "worsened"], pairs)
                     + "</details>")
     return Section("evaluate", "Evaluate: the decision, then metrics with intervals", str(item.path), "".join(body))
 
@@ -529,7 +531,7 @@ def corpus_run_section(item: Input) -> Section:
     manifest = CorpusRunManifest.from_json(item.doc)
     meta = manifest.meta
     retrievers = ", ".join(str(r.get("spec")) for r in meta.retrievers or [] if isinstance(r, dict))
-    rows = [["command", meta.command], ["dataset", meta.dataset], ["retrievers", retrievers],
+    rows: list[list[object]] = [["command", meta.command], ["dataset", meta.dataset], ["retrievers", retrievers],
             ["cut-offs K", ", ".join(map(str, meta.ks or []))], ["depth", meta.depth],
             ["queries used", meta.queries.get("used")], ["queries left out (ideal cap)", meta.queries.get("left_out")],
             ["ranked samples", meta.ranked_samples], ["evaluate", meta.evaluate]]
