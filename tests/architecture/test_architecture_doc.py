@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 TOP = ("tests", "answers", "bench", "cli", "commands", "compare", "data", "engine", "evaluate", "io", "llm",
        "measures", "metrics", "pipeline", "probes", "remote", "report", "results", "retrieval", "sweep", "triage")
-PATH = re.compile(r"(?<![\w/])((?:%s)/[\w/]*\w(?:\.py)?)" % "|".join(TOP))
+FOLDERS = "|".join(TOP)
+PATH = re.compile(rf"(?<![\w/])((?:{FOLDERS})/[\w/]*\w(?:\.py)?)")
 
 
 def named_paths(text: str) -> set[str]:
