@@ -3,9 +3,7 @@
 Every module outside ``ragdiag/commands/`` and ``ragdiag/io/`` (the writer, the run record) is read
 with ``ast`` — nothing is imported — and refused when it calls a writing function or stamps a run
 record, unless :data:`EXCEPTIONS` names it with the reason: persistent stores whose whole job is to
-persist. :data:`BEING_FIXED` lists the offenders of the modules other helpers are moving in this
-same round (the integrator empties it at merge). An entry of either dict whose module no longer
-writes fails too, so the lists stay true.
+persist. An entry whose module no longer writes fails too, so the list stays true.
 """
 
 from __future__ import annotations
@@ -47,12 +45,6 @@ EXCEPTIONS: dict[str, str] = {
     "retrieval/pgvector_server.py": "the embedded PostgreSQL's temporary data folder, made and removed around the "
                                     "server's life",
 }
-
-# Being fixed in this round by helpers "answers" (pipeline/, sweep/, triage/) and "render" (report/):
-# the integrator empties this dict at merge.
-BEING_FIXED: dict[str, str] = {
-}
-
 
 def _imported_names(tree: ast.Module) -> dict[str, tuple[str, str]]:
     """local name → (module, original name) of every ``from X import Y [as Z]``."""
@@ -125,17 +117,16 @@ def offenders(package: Path = PACKAGE_DIR) -> dict[str, list[str]]:
 
 def test_only_commands_write_files_and_stamp_run_records():
     wrong = [f"ragdiag/{module}:{hit}" for module, hits in offenders().items()
-             if module not in EXCEPTIONS and module not in BEING_FIXED for hit in hits]
+             if module not in EXCEPTIONS for hit in hits]
     assert wrong == [], ("library modules write files or stamp run records; return objects and let commands/ "
                          "write them (or list a persistent store in EXCEPTIONS with its reason):\n" + "\n".join(wrong))
 
 
 def test_every_listed_module_still_needs_its_entry():
     found = offenders()
-    stale = sorted(m for m in (*EXCEPTIONS, *BEING_FIXED) if m not in found)
-    assert stale == [], f"these modules no longer write or stamp: remove them from the lists: {stale}"
-    assert not set(EXCEPTIONS) & set(BEING_FIXED)
-    assert all(reason.strip() for reason in (*EXCEPTIONS.values(), *BEING_FIXED.values()))
+    stale = sorted(m for m in EXCEPTIONS if m not in found)
+    assert stale == [], f"these modules no longer write or stamp: remove them from EXCEPTIONS: {stale}"
+    assert all(reason.strip() for reason in EXCEPTIONS.values())
 
 
 def test_the_scan_sees_every_kind_of_write(tmp_path):
