@@ -45,7 +45,7 @@ def one_run(corpus: Path, cache: Path, toy: ToyModel, embed: EmbeddingsServer) -
     llm = ClientConfig(model="toy", base_url=toy.base_url, cache_dir=cache, workers=WORKERS)
     start = time.perf_counter()
     outcome = run_answer_sweep(cfg, llm, progress=False)
-    return outcome.result, time.perf_counter() - start
+    return outcome.result.to_json(), time.perf_counter() - start
 
 
 def sdk_baseline(base_url: str, cache_dir: Path) -> tuple[float, int]:

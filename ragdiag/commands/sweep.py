@@ -22,7 +22,7 @@ from ragdiag.answers.judging import GradingOptions, grading_prompts
 from ragdiag.answers.plan import AnswerSettings
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import RunRecord, stamp, start_run
+from ragdiag.io.run_record import RunRecord, stamp_record, start_run
 from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl
 from ragdiag.llm.client import ClientConfig
 from ragdiag.llm.prompts import load_prompt
@@ -76,7 +76,8 @@ def write_sweep(outcome: SweepOutcome, out_dir: Path, record: RunRecord, parquet
     """Write the three files atomically (inputs guarded); returns their paths."""
     paths = output_paths(out_dir, parquet)
     inputs = list(outcome.data.files.values())
-    write_json(paths["result"], stamp(outcome.result, record), inputs=inputs)
+    stamp_record(outcome.result, record)
+    write_json(paths["result"], outcome.result.to_json(), inputs=inputs)
     if parquet:
         _write_per_query_parquet(paths["per_query"], outcome.per_query, inputs)
     else:
@@ -114,7 +115,7 @@ def run(request: SweepRequest) -> SweepRun:
                        seeds={"seed": cfg.seed}, cache=llm.cache)
     outcome = run_answer_sweep(cfg, llm, request.progress)
     paths = write_sweep(outcome, request.out_dir, record, request.parquet)
-    result = SweepResult.from_json(outcome.result)
+    result = outcome.result
     if request.plot:
         from ragdiag.io.writer import write_figure
         from ragdiag.report.sweep_accuracy import plot_relative_accuracy

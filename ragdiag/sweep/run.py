@@ -47,6 +47,7 @@ from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.context_errors import PREFIX
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.pipeline.corpus_inputs import CorpusData, load_corpus_data
+from ragdiag.results.sweep import SweepResult
 from ragdiag.retrieval.index_specs import expand_specs, parse_index_spec
 from ragdiag.sweep import stats
 
@@ -103,7 +104,7 @@ class SweepConfig:
 
 @dataclass
 class SweepOutcome:
-    result: dict[str, Any]
+    result: SweepResult
     per_query: list[dict[str, Any]]
     contexts: list[dict[str, Any]]
     data: CorpusData = field(repr=False)
@@ -335,7 +336,7 @@ def run_answer_sweep(cfg: SweepConfig, llm: ClientConfig, progress: bool = True)
         suggestion = job.plan.suggestion()
         if suggestion:
             note(suggestion)
-    return SweepOutcome(result, per_query, contexts, data)
+    return SweepOutcome(SweepResult.from_json(result), per_query, contexts, data)
 
 
 def _gate_counts(job: AnswerJob) -> dict:
