@@ -216,10 +216,9 @@ def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], 
     named by the size and sha256 of the bytes written)."""
     import time
 
-    from ragdiag.evaluate.evaluation import check_params, conventions, evaluate
+    from ragdiag.evaluate.evaluation import check_params, evaluate_aligned
     from ragdiag.evaluate.inputs import AlignedRun, align_ids, load_graded_qrels
     from ragdiag.io.run_record import start_run
-    from ragdiag.results.evaluate import EvaluateMeta, RunInfo
 
     check_params(params)
     record = start_run("ragdiag evaluate", inputs=[qrels_path], seeds={"bootstrap": params.seed})
@@ -229,10 +228,7 @@ def evaluate_held_runs(qrels_path: Path, runs: list[tuple[dict[str, list[str]], 
     aligned: list[AlignedRun] = []
     for ids, written in runs:
         aligned.append(align_ids(ids, written.path, qrels, [r.name for r in aligned]))
-    result, _rows = evaluate(qrels, aligned, params, None, "")
-    result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
-                               [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in aligned],
-                               conventions(params, qrels), round(time.perf_counter() - started, 3))
+    result, _rows = evaluate_aligned(qrels_path, qrels, aligned, params, started)
     result.run_record = record.to_json()
     return result
 

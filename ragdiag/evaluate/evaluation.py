@@ -292,8 +292,16 @@ def evaluate_files(qrels_path: Path, run_paths: Sequence[Path], p: EvaluateParam
         answers = load_answers(answers_path) if answers_path is not None else None
         if answers_path is not None:
             bar.advance()
-        result, rows = evaluate(qrels, runs, p, answers, str(answers_path) if answers_path else "")
+        result, rows = evaluate_aligned(qrels_path, qrels, runs, p, started, answers, str(answers_path or ""))
         bar.advance()
+    return result, rows
+
+
+def evaluate_aligned(qrels_path: Path, qrels: GradedQrels, runs: list[AlignedRun], p: EvaluateParams, started: float,
+                     answers: Any = None, answers_source: str = "") -> tuple[EvaluateResult, list[dict[str, Any]]]:
+    """:func:`evaluate` on runs already aligned with the qrels, with the result's ``meta`` (the inputs, the
+    conventions, the seconds since ``started``): what ``evaluate_files`` and the pipeline's evaluate stage share."""
+    result, rows = evaluate(qrels, runs, p, answers, answers_source)
     result.meta = EvaluateMeta("ragdiag evaluate", str(qrels_path), qrels.binary, len(qrels.query_ids),
                                [RunInfo(r.name, r.source, r.depth, r.skipped_queries) for r in runs],
                                conventions(p, qrels), round(time.perf_counter() - started, 3))
