@@ -112,3 +112,18 @@ def test_sweep_reads_none_of_its_outputs(tmp_path, servers):
     assert (out / "sweep.json").is_file()
     assert any(Path(p).name == "corpus.jsonl" for p, _ in opens)
     assert re_reads(opens, out) == [], "\n".join(re_reads(opens, out))
+
+
+def test_pipeline_corpus_on_the_command_line_reads_none_of_its_outputs(tmp_path, servers):
+    """The same through the CLI: the terminal's rendering of the result reads no output back either."""
+    toy, embed = servers
+    corpus = write_corpus(tmp_path / "synthetic", n_docs=60, n_queries=6)
+    out = tmp_path / "run"
+    code, opens, output = _run(["pipeline", "--corpus", str(corpus), "--retriever", "bm25",
+                                "--retriever", f"dense:openai:{MODEL}", "--embed-base-url", embed.base_url,
+                                "--k", "1,3", "--min-samples", "1", "--out-dir", str(out), "--model", "toy",
+                                "--base-url", toy.base_url, "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert code == 0, output
+    assert (out / "correlation.json").is_file() and (out / "graded.json").is_file()
+    assert any(Path(p).name == "corpus.jsonl" for p, _ in opens)
+    assert re_reads(opens, out) == [], "\n".join(re_reads(opens, out))
