@@ -46,7 +46,7 @@ def test_compare_section_leads_with_the_gate(compare_json, tmp_path):
     section = page[start:page.index("</section>", start)]
     assert "Compare: the regression gate — FAIL" in section
     typed = CompareResult.from_json(doc)
-    box = re.search(r'<div class="verdict"><strong>Decision</strong><ul>(.*?)</ul></div>', section).group(1)
+    box = re.search(r'<div class="verdict failing"><strong>Decision</strong><ul>(.*?)</ul></div>', section).group(1)
     items = [_text(item) for item in re.findall(r"<li>(.*?)</li>", box)]
     assert items == summary_lines(typed)[:1 + len(typed.metrics)]
     assert items[1] == metric_line(typed.metrics[0], typed)

@@ -29,6 +29,7 @@ h2{font-size:19px;margin:14px 0 6px}h3{font-size:15px;margin:16px 0 6px}
 .label.sim{background:#fde2e1;color:#9b1c1c;border:1px solid #f5a3a0}
 .label.test{background:#fff1c2;color:#7a5300;border:1px solid #f0cf6b}
 .verdict{background:#eef7ee;border-left:4px solid #3a8a3a;padding:8px 12px;margin:8px 0}
+.verdict.failing{background:#fbeeee;border-left-color:#b03030}
 .verdict li{margin:2px 0}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}
 th,td{border:1px solid #d5dbe3;padding:4px 8px;text-align:right;vertical-align:top}

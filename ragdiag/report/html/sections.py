@@ -278,8 +278,10 @@ def _scrolling(headers: list[str], rows: list[list[Any]], caption: str) -> str:
     return f'<div style="overflow-x:auto">{table(headers, rows, caption)}</div>'
 
 
-def _decision(lines: list[str], title: str = "Decision") -> str:
-    return (f'<div class="verdict"><strong>{esc(title)}</strong><ul>'
+def _decision(lines: list[str], title: str = "Decision", failing: bool = False) -> str:
+    """The decision lines in a box; ``failing`` (a gate that fails) draws it red, not green."""
+    kind = "verdict failing" if failing else "verdict"
+    return (f'<div class="{kind}"><strong>{esc(title)}</strong><ul>'
             + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></div>")
 
 
@@ -551,7 +553,7 @@ def compare_section(item: Input) -> Section:
     result = CompareResult.from_json(item.doc)
     lines = compare_report.summary_lines(result)
     head = 1 + len(result.metrics) if result.decision is not None else 0
-    body = [_decision(lines[:head]) if head else "", f'<p class="note">{esc(compare_report.settings_line(result))}</p>']
+    body = [_decision(lines[:head], failing=result.decision == "fail") if head else "", f'<p class="note">{esc(compare_report.settings_line(result))}</p>']
     if lines[head:]:
         body.append(_decision(lines[head:], "Planning"))
     if result.metrics:
