@@ -19,5 +19,6 @@ def build_page(inputs: list[Input], sources: list[str], title: str = "ragdiag re
     inputs = sorted(inputs, key=lambda item: ORDER.index(item.kind))
     sections = [render(item) for item in inputs]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = f"{len(sections)} results from {', '.join(sources)} · ragdiag {__version__} · {stamp}"
+    noun = "result" if len(sections) == 1 else "results"
+    subtitle = f"{len(sections)} {noun} from {', '.join(sources)} · ragdiag {__version__} · {stamp}"
     return page(title, subtitle, sections), sections
