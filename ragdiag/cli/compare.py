@@ -45,6 +45,8 @@ def compare(
     allow_missing: Annotated[bool, o.option(o.INPUT, "--allow-missing", help="Drop queries found on one side only (counted in the output) instead of refusing.")] = False,
     plan: Annotated[bool, o.option(o.STATISTICS, "--plan", help="Also report the queries needed to detect a drop of --mde with --power, and the drop detectable now (--new optional: one run gives the unpaired bound).")] = False,
     mde: Annotated[float, o.float_option(o.STATISTICS, "--mde", "With --plan: the drop to detect (metric units, above --max-drop).", 0.0, 1000.0, lo_open=True)] = 0.02,
+    base_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--base-name", "The base side's name in every output (default: its file name); 1–80 printable characters.")] = None,
+    new_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--new-name", "The new side's name in every output (default: its file name); 1–80 printable characters.")] = None,
     power: Annotated[float, o.float_option(o.STATISTICS, "--power", "Power wanted: of the plan, and of the queries an inconclusive metric needs.", 0.0, 1.0, lo_open=True, hi_open=True)] = 0.8,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
@@ -56,7 +58,8 @@ def compare(
     from ragdiag.report.compare_report import render
 
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)
-    result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md))
+    result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
+                                base_name, new_name))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:

@@ -1,6 +1,6 @@
 """``ragdiag compare``: check every input and output, read and pair both sides, run the gate, write
-``--out`` / ``--per-query`` / ``--summary-md`` (and append the summary to ``$GITHUB_STEP_SUMMARY``),
-and stamp the run record. Math: :mod:`ragdiag.compare.gate`."""
+``--out`` / ``--per-query`` / ``--summary-md`` (and append the summary to ``$GITHUB_STEP_SUMMARY``,
+once when it is the ``--summary-md`` file), and stamp the run record. Math: :mod:`ragdiag.compare.gate`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ class CompareRequest:
     out: Path | None = None
     per_query: Path | None = None
     summary_md: Path | None = None
+    base_name: str | None = None
+    new_name: str | None = None
 
     @property
     def inputs(self) -> list[Path]:
@@ -59,8 +61,36 @@ def check_options(o: GateOptions) -> None:
                            "drop of --mde from one within the margin")
 
 
+NAME_MAX = 80
+
+
+def check_name(flag: str, name: str) -> None:
+    """A side's name (--base-name, --new-name): 1–80 characters, none of them a control character."""
+    if not name.strip() or len(name) > NAME_MAX or not name.isprintable():
+        raise RagdiagError(f"{flag} {name!r}: expected 1–{NAME_MAX} printable characters (no line breaks or control "
+                           "characters)")
+
+
+def side_names(request: CompareRequest) -> tuple[str, str | None]:
+    """The names the outputs call the two sides: --base-name / --new-name, else the file names (the
+    paths as given when both files have the same name)."""
+    base, new = request.base, request.new
+    same = new is not None and base.name == new.name
+    return (request.base_name or (str(base) if same else base.name),
+            None if new is None else request.new_name or (str(new) if same else new.name))
+
+
+def _same_file(one: Path, two: Path) -> bool:
+    return one.resolve() == two.resolve()
+
+
 def _check(request: CompareRequest) -> None:
     check_options(request.options)
+    for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
+        if name is not None:
+            check_name(flag, name)
+    if request.new_name is not None and request.new is None:
+        raise RagdiagError("--new-name names --new: give --new too")
     if request.new is None and not request.options.plan:
         raise RagdiagError("give --new (the changed system), or --plan to size a comparison from --base alone")
     check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
@@ -84,8 +114,9 @@ def run(request: CompareRequest) -> CompareResult:
     o = request.options
     record = start_run("ragdiag compare", inputs=request.inputs, seeds={"compare": o.seed})
     data = read_pair(request.base, request.new, request.qrels, request.metrics, request.id_col, request.allow_missing)
+    base_name, new_name = side_names(request)
     meta = {"command": "ragdiag compare", "base": str(request.base), "new": None if request.new is None else str(request.new),
-            "qrels": None if request.qrels is None else str(request.qrels), "input_kind": data.kind,
+            "base_name": base_name, "new_name": new_name, "qrels": None if request.qrels is None else str(request.qrels), "input_kind": data.kind,
             "queries": len(data.ids), "dropped": data.dropped, "test": o.test, "correction": o.correction,
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": o.mde if o.plan else None}
@@ -97,11 +128,11 @@ def run(request: CompareRequest) -> CompareResult:
     if request.per_query is not None:
         write_jsonl(request.per_query, per_query_rows(data), inputs=inputs)
     text = markdown(result)
-    if request.summary_md is not None:
-        write_text(request.summary_md, text, inputs=inputs)
     summary = os.environ.get(STEP_SUMMARY)
-    if summary:
-        path = Path(summary)
-        before = path.read_text(encoding="utf-8") if path.is_file() else ""
-        write_text(path, before + ("\n" if before and not before.endswith("\n") else "") + text, inputs=inputs)
+    step = Path(summary) if summary else None
+    if request.summary_md is not None and not (step is not None and _same_file(step, request.summary_md)):
+        write_text(request.summary_md, text, inputs=inputs)
+    if step is not None:  # appended to (GitHub's step summary collects every step's text); once when it is --summary-md
+        before = step.read_text(encoding="utf-8") if step.is_file() else ""
+        write_text(step, before + ("\n" if before and not before.endswith("\n") else "") + text, inputs=inputs)
     return result

@@ -55,10 +55,32 @@ def _none(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+def regression_level(o: GateOptions, metrics: int) -> float:
+    """The level a regression is decided at, before the family is seen: α/m, the first step of Holm
+    and of Benjamini–Hochberg (the level at which one metric is rejected whatever the others' p), α
+    with no correction. The queries needed and ``--plan`` size the test at this level."""
+    return o.alpha if o.correction == "none" else o.alpha / max(metrics, 1)
+
+
+_STATISTICS = ("mean_base", "mean_new", "delta", "ci_low", "ci_high", "p", "p_adjusted", "sd_diff")
+
+
+def _decidable(mc: MetricComparison, values: np.ndarray) -> None:
+    """Every statistic a decision reads is finite, else one error naming it: a NaN or ±inf never decides."""
+    for name in _STATISTICS:
+        value = getattr(mc, name)
+        if value is None or math.isfinite(value):
+            continue
+        largest = float(np.nanmax(np.abs(values))) if values.size else math.nan
+        raise RagdiagError(f"metric {mc.metric!r}: {name} is not finite ({value}); per-query values as large as "
+                           f"{largest:.3g} overflow float64 when subtracted or averaged: rescale the metric")
+
+
 def compare_metrics(data: Paired, o: GateOptions) -> tuple[list[MetricComparison], list[str]]:
     """One :class:`MetricComparison` per metric, decisions taken at the family-adjusted level."""
     sign = np.where(data.lower_is_better, -1.0, 1.0)
-    diff = _new(data) - data.base
+    with np.errstate(all="ignore"):
+        diff = _new(data) - data.base
     gain = diff * sign
     defined = ~np.isnan(diff)
     m = len(data.metrics)
@@ -66,34 +88,46 @@ def compare_metrics(data: Paired, o: GateOptions) -> tuple[list[MetricComparison
     for columns in _groups(defined).values():
         rows = defined[:, columns[0]]
         if rows.sum() < MIN_QUERIES:
-            raise RagdiagError(f"metric {data.metrics[columns[0]]} is defined on {int(rows.sum())} paired queries; "
+            raise RagdiagError(f"metric {data.metrics[columns[0]]!r} is defined on {int(rows.sum())} paired queries; "
                                f"compare needs at least {MIN_QUERIES}")
-        outcome = pt.run_test(o.test, gain[rows][:, columns], o.max_drop, o.alpha, o.seed, o.draws, o.resamples)
+        with np.errstate(all="ignore"):
+            outcome = pt.run_test(o.test, gain[rows][:, columns], o.max_drop, o.alpha, o.seed, o.draws, o.resamples)
         p[columns], low[columns], high[columns] = outcome.p, outcome.ci_low, outcome.ci_high
         details.append(outcome.detail)
-    p_adjusted = pt.adjust(p, o.correction, o.alpha)
+    with np.errstate(all="ignore"):
+        p_adjusted = pt.adjust(np.where(np.isfinite(p), p, 1.0), o.correction, o.alpha)
+    level = regression_level(o, m)
     out = []
     for j, name in enumerate(data.metrics):
         rows = defined[:, j]
         d = diff[rows, j]
-        sd = float(d.std(ddof=1))
-        decision = pt.decide(p_adjusted[j], low[j], high[j], o.max_drop, o.alpha)
-        mean_gain = float(gain[rows, j].mean())
-        needed = (planning.queries_needed(sd, abs(mean_gain + o.max_drop), o.alpha, o.power)
-                  if decision == "inconclusive" else None)
-        ci = sorted((sign[j] * low[j], sign[j] * high[j]))
-        out.append(MetricComparison(
-            metric=name, n=int(rows.sum()), mean_base=float(data.base[rows, j].mean()),
-            mean_new=float(_new(data)[rows, j].mean()), delta=float(d.mean()), ci_low=float(ci[0]), ci_high=float(ci[1]),
-            p=float(p[j]), p_adjusted=float(p_adjusted[j]), d_z=_none(float(pt.effect_size(d[:, None])[0])),
-            decision=decision, queries_needed=needed, direction="lower" if data.lower_is_better[j] else "higher",
-            sd_diff=sd))
+        with np.errstate(all="ignore"):
+            sd = float(d.std(ddof=1))
+            mean_gain = float(gain[rows, j].mean())
+            d_z = _none(float(pt.effect_size(d[:, None])[0]))
+            mean_base, mean_new = float(data.base[rows, j].mean()), float(_new(data)[rows, j].mean())
+        mc = MetricComparison(
+            metric=name, n=int(rows.sum()), mean_base=mean_base, mean_new=mean_new, delta=float(d.mean()),
+            ci_low=float(min(sign[j] * low[j], sign[j] * high[j])), ci_high=float(max(sign[j] * low[j], sign[j] * high[j])),
+            p=float(p[j]), p_adjusted=float(p_adjusted[j]) if math.isfinite(p[j]) else math.nan, d_z=d_z,
+            decision="inconclusive", queries_needed=None, direction="lower" if data.lower_is_better[j] else "higher",
+            sd_diff=sd)
+        _decidable(mc, np.concatenate([data.base[rows, j], _new(data)[rows, j]]))
+        scale = float(np.abs(gain[rows, j]).max())
+        mc.decision = pt.decide(mc.p_adjusted, low[j], high[j], o.max_drop, o.alpha, scale)
+        if mc.decision == "inconclusive":
+            gap = float(pt.margin_units(np.array([[mean_gain], [scale]]), o.max_drop)[0, 0])
+            toward = level if gap < 0 else o.alpha  # a regression is decided at the family's level, no regression at α
+            mc.queries_needed = planning.queries_needed(sd, abs(mean_gain + o.max_drop) if gap else 0.0, toward, o.power)
+        out.append(mc)
     return out, list(dict.fromkeys(details))
 
 
 def plan_entries(data: Paired, o: GateOptions) -> list[PlanEntry]:
-    """Per metric: queries needed to detect a drop of ``mde`` (beyond ``max_drop``) with ``power``, and
-    the drop detectable at the current n; σ from the paired differences, or √2·sd of one run."""
+    """Per metric: queries needed to detect a drop of ``mde`` (beyond ``max_drop``) with ``power`` at the
+    level a regression is decided at (:func:`regression_level`), and the drop detectable at the current
+    n; σ from the paired differences, or √2·sd of one run."""
+    level = regression_level(o, len(data.metrics))
     entries = []
     for j, name in enumerate(data.metrics):
         if data.new is not None:
@@ -103,21 +137,26 @@ def plan_entries(data: Paired, o: GateOptions) -> list[PlanEntry]:
         else:
             values = data.base[:, j][~np.isnan(data.base[:, j])]
             sd, source = math.sqrt(2) * float(values.std(ddof=1)), "unpaired bound: √2 × sd of one run's scores"
+        if not math.isfinite(sd):
+            raise RagdiagError(f"metric {name!r}: the standard deviation of its values is not finite ({sd}); rescale "
+                               "the metric")
         n = len(values)
         effect = o.mde - o.max_drop
-        needed = planning.queries_needed(sd, effect, o.alpha, o.power)
+        needed = planning.queries_needed(sd, effect, level, o.power)
         entries.append(PlanEntry(
             metric=name, n=n, sd_diff=sd, sd_source=source, mde=o.mde, power=o.power, queries_needed=needed,
-            mde_at_n=o.max_drop + planning.mde_at_n(sd, n, o.alpha, o.power),
-            power_at_needed=None if needed is None else planning.power_at_n(sd, effect, needed, o.alpha)))
+            mde_at_n=o.max_drop + planning.mde_at_n(sd, n, level, o.power),
+            power_at_needed=None if needed is None else planning.power_at_n(sd, effect, needed, level)))
     return entries
 
 
 def judge_split(data: Paired, o: GateOptions) -> list[JudgeSplit] | None:
     """With repeated grades: the variance of the per-query mean grade (or of its paired difference)
-    split into between-query and judge parts, and whether a repeat or a query buys more per call."""
+    split into between-query and judge parts, and whether a repeat or a query buys more per call.
+    ``sigma2_judge`` is the judge variance of one grade summed over the sides (base + new), its interval
+    a query bootstrap (:func:`planning.judge_interval`)."""
     sides = [r for r in (data.base_repeats, data.new_repeats) if r is not None]
-    found = [planning.judge_variance(r, o.alpha) for r in sides]
+    found = [planning.judge_variance(r) for r in sides]
     judges = [j for j in found if j is not None]
     if not judges:
         return None
@@ -126,13 +165,15 @@ def judge_split(data: Paired, o: GateOptions) -> list[JudgeSplit] | None:
     sigma2 = sum(j.sigma2 for j in judges)
     k = float(np.mean([j.k for j in judges]))
     choice = planning.repeat_or_query(split["between_part"], sigma2, len(values), k, 1 if data.new is None else 2)
-    ci = [sum(j.ci[0] for j in judges), sum(j.ci[1] for j in judges)]
+    ci = list(planning.judge_interval(judges, o.alpha, o.seed, o.resamples))
     return [JudgeSplit(metric=data.metrics[0], k=k, sigma2_judge=sigma2, sigma2_judge_ci=ci, variance=split["total"],
                        judge_part=split["judge_part"], between_part=split["between_part"],
                        judge_share=split["judge_part"] / split["total"] if split["total"] > 0 else 0.0,
                        repeat_calls=choice["repeat_calls"], query_calls=choice["query_calls"],
                        variance_cut_per_call_repeat=choice["variance_cut_per_call_repeat"],
-                       variance_cut_per_call_query=choice["variance_cut_per_call_query"], advice=choice["advice"])]
+                       variance_cut_per_call_query=choice["variance_cut_per_call_query"], advice=choice["advice"],
+                       sides=len(judges), sigma2_judge_ci_method=f"BCa bootstrap over queries, {o.resamples:,} "
+                       f"resamples (seed {o.seed}), {100 * (1 - 2 * o.alpha):g}%")]
 
 
 def worst_queries(data: Paired, metrics: list[MetricComparison]) -> list[dict]:
@@ -157,10 +198,11 @@ def gate(data: Paired, o: GateOptions, meta: dict) -> CompareResult:
         failing = {"regression", "inconclusive"} if o.strict else {"regression"}
         result.decision = "fail" if any(mc.decision in failing for mc in result.metrics) else "pass"
         result.worst = worst_queries(data, result.metrics)
+    if o.plan or result.metrics:
+        result.meta["plan_alpha"] = regression_level(o, len(data.metrics))
     if o.plan:
         result.plan = plan_entries(data, o)
     result.judge = judge_split(data, o)
-    result.present = tuple(k for k in ("meta", "decision", "metrics", "plan", "judge", "worst", "run_record"))
     return result
 
 

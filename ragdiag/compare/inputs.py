@@ -66,7 +66,9 @@ def parse_run_metrics(text: str) -> list[tuple[str, int]]:
 
 def _finite(value: Any, source: str, index: int, column: str) -> float:
     """A finite number, else a one-line error naming the record and field (missing, NaN, text)."""
-    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
+    if isinstance(value, bool):
+        raise DataError.at(source, index, column, f"{str(value).lower()} is not a number")
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise DataError.at(source, index, column, "missing value")
     try:
         number = float(value)
@@ -75,6 +77,14 @@ def _finite(value: Any, source: str, index: int, column: str) -> float:
     if not math.isfinite(number):
         raise DataError.at(source, index, column, f"{value!r} is not a finite number (NaN and ±inf are refused)")
     return number
+
+
+def _scalar(row: dict, key: str, source: str, index: int) -> Any:
+    """A configuration field (E, K) of a graded row: a number, text or null, else a one-line error."""
+    value = row.get(key)
+    if value is not None and not isinstance(value, (str, int, float)):
+        raise DataError.at(source, index, key, f"expected a number or text, got {type(value).__name__}")
+    return value
 
 
 def read_graded(path: Path) -> Side:
@@ -92,8 +102,8 @@ def read_graded(path: Path) -> Side:
             raise DataError.at(source, index, "id", "missing (a graded row needs id and grade)")
         query = str(row["id"])
         if query in values:
-            raise DataError.at(source, index, "id", f"query '{query}' appears twice; compare one row per query")
-        configs.setdefault((row.get("E"), row.get("K")), index)
+            raise DataError.at(source, index, "id", f"query {query!r} appears twice; compare one row per query")
+        configs.setdefault((_scalar(row, "E", source, index), _scalar(row, "K", source, index)), index)
         grades = row.get("grades")
         if isinstance(grades, list) and grades:
             repeats[query] = [_finite(g, source, index, "grades") for g in grades]
@@ -107,43 +117,78 @@ def read_graded(path: Path) -> Side:
     return Side(source, list(values), ["grade"], np.array(list(values.values()))[:, None], repeats)
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _metric_columns(source: str, names: list[str], cells: list[list[Any]]) -> list[str]:
+    """The default metric columns: every column whose cells, on every row, are numbers or missing (a
+    missing cell is then refused by :func:`_finite`), with at least one number. A column of text is
+    not a metric; a column mixing numbers and other values is an error naming both records."""
+    found = []
+    for j, name in enumerate(names):
+        number = other = None
+        for index, row in enumerate(cells):
+            value = row[j] if j < len(row) else None
+            if _missing(value):
+                continue
+            if _is_number(value):
+                number = index if number is None else number
+            elif other is None:
+                other = index
+            if number is not None and other is not None:
+                shown = cells[other][j]
+                raise DataError.at(source, other, name, f"{shown!r} in a column of numbers (record {number} holds "
+                                   f"{cells[number][j]!r}); fix the value, or name the metric columns with --metrics")
+        if number is not None:
+            if not name.strip():
+                raise DataError.at(source, None, None, f"column {j + 1} holds numbers but has no name in the header")
+            found.append(name)
+    return found
+
+
 def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
-    """A per-query table: ``id_col`` and the metric columns (all numeric columns when none are named)."""
+    """A per-query table: ``id_col`` and the metric columns (all numeric columns when none are named).
+    Every row and every column is checked: a column only some rows hold is missing on the others."""
     from ragdiag.data.metric_table import table_rows
 
     source = str(path)
     if path.suffix.lower() in (".csv", ".tsv"):
         return _read_delimited(path, id_col, columns)
-    ids: list[str] = []
-    seen: set[str] = set()
-    raw: list[list[Any]] = []
-    wanted = columns
+    rows = []
     for index, row in enumerate(table_rows(path)):
         if not isinstance(row, dict):
             raise DataError.at(source, index, None, "expected an object with named columns")
         if id_col not in row:
             raise DataError.at(source, index, id_col, f"no such column (--id-col); columns: {', '.join(map(str, row))[:200]}")
-        if wanted is None:
-            wanted = [c for c, v in row.items() if c != id_col and _is_number(v)]
-            if not wanted:
-                raise DataError.at(source, index, None, "no numeric metric column besides the id column")
+        rows.append(row)
+    if not rows:
+        raise DataError(f"{source}: no rows")
+    header = list(dict.fromkeys(c for row in rows for c in row if c != id_col))
+    wanted = columns
+    if wanted is None:
+        wanted = _metric_columns(source, header, [[row.get(c) for c in header] for row in rows])
+        if not wanted:
+            raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
+    absent = [c for c in wanted if c not in header]
+    if absent:
+        raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
+    ids: list[str] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
         query = str(row[id_col])
         if query in seen:
-            raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
+            raise DataError.at(source, index, id_col, f"query {query!r} appears twice")
         seen.add(query)
         ids.append(query)
-        try:
-            raw.append([row[c] for c in wanted])
-        except KeyError as err:
-            raise DataError.at(source, index, err.args[0], "no such column (a metric absent from this side)") from None
-    if not ids or wanted is None:  # wanted is set by the first row
-        raise DataError(f"{source}: no rows")
+    raw = [[row.get(c) for c in wanted] for row in rows]
     return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
 
 
 def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
     """A CSV/TSV table read as lists (``csv.reader``), the columns picked by their header position:
-    the same checks and messages as :func:`read_table`, without a dict per row."""
+    the same checks and messages as :func:`read_table`, without a dict per row; every row must have
+    the header's width, and no two header cells may share a name."""
     import csv
     import io
 
@@ -154,29 +199,35 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
     header = next(reader, None)
     if not header:
         raise DataError(f"{source}: no rows")
+    twice = [c for i, c in enumerate(header) if c in header[:i]]
+    if twice:
+        places = [str(i + 1) for i, c in enumerate(header) if c == twice[0]]
+        raise DataError.at(source, None, twice[0], f"the header names this column twice (columns {', '.join(places)}); "
+                           "rename one")
     if id_col not in header:
         raise DataError.at(source, 0, id_col, f"no such column (--id-col); columns: {', '.join(header)[:200]}")
-    rows = list(reader)
+    rows = [row for row in reader if row]  # a blank line is no row
     if not rows:
         raise DataError(f"{source}: no rows")
+    for index, row in enumerate(rows):
+        if len(row) != len(header):
+            raise DataError.at(source, index, None, f"{len(row)} cells where the header has {len(header)}")
     key = header.index(id_col)
     if columns is None:
-        columns = [c for i, c in enumerate(header) if i != key and i < len(rows[0]) and _is_number(rows[0][i])]
+        others = [c for c in header if c != id_col]
+        columns = _metric_columns(source, others, [[c for i, c in enumerate(row) if i != key] for row in rows])
         if not columns:
             raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
     absent = [c for c in columns if c not in header]
     if absent:
         raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
     places = [header.index(c) for c in columns]
-    width = max([key, *places]) + 1
     ids: list[str] = []
     seen: set[str] = set()
     for index, row in enumerate(rows):
-        if len(row) < width:
-            raise DataError.at(source, index, header[min(len(row), width - 1)], "missing (the row is short)")
         query = row[key]
         if query in seen:
-            raise DataError.at(source, index, id_col, f"query '{query}' appears twice")
+            raise DataError.at(source, index, id_col, f"query {query!r} appears twice")
         seen.add(query)
         ids.append(query)
     raw = [[row[i] for i in places] for row in rows]
@@ -185,10 +236,10 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
 
 def _numbers(raw: list[list[Any]], source: str, columns: list[str]) -> np.ndarray:
     """The cells as a float matrix, converted at once; any cell numpy cannot take or that is not finite
-    is then found and named by :func:`_finite` (missing, text, NaN, ±inf, true/false)."""
+    is then found and named by :func:`_finite` (missing, text, NaN, ±inf, true/false on any row)."""
     try:
         matrix = np.array(raw, dtype=np.float64)
-        if np.isfinite(matrix).all() and not any(isinstance(v, bool) for v in raw[0]):
+        if np.isfinite(matrix).all() and not any(isinstance(v, bool) for cells in raw for v in cells):
             return matrix
     except (TypeError, ValueError):
         pass

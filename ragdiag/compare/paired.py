@@ -7,6 +7,9 @@ when the new system is worse by more than m. Intervals are two-sided at 1 − 2�
 one-sided (1 − α) bounds the decisions read.
 
 - paired t: :func:`scipy.stats.ttest_rel` (Student 1908), interval mean ± t_{1−α, n−1}·sd/√n;
+- Δ, the interval's ends and each resampled mean meet the margin exactly to 12 significant digits
+  (:func:`margin_units`): a drop of exactly the margin in decimal (0.30 → 0.29 at 0.01) is not
+  beyond it because of binary round-off;
 - sign-flip randomization (Fisher 1935; Smucker, Allan & Carterette, CIKM 2007): under H0 each
   shifted gain g_i + m is symmetric about 0, so its sign is exchangeable; exact enumeration of the
   2^n sign vectors for n ≤ 20, else ``draws`` seeded sign vectors, p = (1 + #{T* ≤ T})/(1 + draws)
@@ -20,8 +23,9 @@ one-sided (1 − α) bounds the decisions read.
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +36,7 @@ EXACT_MAX = 20  # up to this many queries the randomization test enumerates ever
 RANDOMIZATION_DRAWS = 10_000
 BOOTSTRAP_RESAMPLES = 2_000
 DECISIONS = ("regression", "no regression", "inconclusive")
+MARGIN_DIGITS = 12  # Δ meets the margin to 12 significant digits, the digits of correlate's ties
 _CHUNK = 1_000  # sign vectors or resamples per matrix product (bounded memory)
 
 
@@ -45,8 +50,36 @@ class TestOutcome:
     detail: str  # how the p-value was computed (exact, draws, resamples)
 
 
+def margin_units(gain: np.ndarray, margin: float, terms: int = 1) -> np.ndarray:
+    """g + m per cell, exactly, in integer units of q = 10^(⌊log10 S⌋ + 1 − d), S = max(max |g|, m) per column.
+
+    g and m are each rounded to d significant digits at the column's scale — d = 12, the digits to
+    which correlate compares ties (:func:`ragdiag.metrics.correlation.round_significant`), measured
+    against the column's largest value so that a Δ of 0 up to round-off is 0 — so that a Δ equal to
+    the margin up to round-off (0.29 − 0.30 against 0.01) is equal. d drops below 12 only when a sum
+    of ``terms`` such integers could pass 2^53, so that every such sum is exact in float64 whatever
+    the summation order (a bootstrap resample's sum of n values, one metric or ten)."""
+    g = np.asarray(gain, dtype=np.float64)
+    scale = np.maximum(np.abs(g).max(axis=0), margin)
+    digits = min(MARGIN_DIGITS, int(math.floor(math.log10(2.0**53 / (2 * max(terms, 1))))))
+    decade = np.floor(np.log10(np.where(scale > 0, scale, 1.0)))
+    q = 10.0 ** (decade + 1 - digits)
+    return np.round(g / q) + np.round(margin / q)
+
+
+def t_interval(gain: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """mean ± t_{1−α, n−1}·sd/√n per column, the quantile taken as ``t.isf(α)`` (finite for any α > 0,
+    where 1 − 2α as a confidence level rounds to 1 below α ≈ 1e−17)."""
+    from scipy.stats import t
+
+    n = gain.shape[0]
+    half = t.isf(alpha, n - 1) * gain.std(axis=0, ddof=1) / math.sqrt(n)
+    mean = gain.mean(axis=0)
+    return mean - half, mean + half
+
+
 def t_test(gain: np.ndarray, margin: float, alpha: float) -> TestOutcome:
-    """Paired t: ``ttest_rel(g + m, 0, alternative="less")``; interval of ttest_rel's two-sided result."""
+    """Paired t: ``ttest_rel(g + m, 0, alternative="less")``; interval :func:`t_interval`."""
     from scipy.stats import ttest_rel
 
     gain = np.asarray(gain, dtype=np.float64)
@@ -54,12 +87,11 @@ def t_test(gain: np.ndarray, margin: float, alpha: float) -> TestOutcome:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)  # a constant column: handled below
         p = np.asarray(ttest_rel(gain + margin, zeros, alternative="less", axis=0).pvalue, dtype=np.float64)
-        ci = ttest_rel(gain, zeros, axis=0).confidence_interval(confidence_level=1 - 2 * alpha)
-    low, high = np.asarray(ci.low, dtype=np.float64), np.asarray(ci.high, dtype=np.float64)
+    low, high = t_interval(gain, alpha)
     constant = gain.max(axis=0) - gain.min(axis=0) <= 1e-12 * (np.abs(gain).max(axis=0) + 1e-300)
     if constant.any():  # every query moved by the same c: the interval is [c, c], the test is certain
         mean = gain.mean(axis=0)
-        p = np.where(constant, (mean + margin >= 0).astype(np.float64), p)
+        p = np.where(constant, (margin_units(gain[:1], margin)[0] >= 0).astype(np.float64), p)
         low, high = np.where(constant, mean, low), np.where(constant, mean, high)
     return TestOutcome(p, low, high, "paired t")
 
@@ -74,9 +106,10 @@ def randomization_p(gain: np.ndarray, margin: float, draws: int = RANDOMIZATION_
     """Lower-tail sign-flip p-value of Σ(g_i + m) per column: exact for n ≤ 20, else ``draws`` seeded flips.
 
     With bits b ∈ {0, 1}^n the flipped sum is Σx − 2·b·x, so each chunk of sign vectors is one matrix
-    product (no per-draw Python loop)."""
-    x = np.asarray(gain, dtype=np.float64) + margin
-    n = x.shape[0]
+    product (no per-draw Python loop). x = g + m in :func:`margin_units`: a gain equal to −m up to
+    round-off is 0."""
+    n = np.asarray(gain).shape[0]
+    x = margin_units(gain, margin, terms=n)  # g + m exactly, in integer units (the p-value is scale-free)
     total = x.sum(axis=0)
     tol = 1e-9 * (np.abs(x).sum(axis=0) + 1e-300)
     if n <= EXACT_MAX:
@@ -99,29 +132,45 @@ def randomization_p(gain: np.ndarray, margin: float, draws: int = RANDOMIZATION_
     return (1 + count) / (1 + draws), f"{draws:,} seeded sign-flip draws (seed {seed})"
 
 
-def bootstrap_means(gain: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """(m, B) resampled means, the draws of ``scipy.stats.bootstrap(..., rng=default_rng(seed))``:
-    indices ``rng.integers(0, n, (B, n))``, turned into counts per query and multiplied by the values."""
-    values = np.asarray(gain, dtype=np.float64)
-    n = values.shape[0]
+def _bootstrap_counts(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Chunks of (size, n) resample counts per query, the draws of ``scipy.stats.bootstrap(...,
+    rng=default_rng(seed))``: indices ``rng.integers(0, n, (B, n))`` counted per query."""
     rng = np.random.default_rng(seed)
-    means = np.empty((values.shape[1], resamples))
     for done in range(0, resamples, _CHUNK // 4):
         size = min(_CHUNK // 4, resamples - done)
         index = rng.integers(0, n, (size, n))
         index += (np.arange(size, dtype=np.int64) * n)[:, None]  # row r's queries → bins r·n … r·n + n − 1
-        counts = np.bincount(index.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-        means[:, done:done + size] = (counts @ values).T / n
+        yield np.bincount(index.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+
+
+def bootstrap_means(gain: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """(m, B) resampled means: the resample counts (:func:`_bootstrap_counts`) times the values."""
+    values = np.asarray(gain, dtype=np.float64)
+    n = values.shape[0]
+    means = np.empty((values.shape[1], resamples))
+    done = 0
+    for counts in _bootstrap_counts(n, resamples, seed):
+        means[:, done:done + len(counts)] = (counts @ values).T / n
+        done += len(counts)
     return means
 
 
 def bootstrap_test(gain: np.ndarray, margin: float, alpha: float, resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = 0) -> TestOutcome:
     """Paired percentile bootstrap: interval = quantiles α and 1 − α of the resampled means (linear,
-    as scipy's), p = (1 + #{ḡ* ≥ −m})/(1 + B)."""
-    means = bootstrap_means(gain, resamples, seed)
+    as scipy's), p = (1 + #{ḡ* ≥ −m})/(1 + B), each resample's ḡ* + m summed exactly in
+    :func:`margin_units` (the same count whatever the other metrics of the run)."""
+    values = np.asarray(gain, dtype=np.float64)
+    n = values.shape[0]
+    units = margin_units(values, margin, terms=n)
+    means, above = np.empty((values.shape[1], resamples)), np.zeros(values.shape[1])
+    done = 0
+    for counts in _bootstrap_counts(n, resamples, seed):
+        means[:, done:done + len(counts)] = (counts @ values).T / n
+        above += ((counts @ units) >= 0).sum(axis=0)
+        done += len(counts)
     low, high = np.quantile(means, [alpha, 1 - alpha], axis=1)
-    p = (1 + (means >= -margin).sum(axis=1)) / (1 + resamples)
+    p = (1 + above) / (1 + resamples)
     return TestOutcome(p, low, high, f"{resamples:,} paired bootstrap resamples (seed {seed})")
 
 
@@ -150,12 +199,15 @@ def adjust(p: Sequence[float] | np.ndarray, correction: str, alpha: float) -> np
     return multipletests(values, alpha=alpha, method=method)[1]
 
 
-def decide(p_adjusted: float, low: float, high: float, margin: float, alpha: float) -> str:
+def decide(p_adjusted: float, low: float, high: float, margin: float, alpha: float, scale: float = 0.0) -> str:
     """In gain units: regression when the adjusted one-sided test rejects and the interval lies below
-    −m; no regression when the interval's lower end is above −m; otherwise inconclusive."""
-    if p_adjusted <= alpha and high < -margin:
+    −m; no regression when the interval's lower end is at or above −m (a drop of exactly the margin
+    is within it); otherwise inconclusive. The ends meet −m in :func:`margin_units` at ``scale``
+    (the column's largest |gain|): a last-bit difference from the margin is none."""
+    ends = margin_units(np.array([[low], [high], [scale]]), margin)[:, 0]
+    if p_adjusted <= alpha and ends[1] < 0:
         return "regression"
-    if low > -margin:
+    if ends[0] >= 0:
         return "no regression"
     return "inconclusive"
 

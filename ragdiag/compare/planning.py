@@ -13,12 +13,14 @@ between the systems assumed), Sakai's recommendation when no paired pilot exists
 
 Judge noise (a grade = the query's true grade + judge error of variance σ²_J, k repeats): the
 variance of a per-query mean grade across queries is σ²_Q + σ²_J/k; σ²_J is the pooled within-query
-variance of the repeats (df = Σ(k_i − 1)), its interval from χ²_df.
+variance of the repeats (df = Σ(k_i − 1)); its interval is a percentile bootstrap over the queries
+(Efron & Tibshirani 1993), which assumes nothing of the judge errors' distribution.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
@@ -37,12 +39,12 @@ def queries_needed(sd: float, effect: float, alpha: float, power: float) -> int 
         return None
     if sd <= 0:
         return 2
-    n = max(2.0, ((norm.ppf(1 - alpha) + norm.ppf(power)) * sd / effect) ** 2)
+    n = max(2.0, ((norm.isf(alpha) + norm.ppf(power)) * sd / effect) ** 2)
     for _ in range(100):
         if n > MAX_QUERIES:
             return None
         df = max(n - 1, 1.0)
-        updated = max(2.0, ((t.ppf(1 - alpha, df) + t.ppf(power, df)) * sd / effect) ** 2)
+        updated = max(2.0, ((t.isf(alpha, df) + t.ppf(power, df)) * sd / effect) ** 2)
         if abs(updated - n) < 1e-9:
             break
         n = updated
@@ -53,7 +55,7 @@ def mde_at_n(sd: float, n: int, alpha: float, power: float) -> float:
     """The smallest drop detected with ``power`` by a one-sided paired t-test at level α with n queries."""
     from scipy.stats import t
 
-    return float((t.ppf(1 - alpha, n - 1) + t.ppf(power, n - 1)) * sd / math.sqrt(n))
+    return float((t.isf(alpha, n - 1) + t.ppf(power, n - 1)) * sd / math.sqrt(n))
 
 
 def power_at_n(sd: float, effect: float, n: int, alpha: float) -> float:
@@ -62,33 +64,60 @@ def power_at_n(sd: float, effect: float, n: int, alpha: float) -> float:
 
     if sd <= 0:
         return 1.0
-    return float(nct.sf(t.ppf(1 - alpha, n - 1), n - 1, effect * math.sqrt(n) / sd))
+    return float(nct.sf(t.isf(alpha, n - 1), n - 1, effect * math.sqrt(n) / sd))
 
 
 @dataclass
 class JudgeVariance:
-    """σ²_J of one graded file: the pooled within-query variance of its repeated grades."""
+    """σ²_J of one graded file: the pooled within-query variance of its repeated grades, and per query
+    the sum of squares and degrees of freedom it pools (what the query bootstrap resamples)."""
 
     sigma2: float
-    ci: tuple[float, float]
-    df: int
+    squares: np.ndarray  # (n,) Σ_r (y_ir − ȳ_i)² per query
+    dfs: np.ndarray  # (n,) k_i − 1 per query (0 for a query graded once)
     inverse_k: float  # mean over queries of 1/k_i: the judge part of a mean grade's variance is σ²_J·mean(1/k)
     k: float  # mean repeats per query
 
 
-def judge_variance(repeats: Sequence[Sequence[float]], alpha: float) -> JudgeVariance | None:
-    """Pooled σ²_J = Σ_i Σ_r (y_ir − ȳ_i)² / Σ_i (k_i − 1) with its (1 − α) χ² interval; None when
-    no query has two grades."""
-    from scipy.stats import chi2
-
+def judge_variance(repeats: Sequence[Sequence[float]]) -> JudgeVariance | None:
+    """Pooled σ²_J = Σ_i Σ_r (y_ir − ȳ_i)² / Σ_i (k_i − 1); None when no query has two grades."""
     sizes = np.array([len(r) for r in repeats])
     if not (sizes >= 2).any():
         return None
-    squares = sum(float(((np.asarray(r, dtype=np.float64) - np.mean(r)) ** 2).sum()) for r in repeats if len(r) >= 2)
-    df = int((sizes[sizes >= 2] - 1).sum())
-    sigma2 = squares / df
-    ci = (squares / chi2.ppf(1 - alpha / 2, df), squares / chi2.ppf(alpha / 2, df))
-    return JudgeVariance(sigma2, ci, df, float(np.mean(1.0 / np.maximum(sizes, 1))), float(sizes.mean()))
+    squares = np.array([float(((np.asarray(r, dtype=np.float64) - np.mean(r)) ** 2).sum()) if len(r) >= 2 else 0.0
+                        for r in repeats])
+    dfs = np.maximum(sizes - 1, 0).astype(np.float64)
+    return JudgeVariance(float(squares.sum() / dfs.sum()), squares, dfs, float(np.mean(1.0 / np.maximum(sizes, 1))),
+                         float(sizes.mean()))
+
+
+def judge_interval(judges: Sequence[JudgeVariance], alpha: float, seed: int, resamples: int = 2_000) -> tuple[float, float]:
+    """BCa bootstrap interval at 1 − 2α of Σ_sides σ²_J, the queries resampled with both sides together
+    (they grade the same queries): :func:`scipy.stats.bootstrap` (``paired=True``, ``method="BCa"``;
+    Efron 1987), each resample's σ²_J = Σ squares / Σ dfs over its queries. It assumes no distribution
+    of the judge's errors: the χ² interval it replaces assumes normal ones and covers 73–75% per side at
+    nominal 95% for a judge with rare jumps. Where BCa is undefined (a resample without a repeated
+    query), the percentile interval of the resamples that have one."""
+    from scipy.stats import bootstrap
+
+    if all(not j.squares.any() for j in judges):
+        return 0.0, 0.0  # every repeat equals its query's first grade: no judge noise in any resample
+
+    def pooled(*parts: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sum((parts[i].sum(axis=axis) / parts[i + 1].sum(axis=axis) for i in range(0, len(parts), 2)),
+                       start=np.zeros(()))
+
+    data = tuple(part for j in judges for part in (j.squares, j.dfs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
+        found = bootstrap(data, pooled, paired=True, vectorized=True, n_resamples=resamples, method="BCa",
+                          confidence_level=1 - 2 * alpha, rng=np.random.default_rng(seed))
+    low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        draws = found.bootstrap_distribution[np.isfinite(found.bootstrap_distribution)]
+        low, high = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
+    return low, high
 
 
 def variance_split(diff_or_means: np.ndarray, judges: Sequence[JudgeVariance]) -> dict[str, float]:

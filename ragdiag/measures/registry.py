@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragdiag.errors import RagdiagError
-from ragdiag.io.lists import parse_choices
+from ragdiag.io.lists import MAX_K, parse_choices
 from ragdiag.measures.core import (
     ALPHA,
     CUTOFF,
@@ -211,8 +211,10 @@ def parse_metrics_at(text: str) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     for part in (p.strip() for p in text.split(",")):
         name, at, k = part.partition("@")
-        if not part or not at or not k.isdigit() or int(k) < 1:
-            raise RagdiagError(f"--metrics: '{part}' is not METRIC@K (e.g. ndcg@10)")
+        if not part or not at or not (k.isascii() and k.isdigit()):
+            raise RagdiagError(f"--metrics: {part!r} is not METRIC@K (e.g. ndcg@10)")
+        if not 1 <= int(k) <= MAX_K:
+            raise RagdiagError(f"--metrics: {part!r}: K must be an integer in [1, {MAX_K:,}]")
         if name not in EVALUATE:
             raise RagdiagError(f"--metrics: unknown metric '{name}' in '{part}'; choose from {', '.join(EVALUATE.names)}")
         if (name, int(k)) not in found:

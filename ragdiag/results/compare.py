@@ -5,6 +5,8 @@ Keys (issue 31): ``metrics`` (one object per metric: ``metric``, ``n``, ``mean_b
 p-value of H0: no drop beyond ``--max-drop``, ``p_adjusted``, ``d_z``, ``decision``,
 ``queries_needed``), ``decision`` (the gate: ``"fail"``/``"pass"``; null for a plan on one run),
 ``plan`` (with ``--plan``), ``judge`` (with repeated grades), ``worst`` (the most regressed queries).
+``meta`` names the two sides (``base_name``, ``new_name``: ``--base-name`` / ``--new-name`` or the
+file names) and ``plan_alpha``, the level the plan and ``queries_needed`` size a regression at.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ class JudgeSplit(JsonRecord):
     variance_cut_per_call_repeat: float
     variance_cut_per_call_query: float
     advice: str
-    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes nulls too (queries_needed: null)
+    sides: int | None = None  # how many sides' judge variances sigma2_judge sums (1: --base alone; 2: base + new)
+    sigma2_judge_ci_method: str | None = None  # how sigma2_judge_ci was computed (a χ² interval in earlier files)
+    optional: ClassVar[frozenset[str] | None] = frozenset({"sides", "sigma2_judge_ci_method"})
 
 
 @dataclass(kw_only=True)
@@ -77,6 +81,7 @@ class CompareResult(JsonRecord):
     run_record: dict[str, Any] | None = None
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"metrics": MetricComparison, "plan": PlanEntry,
                                                      "judge": JudgeSplit}
+    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes every key (plan: null)
 
     @property
     def exit_code(self) -> int:

@@ -82,7 +82,7 @@ def test_plan_on_one_run_uses_the_unpaired_bound(tmp_path):
     for entry in doc["plan"]:
         assert entry["sd_source"].startswith("unpaired bound")
         assert entry["queries_needed"] >= 2 and entry["mde"] == 0.05 and entry["power"] == 0.8
-    assert result.output.startswith("plan — nDCG@10: ")
+    assert result.output.startswith("base.jsonl alone: 60 queries (runs)\nplan — nDCG@10: ")
 
 
 def test_graded_files_split_the_judge_noise(tmp_path):
@@ -194,3 +194,12 @@ def test_a_rerun_writes_the_golden_result_but_for_the_run_record(tmp_path, monke
     golden, again = json.loads(GOLDEN.read_text()), json.loads(out.read_text())
     assert comparable(again) == comparable(golden)
     assert CompareResult.from_json(golden).to_json() == golden
+
+
+def test_the_step_summary_that_is_the_summary_file_is_written_once(tmp_path):
+    step = tmp_path / "step.md"
+    step.write_text("## earlier step\n")
+    result = _run(*RUNS, "--summary-md", str(step), env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert result.exit_code == 1, result.output
+    text = step.read_text()
+    assert text.startswith("## earlier step\n") and text.count("## ragdiag compare") == 1
