@@ -2,5 +2,6 @@
 
 :mod:`.inputs` pairs two runs, graded files or per-query tables by query id; :mod:`.paired` holds the
 paired tests, intervals and family corrections; :mod:`.planning` the topic-set-size planning and the
-judge-noise variance split; :mod:`.result` the typed result. Methods: docs/methods.md#regression-gate-compare.
+judge-noise variance split; :mod:`.gate` the decisions. The typed result is
+:mod:`ragdiag.results.compare`. Methods: docs/methods.md#regression-gate-compare.
 """

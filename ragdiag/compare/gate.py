@@ -172,8 +172,8 @@ def judge_split(data: Paired, o: GateOptions) -> list[JudgeSplit] | None:
                        repeat_calls=choice["repeat_calls"], query_calls=choice["query_calls"],
                        variance_cut_per_call_repeat=choice["variance_cut_per_call_repeat"],
                        variance_cut_per_call_query=choice["variance_cut_per_call_query"], advice=choice["advice"],
-                       sides=len(judges), sigma2_judge_ci_method=f"BCa bootstrap over queries, {o.resamples:,} "
-                       f"resamples (seed {o.seed}), {100 * (1 - 2 * o.alpha):g}%")]
+                       sides=len(judges), sigma2_judge_ci_method=f"{100 * (1 - 2 * o.alpha):g}% BCa bootstrap over "
+                       f"queries, {o.resamples:,} resamples, seed {o.seed}")]
 
 
 def worst_queries(data: Paired, metrics: list[MetricComparison]) -> list[dict]:

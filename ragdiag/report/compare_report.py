@@ -33,8 +33,8 @@ def _count(value: int | None) -> str:
 
 
 def _threshold(mc: MetricComparison, max_drop: float) -> str:
-    """The margin on Δ's scale: −m where higher is better, +m where lower is better."""
-    return _signed(max_drop if mc.direction == "lower" else -max_drop)
+    """The margin on Δ's scale: −m where higher is better, +m where lower is better (0 at a zero margin)."""
+    return _signed(max_drop if mc.direction == "lower" else -max_drop) if max_drop else "0"
 
 
 def _gain(mc: MetricComparison, value: float) -> float:
@@ -122,7 +122,9 @@ def headline(result: CompareResult, show: Callable[[str], str] = label_at) -> st
         return "GATE PASS: no metric regressed"
     words = "; ".join(f"{show(mc.metric)} inconclusive, Δ {_signed(mc.delta)} [{_signed(mc.ci_low)}, "
                       f"{_signed(mc.ci_high)}], {_leaning(mc, meta['max_drop'])}" for mc in open_)
-    return f"GATE PASS: no metric shown worse than the margin {meta['max_drop']:g}; {words} — --strict fails on this"
+    directions = {mc.direction for mc in result.metrics}
+    margin = _threshold(result.metrics[0], meta["max_drop"]) if len(directions) == 1 else f"±{meta['max_drop']:.3f}"
+    return f"GATE PASS: no metric shown worse than {margin}; {words} — --strict fails on this"
 
 
 def judge_line(split: JudgeSplit, show: Callable[[str], str] = label_at) -> str:

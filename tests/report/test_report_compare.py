@@ -58,6 +58,7 @@ def test_compare_section_leads_with_the_gate(compare_json, tmp_path):
     assert [row[:2] for row in rows] == [[m["decision"], label] for m, label in
                                          zip(doc["metrics"], ("nDCG@10", "RA-nWG@10", "Recall@20"))]
     assert "<summary>run_record</summary>" in section and "ragdiag compare" in section
+    assert "new.trec against base.jsonl: 60 paired queries" in _text(section)  # what was compared (issue 42)
 
 
 def test_a_wrong_field_is_one_error_line(compare_json, tmp_path):

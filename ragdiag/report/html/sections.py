@@ -563,7 +563,7 @@ def compare_section(item: Input) -> Section:
                  interval([mc.ci_low, mc.ci_high]), mc.p, mc.p_adjusted, mc.d_z,
                  "–" if mc.queries_needed is None else mc.queries_needed] for mc in result.metrics]
         body.append(table(["decision", "metric", "n", "base", "new", "Δ", f"{100 * result.meta['interval_level']:g}% interval",
-                           "p", "p adjusted", "d_z", "queries needed"], rows))
+                           "p", "p adjusted", "d_z", "queries to decide if Δ stays"], rows))
         body.append(_images(_png(lambda: compare_report.plot(result)), "forest plot of Δ per metric"))
     if result.worst:
         body.append(table(["query", *(label for label in result.worst[0]["delta"])],
