@@ -201,8 +201,8 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
         raise DataError(f"{source}: no rows")
     twice = [c for i, c in enumerate(header) if c in header[:i]]
     if twice:
-        places = [str(i + 1) for i, c in enumerate(header) if c == twice[0]]
-        raise DataError.at(source, None, twice[0], f"the header names this column twice (columns {', '.join(places)}); "
+        where = [str(i + 1) for i, c in enumerate(header) if c == twice[0]]
+        raise DataError.at(source, None, twice[0], f"the header names this column twice (columns {', '.join(where)}); "
                            "rename one")
     if id_col not in header:
         raise DataError.at(source, 0, id_col, f"no such column (--id-col); columns: {', '.join(header)[:200]}")
