@@ -9,6 +9,7 @@ Every problem is one :class:`~ragdiag.errors.RagdiagError` line naming the file,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,30 +122,55 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _metric_columns(source: str, names: list[str], cells: list[list[Any]]) -> list[str]:
+def _as_numbers(column: Sequence[Any]) -> np.ndarray | None:
+    """The column as floats when every cell is a number (int or float, never bool) or numeric text,
+    else None (the fast path of :func:`_metric_columns` and :func:`_matrix`)."""
+    kinds = set(map(type, column))
+    if not (kinds <= {int, float} or kinds == {str}):
+        return None
+    try:
+        return np.asarray(column, dtype=np.float64)
+    except ValueError:
+        return None
+
+
+def _metric_columns(source: str, names: list[str], columns: list[Sequence[Any]]) -> dict[str, np.ndarray | None]:
     """The default metric columns: every column whose cells, on every row, are numbers or missing (a
     missing cell is then refused by :func:`_finite`), with at least one number. A column of text is
-    not a metric; a column mixing numbers and other values is an error naming both records."""
-    found = []
-    for j, name in enumerate(names):
-        number = other = None
-        for index, row in enumerate(cells):
-            value = row[j] if j < len(row) else None
-            if _missing(value):
+    not a metric; a column mixing numbers and other values is an error naming both records. Each
+    name maps to its values when all were numbers (converted once), else None."""
+    found: dict[str, np.ndarray | None] = {}
+    for j, (name, column) in enumerate(zip(names, columns)):
+        values = _as_numbers(column)
+        if values is None:
+            number = other = None
+            for index, value in enumerate(column):
+                if _missing(value):
+                    continue
+                if _is_number(value):
+                    number = index if number is None else number
+                elif other is None:
+                    other = index
+                if number is not None and other is not None:
+                    raise DataError.at(source, other, name, f"{column[other]!r} in a column of numbers (record {number} "
+                                       f"holds {column[number]!r}); fix the value, or name the metric columns with --metrics")
+            if number is None:
                 continue
-            if _is_number(value):
-                number = index if number is None else number
-            elif other is None:
-                other = index
-            if number is not None and other is not None:
-                shown = cells[other][j]
-                raise DataError.at(source, other, name, f"{shown!r} in a column of numbers (record {number} holds "
-                                   f"{cells[number][j]!r}); fix the value, or name the metric columns with --metrics")
-        if number is not None:
-            if not name.strip():
-                raise DataError.at(source, None, None, f"column {j + 1} holds numbers but has no name in the header")
-            found.append(name)
+        if not name.strip():
+            raise DataError.at(source, None, None, f"column {j + 1} holds numbers but has no name in the header")
+        found[name] = values
     return found
+
+
+def _unique_ids(source: str, id_col: str, ids: list[str]) -> list[str]:
+    """The query ids, each once; the first repeated one is an error naming its record."""
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for index, query in enumerate(ids):
+            if query in seen:
+                raise DataError.at(source, index, id_col, f"query {query!r} appears twice")
+            seen.add(query)
+    return ids
 
 
 def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
@@ -165,24 +191,17 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     if not rows:
         raise DataError(f"{source}: no rows")
     header = list(dict.fromkeys(c for row in rows for c in row if c != id_col))
-    wanted = columns
+    wanted, known = columns, {}
     if wanted is None:
-        wanted = _metric_columns(source, header, [[row.get(c) for c in header] for row in rows])
+        known = _metric_columns(source, header, [[row.get(c) for row in rows] for c in header])
+        wanted = list(known)
         if not wanted:
             raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
     absent = [c for c in wanted if c not in header]
     if absent:
         raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
-    ids: list[str] = []
-    seen: set[str] = set()
-    for index, row in enumerate(rows):
-        query = str(row[id_col])
-        if query in seen:
-            raise DataError.at(source, index, id_col, f"query {query!r} appears twice")
-        seen.add(query)
-        ids.append(query)
-    raw = [[row.get(c) for c in wanted] for row in rows]
-    return Side(source, ids, list(wanted), _numbers(raw, source, wanted))
+    ids = _unique_ids(source, id_col, [str(row[id_col]) for row in rows])
+    return Side(source, ids, list(wanted), _matrix(source, wanted, [[row.get(c) for row in rows] for c in wanted], known))
 
 
 def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
@@ -209,44 +228,41 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
     rows = [row for row in reader if row]  # a blank line is no row
     if not rows:
         raise DataError(f"{source}: no rows")
-    for index, row in enumerate(rows):
-        if len(row) != len(header):
-            raise DataError.at(source, index, None, f"{len(row)} cells where the header has {len(header)}")
+    widths = set(map(len, rows))
+    if widths != {len(header)}:
+        index = next(i for i, row in enumerate(rows) if len(row) != len(header))
+        raise DataError.at(source, index, None, f"{len(rows[index])} cells where the header has {len(header)}")
+    cells = list(zip(*rows))
     key = header.index(id_col)
+    known: dict[str, np.ndarray | None] = {}
     if columns is None:
-        others = [c for c in header if c != id_col]
-        columns = _metric_columns(source, others, [[c for i, c in enumerate(row) if i != key] for row in rows])
+        others = [i for i in range(len(header)) if i != key]
+        known = _metric_columns(source, [header[i] for i in others], [cells[i] for i in others])
+        columns = list(known)
         if not columns:
             raise DataError.at(source, 0, None, "no numeric metric column besides the id column")
     absent = [c for c in columns if c not in header]
     if absent:
         raise DataError.at(source, 0, absent[0], "no such column (a metric absent from this side)")
-    places = [header.index(c) for c in columns]
-    ids: list[str] = []
-    seen: set[str] = set()
-    for index, row in enumerate(rows):
-        query = row[key]
-        if query in seen:
-            raise DataError.at(source, index, id_col, f"query {query!r} appears twice")
-        seen.add(query)
-        ids.append(query)
-    raw = [[row[i] for i in places] for row in rows]
-    return Side(source, ids, list(columns), _numbers(raw, source, columns))
+    ids = _unique_ids(source, id_col, list(cells[key]))
+    return Side(source, ids, list(columns), _matrix(source, columns, [cells[header.index(c)] for c in columns], known))
 
 
-def _numbers(raw: list[list[Any]], source: str, columns: list[str]) -> np.ndarray:
-    """The cells as a float matrix, converted at once; any cell numpy cannot take or that is not finite
-    is then found and named by :func:`_finite` (missing, text, NaN, ±inf, true/false on any row)."""
-    try:
-        matrix = np.array(raw, dtype=np.float64)
-        if np.isfinite(matrix).all() and not any(isinstance(v, bool) for cells in raw for v in cells):
-            return matrix
-    except (TypeError, ValueError):
-        pass
-    for index, cells in enumerate(raw):
-        for column, value in zip(columns, cells):
-            _finite(value, source, index, column)
-    raise DataError(f"{source}: a value that is not a number")  # unreachable when _finite refused one
+def _matrix(source: str, names: list[str], columns: list[Sequence[Any]],
+            known: dict[str, np.ndarray | None] | None = None) -> np.ndarray:
+    """The metric columns as an (n, m) float matrix, each converted at once (:func:`_as_numbers`, or
+    ``known`` values already converted); a cell that is missing, text, NaN, ±inf or true/false, on any
+    row, is named by :func:`_finite`."""
+    out = np.empty((len(columns[0]) if columns else 0, len(columns)))
+    for j, (name, column) in enumerate(zip(names, columns)):
+        values = (known or {}).get(name)
+        values = _as_numbers(column) if values is None else values
+        if values is None or not np.isfinite(values).all():
+            for index, value in enumerate(column):
+                _finite(value, source, index, name)
+            raise DataError(f"{source}: column {name!r}: a value that is not a number")  # unreachable: _finite refused one
+        out[:, j] = values
+    return out
 
 
 def _is_number(value: Any) -> bool:
