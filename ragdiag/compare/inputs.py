@@ -321,6 +321,11 @@ def read_runs(base: Path, new: Path | None, qrels_path: Path, metrics: list[tupl
     return sides, [f"{m}@{k}" for m, k in metrics], qrels.query_ids
 
 
+def _shown(query: str) -> str:
+    """A query id in an error line: as it is, or quoted with its escapes when it holds a control character."""
+    return query if query.isprintable() else repr(query)
+
+
 def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, kind: str,
          order: list[str] | None = None) -> Paired:
     """Pair the sides by query id: one side only is an error (first few ids and the counts) unless
@@ -333,8 +338,9 @@ def pair(base: Side, new: Side | None, metrics: list[str], allow_missing: bool, 
         if (base_only or new_only) and not allow_missing:
             raise RagdiagError(
                 f"the query sets differ: {len(base_only)} only in {base.source}"
-                + (f" (first: {', '.join(base_only[:3])})" if base_only else "")
-                + f", {len(new_only)} only in {new.source}" + (f" (first: {', '.join(new_only[:3])})" if new_only else "")
+                + (f" (first: {', '.join(map(_shown, base_only[:3]))})" if base_only else "")
+                + f", {len(new_only)} only in {new.source}"
+                + (f" (first: {', '.join(map(_shown, new_only[:3]))})" if new_only else "")
                 + "; --allow-missing drops them (and counts them)")
         dropped = {"base_only": len(base_only), "new_only": len(new_only)}
         ids = [q for q in ids if q in base.row and q in new.row]

@@ -152,3 +152,22 @@ def test_the_judge_interval_holds_for_a_judge_with_rare_jumps():
     print(f"misses per side at nominal 5%: chi2 {chi2_miss / 150}, bootstrap {boot_miss / 150}")
     assert (chi2_miss / 150 > 0.18).all()
     assert (boot_miss / 150 <= 0.12).all() and boot_miss.sum() <= chi2_miss.sum() / 2
+
+
+def test_the_plan_keeps_its_power_in_a_family_of_three():
+    """Issue 42: a plan sized at α found a drop of --mde 85.8% of the time alone but 68.8% among three
+    metrics under Holm. Sized at Holm's first step (α/3), the n --plan prescribes for nDCG@10 in a
+    family of three finds a drop of 0.1 in nDCG@10 (the other two unchanged) with power ≥ 0.75 over
+    500 draws, Holm's correction and the interval both applied."""
+    family = ["ndcg@10", "recall@10", "recall@100"]
+    x = np.stack([SCORES[m] for m in family], axis=1)
+    options = GateOptions(plan=True, mde=0.1, max_drop=0.0, power=0.8)
+    n = plan_entries(Paired("table", [str(i) for i in range(len(x))], family, x, None, [False] * 3, {}), options)[0]
+    n_alone = planning.queries_needed(n.sd_diff, 0.1, ALPHA, 0.8)
+    assert n.queries_needed > n_alone
+    gains = [_aa(SCORES[m], 500, n.queries_needed, seed=5 + j, drop=0.1 if j == 0 else 0.0) for j, m in enumerate(family)]
+    outcomes = [pt.t_test(g, 0.0, ALPHA) for g in gains]
+    p = np.stack([o.p for o in outcomes], axis=1)
+    found = (_holm_rows(p)[:, 0] <= ALPHA) & (outcomes[0].ci_high < 0)
+    print(f"power in a family of three at n = {n.queries_needed} (alone: n = {n_alone}): {found.mean():.3f}")
+    assert found.mean() >= 0.75

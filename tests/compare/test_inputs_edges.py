@@ -90,3 +90,11 @@ def test_a_graded_file_whose_configuration_is_not_a_scalar_is_refused(tmp_path, 
 @pytest.mark.parametrize("metrics", ["ndcg@²", "ndcg@99999999999", "ndcg@0", "ndcg@ 10x"])
 def test_cut_offs_are_integers_in_a_checked_range(tmp_path, metrics):
     _expect_refusal(tmp_path, [*RUNS, "--metrics", metrics], "--metrics")
+
+
+def test_an_id_with_a_line_break_stays_on_the_one_error_line(tmp_path):
+    rows = _rows()
+    base = _jsonl(tmp_path / "b.jsonl", rows)
+    new = _jsonl(tmp_path / "n.jsonl", [{**rows[0], "query_id": "q0\nGATE PASS"}, *rows[1:]])
+    line = _expect_refusal(tmp_path, ["--base", str(base), "--new", str(new)], "--allow-missing")
+    assert "'q0\\nGATE PASS'" in line
