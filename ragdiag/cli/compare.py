@@ -20,9 +20,8 @@ class PairedTest(str, Enum):
 
 
 class Sequence(str, Enum):
-    """The confidence sequence of --sequential: betting where a metric's bounds are known, else asymptotic."""
+    """The confidence sequence of --sequential: asymptotic (any metric) or betting (bounded metrics, finite-sample)."""
 
-    auto = "auto"
     asymptotic = "asymptotic"
     betting = "betting"
 
@@ -61,7 +60,7 @@ def compare(
     mde: Annotated[float, o.float_option(o.STATISTICS, "--mde", "With --plan: the drop to detect (metric units, above --max-drop).", 0.0, 1000.0, lo_open=True)] = 0.02,
     power: Annotated[float, o.float_option(o.STATISTICS, "--power", "Power wanted: of the plan, and of the queries an inconclusive metric needs.", 0.0, 1.0, lo_open=True, hi_open=True)] = 0.8,
     sequential: Annotated[bool, o.option(o.STATISTICS, "--sequential", help="Anytime-valid gate: read the queries in a seeded random order (or --order-col), update a confidence sequence per metric after every --look-every queries, and decide each metric as soon as e-Holm over the metrics allows; valid however often it is watched.")] = False,
-    sequence: Annotated[Sequence, o.option(o.STATISTICS, "--sequence", help="With --sequential: betting (finite-sample, needs the metric's bounds: runs [0, 1], grades [1, 5], tables --bounds), asymptotic (any metric, looks after --burn-in), or auto (betting where the bounds are known).", metavar=o.choices_metavar(Sequence))] = Sequence.auto,
+    sequence: Annotated[Sequence, o.option(o.STATISTICS, "--sequence", help="With --sequential: asymptotic (any metric; first look after --burn-in; decides in about a third of the fixed design's queries for a drop of twice the MDE) or betting (exact in finite samples, needs the metric's bounds: runs [0, 1], grades [1, 5], tables --bounds; wider when the differences are small against those bounds).", metavar=o.choices_metavar(Sequence))] = Sequence.asymptotic,
     look_every: Annotated[int, o.int_option(o.STATISTICS, "--look-every", "With --sequential: look after every N queries.", 1, 1_000_000)] = 1,
     burn_in: Annotated[int, o.int_option(o.STATISTICS, "--burn-in", "With --sequential --sequence asymptotic: the first look, after N queries.", 2, 1_000_000)] = 20,
     max_queries: Annotated[Optional[int], o.int_option(o.STATISTICS, "--max-queries", "With --sequential: stop after N queries, decided or not.", 5, 1_000_000_000)] = None,
@@ -83,7 +82,7 @@ def compare(
 
     alone = [flag for flag, given in (("--bounds", bounds is not None), ("--order-col", order_col is not None),
                                       ("--max-queries", max_queries is not None), ("--look-every", look_every != 1),
-                                      ("--burn-in", burn_in != 20), ("--sequence", sequence != Sequence.auto)) if given]
+                                      ("--burn-in", burn_in != 20), ("--sequence", sequence != Sequence.asymptotic)) if given]
     if alone and not sequential:
         raise RagdiagError(f"{alone[0]} goes with --sequential (add --sequential, or leave out {alone[0]})")
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)

@@ -15,7 +15,8 @@ Sekhon 2021, Prop. 6, one-sided normal mixture)
 
 and L_t = the m with M_t(m) = 1/α (U_t mirrored). ρ² = (−2 log α + log(1 − 2 log α))/t* makes the
 bound tightest near t* looks (their eq. for the optimal ρ). The guarantee is asymptotic: looks start
-after ``burn_in`` queries.
+after ``burn_in`` queries. While every gain so far is the same (σ̂ = 0) the bound is that value, as
+the fixed paired t-test treats a constant column.
 
 **Betting** (known bounds [a, b]; Waudby-Smith & Ramdas, "Estimating means of bounded random
 variables by betting", JRSS-B 2024, the hedged capital process with the predictable plug-in bet).
@@ -38,12 +39,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 BET_CAP = 0.5  # c in λ⁺ = min(λ, c/m): at most half the capital at stake (Waudby-Smith & Ramdas' default)
 GRID = 1000  # candidate means of the betting bounds (x-scale, as confseq's betting_cs "breaks")
-SEQUENCES = ("auto", "asymptotic", "betting")
+SEQUENCES = ("asymptotic", "betting")
+E_CAP = math.exp(700.0)  # e-values are capped here (finite in JSON; far beyond any 1/α)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,20 @@ def _log_mixture(s: np.ndarray, t: np.ndarray, rho2: float) -> np.ndarray:
 
 
 def _mixture_radius(t: np.ndarray, alpha: float, rho2: float) -> np.ndarray:
-    """The standardised sum s* > 0 with M_t(s*) = 1/α, by bisection (M increases with s)."""
+    """The standardised sum s* > 0 with M_t(s*) = 1/α at looks 1 … len(t) (cached: it depends on n, α, ρ² only)."""
+    return _radius_at(len(t), alpha, rho2)[: len(t)] if np.array_equal(t, np.arange(1, len(t) + 1)) \
+        else _solve_radius(np.asarray(t, dtype=np.float64), alpha, rho2)
+
+
+@lru_cache(maxsize=64)
+def _radius_at(n: int, alpha: float, rho2: float) -> np.ndarray:
+    radius = _solve_radius(np.arange(1, n + 1, dtype=np.float64), alpha, rho2)
+    radius.flags.writeable = False
+    return radius
+
+
+def _solve_radius(t: np.ndarray, alpha: float, rho2: float) -> np.ndarray:
+    """Bisection for s* (M_t increases with s)."""
     target = -math.log(alpha)
     low, high = np.zeros_like(t, dtype=np.float64), np.full_like(t, 1.0, dtype=np.float64)
     while True:  # grow the bracket until every look's upper end is above the target
@@ -97,13 +113,18 @@ def asymptotic(gains: np.ndarray, alpha: float, margin: float, t_star: float, bu
     sd = np.sqrt(var)
     rho2 = optimal_rho2(alpha, t_star)
     radius = _mixture_radius(t, alpha, rho2) * sd / t  # s*·σ̂_t/t in gain units
-    live = (t >= burn_in) & (sd > 0)
+    live = t >= burn_in
     lower = np.where(live, mean - radius, np.nan)
     upper = np.where(live, mean + radius, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        s_below = np.where(sd > 0, t * (-margin - mean) / sd, 0.0)  # Σ(m0 − g)/σ̂: evidence of a drop
-    e_reg = np.where(live, np.exp(np.minimum(_log_mixture(s_below, t, rho2), 700.0)), 0.0)
-    e_ok = np.where(live, np.exp(np.minimum(_log_mixture(-s_below, t, rho2), 700.0)), 0.0)
+        s_below = t * (-margin - mean) / sd  # Σ(m0 − g)/σ̂: evidence of a drop
+    # σ̂ = 0 (every gain so far the same): the bound is the mean itself, as the fixed t-test treats a
+    # constant column; its e-values are then 0 or unbounded by the side of the margin the mean is on.
+    flat = np.where(sd > 0, 0.0, np.sign(-margin - mean))
+    s_below = np.where(sd > 0, s_below, 0.0)
+    e_reg = np.where(flat > 0, E_CAP, np.where(flat < 0, 0.0, np.exp(np.minimum(_log_mixture(s_below, t, rho2), 700.0))))
+    e_ok = np.where(flat < 0, E_CAP, np.where(flat > 0, 0.0, np.exp(np.minimum(_log_mixture(-s_below, t, rho2), 700.0))))
+    e_reg, e_ok = np.where(live, e_reg, 0.0), np.where(live, e_ok, 0.0)
     return Bounds(*_running(lower, upper), e_reg, e_ok)
 
 

@@ -29,7 +29,7 @@ BURN_IN = 20  # the asymptotic sequence's first look (its guarantee is asymptoti
 
 @dataclass(frozen=True)
 class SequentialOptions:
-    sequence: str = "auto"  # auto: betting where the metric's bounds are known, else asymptotic
+    sequence: str = "asymptotic"  # or "betting" (needs the metric's bounds)
     look_every: int = 1
     burn_in: int = BURN_IN
     max_queries: int | None = None
@@ -64,7 +64,7 @@ def check(data: Paired, o: SequentialOptions) -> str:
         if values.size and (values.min() < low or values.max() > high):
             raise RagdiagError(f"a per-query value lies outside the bounds [{low:g}, {high:g}] "
                                f"(found {values.min():g} … {values.max():g}); give --bounds that hold every value")
-    return o.sequence if o.sequence != "auto" else ("betting" if bounds is not None else "asymptotic")
+    return o.sequence
 
 
 def _bounds_for(gains: np.ndarray, kind: str, alpha: float, margin: float, t_star: float,

@@ -105,7 +105,7 @@ def _compare(tmp_path, *args):
 def test_sequential_writes_the_sequence_and_reruns_identically(tmp_path):
     outs = []
     for name in ("a.json", "b.json"):
-        result = _compare(tmp_path, *RUNS, "--sequential", "--sequence", "asymptotic", "--out", str(tmp_path / name))
+        result = _compare(tmp_path, *RUNS, "--sequential", "--out", str(tmp_path / name))
         assert result.exit_code == 1, result.output  # nDCG@10 regresses on the bundled runs
         doc = json.loads((tmp_path / name).read_text())
         doc.pop("run_record")
@@ -169,7 +169,8 @@ def test_order_col_and_cluster_col_end_to_end(tmp_path):
     base = _table(tmp_path / "b.csv", rows)
     new = _table(tmp_path / "n.csv", [dict(r, score=r["score"] - 0.4) for r in rows])
     pair = ["--base", str(base), "--new", str(new), "--metrics", "score"]
-    result = _compare(tmp_path, *pair, "--sequential", "--order-col", "t", "--bounds", "0,1", "--out", str(tmp_path / "s.json"))
+    result = _compare(tmp_path, *pair, "--sequential", "--sequence", "betting", "--order-col", "t", "--bounds", "0,1",
+                      "--out", str(tmp_path / "s.json"))
     assert result.exit_code == 1, result.output
     seq = json.loads((tmp_path / "s.json").read_text())["sequential"]
     assert seq["order"] == "column t" and seq["metrics"][0]["decision"] == "regression"
