@@ -14,6 +14,8 @@ With gains g_i (one column per metric), clusters c(i) ∈ {1 … G} and the marg
 - **cluster sign-flip randomization**: under H0 each cluster's shifted total Σ_{i∈c}(g_i + m) is
   symmetric about 0, so whole clusters flip sign together: exact over the 2^G vectors for G ≤ 20,
   else ``draws`` seeded vectors, p = (1 + #{T* ≤ T})/(1 + draws); its interval is the CR1 one.
+
+Methods: docs/methods.md#sequential-gate-and-clustered-errors-compare.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ H0: E[g] ≤ −m is rejected, and stays **inconclusive** when neither happened 
 ``max_queries``). Decisions are kept once reached (sticky); the family-wise error stays ≤ α for each of
 the two families whenever the replay is stopped, because the mean of the true nulls' e-processes is
 itself an e-process (Ville's inequality; Vovk & Wang 2021).
+Methods: docs/methods.md#sequential-gate-and-clustered-errors-compare.
 """
 
 from __future__ import annotations

@@ -46,9 +46,10 @@ def settings_line(result: CompareResult) -> str:
     run = result.sequential
     assert run is not None
     meta = result.meta
-    bounds = f", bounds [{run.bounds[0]:g}, {run.bounds[1]:g}]" if run.bounds else f", first look after {run.burn_in}"
+    bounds = (f", values in [{run.bounds[0]:g}, {run.bounds[1]:g}]" if run.sequence == "betting" and run.bounds
+              else f", first look after {run.burn_in} queries")
     return (f"sequential: {run.sequence} confidence sequences{bounds}, e-Holm across {len(run.metrics)} metrics; "
-            f"{run.order} order, a look every {run.look_every}; stopped after {run.stopped_at:,} of "
+            f"{run.order} order, a look every {run.look_every} {'query' if run.look_every == 1 else 'queries'}; stopped after {run.stopped_at:,} of "
             f"{run.available:,} paired queries ({meta['input_kind']}); α {meta['alpha']:g} per side, max drop "
             f"{meta['max_drop']:g}")
 
