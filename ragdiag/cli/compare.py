@@ -19,6 +19,19 @@ class PairedTest(str, Enum):
     bootstrap = "bootstrap"
 
 
+class Sequence(str, Enum):
+    """The confidence sequence of --sequential: asymptotic (any metric) or betting (bounded metrics, finite-sample)."""
+
+    asymptotic = "asymptotic"
+    betting = "betting"
+
+
+class ClusterBy(str, Enum):
+    """What groups the questions for cluster-robust errors: the document each was generated from."""
+
+    doc = "doc"
+
+
 class Correction(str, Enum):
     """Family correction of the metrics' p-values: Holm, Benjamini–Hochberg, none."""
 
@@ -48,18 +61,39 @@ def compare(
     base_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--base-name", "The base side's name in every output (default: its file name); 1–80 printable characters.")] = None,
     new_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--new-name", "The new side's name in every output (default: its file name); 1–80 printable characters.")] = None,
     power: Annotated[float, o.float_option(o.STATISTICS, "--power", "Power wanted: of the plan, and of the queries an inconclusive metric needs.", 0.0, 1.0, lo_open=True, hi_open=True)] = 0.8,
+    sequential: Annotated[bool, o.option(o.STATISTICS, "--sequential", help="Anytime-valid gate: read the queries in a seeded random order (or --order-col), update a confidence sequence per metric after every --look-every queries, and decide each metric as soon as e-Holm over the metrics allows; valid however often it is watched.")] = False,
+    sequence: Annotated[Sequence, o.option(o.STATISTICS, "--sequence", help="With --sequential: asymptotic (any metric; first look after --burn-in; decides in about a third of the fixed design's queries for a drop of twice the MDE) or betting (exact in finite samples, needs the metric's bounds: runs [0, 1], grades [1, 5], tables --bounds; wider when the differences are small against those bounds).", metavar=o.choices_metavar(Sequence))] = Sequence.asymptotic,
+    look_every: Annotated[int, o.int_option(o.STATISTICS, "--look-every", "With --sequential: look after every N queries.", 1, 1_000_000)] = 1,
+    burn_in: Annotated[int, o.int_option(o.STATISTICS, "--burn-in", "With --sequential --sequence asymptotic: the first look, after N queries.", 2, 1_000_000)] = 20,
+    max_queries: Annotated[Optional[int], o.int_option(o.STATISTICS, "--max-queries", "With --sequential: stop after N queries, decided or not.", 5, 1_000_000_000)] = None,
+    bounds: Annotated[Optional[str], o.text_option(o.STATISTICS, "--bounds", "With --sequential on tables: LOW,HIGH, the range every per-query value lies in (for the betting sequence).")] = None,
+    order_col: Annotated[Optional[str], o.text_option(o.INPUT, "--order-col", "With --sequential on tables: a numeric column (time stamp, arrival index) giving the order queries are read in.")] = None,
+    cluster_col: Annotated[Optional[str], o.text_option(o.INPUT, "--cluster-col", "Tables: a column grouping the queries (e.g. the source document); intervals and p-values become cluster-robust (CR1 t, cluster bootstrap, cluster sign flips).")] = None,
+    cluster_by: Annotated[Optional[ClusterBy], o.option(o.INPUT, "--cluster-by", help="doc: group the questions by the document each was generated from (--queries metadata.source_doc for runs, the source_doc column for tables); cluster-robust as --cluster-col.", metavar=o.choices_metavar(ClusterBy))] = None,
+    queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--queries", "With --cluster-by doc on runs: the questions (BEIR queries.jsonl) naming their source document.")] = None,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
     --plan: queries needed (Sakai's topic set size design). Methods: docs/methods.md#regression-gate-compare."""
     from rich.console import Console
 
-    from ragdiag.commands.compare import CompareRequest, GateOptions, run
+    from ragdiag.commands.compare import CompareRequest, GateOptions, SequentialOptions, run
+    from ragdiag.errors import RagdiagError
+    from ragdiag.io.lists import parse_bounds
     from ragdiag.report.compare_report import render
 
+    alone = [flag for flag, given in (("--bounds", bounds is not None), ("--order-col", order_col is not None),
+                                      ("--max-queries", max_queries is not None), ("--look-every", look_every != 1),
+                                      ("--burn-in", burn_in != 20), ("--sequence", sequence != Sequence.asymptotic)) if given]
+    if alone and not sequential:
+        raise RagdiagError(f"{alone[0]} goes with --sequential (add --sequential, or leave out {alone[0]})")
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)
+    seq = (SequentialOptions(sequence.value, look_every, burn_in, max_queries,
+                             None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
+           if sequential else None)
     result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
-                                base_name, new_name))
+                                base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,
+                                queries))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:

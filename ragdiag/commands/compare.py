@@ -7,17 +7,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdiag.compare.gate import GateOptions, gate, per_query_rows
-from ragdiag.compare.inputs import read_pair
+from ragdiag.compare.inputs import Paired, read_pair
 from ragdiag.compare.paired import CORRECTIONS, TESTS
+from ragdiag.compare.sequential_gate import SequentialOptions
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
 from ragdiag.results.compare import CompareResult
 
-__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "check_options", "run"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "SequentialOptions", "check_options", "run"]
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -36,10 +41,14 @@ class CompareRequest:
     summary_md: Path | None = None
     base_name: str | None = None
     new_name: str | None = None
+    sequential: SequentialOptions | None = None  # --sequential
+    cluster_col: str | None = None
+    cluster_by: str | None = None  # "doc"
+    queries: Path | None = None  # --queries: the questions' source documents for --cluster-by doc
 
     @property
     def inputs(self) -> list[Path]:
-        return [p for p in (self.base, self.new, self.qrels) if p is not None]
+        return [p for p in (self.base, self.new, self.qrels, self.queries) if p is not None]
 
 
 def check_options(o: GateOptions) -> None:
@@ -82,6 +91,29 @@ def side_names(request: CompareRequest) -> tuple[str, str | None]:
 
 def _same_file(one: Path, two: Path) -> bool:
     return one.resolve() == two.resolve()
+def _check_grouping(request: CompareRequest) -> None:
+    """--sequential, --cluster-col, --cluster-by and --order-col: what each needs, before anything is read."""
+    if request.cluster_col is not None and request.cluster_by is not None:
+        raise RagdiagError("give --cluster-col or --cluster-by, not both")
+    if request.cluster_by is not None and request.cluster_by != "doc":
+        raise RagdiagError(f"--cluster-by must be doc, got {request.cluster_by!r}")
+    if request.cluster_col is not None and request.qrels is not None:
+        raise RagdiagError("--cluster-col reads a column of per-query tables; with runs and --qrels use "
+                           "--cluster-by doc --queries QUERIES.jsonl")
+    if request.cluster_by == "doc" and request.qrels is not None and request.queries is None:
+        raise RagdiagError("--cluster-by doc with runs needs --queries QUERIES.jsonl (the questions, each naming its "
+                           "source document in metadata.source_doc, as `ragdiag testset` writes them)")
+    clustered = request.cluster_col is not None or request.cluster_by is not None
+    if request.sequential is not None:
+        if request.new is None:
+            raise RagdiagError("--sequential compares two sides: give --new")
+        if clustered:
+            raise RagdiagError("--sequential reads queries one by one as independent draws; it does not take "
+                               "--cluster-col / --cluster-by (use the fixed gate for clustered questions)")
+        if request.options.plan:
+            raise RagdiagError("--sequential decides as it goes: leave out --plan (the fixed gate's sizing)")
+        if request.sequential.order_col is not None and request.qrels is not None:
+            raise RagdiagError("--order-col reads a column of per-query tables; runs are replayed in the seeded random order")
 
 
 def _check(request: CompareRequest) -> None:
@@ -91,11 +123,13 @@ def _check(request: CompareRequest) -> None:
             check_name(flag, name)
     if request.new_name is not None and request.new is None:
         raise RagdiagError("--new-name names --new: give --new too")
+    _check_grouping(request)
     if request.new is None and not request.options.plan:
         raise RagdiagError("give --new (the changed system), or --plan to size a comparison from --base alone")
-    check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
+    check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels, "--queries": request.queries},
                 outputs={"--out": request.out, "--per-query": request.per_query, "--summary-md": request.summary_md})
-    for flag, path in (("--base", request.base), ("--new", request.new), ("--qrels", request.qrels)):
+    for flag, path in (("--base", request.base), ("--new", request.new), ("--qrels", request.qrels),
+                       ("--queries", request.queries)):
         if path is not None and not path.is_file():
             raise RagdiagError(f"{flag} {path}: no such file")
     if request.per_query is not None and request.new is None:
@@ -104,6 +138,25 @@ def _check(request: CompareRequest) -> None:
     if summary:
         check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
                     outputs={f"${STEP_SUMMARY}": Path(summary)})
+
+
+def _attach_groups(request: CompareRequest, data: Paired) -> np.ndarray | None:
+    """Set ``data.clusters`` from --cluster-col / --cluster-by and return --order-col's values (or None)."""
+    import numpy as np
+
+    from ragdiag.compare import clustered, labels
+
+    if request.cluster_col is not None:
+        data.clusters = labels.column_labels(request.base, request.id_col, request.cluster_col, data.ids)
+    elif request.cluster_by == "doc":
+        data.clusters = (labels.source_documents(request.queries, data.ids) if request.queries is not None
+                         else labels.column_labels(request.base, request.id_col, labels.SOURCE_DOC_KEYS[0], data.ids))
+    if data.clusters is not None:
+        clustered.check_clusters(clustered.cluster_index(data.clusters), str(request.queries or request.base))
+    seq = request.sequential
+    if seq is not None and seq.order_col is not None:
+        return np.array(labels.column_order(request.base, request.id_col, seq.order_col, data.ids))
+    return None
 
 
 def run(request: CompareRequest) -> CompareResult:
@@ -120,7 +173,13 @@ def run(request: CompareRequest) -> CompareResult:
             "queries": len(data.ids), "dropped": data.dropped, "test": o.test, "correction": o.correction,
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": o.mde if o.plan else None}
-    result = gate(data, o, meta)
+    order = _attach_groups(request, data)
+    if request.sequential is not None:
+        meta["sequential"] = True
+    if data.clusters is not None:
+        meta["clusters"] = len(set(data.clusters))
+        meta["cluster_by"] = request.cluster_col or "doc"
+    result = gate(data, o, meta, request.sequential, order)
     result.run_record = record.to_json()
     inputs = request.inputs
     if request.out is not None:

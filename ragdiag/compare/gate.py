@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragdiag.compare import clustered, planning, sequential_gate
 from ragdiag.compare import paired as pt
-from ragdiag.compare import planning
 from ragdiag.compare.inputs import MIN_QUERIES, Paired
+from ragdiag.compare.sequential_gate import SequentialOptions
 from ragdiag.errors import RagdiagError
 from ragdiag.results.compare import CompareResult, JudgeSplit, MetricComparison, PlanEntry
 
@@ -91,7 +92,12 @@ def compare_metrics(data: Paired, o: GateOptions) -> tuple[list[MetricComparison
             raise RagdiagError(f"metric {data.metrics[columns[0]]!r} is defined on {int(rows.sum())} paired queries; "
                                f"compare needs at least {MIN_QUERIES}")
         with np.errstate(all="ignore"):
-            outcome = pt.run_test(o.test, gain[rows][:, columns], o.max_drop, o.alpha, o.seed, o.draws, o.resamples)
+            if data.clusters is None:
+                outcome = pt.run_test(o.test, gain[rows][:, columns], o.max_drop, o.alpha, o.seed, o.draws, o.resamples)
+            else:
+                groups = clustered.cluster_index([c for c, keep in zip(data.clusters, rows) if keep])
+                outcome = clustered.run_test(o.test, gain[rows][:, columns], groups, o.max_drop, o.alpha, o.seed,
+                                             o.draws, o.resamples)
         p[columns], low[columns], high[columns] = outcome.p, outcome.ci_low, outcome.ci_high
         details.append(outcome.detail)
     with np.errstate(all="ignore"):
@@ -189,12 +195,18 @@ def worst_queries(data: Paired, metrics: list[MetricComparison]) -> list[dict]:
             for i in order if score[i] < 0]  # NaN compares False: left out
 
 
-def gate(data: Paired, o: GateOptions, meta: dict) -> CompareResult:
-    """The whole result (the caller adds the run record)."""
+def gate(data: Paired, o: GateOptions, meta: dict, sequential: SequentialOptions | None = None,
+         order: np.ndarray | None = None) -> CompareResult:
+    """The whole result (the caller adds the run record); ``sequential``: the anytime-valid replay."""
     result = CompareResult(meta=meta)
-    if data.new is not None:
+    if data.new is not None and sequential is not None:
+        result.metrics, result.sequential = sequential_gate.run(data, o.alpha, o.max_drop, o.seed, sequential, order)
+        result.meta["test_detail"] = (f"{result.sequential.sequence} confidence sequences, e-Holm over the metrics, "
+                                      f"stopped after {result.sequential.stopped_at} of {len(data.ids)} queries")
+    elif data.new is not None:
         result.metrics, details = compare_metrics(data, o)
         result.meta["test_detail"] = "; ".join(details)
+    if data.new is not None:
         failing = {"regression", "inconclusive"} if o.strict else {"regression"}
         result.decision = "fail" if any(mc.decision in failing for mc in result.metrics) else "pass"
         result.worst = worst_queries(data, result.metrics)

@@ -53,6 +53,7 @@ class Paired:
     dropped: dict[str, int]
     base_repeats: list[list[float]] | None = None
     new_repeats: list[list[float]] | None = None
+    clusters: list[str] | None = None  # --cluster-col / --cluster-by: each query's group, in ``ids`` order
 
 
 def lower_is_better(metric: str) -> bool:

@@ -56,6 +56,18 @@ def parse_pair(text: str, what: str = "measures", example: str = "T,F") -> tuple
     return pair
 
 
+def parse_bounds(text: str, flag: str = "--bounds") -> tuple[float, float]:
+    """``"0,1"`` → (0.0, 1.0): two finite numbers, the first below the second."""
+    parts = [part.strip() for part in str(text).split(",")]
+    try:
+        low, high = (float(part) for part in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low < high and high - low <= 1e12):
+        raise RagdiagError(f"{flag}: '{text}': expected LOW,HIGH, two finite numbers with LOW < HIGH (e.g. 0,1 or 1,5)")
+    return low, high
+
+
 def list_callback(parse, flag: str):
     """A typer callback running ``parse`` on the option's text, so a bad list is a one-line usage
     error before any work; the text itself is passed on unchanged."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ragdiag.measures.registry import label_at
+from ragdiag.report import sequential_report
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ def _leaning(mc: MetricComparison, max_drop: float) -> str:
 
 def metric_line(mc: MetricComparison, result: CompareResult, show: Callable[[str], str] = label_at) -> str:
     """One metric's decision in words, then the numbers that carry it."""
+    if result.sequential is not None:
+        return sequential_report.metric_line(mc, result, show)
     meta = result.meta
     margin = _threshold(mc, meta["max_drop"])
     where = f"{show(mc.metric)}: Δ {_signed(mc.delta)} [{_signed(mc.ci_low)}, {_signed(mc.ci_high)}]"
@@ -145,6 +148,8 @@ def summary_lines(result: CompareResult, show: Callable[[str], str] = label_at) 
     if result.decision is not None:
         lines.append(headline(result, show))
         lines += [metric_line(mc, result, show) for mc in result.metrics]
+    if result.sequential is not None:
+        lines.append(sequential_report.stop_line(result.sequential))
     for entry in result.plan or []:
         lines.append(plan_line(entry, meta["alpha"], show, meta["max_drop"], meta))
     lines += [judge_line(split, show) for split in result.judge or []]
@@ -165,6 +170,8 @@ def alone_line(result: CompareResult) -> str:
 
 
 def settings_line(result: CompareResult) -> str:
+    if result.sequential is not None:
+        return sequential_report.settings_line(result)
     meta = result.meta
     dropped = meta.get("dropped") or {}
     skipped = sum(dropped.values())

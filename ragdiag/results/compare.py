@@ -71,17 +71,55 @@ class JudgeSplit(JsonRecord):
 
 
 @dataclass(kw_only=True)
+class MetricSequence(JsonRecord):
+    """``--sequential``: one metric's confidence sequence of Δ = new − base at each look (``n`` queries
+    read, the running ``lower`` and ``upper`` bounds; null before the first look), and its decision
+    with the look it was reached at (null: not decided)."""
+
+    metric: str
+    sequence: str  # "betting" or "asymptotic"
+    decision: str
+    decided_at: int | None
+    e_regression: float  # e-Holm's adjusted e-value against "no drop beyond the margin" (≥ 1/α: regression)
+    e_no_regression: float  # … against "a drop beyond the margin" (≥ 1/α: no regression)
+    n: list[int]
+    lower: list[float | None]
+    upper: list[float | None]
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass(kw_only=True)
+class SequentialRun(JsonRecord):
+    """``--sequential``: how the queries were replayed and where the replay stopped."""
+
+    sequence: str
+    order: str
+    look_every: int
+    available: int
+    max_queries: int
+    stopped_at: int
+    bounds: list[float] | None
+    burn_in: int
+    metrics: list[MetricSequence]
+    calls: dict[str, Any] | None = None  # the judged loop: calls paid, and saved against the fixed plan
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"metrics": MetricSequence}
+    optional: ClassVar[frozenset[str] | None] = frozenset({"calls"})
+
+
+@dataclass(kw_only=True)
 class CompareResult(JsonRecord):
     meta: dict[str, Any] = field(default_factory=dict)
     decision: str | None = None
     metrics: list[MetricComparison] = field(default_factory=list)
     plan: list[PlanEntry] | None = None
     judge: list[JudgeSplit] | None = None
+    sequential: SequentialRun | None = None
     worst: list[dict[str, Any]] = field(default_factory=list)
     run_record: dict[str, Any] | None = None
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"metrics": MetricComparison, "plan": PlanEntry,
-                                                     "judge": JudgeSplit}
-    optional: ClassVar[frozenset[str] | None] = frozenset()  # a record built in code writes every key (plan: null)
+                                                     "judge": JudgeSplit, "sequential": SequentialRun}
+    # a record built in code writes every key (plan: null) but ``sequential``, which only --sequential writes
+    optional: ClassVar[frozenset[str] | None] = frozenset({"sequential"})
 
     @property
     def exit_code(self) -> int:

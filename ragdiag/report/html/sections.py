@@ -565,6 +565,11 @@ def compare_section(item: Input) -> Section:
         body.append(table(["decision", "metric", "n", "base", "new", "Δ", f"{100 * result.meta['interval_level']:g}% interval",
                            "p", "p adjusted", "d_z", "queries to decide if Δ stays"], rows))
         body.append(_images(_png(lambda: compare_report.plot(result)), "forest plot of Δ per metric"))
+        if result.sequential is not None:
+            from ragdiag.report import sequential_report
+
+            body.append(_images(_png(lambda: sequential_report.plot(result)),
+                                "confidence sequence of Δ per metric against the queries read"))
     if result.worst:
         body.append(table(["query", *(label for label in result.worst[0]["delta"])],
                           [[w["query_id"], *w["delta"].values()] for w in result.worst],

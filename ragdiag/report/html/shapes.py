@@ -113,6 +113,11 @@ SPECS["compare"] = {
                "queries_needed": OPT_NUM, "mde_at_n": NUM}], NONE),
     "?judge": ([{"metric": TEXT, "k": NUM, "sigma2_judge": NUM, "sigma2_judge_ci": [NUM], "judge_share": NUM,
                  "advice": TEXT, "repeat_calls": NUM, "query_calls": NUM}], NONE),
+    "?sequential": ({"sequence": TEXT, "order": TEXT, "look_every": NUM, "available": NUM, "max_queries": NUM,
+                     "stopped_at": NUM, "burn_in": NUM,
+                     "metrics": [{"metric": TEXT, "sequence": TEXT, "decision": TEXT, "decided_at": OPT_NUM,
+                                  "e_regression": NUM, "e_no_regression": NUM, "n": [NUM], "lower": [OPT_NUM],
+                                  "upper": [OPT_NUM]}]}, NONE),
     "?worst": [{"query_id": NAME, "delta": dict}],
 }
 

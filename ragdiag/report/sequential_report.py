@@ -1,0 +1,97 @@
+"""Rendering of ``compare --sequential``: each metric's decision with the look it was reached at,
+the replay in one line, and the confidence sequences drawn against the number of queries read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ragdiag.measures.registry import label_at
+from ragdiag.report.plot_text import at_dpi, plain_text_plot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+from ragdiag.results.compare import CompareResult, MetricComparison, MetricSequence, SequentialRun
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "−")
+
+
+def _of(result: CompareResult, metric: str) -> MetricSequence:
+    assert result.sequential is not None
+    return next(s for s in result.sequential.metrics if s.metric == metric)
+
+
+def metric_line(mc: MetricComparison, result: CompareResult, show: Callable[[str], str] = label_at) -> str:
+    """One metric's sequential decision in words: where the confidence sequence ended, and when it decided."""
+    seq = _of(result, mc.metric)
+    run = result.sequential
+    assert run is not None
+    alpha = result.meta["alpha"]
+    margin = _signed(result.meta["max_drop"] if mc.direction == "lower" else -result.meta["max_drop"])
+    where = f"{show(mc.metric)}: Δ {_signed(mc.delta)} [{_signed(mc.ci_low)}, {_signed(mc.ci_high)}] after {mc.n:,} queries"
+    if seq.decision == "regression":
+        return (f"regression — {where}; decided at query {seq.decided_at:,} (e-Holm e-value "
+                f"{seq.e_regression:.3g} ≥ 1/α = {1 / alpha:g}): worse than {margin}")
+    if seq.decision == "no regression":
+        return (f"no regression — {where}; decided at query {seq.decided_at:,} (e-Holm e-value "
+                f"{seq.e_no_regression:.3g} ≥ 1/α = {1 / alpha:g}): not worse than {margin}")
+    return (f"inconclusive — {where}: the sequence still holds {margin} after all {run.stopped_at:,} queries read "
+            f"(largest e-value {max(seq.e_regression, seq.e_no_regression):.3g} < 1/α = {1 / alpha:g})")
+
+
+def settings_line(result: CompareResult) -> str:
+    run = result.sequential
+    assert run is not None
+    meta = result.meta
+    bounds = (f", values in [{run.bounds[0]:g}, {run.bounds[1]:g}]" if run.sequence == "betting" and run.bounds
+              else f", first look after {run.burn_in} queries")
+    return (f"sequential: {run.sequence} confidence sequences{bounds}, e-Holm across {len(run.metrics)} metrics; "
+            f"{run.order} order, a look every {run.look_every} {'query' if run.look_every == 1 else 'queries'}; stopped after {run.stopped_at:,} of "
+            f"{run.available:,} paired queries ({meta['input_kind']}); α {meta['alpha']:g} per side, max drop "
+            f"{meta['max_drop']:g}")
+
+
+def stop_line(run: SequentialRun) -> str:
+    """How much of the fixed plan the replay needed."""
+    saved = run.available - run.stopped_at
+    if saved <= 0:
+        return f"every metric needed all {run.available:,} queries (none saved by stopping early)"
+    return (f"stopped after {run.stopped_at:,} of {run.available:,} queries: every metric was decided; "
+            f"{saved:,} queries ({100 * saved / run.available:.0f}%) need not be judged")
+
+
+@plain_text_plot
+def plot(result: CompareResult) -> Figure:
+    """Per metric: the running confidence sequence of Δ against the queries read, the margin dashed,
+    the look where it decided marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = result.sequential
+    assert run is not None
+    colours = {"regression": "#c0392b", "no regression": "#27ae60", "inconclusive": "#e67e22"}
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), layout="constrained")
+    for seq, mc in zip(run.metrics, result.metrics):
+        xs = [n for n, lo, hi in zip(seq.n, seq.lower, seq.upper) if lo is not None and hi is not None]
+        lows = [lo for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
+        highs = [hi for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
+        colour = colours[seq.decision]
+        line, = ax.plot(xs, lows, linewidth=1.4, color=colour)
+        ax.plot(xs, highs, linewidth=1.4, color=colour, linestyle=line.get_linestyle())
+        ax.fill_between(xs, lows, highs, color=colour, alpha=0.12, label=f"{label_at(seq.metric)}: {seq.decision}")
+        if seq.decided_at is not None:
+            ax.axvline(seq.decided_at, color=colour, linewidth=0.8, linestyle=":")
+        margin = result.meta["max_drop"] * (1 if mc.direction == "lower" else -1)
+        ax.axhline(margin, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("queries read (seeded random order)" if run.order.startswith("random") else f"queries read ({run.order})")
+    ax.set_ylabel(f"Δ = new − base, {100 * result.meta['interval_level']:g}% sequence")
+    ax.set_title(f"compare --sequential: gate {(result.decision or '—').upper()}; dashed: the margin, dotted: decided",
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    return at_dpi(fig, 110)
