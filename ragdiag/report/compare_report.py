@@ -171,7 +171,7 @@ def alone_line(result: CompareResult) -> str:
 
 def settings_line(result: CompareResult) -> str:
     if result.sequential is not None:
-        return sequential_report.settings_line(result)
+        return f"{names_text(result)}: {sequential_report.settings_line(result)}"
     meta = result.meta
     dropped = meta.get("dropped") or {}
     skipped = sum(dropped.values())

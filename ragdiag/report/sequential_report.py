@@ -74,24 +74,29 @@ def plot(result: CompareResult) -> Figure:
 
     run = result.sequential
     assert run is not None
-    colours = {"regression": "#c0392b", "no regression": "#27ae60", "inconclusive": "#e67e22"}
+    styles = {"regression": "-", "no regression": "--", "inconclusive": ":"}
+    palette = plt.get_cmap("tab10").colors
     fig, ax = plt.subplots(figsize=(7.5, 3.6), layout="constrained")
-    for seq, mc in zip(run.metrics, result.metrics):
+    for index, (seq, mc) in enumerate(zip(run.metrics, result.metrics)):
         xs = [n for n, lo, hi in zip(seq.n, seq.lower, seq.upper) if lo is not None and hi is not None]
         lows = [lo for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
         highs = [hi for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
-        colour = colours[seq.decision]
-        line, = ax.plot(xs, lows, linewidth=1.4, color=colour)
-        ax.plot(xs, highs, linewidth=1.4, color=colour, linestyle=line.get_linestyle())
-        ax.fill_between(xs, lows, highs, color=colour, alpha=0.12, label=f"{label_at(seq.metric)}: {seq.decision}")
-        if seq.decided_at is not None:
-            ax.axvline(seq.decided_at, color=colour, linewidth=0.8, linestyle=":")
+        colour = palette[index % len(palette)]
+        ax.plot(xs, lows, linewidth=1.5, color=colour, linestyle=styles[seq.decision],
+                label=f"{label_at(seq.metric)}: {seq.decision}"
+                      + (f" at query {seq.decided_at}" if seq.decided_at is not None else ""))
+        ax.plot(xs, highs, linewidth=1.5, color=colour, linestyle=styles[seq.decision])
+        ax.fill_between(xs, lows, highs, color=colour, alpha=0.08)
+        if seq.decided_at is not None and seq.decided_at in xs:  # the bound that crossed the margin
+            upper_crossed = (seq.decision == "regression") == (mc.direction == "higher")
+            ax.plot([seq.decided_at], [(highs if upper_crossed else lows)[xs.index(seq.decided_at)]], "o",
+                    color=colour, markersize=5)
         margin = result.meta["max_drop"] * (1 if mc.direction == "lower" else -1)
         ax.axhline(margin, color="grey", linestyle="--", linewidth=1)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel("queries read (seeded random order)" if run.order.startswith("random") else f"queries read ({run.order})")
     ax.set_ylabel(f"Δ = new − base, {100 * result.meta['interval_level']:g}% sequence")
-    ax.set_title(f"compare --sequential: gate {(result.decision or '—').upper()}; dashed: the margin, dotted: decided",
-                 fontsize=10)
+    ax.set_title(f"compare --sequential: gate {(result.decision or '—').upper()}; grey dashed: the margin; "
+                 "dot: the look that decided", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     return at_dpi(fig, 110)
