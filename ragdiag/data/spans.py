@@ -133,7 +133,8 @@ def _json_values(raw: bytes, where: str) -> list[Any]:
         pass
     import json
 
-    decoder, text, values, at = json.JSONDecoder(), raw.decode("utf-8"), [], 0
+    decoder, text, at = json.JSONDecoder(), raw.decode("utf-8"), 0
+    values: list[Any] = []
     while True:
         while at < len(text) and text[at].isspace():
             at += 1

@@ -121,8 +121,8 @@ def _text_parts(message: Any) -> str | None:
         return None
     parts = message.get("parts")
     if isinstance(parts, list):
-        texts = [p.get("content") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
-        texts = [t for t in texts if isinstance(t, str)]
+        texts = [str(p["content"]) for p in parts
+                 if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)]
         return "".join(texts) if texts else None
     content = message.get("content")
     return content if isinstance(content, str) else None
