@@ -97,5 +97,11 @@ bench: install
 fixtures: $(STAMP)
 	$(PY) -m tools.sample_builder --out fixtures/retrieval-response-sample --seed 0
 
+# The docs' LLM test server (not an LLM: deterministic test replies) on 127.0.0.1:$(PORT); Ctrl-C stops it.
+PORT ?= 8000
+.PHONY: test-server
+test-server: install
+	$(PY) -m tests.servers.chat_server --port $(PORT)
+
 clean:
 	rm -rf $(VENV) .venv-latest .pytest_cache site

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -106,3 +107,14 @@ def test_every_setting_names_an_environment_variable_its_shared_option_reads():
     # batch folder recorded: an environment value never overrides the run's own cache
     assert get_args(p.CacheDir)[1].envvar is None
     assert {BY_KEY["cache_dir"].env, BY_KEY["data_dir"].env} == {"RAGDIAG_CACHE_DIR", "RAGDIAG_DATA"}
+
+
+def test_config_show_prints_the_real_default_folders(here):
+    """Issue 39: `config show` printed — for the folders; it names the paths used when nothing sets them."""
+    from platformdirs import user_cache_dir, user_data_dir
+
+    shown = _show()
+    assert (shown["cache_dir"]["value"], shown["cache_dir"]["source"]) == (user_cache_dir("ragdiag"), "default")
+    assert shown["data_dir"]["value"] == str(Path(user_data_dir("ragdiag")) / "data")
+    text = CliRunner().invoke(app, ["config", "show"]).stdout
+    assert user_cache_dir("ragdiag") in " ".join(text.split())

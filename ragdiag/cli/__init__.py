@@ -176,5 +176,8 @@ _register()
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (a broken pipe on stdout is silence, not exit 1: :mod:`ragdiag.io.quiet_pipe`)."""
+    from ragdiag.io import quiet_pipe
+
+    sys.stdout = quiet_pipe.install(sys.stdout)
     app()

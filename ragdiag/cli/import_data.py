@@ -50,3 +50,34 @@ def _command(tool: str):
 
 app.command("ragas", cls=PanelCommand)(_command("ragas"))
 app.command("deepeval", cls=PanelCommand)(_command("deepeval"))
+
+
+@app.command("traces", cls=PanelCommand)
+def traces(
+    out: Annotated[Path, o.retold(o.OutDir, "Folder for queries.jsonl, corpus.jsonl, run.jsonl (and texts.json, ranked.json, answers.jsonl with --qrels); --out is the same.", also=("--out",))],
+    path: Path = typer.Argument(..., help="Exported spans: OpenInference (Phoenix JSON/JSONL/Parquet, the OpenTelemetry SDK's span JSON) or OTLP JSON with OpenInference or GenAI (gen_ai.*) attributes."),
+    qrels: o.Qrels = None,
+    references: Annotated[Optional[Path], o.option(o.INPUT, "--references", metavar=o.PATH, help="Reference answers (JSON, JSONL, CSV or Parquet: an id, trace_id or question, and reference/answer): the ideal rows grade compares with; needs --qrels.")] = None,
+    system: Annotated[str, o.option(o.INPUT, "--system", metavar=o.TEXT, help="Name of the retrieval system (the E column).")] = "production",
+    subset: Annotated[str, o.option(o.INPUT, "--subset", metavar=o.TEXT, help="Subset code put before each trace id (U-<trace id>): ragdiag groups by it.")] = "U",
+) -> None:
+    """Production traces (retrieval + LLM spans joined by trace) → questions, corpus, run; with --qrels also texts, ranked and answers files."""
+    from ragdiag.commands.import_traces import TracesImportRequest, run
+
+    result = run(TracesImportRequest(path, out, system, subset, qrels, references))
+    meta = result.meta
+    typer.echo(f"read {meta.spans} spans in {meta.traces} traces from {path}: kept {meta.kept}, skipped "
+               f"{meta.traces - meta.kept}", err=True)
+    for reason, count in meta.skipped.items():
+        typer.echo(f"  skipped {count}: {reason}", err=True)
+    typer.echo(f"wrote {result.out}/: {', '.join(result.written)}", err=True)
+    if meta.qrels is None:
+        typer.echo(f"no --qrels: texts, ranked and answers need a relevant document per question; label the pool with "
+                   f"`ragdiag label --corpus {result.out}/corpus.jsonl --queries {result.out}/queries.jsonl "
+                   f"--pool run:{result.out}/run.jsonl …` and give its qrels here", err=True)
+    else:
+        typer.echo(f"{meta.labelled} traces with a relevant document (answers), {meta.unlabelled} without; "
+                   f"{meta.with_reference} with a reference answer", err=True)
+        if meta.labelled and meta.with_reference < meta.labelled:
+            typer.echo("grade compares each answer with a reference answer: give --references for the "
+                       f"{meta.labelled - meta.with_reference} traces without one (grade skips them)", err=True)

@@ -22,6 +22,9 @@ AllQueries = Annotated[bool, o.option(o.INPUT, "--all", help="Triage every query
 Interventions = Annotated[str, o.option(o.LLM, "--interventions", help="Comma list of oracle, inject, position, drop-distractors, k-sweep, closed-book, single-passage (opt-in: K calls per query for the utility labels).", metavar=TEXT)]
 Exhaustive = Annotated[bool, o.option(o.LLM, "--exhaustive", help="Run every intervention that applies (complete 'also' lists) instead of stopping once the cause is known.")]
 KSweep = Annotated[Optional[str], o.option(o.RETRIEVAL, "--k-sweep", help="Cut-offs of the k-sweep intervention, comma list (default: 1,3,K,2K).", metavar=TEXT)]
+TriageRun = Annotated[Optional[Path], o.retold(o.Run, "With --corpus: your run (run.jsonl or TREC) gives each query's pool instead of --retriever.")]
+TriageIds = Annotated[Optional[str], o.option(o.INPUT, "--ids", help="Triage only these queries, a comma list (e.g. q05,q53), in this order.", metavar=TEXT)]
+FromCompare = Annotated[Optional[Path], o.option(o.INPUT, "--from-compare", help="Triage compare's regressed queries: its --per-query file (deltas.jsonl), Δ < 0 on its first metric, most regressed first (--max-queries caps them).", metavar=o.PATH)]
 TriageOutDir = Annotated[Path, o.retold(o.OutDir, "Folder for triage.json, per_query.jsonl and (single-passage) utility-qrels.tsv (created if missing).")]
 
 
@@ -31,6 +34,9 @@ def triage(
     queries: Annotated[Optional[Path], o.given(o.FolderQueries, "--corpus")] = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")] = None,
     retriever: TriageRetriever = None,
+    run: TriageRun = None,
+    ids: TriageIds = None,
+    from_compare: FromCompare = None,
     texts: TriageTexts = None,
     ranked: o.Ranked = None,
     answers: TriageAnswers = None,
@@ -93,7 +99,7 @@ def triage(
     answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
     grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
     with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
-        from ragdiag.commands.triage import TriageRequest, parse_interventions, sweep_ks
+        from ragdiag.commands.triage import TriageRequest, parse_ids, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError
         from ragdiag.io.lists import parse_ks
@@ -108,7 +114,7 @@ def triage(
             max_calls=max_calls, grading=grading, answer=answer, corpus=corpus, queries=queries, qrels=qrels,
             retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, depth=depth,
             max_queries=max_queries, bootstrap=bootstrap, embed_base_url=embed_base_url, llm=config, out_dir=out_dir,
-            progress=progress)
+            progress=progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare)
         done = run_triage(request)
         print_triage(done.result, typer.echo)
         for name, path in done.paths.items():

@@ -7,11 +7,21 @@ from ragdiag.io.settings import SettingsFile, effective
 from ragdiag.results.config import ConfigResult, SettingValue
 
 
+def _default_folders() -> dict[str, str]:
+    """The folders used when nothing sets them (the user cache and data dirs of this machine)."""
+    from ragdiag.config import default_cache_dir, default_data_dir
+
+    return {"cache_dir": str(default_cache_dir()), "data_dir": str(default_data_dir())}
+
+
 def run(settings: SettingsFile) -> ConfigResult:
-    """Every setting's value outside any flag: environment, else file, else default."""
+    """Every setting's value outside any flag: environment, else file, else default (the folders'
+    defaults shown as the paths they are on this machine; the others are the option's default)."""
     keys = tuple(SettingValue.named())
+    folders = _default_folders()
     rows = [SettingValue(present=keys, key=e.setting.key, env=e.setting.env, flag=e.setting.flag,
-                         value=None if e.value is None else redact_arg(e.value), source=e.source, help=e.setting.help)
+                         value=redact_arg(e.value) if e.value is not None else folders.get(e.setting.key),
+                         source=e.source, help=e.setting.help)
             for e in effective(settings)]
     return ConfigResult(present=("file", "settings"), file=None if settings.path is None else str(settings.path),
                         settings=rows)

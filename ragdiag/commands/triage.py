@@ -26,9 +26,10 @@ from ragdiag.results.triage import TriageResult
 from ragdiag.triage.inputs import needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.run import Triage, TriageConfig, start
+from ragdiag.triage.selection import parse_ids
 
-__all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_interventions", "run",
-           "sweep_ks"]
+__all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_ids",
+           "parse_interventions", "run", "sweep_ks"]
 FILES = {"result": "triage.json", "per_query": "per_query.jsonl", "utility": "utility-qrels.tsv"}
 FAIL_BELOW_RANGE = (1.0, 5.0)
 
@@ -51,6 +52,9 @@ class TriageRequest(TriageConfig):
     llm: ClientConfig = field(default_factory=ClientConfig)
     out_dir: Path = Path("triage")
     progress: bool = True
+    run: Path | None = None  # with --corpus: the user's run gives the pools (no --retriever)
+    ids: list[str] | None = None  # --ids: only these queries, in this order
+    from_compare: Path | None = None  # --from-compare: compare's per-query file, its regressed queries
 
 
 @dataclass
@@ -74,15 +78,30 @@ def _check(request: TriageRequest) -> list[Path]:
             raise RagdiagError(f"{name} must be at least 1, got {value}")
     if request.max_calls is not None and request.max_calls < 0:
         raise RagdiagError(f"--max-calls must be at least 0, got {request.max_calls}")
+    if request.run is not None and request.corpus is None:
+        raise RagdiagError("--run needs --corpus (the passages the run names); with --texts/--ranked the ranking is given")
+    if request.ids is not None and request.from_compare is not None:
+        raise RagdiagError("give --ids or --from-compare, not both")
     if request.depth is not None and request.depth < request.k:
         raise RagdiagError(f"--depth {request.depth} is below --k {request.k}: the pool must hold the top K")
-    check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers})
+    check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers,
+                        "--run": request.run, "--from-compare": request.from_compare})
     request.grading.gate()
     check_output_dir(request.out_dir, "--out-dir")
-    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers) if p is not None]
+    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.run,
+                          request.from_compare) if p is not None]
     inputs += [Path(p) for p in (request.texts, request.ranked) if p is not None and not str(p).startswith("hf:")]
     guard_outputs([request.out_dir / f for f in FILES.values()], inputs)
     return inputs
+
+
+def _chosen_ids(request: TriageRequest) -> list[str] | None:
+    """The queries the user named: --ids, or compare's regressed queries (--from-compare), else None (all)."""
+    if request.from_compare is not None:
+        from ragdiag.triage.selection import regressed_ids
+
+        return regressed_ids(request.from_compare)[0]
+    return request.ids
 
 
 def _depth(request: TriageRequest) -> int:
@@ -99,14 +118,21 @@ def run(request: TriageRequest) -> TriageRun:
 
     inputs = _check(request)
     references = load_reference_answers(request.answers) if request.answers is not None else None
+    only = _chosen_ids(request)
     if request.corpus is not None:
         data = load_corpus_queries(request.corpus, request.queries, request.qrels,
                                    set(references) if references is not None else None, request.retriever,
                                    _depth(request), request.max_queries, request.llm.cache_dir,
-                                   request.embed_base_url, request.llm.seed or 0)
+                                   request.embed_base_url, request.llm.seed or 0, run=request.run, only=only)
     else:
         assert request.texts is not None and request.ranked is not None  # checked by _check
-        data = load_texts_ranked(request.texts, request.ranked, _depth(request), request.max_queries)
+        data = load_texts_ranked(request.texts, request.ranked, _depth(request), None if only else request.max_queries)
+        if only is not None:
+            by_id = {q.id: q for q in data.queries}
+            missing = [q for q in only if q not in by_id]
+            if missing:
+                raise RagdiagError(f"query '{missing[0]}' (--ids / --from-compare) is not a sample of --ranked {request.ranked}")
+            data.queries = [by_id[q] for q in only][: request.max_queries]
         if references is not None:
             data.queries = [q for q in data.queries if q.id in references]
             if not data.queries:

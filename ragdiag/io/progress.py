@@ -12,6 +12,7 @@ same way: it is the package's one progress mechanism.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,8 +36,41 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
+class _Ticker:
+    """A daemon thread calling ``tick`` every ``every`` seconds until stopped: a line keeps coming while
+    one long batch (or a model load) runs, not only when work is counted."""
+
+    def __init__(self, every: float, tick: Callable[[], None]) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, args=(every, tick), daemon=True)
+        self._thread.start()
+
+    def _loop(self, every: float, tick: Callable[[], None]) -> None:
+        while not self._stop.wait(every):
+            tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextmanager
+def waiting(message: str, every: float = LINE_EVERY_S, stream: TextIO | None = None) -> Iterator[None]:
+    """``ragdiag: note: <message> …`` at once, then ``ragdiag: note: still <message> (N s)`` every
+    ``every`` seconds until the block ends (a model load, an index build step without a count)."""
+    stream = stream or sys.stderr
+    note(f"{message} …", stream)
+    start = time.monotonic()
+    ticker = _Ticker(every, lambda: note(f"still {message} ({time.monotonic() - start:.0f} s)", stream))
+    try:
+        yield
+    finally:
+        ticker.stop()
+
+
 class LineProgress:
-    """Plain-text progress for logs: a line at most every ``every`` seconds with done/total, rate, ETA."""
+    """Plain-text progress for logs: a line every ``every`` seconds with done/total, rate, ETA — also
+    while a single long step runs (a ticker thread prints when no line came for ``every`` seconds)."""
 
     def __init__(self, label: str, total: int, every: float = LINE_EVERY_S, stream: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -46,6 +80,20 @@ class LineProgress:
         self.start = self._last = clock()
         self.done = 0
         self.printed = 0
+        self._lock = threading.Lock()
+        self._ticker: _Ticker | None = None
+
+    def start_ticker(self) -> None:
+        """Print a line whenever ``every`` seconds pass without one (until :meth:`close`); ``every = 0``
+        (a line at every advance) needs none."""
+        if self.every > 0:
+            self._ticker = _Ticker(self.every, self._tick)
+
+    def _tick(self) -> None:
+        with self._lock:
+            if self._clock() - self._last >= self.every * 0.99:
+                self._last = self._clock()
+                self._emit()
 
     def line(self) -> str:
         elapsed = max(self._clock() - self.start, 1e-9)
@@ -60,14 +108,18 @@ class LineProgress:
         self.printed += 1
 
     def advance(self, n: int = 1) -> None:
-        self.done += n
-        now = self._clock()
-        if now - self._last >= self.every:
-            self._last = now
-            self._emit()
+        with self._lock:
+            self.done += n
+            now = self._clock()
+            if now - self._last >= self.every:
+                self._last = now
+                self._emit()
 
     def close(self) -> None:
         """A last line, only when the work was long enough to have printed one already."""
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
         if self.printed:
             self._emit()
 
@@ -100,6 +152,7 @@ def progress_reporter(label: str, total: int, enabled: bool = True, stream: Text
             yield _RichProgress(bar, bar.add_task(label, total=total))
         return
     lines = LineProgress(label, total, stream=stream)
+    lines.start_ticker()
     try:
         yield lines
     finally:

@@ -193,6 +193,23 @@ def tied_names(verdict: Verdict) -> list[str]:
     return [verdict.best, verdict.runner_up]
 
 
+TINY_SAMPLE = 10  # rows: below this a Spearman ρ's 95% interval is wider than ±0.6 (1.96/√(n−3) at ρ = 0)
+
+
+def verdict_rows(report: CorrelateResult, verdict: Verdict) -> int:
+    """The most rows any segment behind ``verdict`` has (the whole file's rows when none is found)."""
+    sizes = [r.n for r in report.results if r.side == verdict.side and r.segment.split("^")[1:2] == [verdict.subset]]
+    return max(sizes) if sizes else report.meta.rows
+
+
+def tiny_sample_clause(rows: int) -> str:
+    """The warning a verdict on fewer than TINY_SAMPLE rows carries ('' otherwise)."""
+    if rows >= TINY_SAMPLE:
+        return ""
+    return (f"warning: only {rows} row{'s' if rows != 1 else ''} behind this verdict — a correlation on fewer than "
+            f"{TINY_SAMPLE} rows is not reliable (its 95% interval spans more than ±0.6); read it as an anecdote")
+
+
 def verdict_sentences(report: CorrelateResult) -> list[str]:
     """One plain sentence per verdict, e.g. 'M, narrow: T predicts the grade best (spearman 0.482),
     +0.006 ahead of F, lead holds in 73% of 200 resamples'."""
@@ -204,7 +221,8 @@ def verdict_sentences(report: CorrelateResult) -> list[str]:
         if group_col:
             where = f"{group_col} = {v.subset}"
         if v.runner_up is None:
-            lines.append(f"{where}: only {v.best} is defined ({v.kind} {v.best_mean:.3f})")
+            tiny = tiny_sample_clause(verdict_rows(report, v))
+            lines.append(f"{where}: only {v.best} is defined ({v.kind} {v.best_mean:.3f})" + (f"; {tiny}" if tiny else ""))
             continue
         if is_tie(v):
             tied = v.tied or [v.best, v.runner_up]
@@ -218,6 +236,8 @@ def verdict_sentences(report: CorrelateResult) -> list[str]:
             text += f"; the lead holds in {100 * v.lead_holds:.0f}% of {boot} resamples"
         if survival_clause(v) and not is_tie(v):
             text += f"; {survival_clause(v)}"
+        if tiny_sample_clause(verdict_rows(report, v)):
+            text += f"; {tiny_sample_clause(verdict_rows(report, v))}"
         lines.append(text)
     return lines
 

@@ -48,6 +48,15 @@ def heterogeneity_line(h: LabelHeterogeneity) -> str:
             f"{h.queries_without_grade5} queries without a grade-5 passage")
 
 
+FEW_QUERIES = 5  # below this many queries an interval or a decision is flagged, not trusted
+
+
+def few_queries_warning(n: int) -> str:
+    """The warning printed with intervals and decisions that rest on fewer than 5 queries."""
+    return (f"warning: only {n} judged quer{'y' if n == 1 else 'ies'}: intervals and decisions on fewer than "
+            f"{FEW_QUERIES} queries are not reliable (a bootstrap over {n} values cannot show the spread); add queries")
+
+
 def header_lines(result: EvaluateResult) -> list[str]:
     """The parameters and conventions printed above every table."""
     p, meta = result.params, result.meta
@@ -56,9 +65,11 @@ def header_lines(result: EvaluateResult) -> list[str]:
     lines = [
         f"ragdiag evaluate · qrels {meta.qrels} · {meta.n_queries} judged queries · K {list(p.k)} · pool depth {p.pool_depth}",
         f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
-        f"fallback3={p.fallback3:g} (ragdiag defaults; seed 001's caps were lost) · gold >= {p.gold} · harm <= {p.harm_max}",
+        f"fallback3={p.fallback3:g} (ragdiag's default weights) · gold >= {p.gold} · harm <= {p.harm_max}",
         f"bootstrap: {p.bootstrap} replicates over queries, seed {p.seed}, 95% intervals in brackets; n = queries where defined",
     ]
+    if meta.n_queries < FEW_QUERIES:
+        lines.append(few_queries_warning(meta.n_queries))
     std = meta.conventions["standard_metrics"]
     if any(m in p.metrics for m in STANDARD_METRICS):
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
@@ -82,8 +93,18 @@ def decision_lines(result: EvaluateResult) -> list[str]:
             out.append(f"{run.run}: no decision (PROC undefined on every query)")
             continue
         pct = "NA" if d.pct_proc is None else f"{d.pct_proc:.3f}"
-        out.append(f"{run.run} @{d.k}: {d.verdict} (PROC {d.proc:.3f}, %PROC {pct}; retrieval-bound if PROC < "
+        out.append(f"{run.run}: at K = {d.k}, {d.verdict} (PROC {d.proc:.3f}, %PROC {pct}; retrieval-bound if PROC < "
                    f"{t.proc_below_is_retrieval_bound}, ordering-bound if %PROC < {t.pct_proc_below_is_ordering_bound}) — {d.advice}")
+    depth = result.params.pool_depth
+    for run in result.runs:
+        d = run.decision
+        others = [v for v in d.by_k if v.k != d.k and v.verdict is not None and v.verdict != d.verdict]
+        if d.verdict is not None and others:
+            out.append(f"{run.run}: at " + ", ".join(f"K = {v.k} {v.verdict}" for v in others) + f" — each K judges its own "
+                       f"top against the same pool (the top {depth}): the decision above is for K = {d.k}, the first --k")
+        if d.verdict is not None and d.k >= depth:
+            out.append(f"{run.run}: K = {d.k} reaches the pool depth ({depth}): the top K is the whole pool, so PROC "
+                       "cannot tell retrieval from ordering; choose a K below --pool-depth")
     return out
 
 

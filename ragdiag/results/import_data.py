@@ -42,3 +42,38 @@ class ImportResult(JsonRecord):
     def graded_name(self) -> str | None:
         """The graded file written, None when the records carried no score."""
         return next((name for name in self.written if name.startswith("graded.")), None)
+
+
+@dataclass
+class TracesMeta(JsonRecord):
+    """What ``import traces`` read and kept: spans and traces, the traces kept and those skipped by
+    reason, the conventions found, and how many kept traces reached texts/ranked/answers (a relevant
+    document in the qrels) and carry a reference answer."""
+
+    command: str
+    source: str
+    system: str
+    subset: str
+    spans: int
+    traces: int
+    kept: int
+    skipped: dict[str, int]
+    conventions: dict[str, int]
+    qrels: str | None
+    references: str | None
+    labelled: int
+    unlabelled: int
+    with_reference: int
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass
+class TracesImportResult(JsonRecord):
+    """The manifest ``import-traces.manifest.json`` (``meta``, ``written``, ``run_record``) and the folder."""
+
+    meta: TracesMeta
+    written: list[str]
+    run_record: dict[str, Any] | None = None
+    out: Path | None = field(default=None, compare=False)  # the folder written (not part of the JSON)
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": TracesMeta}
+    layout: ClassVar[tuple[str, ...] | None] = ("meta", "written", "run_record")

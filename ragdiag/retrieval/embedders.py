@@ -209,7 +209,7 @@ class SentenceTransformerEmbedder(Embedder):
     def _load(self):
         if self._model is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from ragdiag.io.progress import note
+            from ragdiag.io.progress import waiting
 
             offline = hub_offline_unless_reachable(self.path)  # before the heavy imports below
             require("sentence_transformers")
@@ -219,9 +219,9 @@ class SentenceTransformerEmbedder(Embedder):
             hf_logging.disable_progress_bar()  # ragdiag's own note/progress lines speak for the load
 
             device = resolve_device(self.device)
-            note(f"loading model {self.identity} on {device} …")
             try:
-                self._model = SentenceTransformer(self.path, device=device)
+                with waiting(f"loading model {self.identity} on {device}"):
+                    self._model = SentenceTransformer(self.path, device=device)
             except Exception as err:  # OSError, or a hub client error when the hub is unreachable
                 raise hub_load_error("sentence-transformers model", self.name_or_path, offline, err) from None
         return self._model

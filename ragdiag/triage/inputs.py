@@ -48,8 +48,10 @@ class TriageData:
 
 def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
                         retriever: str, depth: int, max_queries: int | None, cache_dir: Path | None,
-                        embed_base_url: str | None, seed: int) -> TriageData:
-    """BEIR folder → queries (with answers, else judged), their pools from ``retriever`` and their relevant ids."""
+                        embed_base_url: str | None, seed: int, run: Path | None = None,
+                        only: list[str] | None = None) -> TriageData:
+    """BEIR folder → queries (with answers, else judged; ``only``: these ids, in this order), their pools
+    from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) and their relevant ids."""
     from ragdiag.data.beir import load_corpus, load_queries
     from ragdiag.data.qrels_runs import read_qrels
     from ragdiag.pipeline.corpus_inputs import resolve_files
@@ -70,6 +72,8 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
     if not kept:
         what = "--answers file" if answers is not None else f"qrels {files['qrels']}"
         raise DataError(f"{what}: no query of {files['queries']} has an entry (queries look like '{query_ids[0]}')")
+    if only is not None:
+        kept = _only(kept, only, files["queries"])
     if max_queries is not None:
         kept = kept[:max_queries]
     if depth > len(doc_ids):
@@ -81,10 +85,40 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
     name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
     data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text)
     needs_qrels(data)  # before the retriever's index is built
+    if run is not None:
+        _pools_from_run(out, run, known_docs, depth)
+        data.retriever = f"run:{run}"
+        return data
     ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed).rank(spec, depth)
     for query, hits in zip(out, ranked):
         query.pool = [doc_ids[r] for r, _ in hits]
     return data
+
+
+def _only(kept: list[tuple[str, str]], only: list[str], queries: Path) -> list[tuple[str, str]]:
+    """The queries named by --ids / --from-compare, in that order; an id the queries and qrels lack is refused."""
+    by_id = dict(kept)
+    missing = [q for q in only if q not in by_id]
+    if missing:
+        raise DataError(f"query '{missing[0]}' (--ids / --from-compare) is not a judged query of {queries}"
+                        f"{f' ({len(missing)} such ids)' if len(missing) > 1 else ''}")
+    return [(q, by_id[q]) for q in only]
+
+
+def _pools_from_run(queries: list[TriageQuery], run: Path, known_docs: set[str], depth: int) -> None:
+    """Each query's pool: the user's run, cut at ``depth``; a query the run lacks or a passage missing
+    from the corpus is refused (one line)."""
+    from ragdiag.data.qrels_runs import read_run_ids
+
+    ranking = read_run_ids(run)
+    for query in queries:
+        ids = ranking.get(query.id)
+        if ids is None:
+            raise DataError(f"--run {run}: query '{query.id}' has no ranking (the run must rank every triaged query)")
+        unknown = next((d for d in ids[:depth] if d not in known_docs), None)
+        if unknown is not None:
+            raise DataError(f"--run {run}: query '{query.id}' ranks passage '{unknown}', which is not in the corpus")
+        query.pool = ids[:depth]
 
 
 QRELS_CAUSES = ("generator", "retrieval-miss", "ranking", "position", "distractors")

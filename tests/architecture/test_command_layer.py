@@ -23,6 +23,7 @@ CLI_MAY_IMPORT = (
     "ragdiag.engine.settings",  # the --engine options' settings type (checks only; imports errors alone)
     "ragdiag.io.lists",
     "ragdiag.io.out_format",
+    "ragdiag.io.quiet_pipe",  # the entry point's stdout guard: a broken pipe is silence, the exit code the command's
     "ragdiag.io.settings",  # the settings file and RAGDIAG_* fill option values before a command parses them
     "ragdiag.measures",  # the one measure registry: option choices, help, legends (import-light, no numpy)
 )

@@ -94,3 +94,88 @@ def prepare(block: Block, out_dir: Path, base_url: str | None, batch_url: str | 
     if batch_url is not None:
         code = code.replace(BATCH_URL, batch_url)
     return code
+
+
+# --- chains a user's shell would break: checked on every block, run or skipped ---------------------
+
+VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+ASSIGNED = re.compile(r"(?:^|[\s;(&|])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b"
+                      r"|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)")
+EXPORTED = re.compile(r"^\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)\s*(?:#.*)?$", re.MULTILINE)
+# set by the shell or the CI runner, not by the reader
+GIVEN = {"HOME", "PATH", "PWD", "USER", "RUNNER_TEMP", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"}
+PLACEHOLDER_REPO = re.compile(r"\b(?:OWNER|USER|YOUR[-_]?(?:ORG|NAME|USER)|your[-_](?:org|name|user)|<[^>]+>)/[\w.-]+")
+DATA_FILE = re.compile(r"^[\w][\w./-]*\.(?:jsonl|json|tsv|csv|parquet|trec|txt|npy|toml)$")
+WRITES = ("--out", "--out-dir", "--per-query", "--plot", "--plot-dir", ">", "--html", "--qrels-out")
+
+
+def _code(text: str) -> str:
+    """Shell text without comments and single-quoted strings (no expansion happens there)."""
+    text = re.sub(r"'[^'\n]*'", "''", text)
+    return re.sub(r"(?m)(^|\s)#.*$", r"\1", text)
+
+
+def unset_variables(path: Path) -> list[str]:
+    """``$NAME`` uses that no earlier line of the page sets (export, assignment, for, read): what a
+    reader's fresh shell expands to nothing (``--corpus "$RAGDIAG_DATA/scifact"`` → ``/scifact``)."""
+    problems, known = [], set(GIVEN)
+    for block in blocks(path):
+        for line in _code(block.code).split("\n"):
+            known |= {next(g for g in m.groups() if g) for m in ASSIGNED.finditer(line)}
+            problems += [f"{block.page}:{block.line}: ${name} is set by no earlier block of the page"
+                         for name in dict.fromkeys(VARIABLE.findall(line)) if name not in known]
+    return problems
+
+
+def placeholder_repositories(path: Path) -> list[str]:
+    """Placeholder repositories (``github.com/OWNER/ragdiag``) in any fenced block of the page."""
+    text, problems, fenced = path.read_text(encoding="utf-8"), [], False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced and (m := PLACEHOLDER_REPO.search(line)) and ("git" in line or "http" in line or "pip" in line):
+            problems.append(f"{path.relative_to(ROOT)}:{number}: placeholder repository {m.group(0)!r}")
+    return problems
+
+
+def commands_of(path: Path) -> list[tuple[str, int, str]]:
+    """(page, line, shell text) of every ```sh block that runs and of every ``$ ``-prompted line of a
+    ```text block (a transcript a reader retypes); a skipped block names the reader's own files."""
+    found = [(b.page, b.line, b.code) for b in blocks(path) if not b.skip]
+    text, fence = path.read_text(encoding="utf-8").split("\n"), None
+    for number, line in enumerate(text, start=1):
+        if line.strip().startswith("```"):
+            fence = line.strip()[3:] if fence is None else None
+        elif fence == "text" and line.startswith("$ "):
+            found.append((str(path.relative_to(ROOT)), number, line[2:]))
+    return sorted(found, key=lambda item: item[1])
+
+
+def missing_files(path: Path) -> list[str]:
+    """Relative data files a command reads that neither the clone holds nor an earlier command of the
+    page writes (``ragdiag import ragas ragas_1to5.jsonl`` with no such file bundled). A skipped
+    block is left out: its skip reason says what the reader brings."""
+    problems, written = [], set()
+    for page, line, code in commands_of(path):
+        tokens = _code(code).replace("\\\n", " ").split()
+        for before, token in zip(["", *tokens], tokens):
+            name = token.strip("\"'")
+            if before == "cd":  # paths are relative to another folder from here on
+                break
+            if before in WRITES or before.startswith(">") or "=" in before:
+                written.add(name)
+                continue
+            if not DATA_FILE.match(name) or name in written or (ROOT / name).exists():
+                continue
+            if any(name.startswith(w.rstrip("/") + "/") for w in written):
+                continue
+            problems.append(f"{page}:{line}: {name} is neither in the clone nor written by an earlier command")
+    return problems
+
+
+def exports_before(path: Path, block: Block) -> str:
+    """The ``export NAME=VALUE`` lines of the page's run blocks above ``block``: a reader types the
+    page into one shell, so what an earlier block exported is set in a later one."""
+    return "".join(f"export {name}={value}\n" for b in blocks(path) if b.line < block.line and not b.skip
+                   for name, value in EXPORTED.findall(b.code))

@@ -19,7 +19,18 @@ from typing import Any
 
 import pytest
 
-from tests.docs.examples import ROOT, Block, blocks, pages, prepare
+from tests.docs.examples import (
+    OUT_PREFIX,
+    ROOT,
+    Block,
+    blocks,
+    exports_before,
+    missing_files,
+    pages,
+    placeholder_repositories,
+    prepare,
+    unset_variables,
+)
 
 TIMEOUT = 900
 PAGES = [p for p in pages() if blocks(p)]
@@ -34,7 +45,6 @@ def _environment(workdir: Path, cache: Path) -> dict[str, str]:
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         "PYTHONPATH": str(workdir),
         "RAGDIAG_CACHE_DIR": str(cache),
-        "RAGDIAG_DATA": str(workdir.parent / "data"),
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -44,18 +54,22 @@ def _environment(workdir: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str], batch: Any = None
+def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str], batch: Any = None, exports: str = ""
          ) -> subprocess.CompletedProcess:
+    """The block after the page's earlier exports (one reader's shell); no key is given: an example
+    that needs ``OPENAI_API_KEY`` sets it (a dummy one for the test server)."""
     if block.batch_server:  # one batch test server for the whole page: its batches outlive a block
-        return _bash(prepare(block, out_dir, None, batch.base_url), workdir, {**env, "OPENAI_API_KEY": "test"})
+        return _bash(exports + prepare(block, out_dir, None, batch.base_url), workdir, env)
     if block.llm:
         from tests.servers.chat_server import ChatServer
 
         with ChatServer() as server:
-            code = prepare(block, out_dir, server.base_url)
-            env = {**env, "OPENAI_API_KEY": "test"}
-            return _bash(code, workdir, env)
-    return _bash(prepare(block, out_dir, None), workdir, env)
+            return _bash(exports + prepare(block, out_dir, server.base_url), workdir, env)
+    return _bash(exports + prepare(block, out_dir, None), workdir, env)
+
+
+def prepare_exports(page: Path, block: Block, out_dir: Path) -> str:
+    return exports_before(page, block).replace(OUT_PREFIX, str(out_dir))
 
 
 def _bash(code: str, workdir: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -93,7 +107,7 @@ def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record
 
                 batch = stack.enter_context(BatchServer())
             run += 1
-            result = _run(block, workdir, out_dir, env, batch)
+            result = _run(block, workdir, out_dir, env, batch, prepare_exports(page, block, out_dir))
             record_property("examples", {"run": run, "skipped": skipped, "passed": passed})
             assert result.returncode == block.exit_code, (
                 f"{block.page}:{block.line}: exit {result.returncode}, expected {block.exit_code}\n"
@@ -121,4 +135,32 @@ def test_examples_follow_the_conventions():
                 problems.append(f"{block.page}:{block.line}: reads a data folder a clone does not have")
             if block.skip is not None and (block.llm or block.batch_server):
                 problems.append(f"{block.page}:{block.line}: both skip and a server")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_block_uses_a_variable_no_earlier_block_sets():
+    """``--corpus "$RAGDIAG_DATA/scifact"`` in a fresh shell reads ``/scifact``: every ``$NAME`` of a
+    page (run or skipped blocks) is set by an earlier line of that page."""
+    problems = [p for page in pages() for p in unset_variables(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_command_reads_a_file_nothing_provides():
+    """A relative data file a command names is in the clone or written by an earlier command of the
+    page (or named in its block's skip reason as the reader's own)."""
+    problems = [p for page in pages() for p in missing_files(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_placeholder_repository():
+    """No install line points at a placeholder repository (``github.com/OWNER/ragdiag``)."""
+    problems = [p for page in pages() for p in placeholder_repositories(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_example_is_skipped_for_want_of_the_test_server():
+    """Every example the bundled test servers can answer runs against them: a skip reason names a test
+    server only beside a need they cannot meet (a data set fetched over the network)."""
+    problems = [f"{b.page}:{b.line}: {b.skip}" for page in pages() for b in blocks(page)
+                if b.skip and ("toy model server" in b.skip or "test server" in b.skip) and "network" not in b.skip]
     assert not problems, "\n".join(problems)

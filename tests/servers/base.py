@@ -62,6 +62,7 @@ class LocalServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.port = 0  # 0: a free port; a fixed one for a server a user starts (python -m tests.servers.chat_server)
 
     # -- knobs ---------------------------------------------------------------------------------
     def fail_next(self, status: int, times: int = 1, retry_after: float | None = None) -> None:
@@ -93,7 +94,7 @@ class LocalServer:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self):
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()

@@ -301,3 +301,31 @@ class ChatServer(LocalServer):
         if kind == "content-null":
             return self.completion(body, None)
         return self.completion(body, self._GRADES[kind])
+
+
+def main() -> None:
+    """``python -m tests.servers.chat_server --port 8000``: the docs' test server, served until interrupted.
+
+    Its replies are this test server's deterministic text and word-overlap grades, never an LLM's."""
+    import argparse
+    import contextlib
+
+    parser = argparse.ArgumentParser(description="The chat test server of the docs' examples (not an LLM) on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000, the docs' URL)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    args = parser.parse_args()
+    if not 0 < args.port < 65536:
+        parser.error("--port must be in 1..65535")
+    if not (args.latency >= 0 and math.isfinite(args.latency)):
+        parser.error("--latency must be a finite number of seconds >= 0")
+    server = ChatServer(latency=args.latency)
+    server.port = args.port
+    with server:
+        print(f"ragdiag test server (not an LLM: deterministic test replies) at {server.base_url}; "
+              "set OPENAI_API_KEY to any value; Ctrl-C stops it", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
