@@ -1,7 +1,8 @@
 """Write requirements.lock: every dependency of `.[all,dev]`, pinned with hashes (run by `make lock`).
 
 The lock is resolved by uv (`uv pip compile --universal`, Python ≥ 3.11) from pyproject.toml with torch
-held at the Makefile's TORCH_VERSION. torch itself is left out, and so is every package that only torch
+held at the Makefile's TORCH_VERSION, starting from the current lock: a version already locked stays
+unless pyproject.toml no longer allows it (delete requirements.lock to re-resolve everything). torch itself is left out, and so is every package that only torch
 pulls in on one platform (its CUDA stack: nvidia-*, cuda-*, triton): `tools/install_torch.sh` chooses the
 build (CPU or CUDA) and brings those. torch's platform-independent dependencies (sympy, networkx, …) stay
 pinned like everything else.
@@ -21,6 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 EXTRAS = ("all", "dev")
 HEADER = "# The locked environment of `make install` (tested in CI). Regenerate with `make lock`; see tools/lock.py.\n"
+LOCK = REPO / "requirements.lock"
 NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==")
 
 
@@ -36,6 +38,8 @@ def compile_lock(torch_version: str) -> str:
         pin = Path(tmp) / "torch.txt"
         pin.write_text(f"torch=={torch_version}\n", encoding="utf-8")
         raw = Path(tmp) / "raw.lock"
+        if LOCK.is_file():  # uv keeps the versions already in its output file: only what pyproject changed moves
+            raw.write_text(LOCK.read_text(encoding="utf-8"), encoding="utf-8")
         command = [uv(), "pip", "compile", "pyproject.toml", *(f"--extra={e}" for e in EXTRAS), "--universal",
                    "--python-version", "3.11", "--generate-hashes", "--constraint", str(pin),
                    "--no-emit-package", "torch", "--custom-compile-command", "make lock", "--quiet",
