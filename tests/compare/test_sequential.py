@@ -129,14 +129,7 @@ def test_another_seed_reads_another_order(tmp_path):
     assert docs[0] != docs[1]
 
 
-def _table(path: Path, rows: list[dict]) -> Path:
-    import csv
-
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+from tests.compare.test_compare_cli import _table  # noqa: E402  (one CSV writer for the compare tests)
 
 
 def test_bad_sequential_input_is_one_line_and_exit_2(tmp_path):
