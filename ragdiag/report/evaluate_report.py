@@ -58,18 +58,27 @@ def few_queries_warning(n: int) -> str:
 
 
 def header_lines(result: EvaluateResult) -> list[str]:
-    """The parameters and conventions printed above every table."""
+    """What the table is, in one line (and the small-sample warning): the conventions follow the table
+    (:func:`note_lines`), so the numbers come first."""
     p, meta = result.params, result.meta
     if meta is None:
         raise DataError("evaluate result: field 'meta' is missing: the header needs its inputs and conventions")
-    lines = [
-        f"ragdiag evaluate · qrels {meta.qrels} · {meta.n_queries} judged queries · K {list(p.k)} · pool depth {p.pool_depth}",
-        f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
-        f"fallback3={p.fallback3:g} (ragdiag's default weights) · gold >= {p.gold} · harm <= {p.harm_max}",
-        f"bootstrap: {p.bootstrap} replicates over queries, seed {p.seed}, 95% intervals in brackets; n = queries where defined",
-    ]
+    lines = [f"ragdiag evaluate · qrels {meta.qrels} · {meta.n_queries} judged queries · K {list(p.k)} · pool depth "
+             f"{p.pool_depth} · {p.bootstrap} bootstrap replicates (seed {p.seed}): 95% intervals in brackets, "
+             "n = queries where defined"]
     if meta.n_queries < FEW_QUERIES:
         lines.append(few_queries_warning(meta.n_queries))
+    return lines
+
+
+def note_lines(result: EvaluateResult) -> list[str]:
+    """The conventions behind the numbers, printed after the table: weights, how the standard metrics
+    read the grades, the qrels, the labels' heterogeneity and each run's depth."""
+    p, meta = result.params, result.meta
+    if meta is None:
+        raise DataError("evaluate result: field 'meta' is missing: the notes need its inputs and conventions")
+    lines = [f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
+             f"fallback3={p.fallback3:g} (ragdiag's default weights) · gold >= {p.gold} · harm <= {p.harm_max}"]
     std = meta.conventions["standard_metrics"]
     if any(m in p.metrics for m in STANDARD_METRICS):
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
@@ -168,6 +177,9 @@ def render_table(result: EvaluateResult, console: Console) -> None:
             comp.add_row(c.a, c.b, label(c.metric), str(c.k), _diff(c), share(c.improved), share(c.worsened),
                          str(c.n_defined))
         console.print(comp)
+    console.print("notes:", highlight=False)
+    for line in note_lines(result):
+        console.print("  " + line, highlight=False, markup=False)
 
 
 def table_text(result: EvaluateResult, width: int = 160) -> str:

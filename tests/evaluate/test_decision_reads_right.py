@@ -42,3 +42,15 @@ def test_fewer_than_five_queries_carry_a_warning_and_the_preamble_has_no_jargon(
     doc = copy.deepcopy(GOLDEN)
     doc["meta"]["n_queries"] = 40
     assert not any(line.startswith("warning:") for line in header_lines(EvaluateResult.from_json(doc)))
+
+
+def test_the_table_comes_after_one_line_and_the_conventions_after_it():
+    """Issue 39: a newcomer sees what was evaluated in one line, then the numbers; the weights, the
+    ir_measures conventions and each run's depth are notes after the table."""
+    from ragdiag.report.evaluate_report import note_lines
+
+    result = EvaluateResult.from_json(GOLDEN)
+    head = header_lines(result)
+    assert len([line for line in head if not line.startswith("warning:")]) == 1
+    notes = note_lines(result)
+    assert notes[0].startswith("weights:") and any(line.startswith("run ") for line in notes)
