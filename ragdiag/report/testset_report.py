@@ -3,7 +3,7 @@ label sets, the agreement figures, the largest swap and the BM25 − dense gap."
 
 from __future__ import annotations
 
-from ragdiag.results.testset import Agreement, CertifyResult, TopAgreement
+from ragdiag.results.testset import Agreement, CertifyResult, TestsetManifest, TopAgreement
 
 
 def _ci(agreement: Agreement | TopAgreement) -> str:
@@ -40,3 +40,27 @@ def certificate_text(result: CertifyResult) -> str:
                      + ("; A favours BM25 more than B" if gap.a > gap.b else ""))
     lines += ["", result.verdict]
     return "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1]))
+
+
+def manifest_text(manifest: TestsetManifest) -> str:
+    """What ``ragdiag testset`` prints: kept of sampled, each filter's count with one example, the
+    calls and where the files went."""
+    counts, calls = manifest.counts, manifest.calls
+    lines = [f"kept {counts.get('kept')} of {counts.get('sampled')} questions ({counts.get('usable_replies')} usable replies); "
+             f"qrels: {manifest.meta.get('qrels')}"]
+    if manifest.unusable.get("count"):
+        first = manifest.unusable["examples"][0]
+        lines.append(f"  unusable replies: {manifest.unusable['count']} (e.g. document {first['doc_id']}: {first['problem']})")
+    for name, entry in manifest.filters.items():
+        if not entry.get("examined"):
+            continue
+        example = entry["examples"][0] if entry.get("examples") else None
+        shown = f" (e.g. {example['question']!r}: {example['reason']})" if example else ""
+        lines.append(f"  {name}: dropped {entry['flagged']} of {entry['examined']}{shown}")
+    client = calls.get("client", {})
+    cost = client.get("cost")
+    lines.append(f"calls: {client.get('calls', 0)} sent, {client.get('cache_hits', 0)} from the cache; cost "
+                 + ("n/a (a model without a price)" if cost is None else f"${cost:.4f}"))
+    lines.append(f"wrote {manifest.files.get('queries')}, {manifest.files.get('qrels')}, {manifest.files.get('answers')}, "
+                 f"{manifest.files.get('corpus')}, {manifest.files.get('candidates')}, {manifest.files.get('manifest')}")
+    return "\n".join(lines)

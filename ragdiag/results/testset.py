@@ -86,3 +86,23 @@ class CertifyResult(JsonRecord):
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"systems": SystemScore, "tau": Agreement, "tau_ap": Agreement,
                                                      "top": TopAgreement, "largest_swap": Swap, "gap": LexicalGap}
     optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
+
+
+@dataclass(kw_only=True)
+class TestsetManifest(JsonRecord):
+    """``manifest.json`` of ``ragdiag testset``: ``meta`` (model, server, seed, sampling and filter
+    settings), ``prompts`` (name → name@vN), ``counts`` (sampled, usable replies, kept), ``unusable``
+    (replies that were not JSON or named no question, with examples), ``filters`` (per filter:
+    examined, flagged, examples), ``calls`` (the plan printed before any call, the new calls of each
+    phase, the client's counters and cost), ``files`` and the run record."""
+
+    __test__ = False  # not a pytest class, whatever its name
+    meta: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    unusable: dict[str, Any] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    calls: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    run_record: dict[str, Any] | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
