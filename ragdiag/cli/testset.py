@@ -59,7 +59,8 @@ def testset(
     kinds: Annotated[str, o.text_option(o.INPUT, "--kinds", "Query kinds, comma list of question, claim, keywords (passages take them in turn).")] = "question",
     examples: Annotated[Optional[Path], o.path_option(o.INPUT, "--examples", "Few-shot examples in your own style: JSON lines {\"passage\", \"question\", \"answer\"}.")] = None,
     filters: Annotated[str, o.text_option(o.STATISTICS, "--filters", "Comma list of consistency, answerable, dedupe, copy, or none (the language check always runs).")] = "consistency,answerable,dedupe,copy",
-    consistency_k: Annotated[int, o.int_option(o.STATISTICS, "--consistency-k", "consistency: the source document must be in BM25's top K for its question.", 1, 10_000)] = 10,
+    consistency_k: Annotated[int, o.int_option(o.STATISTICS, "--consistency-k", "consistency: the source document must be in the top K of BM25 (or of --consistency-index) for its question.", 1, 10_000)] = 10,
+    consistency_index: Annotated[Optional[Path], o.path_option(o.RETRIEVAL, "--consistency-index", "consistency: an index folder built by 'ragdiag index build' from the same corpus; its dense index replaces BM25 for the round trip.")] = None,
     copy_n: Annotated[int, o.int_option(o.STATISTICS, "--copy-n", "copy: word n-grams compared with the passage.", 2, 20)] = 4,
     copy_max: Annotated[float, o.float_option(o.STATISTICS, "--copy-max", "copy: drop a question when more than this share of its n-grams is in the passage.", 0.0, 1.0)] = 0.5,
     dedupe_threshold: Annotated[float, o.float_option(o.STATISTICS, "--dedupe-threshold", "dedupe: drop a question whose cosine (character 3-gram TF-IDF) with an earlier one reaches this.", 0.0, 1.0, lo_open=True)] = 0.9,
@@ -107,7 +108,7 @@ def testset(
         from ragdiag.commands.testset import BuildOptions, TestsetRequest, testset_run
         from ragdiag.report.testset_report import manifest_text
 
-        options = BuildOptions(consistency_k=consistency_k, copy_n=copy_n, copy_max=copy_max,
+        options = BuildOptions(consistency_k=consistency_k, consistency_index=consistency_index, copy_n=copy_n, copy_max=copy_max,
                                dedupe_threshold=dedupe_threshold, label_pool=label_pool, pool=pool, max_calls=max_calls)
         manifest = testset_run(TestsetRequest(corpus, out_dir, config, n, per_doc, min_words, max_words, lang.value, kinds,
                                               examples, filters, options, seed, progress))

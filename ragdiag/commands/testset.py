@@ -133,7 +133,7 @@ def _check_generation(request: TestsetRequest) -> tuple[list[str], tuple[str, ..
         raise RagdiagError(f"--corpus {request.corpus}: no such file or folder")
     corpus = corpus_file(request.corpus)
     outputs = {name: request.out_dir / rel for name, rel in OUT_FILES.items()}
-    check_paths(inputs={"--corpus": corpus, "--examples": request.examples},
+    check_paths(inputs={"--corpus": corpus, "--examples": request.examples, "--consistency-index": b.consistency_index},
                 outputs={f"--out-dir {name}": path for name, path in outputs.items()}, folders={"--out-dir": request.out_dir})
     if request.examples is not None and not request.examples.is_file():
         raise RagdiagError(f"--examples {request.examples}: no such file")
@@ -162,7 +162,7 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     from ragdiag.io.writer import write_bytes, write_jsonl, write_text
     from ragdiag.llm.client import LLMClient
     from ragdiag.llm.prompts import load_prompt, prompt_name
-    from ragdiag.testset.build import build, call_plan
+    from ragdiag.testset.build import build, call_plan, dense_index
     from ragdiag.testset.generate import JUDGE_PROMPT, QUESTION_PROMPT, read_examples
     from ragdiag.testset.passages import sample_passages
 
@@ -170,6 +170,8 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     options = replace(request.build, filters=chosen)
     corpus = corpus_file(request.corpus)
     doc_ids, doc_texts = load_corpus(corpus)
+    if options.consistency_index is not None and "consistency" in chosen:
+        dense_index(options.consistency_index, options.consistency_k, doc_ids)
     examples = read_examples(request.examples) if request.examples is not None else []
     passages = sample_passages(doc_ids, doc_texts, request.n, request.per_doc, request.min_words, request.max_words,
                                request.sample_seed, request.lang, kinds, str(corpus))
@@ -209,7 +211,7 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
               "model": request.config.model, "llm": meta_llm, "sample_seed": request.sample_seed, "n": request.n,
               "per_doc": request.per_doc, "min_words": request.min_words, "max_words": request.max_words,
               "lang": request.lang, "kinds": kinds, "examples": None if request.examples is None else str(request.examples),
-              "filters": list(chosen), "consistency_k": options.consistency_k, "consistency_retriever": "bm25",
+              "filters": list(chosen), "consistency_k": options.consistency_k, "consistency_retriever": "bm25" if options.consistency_index is None else f"dense index {options.consistency_index}",
               "copy_n": options.copy_n, "copy_max": options.copy_max, "dedupe_threshold": options.dedupe_threshold,
               "dedupe_similarity": "cosine of character 3-gram TF-IDF vectors (stand-in for embedding cosine)",
               "label_pool": options.label_pool, "pool": options.pool if options.label_pool else None,

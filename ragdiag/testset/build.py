@@ -40,6 +40,7 @@ EXAMPLES_PER_FILTER = 3
 class BuildOptions:
     filters: tuple[str, ...] = FILTERS
     consistency_k: int = 10
+    consistency_index: Any = None  # an index folder (ragdiag index build): its dense index replaces BM25
     copy_n: int = 4
     copy_max: float = 0.5
     dedupe_threshold: float = 0.9
@@ -92,7 +93,7 @@ def _flag(counts: dict[str, dict[str, Any]], name: str, c: Candidate, reason: st
 
 
 def _free_filters(candidates: list[Candidate], doc_ids: list[str], doc_texts: list[str], options: BuildOptions,
-                  counts: dict[str, dict[str, Any]]) -> None:
+                  counts: dict[str, dict[str, Any]], cache_dir: Any) -> None:
     parsed = [c for c in candidates if c.problem is None]
     counts["language"]["examined"] = len(parsed)
     for c in parsed:
@@ -106,12 +107,16 @@ def _free_filters(candidates: list[Candidate], doc_ids: list[str], doc_texts: li
                 _flag(counts, "copy", c, f"{score:.2f} of its word {options.copy_n}-grams are in the passage",
                       {"copied_share": round(score, 4)})
     if "consistency" in options.filters and parsed:
-        search = _bm25_search(doc_ids, doc_texts, parsed, options.consistency_k)
+        questions = [c.question or "" for c in parsed]
+        if options.consistency_index is None:
+            search, name = _bm25_search(doc_ids, doc_texts, parsed, options.consistency_k), "BM25"
+        else:
+            search, name = _dense_search(options.consistency_index, questions, options.consistency_k, cache_dir), "the dense index"
         counts["consistency"]["examined"] = len(parsed)
-        ranks = f.round_trip_ranks([c.question or "" for c in parsed], [c.passage.doc_id for c in parsed], search)
+        ranks = f.round_trip_ranks(questions, [c.passage.doc_id for c in parsed], search)
         for c, rank in zip(parsed, ranks, strict=True):
             if rank is None:
-                _flag(counts, "consistency", c, f"source document not in BM25's top {options.consistency_k}", {})
+                _flag(counts, "consistency", c, f"source document not in {name}'s top {options.consistency_k}", {})
     if "dedupe" in options.filters:
         counts["dedupe"]["examined"] = len(parsed)
         for c, dup in zip(parsed, f.duplicate_of([c.question or "" for c in parsed], options.dedupe_threshold), strict=True):
@@ -127,6 +132,33 @@ def _bm25_search(doc_ids: list[str], doc_texts: list[str], parsed: list[Candidat
     lang = Counter(c.passage.lang for c in parsed).most_common(1)[0][0]
     index = BM25Index.build(doc_texts, Bm25Config(lang=lang), source="--corpus")
     return lambda question: [doc_ids[r] for r in index.top_k(question, k)[0]]
+
+
+def dense_index(folder: Any, k: int, doc_ids: list[str]) -> Any:
+    """The index folder's dense index, opened and checked before any call; its documents must be the corpus's."""
+    from pathlib import Path
+
+    from ragdiag.retrieval.search import RetrieveOptions, open_checked
+
+    store = open_checked(RetrieveOptions(index=Path(folder), queries=Path("-"), out=Path("-"), k=k, mode="dense"))
+    if set(store.doc_ids) != set(doc_ids):
+        missing = sorted(set(doc_ids) - set(store.doc_ids))
+        raise RagdiagError(f"--consistency-index {folder}: built over other documents than --corpus "
+                           f"({len(store.doc_ids)} ids, {len(missing)} corpus ids absent"
+                           + (f", first '{missing[0]}'" if missing else "") + "); build it from the same corpus")
+    return store
+
+
+def _dense_search(folder: Any, questions: list[str], k: int, cache_dir: Any) -> Callable[[str], list[str]]:
+    """Top ``k`` documents of the dense index for every question (embedded through the cache)."""
+    from pathlib import Path
+
+    from ragdiag.retrieval.search import RetrieveOptions, open_checked, rank
+
+    opts = RetrieveOptions(index=Path(folder), queries=Path("-"), out=Path("-"), k=k, mode="dense", cache_dir=cache_dir)
+    ranked, _ = rank(open_checked(opts), opts, questions)
+    found = {q: [d for d, _ in pairs] for q, pairs in zip(questions, ranked, strict=True)}
+    return lambda question: found[question]
 
 
 def _answerable(client: LLMClient, candidates: list[Candidate], options: BuildOptions, counts: dict[str, dict[str, Any]],
@@ -184,7 +216,7 @@ def build(client: LLMClient, passages: list[Passage], examples: list[Example], d
         raise RagdiagError(f"no usable reply among the {len(candidates)} questions asked (first, for document "
                            f"{first.passage.doc_id}: {first.problem}; reply {str(first.reply)[:120]!r}); nothing written. "
                            "Check --model and --base-url")
-    _free_filters(candidates, doc_ids, doc_texts, options, counts)
+    _free_filters(candidates, doc_ids, doc_texts, options, counts, cache_dir)
     if "answerable" in options.filters:
         phases["answerable"] = _answerable(client, candidates, options, counts, phases["questions"], progress)
     kept = [(query_id(i), c) for i, c in enumerate(candidates) if c.kept]

@@ -2,8 +2,8 @@
 
 - **copy**: share of the question's word n-grams found in its passage (lower-cased ``\\w+`` words);
   above ``copy_max`` the question copies the passage, the lexical bias that favours BM25.
-- **consistency**: the source document must be in the top ``k`` of a retriever for the question
-  (Promptagator's round-trip filter, Dai et al. 2022).
+- **consistency**: the source document must be in the top ``k`` of a retriever (BM25, or a dense
+  index) for the question (Promptagator's round-trip filter, Dai et al. 2022).
 - **dedupe**: a question whose cosine similarity to an earlier kept-so-far question is above
   ``threshold``, over TF-IDF vectors of character 3-grams (a cheap stand-in for embedding cosine: no
   model to load; it catches reworded copies that share most of their characters, not paraphrases).

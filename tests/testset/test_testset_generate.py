@@ -207,3 +207,37 @@ def test_label_pool_grades_other_passages(env):
     assert all(1 <= int(g) <= 5 for _, _, g in lines)
     assert {(q, d) for q, d, g in lines if g == "5"} >= set(queries.items())
     assert len(lines) > len(queries), "other pooled passages are graded too"
+
+
+def test_french_passages_get_french_prompts_and_questions(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "fr-sample"
+    with ChatServer() as server:
+        result = _run(server, fixture, tmp_path / "ts", tmp_path / "cache", "--n", "10")
+        assert result.exit_code == 0, result.output
+        assert any("en français" in json.dumps(b, ensure_ascii=False) for b in server.bodies)
+    manifest = json.loads((tmp_path / "ts" / "manifest.json").read_text())
+    assert "testset-question-fr" in manifest["prompts"] and manifest["filters"]["language"]["flagged"] == 0
+    queries = [json.loads(line) for line in (tmp_path / "ts" / "queries.jsonl").read_text().splitlines()]
+    assert queries and all(q["metadata"]["lang"] == "fr" and q["text"].startswith("Quels") for q in queries)
+
+
+@pytest.mark.slow
+def test_consistency_with_a_dense_index(env):
+    tmp, corpus, docs = env
+    index = tmp / "index"
+    built = runner.invoke(app, ["index", "build", "--corpus", str(corpus), "--out-dir", str(index), "--embedder", "local",
+                                "--cache-dir", str(tmp / "cache")])
+    assert built.exit_code == 0, built.output
+    with ChatServer() as server:
+        result = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "30", "--filters", "consistency",
+                      "--consistency-index", str(index))
+        assert result.exit_code == 0, result.output
+        other = tmp / "other.jsonl"
+        other.write_text(json.dumps({"_id": "x", "text": "a lone document"}) + "\n")
+        refused = _run(server, other, tmp / "ts2", tmp / "cache", "--n", "1", "--min-words", "1",
+                       "--consistency-index", str(index))
+        assert refused.exit_code == 2 and "built over other documents" in refused.output
+    manifest = json.loads((tmp / "ts" / "manifest.json").read_text())
+    assert manifest["meta"]["consistency_retriever"] == f"dense index {index}"
+    assert manifest["filters"]["consistency"]["examined"] == 30
