@@ -63,7 +63,8 @@ def testset(
     consistency_index: Annotated[Optional[Path], o.path_option(o.RETRIEVAL, "--consistency-index", "consistency: an index folder built by 'ragdiag index build' from the same corpus; its dense index replaces BM25 for the round trip.")] = None,
     copy_n: Annotated[int, o.int_option(o.STATISTICS, "--copy-n", "copy: word n-grams compared with the passage.", 2, 20)] = 4,
     copy_max: Annotated[float, o.float_option(o.STATISTICS, "--copy-max", "copy: drop a question when more than this share of its n-grams is in the passage.", 0.0, 1.0)] = 0.5,
-    dedupe_threshold: Annotated[float, o.float_option(o.STATISTICS, "--dedupe-threshold", "dedupe: drop a question whose cosine (character 3-gram TF-IDF) with an earlier one reaches this.", 0.0, 1.0, lo_open=True)] = 0.9,
+    dedupe_threshold: Annotated[float, o.float_option(o.STATISTICS, "--dedupe-threshold", "dedupe: drop a question whose cosine (character 3-gram TF-IDF, or --dedupe-embedder) with an earlier one reaches this.", 0.0, 1.0, lo_open=True)] = 0.9,
+    dedupe_embedder: Annotated[Optional[str], o.text_option(o.RETRIEVAL, "--dedupe-embedder", "dedupe: embed the questions with this embedder (local, st:NAME, openai:MODEL, voyage:MODEL; cached) and compare their cosine instead of character 3-gram TF-IDF.")] = None,
     label_pool: Annotated[Optional[int], o.option(o.LLM, "--label-pool", help="Grade the top K of each --pool retriever for every kept question with label's judge (graded 1–5 qrels). Range [1, 1000].", min=1, max=1000, metavar=o.INTEGER)] = None,
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "With --label-pool: pool retrievers, comma-separated: dense:EMBEDDER, bm25[:SPEC] (as label --pool).")] = "dense:local,bm25",
     max_calls: o.MaxCalls = None,
@@ -111,5 +112,5 @@ def testset(
         options = BuildOptions(consistency_k=consistency_k, consistency_index=consistency_index, copy_n=copy_n, copy_max=copy_max,
                                dedupe_threshold=dedupe_threshold, label_pool=label_pool, pool=pool, max_calls=max_calls)
         manifest = testset_run(TestsetRequest(corpus, out_dir, config, n, per_doc, min_words, max_words, lang.value, kinds,
-                                              examples, filters, options, seed, progress))
+                                              examples, filters, options, seed, progress, dedupe_embedder))
         typer.echo(manifest_text(manifest))

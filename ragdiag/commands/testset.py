@@ -107,6 +107,7 @@ class TestsetRequest:
     build: BuildOptions = field(default_factory=BuildOptions)
     sample_seed: int = 0
     progress: bool = True
+    dedupe_embedder: str | None = None
 
 
 OUT_FILES = {"corpus": "corpus.jsonl", "queries": "queries.jsonl", "qrels": "qrels/test.tsv",
@@ -172,6 +173,11 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     doc_ids, doc_texts = load_corpus(corpus)
     if options.consistency_index is not None and "consistency" in chosen:
         dense_index(options.consistency_index, options.consistency_k, doc_ids)
+    if request.dedupe_embedder is not None and "dedupe" in chosen:  # loaded (and its name checked) before any call
+        from ragdiag.retrieval.embedders import load_embedder
+
+        options = replace(options, dedupe_embedder=load_embedder(request.dedupe_embedder, request.config.cache_dir,
+                                                                 role="query"))
     examples = read_examples(request.examples) if request.examples is not None else []
     passages = sample_passages(doc_ids, doc_texts, request.n, request.per_doc, request.min_words, request.max_words,
                                request.sample_seed, request.lang, kinds, str(corpus))
@@ -213,7 +219,8 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
               "lang": request.lang, "kinds": kinds, "examples": None if request.examples is None else str(request.examples),
               "filters": list(chosen), "consistency_k": options.consistency_k, "consistency_retriever": "bm25" if options.consistency_index is None else f"dense index {options.consistency_index}",
               "copy_n": options.copy_n, "copy_max": options.copy_max, "dedupe_threshold": options.dedupe_threshold,
-              "dedupe_similarity": "cosine of character 3-gram TF-IDF vectors (stand-in for embedding cosine)",
+              "dedupe_similarity": ("cosine of character 3-gram TF-IDF vectors (stand-in for embedding cosine)"
+                                    if options.dedupe_embedder is None else f"embedding cosine ({request.dedupe_embedder})"),
               "label_pool": options.label_pool, "pool": options.pool if options.label_pool else None,
               "qrels": "graded 1-5 by label's judge, source document 5" if options.label_pool else "source document, 1"},
         prompts=prompts,

@@ -44,6 +44,7 @@ class BuildOptions:
     copy_n: int = 4
     copy_max: float = 0.5
     dedupe_threshold: float = 0.9
+    dedupe_embedder: Any = None  # a loaded embedder (encode): embedding cosine instead of character 3-gram TF-IDF
     label_pool: int | None = None
     pool: str = "dense:local,bm25"
     max_calls: int | None = None
@@ -119,7 +120,11 @@ def _free_filters(candidates: list[Candidate], doc_ids: list[str], doc_texts: li
                 _flag(counts, "consistency", c, f"source document not in {name}'s top {options.consistency_k}", {})
     if "dedupe" in options.filters:
         counts["dedupe"]["examined"] = len(parsed)
-        for c, dup in zip(parsed, f.duplicate_of([c.question or "" for c in parsed], options.dedupe_threshold), strict=True):
+        questions = [c.question or "" for c in parsed]
+        vectors = None
+        if options.dedupe_embedder is not None:
+            vectors = options.dedupe_embedder.encode(questions, progress=False)
+        for c, dup in zip(parsed, f.duplicate_of(questions, options.dedupe_threshold, vectors), strict=True):
             if dup is not None:
                 earlier = parsed[dup[0]]
                 _flag(counts, "dedupe", c, f"cosine {dup[1]:.3f} with an earlier question",

@@ -5,8 +5,9 @@
 - **consistency**: the source document must be in the top ``k`` of a retriever (BM25, or a dense
   index) for the question (Promptagator's round-trip filter, Dai et al. 2022).
 - **dedupe**: a question whose cosine similarity to an earlier kept-so-far question is above
-  ``threshold``, over TF-IDF vectors of character 3-grams (a cheap stand-in for embedding cosine: no
-  model to load; it catches reworded copies that share most of their characters, not paraphrases).
+  ``threshold``, over the questions' embeddings when an embedder is given, else over TF-IDF vectors
+  of character 3-grams (a cheap stand-in for embedding cosine: no model to load; it catches reworded
+  copies that share most of their characters, not paraphrases).
 - **language**: the question's detected language must be its passage's (always on).
 """
 
@@ -76,12 +77,17 @@ def _char_tfidf(texts: Sequence[str]) -> np.ndarray:
     return np.asarray((scaled @ scaled.T).todense())
 
 
-def duplicate_of(questions: Sequence[str], threshold: float) -> list[tuple[int, float] | None]:
+def duplicate_of(questions: Sequence[str], threshold: float, vectors: np.ndarray | None = None) -> list[tuple[int, float] | None]:
     """For each question, (the earlier question it near-duplicates, cosine) when the cosine of their
-    character 3-gram TF-IDF vectors is at least ``threshold``; None for the first of its kind."""
+    character 3-gram TF-IDF vectors (or of their ``vectors``, e.g. embeddings) is at least
+    ``threshold``; None for the first of its kind."""
     if not questions:
         return []
-    similarity = _char_tfidf(questions)
+    if vectors is None:
+        similarity = _char_tfidf(questions)
+    else:
+        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        similarity = unit @ unit.T
     found: list[tuple[int, float] | None] = []
     kept: list[int] = []
     for i in range(len(questions)):

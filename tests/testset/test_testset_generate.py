@@ -241,3 +241,24 @@ def test_consistency_with_a_dense_index(env):
     manifest = json.loads((tmp / "ts" / "manifest.json").read_text())
     assert manifest["meta"]["consistency_retriever"] == f"dense index {index}"
     assert manifest["filters"]["consistency"]["examined"] == 30
+
+
+@pytest.mark.slow
+def test_dedupe_with_embeddings(env):
+    tmp, corpus, docs = env
+    with ChatServer() as server:
+        refused = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "20", "--dedupe-embedder", "nope:x")
+        assert refused.exit_code == 2 and server.completed == 0, refused.output
+        ids, texts = [d for d, _ in docs], [t for _, t in docs]
+        order = [p.doc_id for p in sample_passages(ids, texts, 20, 1, 30, 300, 0, "en", ["question"], "corpus")]
+        text = dict(docs)
+        for doc in order[15:]:
+            server.testset_fault(" ".join(text[doc].split()[:6]), "duplicate", text[order[0]])
+        result = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "20", "--filters", "dedupe",
+                      "--dedupe-embedder", "local")
+        assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp / "ts" / "manifest.json").read_text())
+    assert manifest["meta"]["dedupe_similarity"] == "embedding cosine (local)"
+    rows = {json.loads(line)["doc_id"]: json.loads(line) for line in (tmp / "ts" / "candidates.jsonl").read_text().splitlines()}
+    assert all("dedupe" in rows[d]["dropped_by"] for d in order[15:])
+    assert sum("dedupe" in rows[d]["dropped_by"] for d in order[:15]) <= 1
