@@ -16,7 +16,7 @@ app = typer.Typer(cls=PanelGroup, no_args_is_help=True,
 
 RunFiles = Annotated[Optional[list[Path]], typer.Argument(
     metavar="RUN", show_default=False,
-    help="More runs: --runs R1 R2 R3 … takes every run file after the flag (or repeat --runs).")]
+    help="More runs: --runs R1 R2 R3 ... takes every run file after the flag (or repeat --runs).")]
 
 
 @app.command("certify", cls=PanelCommand)
@@ -26,7 +26,7 @@ def certify(
     runs: Annotated[list[Path], o.path_option(o.INPUT, "--runs", "Runs (retrieval configurations, run.jsonl or TREC), at least 5, each ranking the queries of A and of B.")],
     more_runs: RunFiles = None,
     metric: Annotated[str, o.text_option(o.STATISTICS, "--metric", "The metric that orders the systems: one METRIC@K of the evaluate registry.")] = "ndcg@10",
-    top: Annotated[int, o.int_option(o.STATISTICS, "--top", "τ among the best N systems of B (2 … the number of runs).", 2, 10_000)] = 5,
+    top: Annotated[int, o.int_option(o.STATISTICS, "--top", "τ among the best N systems of B (2 to the number of runs).", 2, 10_000)] = 5,
     bootstrap: Annotated[int, o.retold(o.Bootstrap, "Bootstrap resamples of the queries (seeded by --seed) for 95% intervals of τ, τ_AP and the gap; 0 = no intervals.")] = 1000,
     seed: o.Seed = 0,
     bm25_run: Annotated[Optional[Path], o.path_option(o.INPUT, "--bm25-run", "With --dense-run: one of --runs, the BM25 side of the lexical-bias gap (BM25 − dense under A and B).")] = None,
