@@ -159,6 +159,9 @@ def _register() -> None:
     from ragdiag.cli import compare as compare_cli
 
     app.command("compare", cls=PanelCommand)(compare_cli.compare)
+    from ragdiag.cli import testset as testset_cli
+
+    app.add_typer(testset_cli.app, name="testset")
     index.app.command("search", cls=PanelCommand, help="Same as 'ragdiag retrieve'.")(retrieve.retrieve)
     probe.app.command("noise", cls=PanelCommand, help="Same as 'ragdiag noise'.")(noise.noise)
     from ragdiag.cli import data as data_cli

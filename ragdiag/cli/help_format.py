@@ -163,3 +163,12 @@ class HelpGroup(TyperGroup):
     """A command group whose help wraps at spaces only (its commands are :class:`PanelCommand`)."""
 
     context_class = HelpContext
+
+
+class PanelGroup(HelpGroup):
+    """A command group that runs on its own too (``ragdiag testset`` and ``ragdiag testset certify``):
+    its options in panels as :class:`PanelCommand`'s, then its commands."""
+
+    def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:
+        PanelCommand.format_options(self, ctx, formatter)  # type: ignore[arg-type]
+        self.format_commands(ctx, formatter)

@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 TOP = ("tests", "answers", "bench", "cli", "commands", "compare", "data", "engine", "evaluate", "io", "llm",
-       "measures", "metrics", "pipeline", "probes", "remote", "report", "results", "retrieval", "sweep", "triage")
+       "measures", "metrics", "pipeline", "probes", "remote", "report", "results", "retrieval", "sweep", "testset", "triage")
 FOLDERS = "|".join(TOP)
 PATH = re.compile(rf"(?<![\w/])((?:{FOLDERS})/[\w/]*\w(?:\.py)?)")
 

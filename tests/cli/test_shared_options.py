@@ -25,11 +25,14 @@ DISTINCT = {
     "--k": "sweep: passages given to the generator, at most 1000",
     "--ks": "evaluate and dynamic-k parse their list after parsing (their error lines name --k / --ks as before)",
     "--max-drop": "mean grade drop in [0, 4] (sweep) / non-inferiority margin on any metric's Δ (compare)",
+    "--metric": "index build's vector metric (cosine, ip, l2) / testset certify's METRIC@K that orders the systems",
     "--metrics": "evaluate-registry names (evaluate) / METRIC@K or table columns (compare)",
     "--lang": "prompt language / BM25 language / probe languages: other types",
     "--model": "cache prune: a filter, not the chat model",
     "--plot": "sweep: a --plot/--no-plot switch",
     "--pool-depth": "PROC's candidate pool (evaluate) / depth per pool retriever (label): other ranges",
+    "--runs": "noise: a count of runs / testset certify: run files (paths)",
+    "--pool": "label: the pool it judges / testset: the pool graded with --label-pool only (its help says so)",
     "--queries": "noise: 'bundled' or a file (TEXT)",
 }
 

@@ -12,6 +12,13 @@ Its replies are deterministic text computed by this test server — never an LLM
   id) get ``{"grade": g, "reason": "test server word overlap ... (not an LLM judgement)"}`` with
   o = |query words ∩ passage words| / |query words| and g = 1 + min(4, ⌊5·o⌋), so ``ragdiag label``
   can be tried offline (its grades are this test server's, never an LLM's);
+- testset requests (``prompts/testset-question``: a ``<source_passage>``) get a JSON query and answer
+  computed from the passage (:func:`testset_reply`), and answerable checks (``prompts/testset-answerable``:
+  ``<source_passage>``, ``<query>``, ``<reference_answer>``) a word check (:func:`answerable_reply`);
+  ``testset_fault(substring, kind, other=None)`` makes the passages holding ``substring`` get a
+  faulty reply: ``copy`` (12 words copied from the passage), ``unanswerable`` (asks about a word the
+  passage lacks), ``duplicate`` (the question written for the passage ``other``), ``language`` (the
+  question in the other language), ``not-json`` or ``no-question``;
 - anything else gets ``"test server reply"``;
 - a French prompt (its system message says ``en français``, as the ``*-fr`` prompts do) gets the same
   replies in French: ``"D'après les références : "`` …, and a judge reason in French.
@@ -176,6 +183,72 @@ def label_reply(user: str) -> str | None:
     return json.dumps({"grade": grade, "reason": f"test server word overlap {overlap:.2f} (not an LLM judgement)"})
 
 
+_SOURCE = re.compile(r"<source_passage>(.*?)</source_passage>", re.DOTALL)
+_TS_QUERY = re.compile(r"<query>(.*?)</query>", re.DOTALL)
+_TS_ANSWER = re.compile(r"<reference_answer>(.*?)</reference_answer>", re.DOTALL)
+_LINK = re.compile(r"(?:link|relient) (.*?) ?\?$")
+ALIEN_WORD = "quasarwobble"  # in no test corpus: what an unanswerable question asks about
+
+
+def _long_words(text: str) -> list[str]:
+    """The passage's distinct words of at least 7 letters, in order of appearance."""
+    return list(dict.fromkeys(w for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) >= 7))
+
+
+def testset_question(passage: str, lang: str = "en", alien: bool = False) -> str:
+    """The test server's query for a passage: three of its long words (the 1st, 3rd and 5th), one replaced
+    by a word the passage lacks when ``alien``."""
+    words = (_long_words(passage)[0::2] + ["topic", "data", "result"])[:3]
+    if alien:
+        words[2] = ALIEN_WORD
+    if lang == "fr":
+        return f"Quels résultats relient {words[0]}, {words[1]} et {words[2]} ?"
+    return f"Which findings link {words[0]}, {words[1]} and {words[2]}?"
+
+
+def testset_reply(passage: str, french: bool, faults: list[tuple[str, str, str | None]]) -> str:
+    """A ``testset-question`` reply (test-server output, never an LLM's): the query of
+    :func:`testset_question` and the passage's first 20 words as the answer, or the fault set for it."""
+    kind, other = next(((k, o) for sub, k, o in faults if sub in passage), (None, None))
+    lang = "fr" if french else "en"
+    answer = " ".join(passage.split()[:20])
+    if kind == "not-json":
+        return "Here is a question about the passage (test server reply, not JSON)"
+    if kind == "no-question":
+        return json.dumps({"answer": answer})
+    if kind == "copy":
+        question = " ".join(passage.split()[5:17]) + "?"
+    elif kind == "duplicate":
+        question = testset_question(other or passage, lang)
+    elif kind == "language":
+        question = testset_question(passage, "en" if french else "fr")
+    else:
+        question = testset_question(passage, lang, alien=kind == "unanswerable")
+    return json.dumps({"question": question, "answer": answer}, ensure_ascii=False)
+
+
+def answerable_reply(user: str) -> str | None:
+    """A ``testset-answerable`` reply: answerable when every word the query links is in the passage (else,
+    for a query without that form, half its words of 4+ letters); supported when 80% of the answer's
+    words are. Test-server output, never an LLM judgement."""
+    passage, query, answer = _SOURCE.search(user), _TS_QUERY.search(user), _TS_ANSWER.search(user)
+    if not passage or not query or not answer:
+        return None
+    words = set(_WORD.findall(html.unescape(passage.group(1)).lower()))
+    asked = html.unescape(query.group(1)).lower().strip()
+    link = _LINK.search(asked)
+    if link:
+        linked = [w for w in re.split(r",\s*|\s+(?:and|et)\s+", link.group(1)) if w]
+        answerable = all(w in words for w in linked)
+    else:
+        content = [w for w in _WORD.findall(asked) if len(w) >= 4]
+        answerable = bool(content) and sum(w in words for w in content) >= len(content) / 2
+    said = _WORD.findall(html.unescape(answer.group(1)).lower())
+    supported = bool(said) and sum(w in words for w in said) >= 0.8 * len(said)
+    return json.dumps({"answerable": answerable, "supported": supported,
+                       "reason": "test server word check (not an LLM judgement)"})
+
+
 class ChatServer(LocalServer):
     """``POST /v1/chat/completions`` on 127.0.0.1 with deterministic replies and failure modes."""
 
@@ -196,6 +269,12 @@ class ChatServer(LocalServer):
         self.context_rejections = 0
         self.noise_sd, self.noise_seed = 0.0, 0
         self._seen_bodies: collections.Counter[str] = collections.Counter()
+        self.testset_faults: list[tuple[str, str, str | None]] = []
+
+    def testset_fault(self, substring: str, kind: str, other: str | None = None) -> None:
+        """Passages holding ``substring`` get the faulty testset reply ``kind`` (see the module docstring)."""
+        with self._lock:
+            self.testset_faults.append((substring, kind, other))
 
     def judge_noise(self, sd: float, seed: int = 0) -> None:
         """Shift every judge reply by a seeded N(0, sd) draw (see the module docstring); 0 turns it off."""
@@ -247,6 +326,10 @@ class ChatServer(LocalServer):
         with self._lock:
             if judged and self.judge_script:
                 return self.judge_script.popleft()
+            faults = list(self.testset_faults)
+        source = _SOURCE.search(user)
+        if source is not None:
+            return answerable_reply(user) or testset_reply(html.unescape(source.group(1)), is_french(body), faults)
         if is_french(body):
             return french_reply(user, self.words_per_reference) or "réponse du serveur de test"
         return (judge_reply(user) or label_reply(user) or generation_reply(user, self.words_per_reference)
