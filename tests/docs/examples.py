@@ -16,7 +16,9 @@ Blocks of a page run in order in one fresh folder laid out like a clone; outputs
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,3 +96,23 @@ def prepare(block: Block, out_dir: Path, base_url: str | None, batch_url: str | 
     if batch_url is not None:
         code = code.replace(BATCH_URL, batch_url)
     return code
+
+
+def environment(workdir: Path, cache: Path, warm_bin: Path | None = None) -> dict[str, str]:
+    """The blocks' environment: the venv's ``ragdiag`` and ``python`` on PATH (behind the warm
+    server's ``ragdiag`` shim when ``warm_bin`` is given, tests/docs/warm_server.py), the code of
+    ``workdir``, the shared cache, offline hubs, a fixed terminal width and no colour."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGDIAG_", "OPENAI_", "PYTEST_"))}
+    path = [str(warm_bin)] if warm_bin else []
+    env.update({
+        "PATH": os.pathsep.join([*path, str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "PYTHONPATH": str(workdir),
+        "RAGDIAG_CACHE_DIR": str(cache),
+        "RAGDIAG_DATA": str(workdir.parent / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "COLUMNS": "100",
+        "NO_COLOR": "1",
+    })
+    return env
