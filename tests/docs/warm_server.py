@@ -3,16 +3,16 @@ libraries its commands load (torch, sentence-transformers, scipy, pandas, faiss 
 a fresh copy of itself for every ``ragdiag`` a block runs.
 
 Cold, each of the ~90 ``ragdiag`` calls of the examples spent seconds importing the same libraries
-before doing anything. Here the shim on the blocks' PATH (:func:`write_shim`, running
+before doing anything. Here the shim on the blocks' PATH (written by :func:`warm_ragdiag`, running
 tests/docs/warm_client.py) passes its arguments, environment, working folder and the file
 descriptors of its standard streams over a Unix socket; the server forks a waiter, the waiter forks
 the command's process, which takes over those descriptors, folder and environment and runs the
-console script's ``sys.exit(main())`` at the top level of this module, so that the interpreter ends
-as the console script's would (threads joined, atexit handlers run, streams flushed, an uncaught
-exception printed with exit 1). The waiter sends the command's pid (the client forwards signals to
-it) and then its exit status, or the signal that ended it, which the client reproduces. So a block
-still runs under bash as a user's would: pipes, redirections, ``cd``, ``export``, ``||`` and exit
-codes behave the same.
+console script's ``main()`` through :func:`run_and_exit`: the exit status and the end of the
+interpreter as the console script has them (threads joined, atexit handlers run, streams flushed,
+an uncaught exception printed with exit 1). The waiter sends the command's pid (the client forwards
+signals to it) and then its exit status, or the signal that ended it, which the client reproduces.
+So a block still runs under bash as a user's would: pipes, redirections, ``cd``, ``export``, ``||``
+and exit codes behave the same.
 
 What a fork shares and a cold start does not: the modules imported here (their import-time state,
 warnings already shown once), the hash seed, and the inherited numpy global random state (reseeded
