@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.examples import ROOT
+from tests.docs.examples import ROOT, environment
+from tests.docs.warm_server import warm_ragdiag
 
 SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "site", "out", ".ragdiag-cache"}
 
@@ -37,6 +38,20 @@ def shared_cache(tmp_path_factory) -> Path:
     $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change results)."""
     given = os.environ.get("RAGDIAG_EXAMPLES_CACHE")
     return Path(given) if given else tmp_path_factory.mktemp("ragdiag-cache")
+
+
+@pytest.fixture(scope="session")
+def warm_bin(clone: Path, shared_cache: Path):
+    """The folder of the warm ``ragdiag`` shim (tests/docs/warm_server.py: one interpreter imports ragdiag,
+    torch and the rest once and forks per command), or None with ``RAGDIAG_EXAMPLES_COLD=1``: every
+    ``ragdiag`` of the examples then starts the console script cold, as in a user's shell.
+    ``RAGDIAG_EXAMPLES_LOG=FILE`` appends the server's log there: each command's wall and CPU time."""
+    if os.environ.get("RAGDIAG_EXAMPLES_COLD") == "1":
+        yield None
+        return
+    log = os.environ.get("RAGDIAG_EXAMPLES_LOG")
+    with warm_ragdiag(clone, environment(clone, shared_cache), Path(log) if log else None) as bin_dir:
+        yield bin_dir
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

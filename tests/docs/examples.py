@@ -16,7 +16,9 @@ Blocks of a page run in order in one fresh folder laid out like a clone; outputs
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,3 +181,21 @@ def exports_before(path: Path, block: Block) -> str:
     page into one shell, so what an earlier block exported is set in a later one."""
     return "".join(f"export {name}={value}\n" for b in blocks(path) if b.line < block.line and not b.skip
                    for name, value in EXPORTED.findall(b.code))
+def environment(workdir: Path, cache: Path, warm_bin: Path | None = None) -> dict[str, str]:
+    """The blocks' environment: the venv's ``ragdiag`` and ``python`` on PATH (behind the warm
+    server's ``ragdiag`` shim when ``warm_bin`` is given, tests/docs/warm_server.py), the code of
+    ``workdir``, the shared cache, offline hubs, a fixed terminal width and no colour. No key and no
+    data folder: a page that needs them sets them, as a reader's shell would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGDIAG_", "OPENAI_", "PYTEST_"))}
+    path = [str(warm_bin)] if warm_bin else []
+    env.update({
+        "PATH": os.pathsep.join([*path, str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "PYTHONPATH": str(workdir),
+        "RAGDIAG_CACHE_DIR": str(cache),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "COLUMNS": "100",
+        "NO_COLOR": "1",
+    })
+    return env

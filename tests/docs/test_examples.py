@@ -11,9 +11,7 @@ LLM where a block says ``<!-- example: llm -->``. The terminal summary counts bl
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from tests.docs.examples import (
     ROOT,
     Block,
     blocks,
+    environment,
     exports_before,
     missing_files,
     pages,
@@ -37,21 +36,6 @@ PAGES = [p for p in pages() if blocks(p)]
 SLOW_PAGES = {"docs/commands/sweep.md", "docs/guides/own-data.md", "docs/commands/probe.md",
               "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md",
               "docs/concepts/probes.md", "docs/concepts/verdict.md", "docs/commands/calibrate.md"}
-
-
-def _environment(workdir: Path, cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGDIAG_", "OPENAI_", "PYTEST_"))}
-    env.update({
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-        "PYTHONPATH": str(workdir),
-        "RAGDIAG_CACHE_DIR": str(cache),
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "COLUMNS": "100",
-        "NO_COLOR": "1",
-    })
-    return env
 
 
 def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str], batch: Any = None, exports: str = ""
@@ -86,7 +70,8 @@ def page_params(commands: bool) -> list:
             for p in chosen]
 
 
-def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property) -> None:
+def run_page(page: Path, clone: Path, shared_cache: Path, warm_bin: Path | None, tmp_path: Path,
+             record_property) -> None:
     """Each block of the page exits 0 (or the code its marker states), in order, in one folder."""
     workdir = tmp_path / "ragdiag"
     workdir.mkdir()
@@ -94,7 +79,7 @@ def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record
         (workdir / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     out_dir = tmp_path / "out" / "ragdiag"
     out_dir.mkdir(parents=True)
-    env = _environment(workdir, shared_cache)
+    env = environment(workdir, shared_cache, warm_bin)
     run, skipped, passed = 0, [], 0
     with contextlib.ExitStack() as stack:
         batch = None
@@ -118,9 +103,10 @@ def run_page(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record
 
 
 @pytest.mark.parametrize("page", page_params(commands=True))
-def test_command_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property):
+def test_command_page_examples_run(page: Path, clone: Path, shared_cache: Path, warm_bin: Path | None, tmp_path: Path,
+                                   record_property):
     """The examples of docs/commands/*.md (the other pages: test_examples_other_pages.py)."""
-    run_page(page, clone, shared_cache, tmp_path, record_property)
+    run_page(page, clone, shared_cache, warm_bin, tmp_path, record_property)
 
 
 def test_examples_follow_the_conventions():

@@ -11,5 +11,6 @@ from tests.docs.test_examples import page_params, run_page
 
 
 @pytest.mark.parametrize("page", page_params(commands=False))
-def test_page_examples_run(page: Path, clone: Path, shared_cache: Path, tmp_path: Path, record_property):
-    run_page(page, clone, shared_cache, tmp_path, record_property)
+def test_page_examples_run(page: Path, clone: Path, shared_cache: Path, warm_bin: Path | None, tmp_path: Path,
+                           record_property):
+    run_page(page, clone, shared_cache, warm_bin, tmp_path, record_property)
