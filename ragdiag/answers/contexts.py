@@ -37,7 +37,6 @@ from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.remote.store import request_key
 
-
 _ASKING_FOR: ContextVar[str | None] = ContextVar("ragdiag_asking_for", default=None)
 
 

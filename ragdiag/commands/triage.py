@@ -16,6 +16,7 @@ from typing import Any
 from ragdiag import __version__
 from ragdiag.answers.judging import GradingOptions, grading_prompts
 from ragdiag.answers.plan import AnswerSettings
+from ragdiag.data.qrels_runs import check_ids_fit
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import stamp, start_run
@@ -23,7 +24,6 @@ from ragdiag.io.writer import check_output_dir, write_json, write_jsonl, write_t
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
 from ragdiag.results.triage import TriageResult
-from ragdiag.data.qrels_runs import check_ids_fit
 from ragdiag.triage.inputs import TriageData, default_depth, needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.run import Triage, TriageConfig, start
