@@ -3,7 +3,8 @@
 :func:`comparable` drops, at any depth, the run record and every field that records dependency
 versions, the host, the interpreter or timings, writes the local test servers' ports as PORT and a
 path under a ``shared/data`` folder from that folder on, and wraps every float in :class:`Close`, which
-equals another float within :data:`REL_TOL` (relative; :data:`ABS_TOL` near zero): another CPU's last
+equals another float within :data:`REL_TOL` (relative; :data:`ABS_TOL` near zero; values computed in
+float32, such as embedding scores, within :data:`FLOAT32_REL_TOL`): another CPU's last
 bit (numpy's vectorised ``power`` behind the α grid, a BLAS sum order) changes nothing, while counts,
 ids, strings and booleans stay exact. :func:`same_text` does the same for a text golden (a table, a
 CSV): its numbers with a decimal point or an exponent are compared as floats, everything else exactly.
@@ -20,6 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 REL_TOL = 1e-9  # relative: far above a last-bit difference (2.2e-16), far below any change a test means
+FLOAT32_REL_TOL = 1e-5  # values computed in float32 (embedding scores): a few float32 ulps (6e-8 each) of
+#                         another summation order (BLAS threads, SIMD width), still far below a real change
 ABS_TOL = 1e-15  # for values that are 0 on one machine and a rounding residue on another
 
 # The run record (when, where, with which versions a file was made) and its loose relatives.
@@ -35,10 +38,10 @@ SHARED_DATA = re.compile(r"^/.*?/shared/data/")
 class Close:
     """A float that equals another within :data:`REL_TOL` (or :data:`ABS_TOL`); NaN equals NaN; never an int."""
 
-    __slots__ = ("value",)
+    __slots__ = ("rel_tol", "value")
 
-    def __init__(self, value: float) -> None:
-        self.value = value
+    def __init__(self, value: float, rel_tol: float = REL_TOL) -> None:
+        self.value, self.rel_tol = value, rel_tol
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, int) and not isinstance(other, bool):  # 3.0 written as 3: equal, exactly
@@ -50,7 +53,7 @@ class Close:
         a, b = self.value, other.value
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
-        return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+        return math.isclose(a, b, rel_tol=max(self.rel_tol, other.rel_tol), abs_tol=ABS_TOL)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -58,18 +61,18 @@ class Close:
         return f"{self.value!r}"
 
 
-def comparable(doc: Any, extra: Iterable[str] = ()) -> Any:
+def comparable(doc: Any, extra: Iterable[str] = (), rel_tol: float = REL_TOL) -> Any:
     """``doc`` without :data:`VOLATILE` keys (and ``extra`` ones) at any depth, ports written as PORT,
-    floats as :class:`Close` (ints, strings and booleans exact)."""
+    floats as :class:`Close` within ``rel_tol`` (ints, strings and booleans exact)."""
     drop = VOLATILE | frozenset(extra)
     if isinstance(doc, dict):
-        return {k: comparable(v, drop) for k, v in doc.items() if k not in drop}
+        return {k: comparable(v, drop, rel_tol) for k, v in doc.items() if k not in drop}
     if isinstance(doc, list):
-        return [comparable(v, drop) for v in doc]
+        return [comparable(v, drop, rel_tol) for v in doc]
     if isinstance(doc, str):
         return SHARED_DATA.sub("shared/data/", LOCAL_SERVER.sub("http://127.0.0.1:PORT", doc))
     if isinstance(doc, float):
-        return Close(doc)
+        return Close(doc, rel_tol)
     return doc
 
 

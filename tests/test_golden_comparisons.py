@@ -130,3 +130,12 @@ def test_counts_and_ids_stay_exact():
     assert not same_text("rows 96 (skipped: 0)", "rows 97 (skipped: 0)")
     assert not same_text("rows 96", "rows 966") and not same_text("q11", "q1")
     assert same_text("│ 0.25 │", "│ 0.25000000000000006      │")
+
+
+def test_float32_values_get_the_float32_tolerance():
+    from tests.golden import FLOAT32_REL_TOL
+
+    a, b = {"scores": [0.031871430575847626]}, {"scores": [0.03187143802642822]}  # 4 float32 ulps apart
+    assert comparable(a) != comparable(b)
+    assert comparable(a, rel_tol=FLOAT32_REL_TOL) == comparable(b, rel_tol=FLOAT32_REL_TOL)
+    assert comparable({"s": [0.0319]}, rel_tol=FLOAT32_REL_TOL) != comparable(a, rel_tol=FLOAT32_REL_TOL)
