@@ -19,11 +19,11 @@ from ragdiag.answers.plan import AnswerSettings
 from ragdiag.data.qrels_runs import check_ids_fit
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import stamp, start_run
+from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import check_output_dir, write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.results.triage import TriageResult
+from ragdiag.results.triage import TriageMeta, TriageResult
 from ragdiag.triage.inputs import TriageData, default_depth, needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.run import Triage, TriageConfig, start
@@ -141,20 +141,21 @@ def run(request: TriageRequest) -> TriageRun:
         client_stats = client.stats.to_json()
     finally:
         client.close()
-    meta = {"command": "ragdiag triage", "ragdiag_version": __version__, "dataset": data.name,
-            "retriever": data.retriever, "n_queries": len(data.queries), "k": request.k, "depth": data.depth,
-            "k_sweep": list(request.ks), "fail_below": request.fail_below, "all": request.all_queries,
-            "interventions": list(request.interventions), "exhaustive": request.exhaustive,
-            "ideal_cap": request.ideal_cap, "bootstrap": request.bootstrap, "seed": seed,
-            "graded_against": "dataset reference answers (--answers)" if references is not None
-            else "ideal answer generated from the relevant passages",
-            "fix": "an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
-            "llm": {"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed}}
-    body, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)
+    meta = TriageMeta(
+        ragdiag_version=__version__, dataset=data.name, retriever=data.retriever, n_queries=len(data.queries),
+        k=request.k, depth=data.depth, k_sweep=list(request.ks), fail_below=request.fail_below,
+        all=request.all_queries, interventions=list(request.interventions), exhaustive=request.exhaustive,
+        ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed,
+        graded_against="dataset reference answers (--answers)" if references is not None
+        else "ideal answer generated from the relevant passages",
+        fix="an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
+        llm={"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed})
+    result, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)
+    result.run_record = record.to_json()  # stamped once, on the typed result
     paths = {name: path for name, path in _outputs(request).items() if name != "utility" or utility is not None}
-    write_json(paths["result"], stamp(body, record), inputs=inputs)
+    write_json(paths["result"], result.to_json(), inputs=inputs)
     write_jsonl(paths["per_query"], rows, inputs=inputs)
     if utility is not None:
         write_text(paths["utility"], trec_qrels(utility), inputs=inputs)
     summary = {"paid": triage.paid(), "cost": cost, "left_out": sum(1 for s in triage.states if s.left_out)}
-    return TriageRun(TriageResult.from_json(stamp(body, record)), paths, summary)
+    return TriageRun(result, paths, summary)

@@ -142,3 +142,32 @@ def test_the_default_depth_fits_a_small_corpus_and_a_given_one_is_checked(server
     assert "--depth 20 is larger than the 12 passages" in line
     line = one_line_error(triage(server, folder, tmp_path / "out3", tmp_path / "c", "--k", "13"), server, before)
     assert "--k 13" in line and "12 passages" in line
+
+
+def test_a_typed_result_stamped_once_and_a_tampered_one_is_one_line_in_the_report(server, tmp_path):
+    from ragdiag.results.triage import CauseShare, TriageResult
+
+    folder = corpus(tmp_path / "set", [151, 152])
+    res = triage(server, folder, tmp_path / "out", tmp_path / "c")
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "out" / "triage.json").read_text()
+    doc = json.loads(text)
+    assert list(doc) == ["meta", "queries", "causes", "calls", "cost", "left_out", "notes", "run_record"]
+    assert text.count('"run_record"') == 1
+    result = TriageResult.from_json(doc)
+    assert isinstance(result.causes["ranking"], CauseShare) and result.causes["ranking"].count == 2
+    assert result.meta.k == 5 and result.calls.paid == result.cost.paid and result.to_json() == doc
+    for path, value in ((("causes", "ranking"), "many"), (("causes", "ranking", "count"), "two"),
+                        (("calls", "paid"), "x"), (("left_out",), [{"id": "q"}])):
+        bad = json.loads(text)
+        target = bad
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        tampered = tmp_path / "tampered.json"
+        tampered.write_text(json.dumps(bad))
+        done = CliRunner().invoke(app, ["report", str(tampered), "--out", str(tmp_path / "r.html")])
+        lines = [line for line in done.output.splitlines() if line.strip()]
+        assert done.exit_code == 2 and lines[-1].startswith("ragdiag: error: ") and "Traceback" not in done.output, \
+            (path, done.output)
+        assert ".".join(path[:2]) in lines[-1] or path[0] in lines[-1]
