@@ -220,3 +220,10 @@ def in_this_run() -> dict[str, dict[str, str | None]]:
             value, source = None, "default"
         out[setting.key] = {"value": None if value is None else redact_arg(value), "source": source}
     return out
+
+
+def shown_env_value(env: str) -> str:
+    """A variable's value quoted for an error line, or a placeholder when it looks like an API key."""
+    from ragdiag.io.redact import shown_value
+
+    return shown_value(env_value(env) or "")
