@@ -56,11 +56,12 @@ def redact_arg(arg: str) -> str:
     return f"{flag}{eq}{redact_url(value)}"
 
 
-_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:sk|pk|rk|pa|hf|ghp|xox[a-z]?)[-_][A-Za-z0-9_\-]{8,}")
+_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:sk|pa|hf|ghp)[-_][A-Za-z0-9_\-]{20,}")
 
 
 def looks_like_key(value: str) -> bool:
-    """Whether ``value`` holds something shaped like an API key (``sk-…``, ``pa-…``, ``hf_…``, ``ghp_…``)."""
+    """Whether ``value`` holds something shaped like an API key: ``sk-``, ``pa-``, ``hf_`` or ``ghp_`` and 20 or more
+    key characters after it (OpenAI, Voyage, Hugging Face, GitHub)."""
     return bool(_KEY_LIKE.search(value))
 
 
