@@ -118,3 +118,84 @@ def test_config_show_prints_the_real_default_folders(here):
     assert shown["data_dir"]["value"] == str(Path(user_data_dir("ragdiag")) / "data")
     text = CliRunner().invoke(app, ["config", "show"]).stdout
     assert user_cache_dir("ragdiag") in " ".join(text.split())
+def _one_line(done, code: int = 2) -> str:
+    assert done.exit_code == code, done.output
+    assert "Traceback" not in done.output, done.output
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragdiag: error: "), done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("text", ['tool = "ragdiag"\n', "tool = 3\n", '[tool]\nragdiag = "x"\n'])
+def test_a_pyproject_whose_tool_is_not_a_table_breaks_nothing(here, text):
+    (here / "pyproject.toml").write_text(text)
+    done = CliRunner().invoke(app, ["config", "show", "--format", "json"])
+    if "[tool]" in text:  # [tool.ragdiag] is there but is no table: named, one line
+        assert "[tool.ragdiag] is not a table" in _one_line(done)
+    else:  # no [tool.ragdiag] table: not a settings file
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.stdout)["file"] is None
+
+
+def test_markup_in_a_value_or_a_path_is_shown_as_text(here, monkeypatch):
+    folder = here / "[bold]x[/x]"
+    folder.mkdir(parents=True)
+    (folder / "ragdiag.toml").write_text('embedder = "[/y]"\n')
+    monkeypatch.setenv("RAGDIAG_MODEL", "[/x]")
+    done = CliRunner().invoke(app, ["--config", str(folder / "ragdiag.toml"), "config", "show"])
+    assert done.exit_code == 0, done.output
+    assert "[/x]" in done.stdout and "[/y]" in done.stdout and "[bold]x[/x]" in done.stdout.replace("\n", "")
+
+
+def test_a_bad_environment_value_names_the_variable_not_a_flag(here, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_WORKERS", "abc")
+    line = _one_line(CliRunner().invoke(app, ["generate", "--texts", "t", "--ranked", "r", "--out", "o.jsonl"]))
+    assert "RAGDIAG_WORKERS" in line and "'abc'" in line and "is not a valid integer" in line
+
+
+def test_a_bad_environment_value_over_a_file_names_the_variable(here, monkeypatch):
+    (here / "ragdiag.toml").write_text('model = "m"\n')
+    monkeypatch.setenv("RAGDIAG_WORKERS", "999")
+    line = _one_line(CliRunner().invoke(app, ["generate", "--texts", "t", "--ranked", "r", "--out", "o.jsonl"]))
+    assert "RAGDIAG_WORKERS" in line and "'999'" in line and "256" in line
+
+
+def test_a_value_that_looks_like_a_key_is_never_echoed(here, monkeypatch):
+    secret = "sk-proj-abcdefghijklmnop1234"
+    monkeypatch.setenv("RAGDIAG_WORKERS", secret)
+    done = CliRunner().invoke(app, ["generate", "--texts", "t", "--ranked", "r", "--out", "o.jsonl"])
+    line = _one_line(done)
+    assert "RAGDIAG_WORKERS" in line and secret not in done.output and "sk-proj-abc" not in done.output
+    monkeypatch.delenv("RAGDIAG_WORKERS")
+    monkeypatch.setenv("RAGDIAG_MODEL", secret)
+    shown = CliRunner().invoke(app, ["config", "show"])
+    assert shown.exit_code == 0 and secret not in shown.output
+
+
+def test_config_pyproject_reads_its_tool_ragdiag_table(here):
+    (here / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ragdiag]\nmodel = "from-pyproject"\n')
+    assert _show("--config", "pyproject.toml")["model"]["value"] == "from-pyproject"
+    (here / "other").mkdir()
+    (here / "other" / "pyproject.toml").write_text('[project]\nname = "y"\n')
+    line = _one_line(CliRunner().invoke(app, ["--config", "other/pyproject.toml", "config", "show"]))
+    assert "other/pyproject.toml" in line and "no [tool.ragdiag] table" in line
+
+
+def test_an_empty_environment_value_is_unset_for_show_and_for_commands(here, monkeypatch):
+    (here / "ragdiag.toml").write_text('model = "from-file"\n')
+    monkeypatch.setenv("RAGDIAG_MODEL", "")
+    monkeypatch.setenv("RAGDIAG_EMBEDDER", "")
+    shown = _show()
+    assert (shown["model"]["value"], shown["model"]["source"]) == ("from-file", "file")
+    assert (shown["embedder"]["value"], shown["embedder"]["source"]) == (None, "default")
+    texts, ranked = write_tiny(here / "data")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with ChatServer() as server:
+        done = CliRunner().invoke(app, ["generate", "--texts", str(texts), "--ranked", str(ranked), "--k", "2",
+                                        "--base-url", server.base_url, "--cache-dir", "cache", "--no-progress",
+                                        "--out", "a.jsonl"])
+        assert done.exit_code == 0, done.output
+        assert {body["model"] for body in server.bodies} == {"from-file"}  # what show said
+    record = json.loads((here / "a.jsonl.manifest.json").read_text())["run_record"]["settings"]
+    assert record["model"] == {"value": "from-file", "source": "file"}
+    assert os.environ["RAGDIAG_MODEL"] == ""  # restored as it was

@@ -20,12 +20,14 @@ Call accounting: a counting view of the client records, per item, the calls that
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from ragdiag.answers.generation import answer_from_references
-from ragdiag.answers.judging import GradingOptions
+from ragdiag.answers.judging import GradingOptions, Judge
 from ragdiag.answers.plan import AnswerPlan, answer_in_plan
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.chat_client import ChatClient
@@ -34,6 +36,23 @@ from ragdiag.llm.context_errors import ContextExceeded
 from ragdiag.llm.prompts import Prompt, load_prompt
 from ragdiag.llm.runner import run_items
 from ragdiag.remote.store import request_key
+
+_ASKING_FOR: ContextVar[str | None] = ContextVar("ragdiag_asking_for", default=None)
+
+
+def asking_for() -> str | None:
+    """The id of the query whose ideal answer or context the calling thread is answering or grading
+    (inside :func:`answer_all`), else None: how a client proxy attributes a call to its query."""
+    return _ASKING_FOR.get()
+
+
+@contextmanager
+def _for_query(query_id: str) -> Iterator[None]:
+    token = _ASKING_FOR.set(query_id)
+    try:
+        yield
+    finally:
+        _ASKING_FOR.reset(token)
 
 
 @dataclass(frozen=True)
@@ -119,6 +138,13 @@ class AnswerJob:
     plan: AnswerPlan | None = None  # --lang and the prompt budget (None: English, no budget)
     references: dict[str, list[str]] | None = None  # --answers: dataset reference answers (no ideal is generated)
     usable: dict[str, list[str]] = field(default_factory=dict)  # query id → references the gate let through
+    retry_unparsed: bool = False  # a cached judge reply that held no grade is asked again (cache mode rw), as in grade
+
+    def judge_for(self, client: ChatClient) -> Judge:
+        """The judge of this job's grade mode and language, asking again cached replies without a grade
+        when ``retry_unparsed`` and the cache is read and written (:func:`ragdiag.answers.judging.make_judge`)."""
+        retry = self.retry_unparsed and client.config.cache == "rw"
+        return self.grading.judge(client, self.plan.settings.lang if self.plan else "en", retry_unparsed=retry)
 
     def gate_ideal(self) -> None:
         """Classify the ideal answers (:mod:`ragdiag.data.reference_gate`); degenerate ones go to ``ideal_kinds``."""
@@ -226,8 +252,7 @@ def count_needed(client: ChatClient, job: AnswerJob) -> CallsNeeded:
         return CallsNeeded(upper["ideal"], upper["answers"], upper["grades"], exact=False)
     dry = CountingClient(client, dry=True)
     generation = load_prompt("generation")
-    judge = job.grading.judge(dry,
-                               job.plan.settings.lang if job.plan else "en")
+    judge = job.judge_for(dry)
     need = {"ideal": 0, "answers": 0, "grades": 0}
     if job.references is not None:
         job.gate_references()
@@ -288,13 +313,13 @@ def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> Ans
     """Ideal answers first (one pool), then every distinct context answered and graded (one pool)."""
     counting = CountingClient(client)
     generation = load_prompt("generation")
-    judge = job.grading.judge(counting,
-                               job.plan.settings.lang if job.plan else "en")
+    judge = job.judge_for(counting)
     model = client.config.model
 
     def ask_ideal(query_id: str) -> Answered:
         counting.reset()
-        done = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
+        with _for_query(query_id):
+            done = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
         return Answered(done.text, None, *counting.counts(), lang=done.lang, cut=done.cut)
 
     if job.references is None:
@@ -307,6 +332,10 @@ def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> Ans
         job.gate_references()
 
     def ask_context(context: Context) -> Answered:
+        with _for_query(context.query_id):
+            return answer_context(context)
+
+    def answer_context(context: Context) -> Answered:
         counting.reset()
         skipped = job.skipped_for(context.query_id)
         if skipped is not None:

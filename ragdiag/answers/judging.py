@@ -151,11 +151,12 @@ class GradingOptions:
     def gate(self) -> ReferenceGate:
         return make_gate(self.degenerate_patterns, self.long_answer_ratio)
 
-    def judge(self, client: ChatClient, lang: str = "en") -> Judge:
-        """The judge function of this grade mode (see :func:`make_judge`, in ``lang``; :func:`make_logprob_judge`)."""
+    def judge(self, client: ChatClient, lang: str = "en", retry_unparsed: bool = False) -> Judge:
+        """The judge function of this grade mode (see :func:`make_judge`, in ``lang``; :func:`make_logprob_judge`);
+        ``retry_unparsed`` as there."""
         if self.grade_mode == "logprobs":
-            return make_logprob_judge(client, self.top_logprobs)
-        return make_judge(client, lang=lang)
+            return make_logprob_judge(client, self.top_logprobs, retry_unparsed)
+        return make_judge(client, retry_unparsed, lang=lang)
 
 
 @dataclass

@@ -78,6 +78,31 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
 
 
+def _setting_source(err: BadParameter, args: Sequence[str], flag: Optional[str]) -> Optional[tuple[str, str, str]]:
+    """(where, value, value as shown) when the bad value came from a ``RAGDIAG_*`` variable or the
+    settings file, not a flag."""
+    from ragdiag.io.settings import env_value, shown_env_value, value_source
+
+    envvar = getattr(getattr(err, "param", None), "envvar", None)
+    if not isinstance(envvar, str) or (flag and _value_given(args, flag) is not None):
+        return None
+    where, value = value_source(envvar), env_value(envvar)
+    return None if where is None or value is None else (where, value, shown_env_value(envvar))
+
+
+def _setting_line(source: tuple[str, str, str], message: str, flag: Optional[str], hint: str) -> str:
+    """A bad setting named by its variable (or file and key), its value quoted unless it looks like a key."""
+    where, value, shown = source
+    for pattern, replacement in _REWORDINGS:
+        if re.match(pattern, message):
+            message = re.sub(pattern, replacement, message)
+            break
+    else:
+        message = _lower_first(message).replace(value, "…") if value else _lower_first(message)
+    fills = f" (it sets {flag}; fix it, or give {flag})" if flag else ""
+    return f"{where}: {shown} {message}{fills}{hint}"
+
+
 def usage_line(err: ClickException, args: Sequence[str], command: str = "ragdiag") -> str:
     """One line for a usage error: what is wrong, with which flag, and where help is
     (``command`` names the help to see when the error carries no context)."""
@@ -87,6 +112,9 @@ def usage_line(err: ClickException, args: Sequence[str], command: str = "ragdiag
         flag = _flag_of(err)
         message = str(err.message).strip().rstrip(".")
         message = message.replace("\n", " ")
+        source = _setting_source(err, args, flag)
+        if source is not None:
+            return _setting_line(source, message, flag, hint)
         for pattern, replacement in _REWORDINGS:
             if re.match(pattern, message):
                 value = _value_given(args, flag) if flag else None

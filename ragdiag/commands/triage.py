@@ -16,14 +16,15 @@ from typing import Any
 from ragdiag import __version__
 from ragdiag.answers.judging import GradingOptions, grading_prompts
 from ragdiag.answers.plan import AnswerSettings
+from ragdiag.data.qrels_runs import check_ids_fit
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import stamp, start_run
-from ragdiag.io.writer import check_output_dir, guard_outputs, write_json, write_jsonl, write_text
+from ragdiag.io.run_record import start_run
+from ragdiag.io.writer import check_output_dir, write_json, write_jsonl, write_text
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.prompts import load_prompt
-from ragdiag.results.triage import TriageResult
-from ragdiag.triage.inputs import needs_qrels
+from ragdiag.results.triage import TriageMeta, TriageResult
+from ragdiag.triage.inputs import TriageData, default_depth, needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.run import Triage, TriageConfig, start
 from ragdiag.triage.selection import parse_ids
@@ -91,7 +92,8 @@ def _check(request: TriageRequest) -> list[Path]:
     inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.run,
                           request.from_compare) if p is not None]
     inputs += [Path(p) for p in (request.texts, request.ranked) if p is not None and not str(p).startswith("hf:")]
-    guard_outputs([request.out_dir / f for f in FILES.values()], inputs)
+    check_paths(inputs={str(p): p for p in inputs},
+                outputs={f"--out-dir ({path.name})": path for path in _outputs(request).values()})
     return inputs
 
 
@@ -104,9 +106,19 @@ def _chosen_ids(request: TriageRequest) -> list[str] | None:
     return request.ids
 
 
-def _depth(request: TriageRequest) -> int:
-    """The candidate pool: ``--depth``, else max(4K, 2K, the largest k-sweep cut-off, 20)."""
-    return request.depth or max(4 * request.k, 20, *request.ks)
+def _outputs(request: TriageRequest) -> dict[str, Path]:
+    """The files of this run in ``--out-dir`` (utility-qrels.tsv only with single-passage)."""
+    single = "single-passage" in request.interventions
+    return {name: request.out_dir / f for name, f in FILES.items() if name != "utility" or single}
+
+
+def _check_utility_ids(request: TriageRequest, data: TriageData) -> None:
+    """With single-passage, every id utility-qrels.tsv may hold fits TREC qrels (before any call)."""
+    if "single-passage" not in request.interventions:
+        return
+    check_ids_fit("trec-qrels", [("query id", (q.id for q in data.queries)),
+                                 ("passage id", (d for q in data.queries for d in q.pool[: request.k]))],
+                  f"{FILES['utility']} is TREC qrels (qid 0 docid grade): leave single-passage out of --interventions")
 
 
 def run(request: TriageRequest) -> TriageRun:
@@ -122,11 +134,12 @@ def run(request: TriageRequest) -> TriageRun:
     if request.corpus is not None:
         data = load_corpus_queries(request.corpus, request.queries, request.qrels,
                                    set(references) if references is not None else None, request.retriever,
-                                   _depth(request), request.max_queries, request.llm.cache_dir,
+                                   request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0, run=request.run, only=only)
     else:
         assert request.texts is not None and request.ranked is not None  # checked by _check
-        data = load_texts_ranked(request.texts, request.ranked, _depth(request), None if only else request.max_queries)
+        data = load_texts_ranked(request.texts, request.ranked, request.depth or default_depth(request.k, request.ks),
+                                 None if only else request.max_queries)
         if only is not None:
             by_id = {q.id: q for q in data.queries}
             missing = [q for q in only if q not in by_id]
@@ -138,6 +151,7 @@ def run(request: TriageRequest) -> TriageRun:
             if not data.queries:
                 raise RagdiagError(f"--answers {request.answers}: no ranked sample has a reference answer")
     needs_qrels(data)
+    _check_utility_ids(request, data)
     seed = request.llm.seed or 0
     record = start_run("ragdiag triage", inputs=inputs, models={"llm": request.llm.model},
                        prompts={"generation": load_prompt("generation").id, **grading_prompts(request.grading.grade_mode)},
@@ -153,20 +167,21 @@ def run(request: TriageRequest) -> TriageRun:
         client_stats = client.stats.to_json()
     finally:
         client.close()
-    meta = {"command": "ragdiag triage", "ragdiag_version": __version__, "dataset": data.name,
-            "retriever": data.retriever, "n_queries": len(data.queries), "k": request.k, "depth": _depth(request),
-            "k_sweep": list(request.ks), "fail_below": request.fail_below, "all": request.all_queries,
-            "interventions": list(request.interventions), "exhaustive": request.exhaustive,
-            "ideal_cap": request.ideal_cap, "bootstrap": request.bootstrap, "seed": seed,
-            "graded_against": "dataset reference answers (--answers)" if references is not None
-            else "ideal answer generated from the relevant passages",
-            "fix": "an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
-            "llm": {"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed}}
-    body, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)
-    paths = {name: request.out_dir / f for name, f in FILES.items() if name != "utility" or utility is not None}
-    write_json(paths["result"], stamp(body, record), inputs=inputs)
+    meta = TriageMeta(
+        ragdiag_version=__version__, dataset=data.name, retriever=data.retriever, n_queries=len(data.queries),
+        k=request.k, depth=data.depth, k_sweep=list(request.ks), fail_below=request.fail_below,
+        all=request.all_queries, interventions=list(request.interventions), exhaustive=request.exhaustive,
+        ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed,
+        graded_against="dataset reference answers (--answers)" if references is not None
+        else "ideal answer generated from the relevant passages",
+        fix="an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
+        llm={"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed})
+    result, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)
+    result.run_record = record.to_json()  # stamped once, on the typed result
+    paths = {name: path for name, path in _outputs(request).items() if name != "utility" or utility is not None}
+    write_json(paths["result"], result.to_json(), inputs=inputs)
     write_jsonl(paths["per_query"], rows, inputs=inputs)
     if utility is not None:
         write_text(paths["utility"], trec_qrels(utility), inputs=inputs)
     summary = {"paid": triage.paid(), "cost": cost, "left_out": sum(1 for s in triage.states if s.left_out)}
-    return TriageRun(TriageResult.from_json(stamp(body, record)), paths, summary)
+    return TriageRun(result, paths, summary)

@@ -260,12 +260,13 @@ def _trec_lines(run: Run, tag: str) -> Iterator[str]:
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _LAYOUTS = {
     "trec": ("a TREC run file", "empty or contains whitespace", lambda v: any(ch.isspace() for ch in v)),
+    "trec-qrels": ("TREC qrels", "empty or contains whitespace", lambda v: any(ch.isspace() for ch in v)),
     "tsv": ("a tab-separated file", "empty or contains a tab or a line break",
             lambda v: any(ch == "\t" or ch in _LINE_BREAKS for ch in v)),
 }
 
 
-def check_ids_fit(layout: Literal["trec", "tsv"], named: Iterable[tuple[str, Iterable[str]]], fix: str = "") -> None:
+def check_ids_fit(layout: Literal["trec", "trec-qrels", "tsv"], named: Iterable[tuple[str, Iterable[str]]], fix: str = "") -> None:
     """Refuse an id that would split a row or a column of ``layout`` (the one check of every TREC and
     TSV writer, run before any paid call); ``named`` pairs a description (``"document id in
     corpus.jsonl"``) with its ids; ``fix`` is the way out added to the message."""

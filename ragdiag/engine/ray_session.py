@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +20,10 @@ from ragdiag.errors import RagdiagError
 from ragdiag.extras import require
 
 CONNECT_TIMEOUT_S = 5.0  # a TCP connection to the cluster's address must open within this
-CHECK_TIMEOUT_S = 120.0  # the package check task must come back within this
+HANDSHAKE_TIMEOUT_S = 10.0  # … and a gRPC (HTTP/2) handshake complete within this: Ray speaks gRPC there
+CHECK_TIMEOUT_S = 600.0  # the package check task must come back within this (a worker importing torch on a
+#                          loaded 2-core machine takes minutes)
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's single-machine mode, every process on 127.0.0.1
 
 
 def _ray() -> Any:
@@ -36,7 +42,9 @@ def address_host_port(address: str) -> tuple[str, int] | None:
 
 
 def check_reachable(address: str) -> None:
-    """One TCP connection to the address, so an unreachable cluster is one line, not Ray's long wait."""
+    """One TCP connection to the address, then one gRPC handshake (a Ray head's GCS and a Ray Client
+    server both speak gRPC), so an unreachable address or one where something else answers (an HTTP
+    server) is one line within seconds, not minutes of Ray's own retries."""
     target = address_host_port(address)
     if target is None:
         return
@@ -46,6 +54,34 @@ def check_reachable(address: str) -> None:
     except OSError as err:
         raise RagdiagError(f"--ray-address {address}: cannot reach a Ray cluster there ({err.strerror or err}); "
                            "start one (`ray start --head`) or give the address it printed") from None
+    if os.environ.get("RAY_USE_TLS", "0") in ("", "0") and not _speaks_http2(*target):
+        raise RagdiagError(f"--ray-address {address}: something answers there, but it is not a Ray cluster (no gRPC "
+                           f"handshake within {HANDSHAKE_TIMEOUT_S:g} s); give the address `ray start --head` printed "
+                           "(its GCS port, 6379 by default)")
+
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # RFC 9113 §3.4, then an empty SETTINGS frame (§6.5)
+H2_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _speaks_http2(host: str, port: int) -> bool:
+    """Whether the server answers the HTTP/2 client preface with its own: a SETTINGS frame (type 4) on
+    stream 0 (RFC 9113 §3.4). A Ray head's GCS and a Ray Client server are gRPC servers, and gRPC is
+    HTTP/2; an HTTP/1.1 server answers ``HTTP/1.1 400`` instead, and a silent one not at all."""
+    deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as conn:
+            conn.sendall(H2_PREFACE + H2_SETTINGS)
+            header = b""
+            while len(header) < 9:
+                conn.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = conn.recv(9 - len(header))
+                if not chunk:
+                    return False
+                header += chunk
+    except OSError:  # timed out, reset
+        return False
+    return header[3] == 0x4 and int.from_bytes(header[5:9], "big") & 0x7FFFFFFF == 0
 
 
 @dataclass
@@ -83,7 +119,8 @@ class RaySession:
             except ConnectionError:
                 address = "local"  # no running cluster: start one for this run
         if address == "local":
-            ray.init(num_cpus=os.cpu_count() or 1, **kwargs)
+            with _loopback_only(ray):
+                ray.init(num_cpus=os.cpu_count() or 1, **kwargs)
             return cls(ray.get_runtime_context().gcs_address, True, True)
         check_reachable(address)
         try:
@@ -104,9 +141,10 @@ class RaySession:
                                "--gpus-per-worker 0 or a cluster with GPU nodes")
 
     def check_packages(self, modules: list[str]) -> None:
-        """Import ``modules`` in a task on the cluster; one line naming what its workers lack."""
+        """Import ``modules`` in a task on the cluster; one line naming what its workers lack. A local
+        instance this run started runs this interpreter: nothing to check."""
         todo = [m for m in modules if m not in self.checked]
-        if not todo:
+        if not todo or self.started:
             return
         ray = _ray()
 
@@ -136,6 +174,28 @@ class RaySession:
         """Disconnect; a local instance this run started is stopped with its processes."""
         if self.owned:
             _ray().shutdown()
+
+
+@contextmanager
+def _loopback_only(ray: Any) -> Iterator[None]:
+    """While a local instance starts: Ray's single-machine mode (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``),
+    in which the node's address is 127.0.0.1, so its GCS, raylet and workers listen on loopback only
+    (not on the machine's network address). Its processes read the variable; this driver read it when
+    ray was imported, so its constant is set too, and both are restored after."""
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    before_env, before_flag = os.environ.get(LOOPBACK_ENV), getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[LOOPBACK_ENV] = "0"
+    if constants is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if before_env is None:
+            os.environ.pop(LOOPBACK_ENV, None)
+        else:
+            os.environ[LOOPBACK_ENV] = before_env
+        if constants is not None and before_flag is not None:
+            constants.ENABLE_RAY_CLUSTER = before_flag
 
 
 def _first_line(err: BaseException) -> str:

@@ -3,7 +3,8 @@ file and the environment.
 
 Precedence, highest first: the command's flag > ``RAGDIAG_<NAME>`` in the environment > the settings
 file > the option's default. The file is ``--config PATH``, else ``ragdiag.toml`` in the working
-directory (top-level keys), else ``[tool.ragdiag]`` in its ``pyproject.toml``. A file value reaches
+directory (top-level keys), else ``[tool.ragdiag]`` in its ``pyproject.toml`` (a ``pyproject.toml``
+given as ``--config`` is read the same way). An empty ``RAGDIAG_*`` variable counts as unset. A file value reaches
 the options through its environment variable (set only where the environment has none, and restored
 when the command ends), so click's own order — command line, environment, default — applies, and
 every value is checked by the option's own range. API keys are never settings.
@@ -47,6 +48,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 _FROM_FILE: set[str] = set()  # the environment variables :func:`applied` set from the file
+_FILE_OF: dict[str, Path] = {}  # … and the file each came from
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,15 @@ def find_file(config: Path | None, cwd: Path | None = None) -> Path | None:
     if (here / FILE_NAME).is_file():
         return here / FILE_NAME
     pyproject = here / "pyproject.toml"
-    if pyproject.is_file() and "ragdiag" in _read_toml(pyproject).get("tool", {}):
-        return pyproject
+    if pyproject.is_file():
+        tool = _read_toml(pyproject).get("tool")
+        if isinstance(tool, dict) and "ragdiag" in tool:  # a `tool` that is no table holds no [tool.ragdiag]
+            return pyproject
     return None
+
+
+def _is_pyproject(path: Path) -> bool:
+    return path.name == "pyproject.toml"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -100,25 +108,57 @@ def load_file(config: Path | None = None, cwd: Path | None = None) -> SettingsFi
     if path is None:
         return SettingsFile(None, {})
     doc = _read_toml(path)
-    table = doc.get("tool", {}).get("ragdiag", {}) if path.name == "pyproject.toml" and config is None else doc
+    table: Any = doc
+    if _is_pyproject(path):  # found here or given as --config: its [tool.ragdiag] table, never its top level
+        tool = doc.get("tool")
+        if not isinstance(tool, dict) or "ragdiag" not in tool:
+            raise RagdiagError(f"{path}: no [tool.ragdiag] table; write the settings under [tool.ragdiag], or give "
+                               f"a ragdiag.toml with --config")
+        table = tool["ragdiag"]
     if not isinstance(table, dict):
         raise RagdiagError(f"{path}: [tool.ragdiag] is not a table")
     return SettingsFile(path, {key: _checked(path, key, value) for key, value in table.items()})
 
 
+def env_value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """A ``RAGDIAG_*`` variable's value, None when unset or empty: the one rule of ``config show``, the
+    run record and the commands (click, too, ignores an empty variable)."""
+    value = (os.environ if environ is None else environ).get(name)
+    return value or None
+
+
 @contextmanager
 def applied(settings: SettingsFile) -> Iterator[None]:
-    """The file's values as environment variables where the environment has none, for the block."""
-    added = [BY_KEY[key].env for key in settings.values if BY_KEY[key].env not in os.environ]
+    """The file's values as environment variables where the environment has none (or an empty one),
+    for the block; the environment is restored as it was."""
+    before = {BY_KEY[key].env: os.environ.get(BY_KEY[key].env) for key in settings.values
+              if env_value(BY_KEY[key].env) is None}
     for key, value in settings.values.items():
-        os.environ.setdefault(BY_KEY[key].env, str(value))
-    _FROM_FILE.update(added)
+        if BY_KEY[key].env in before:
+            os.environ[BY_KEY[key].env] = str(value)
+    _FROM_FILE.update(before)
+    _FILE_OF.update({name: settings.path for name in before if settings.path is not None})
     try:
         yield
     finally:
-        for name in added:
-            os.environ.pop(name, None)
+        for name, old in before.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
             _FROM_FILE.discard(name)
+            _FILE_OF.pop(name, None)
+
+
+def value_source(env: str) -> str | None:
+    """Where an option's value came from when no flag gave it: ``FILE: setting 'KEY' (through ENV)`` or
+    ``environment variable ENV``; None when neither holds a value."""
+    if env_value(env) is None:
+        return None
+    setting = next((s for s in SETTINGS if s.env == env), None)
+    if env in _FROM_FILE and setting is not None:
+        return f"{_FILE_OF.get(env, 'the settings file')}: setting '{setting.key}'"
+    return f"environment variable {env}"
 
 
 @dataclass(frozen=True)
@@ -135,8 +175,9 @@ def effective(settings: SettingsFile, environ: Mapping[str, str] | None = None) 
     env = os.environ if environ is None else environ
     out = []
     for setting in SETTINGS:
-        if setting.env in env and setting.env not in _FROM_FILE:
-            out.append(Effective(setting, env[setting.env], "env"))
+        value = env_value(setting.env, env)
+        if value is not None and setting.env not in _FROM_FILE:
+            out.append(Effective(setting, value, "env"))
         elif setting.key in settings.values:
             out.append(Effective(setting, str(settings.values[setting.key]), "file"))
         else:
@@ -173,9 +214,16 @@ def in_this_run() -> dict[str, dict[str, str | None]]:
         given = _flag_value(setting.flag, _INVOCATION)
         if given is not None:
             value, source = given, "flag"
-        elif setting.env in os.environ:
+        elif env_value(setting.env) is not None:
             value, source = os.environ[setting.env], "file" if setting.env in _FROM_FILE else "env"
         else:
             value, source = None, "default"
         out[setting.key] = {"value": None if value is None else redact_arg(value), "source": source}
     return out
+
+
+def shown_env_value(env: str) -> str:
+    """A variable's value quoted for an error line, or a placeholder when it looks like an API key."""
+    from ragdiag.io.redact import shown_value
+
+    return shown_value(env_value(env) or "")

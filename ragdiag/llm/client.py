@@ -301,7 +301,7 @@ class LLMClient:
                     return (None if fresh else self._lookup(key)) or self._send(request, key)
                 finally:
                     self.cache.drop_lease(key, self._owner)
-            while self.cache.lease_held(key):
+            while self.cache.lease_held(key, self._lease_seconds()):
                 time.sleep(LEASE_POLL_S)
             hit = self.cache.get(key)
             if hit is not None and (hit["created"] >= since or not fresh and self.config.cache == "rw"):

@@ -6,8 +6,10 @@ Liu et al. 2023, "G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment
 read as the digits 1–5 (surrounding spaces ignored, the same digit's variants summed) are
 renormalised over those digits: p_d = exp(lp_d) / Σ_{d'∈1..5} exp(lp_d'), and the grade is the
 expected value E[g] = Σ_d d · p_d. Digits missing from the top N get probability 0. The sum is taken
-in log space (log-sum-exp: p_d = exp(lp_d − m − log Σ exp(lp_d' − m)), m = max lp), so digits whose
-logprobs are all below about −745, where ``exp`` underflows to 0, still give their distribution.
+in log space, shifted by the largest (p_d = Σ_{t reads d} exp(lp_t − m) / Σ_{t reads a digit}
+exp(lp_t − m), m = the largest digit logprob), so digits whose logprobs are all below about −745,
+where ``exp`` underflows to 0, still give their distribution, and equal digits at −1e16 share it
+equally; the grade is in [1, 5] by construction.
 
 A logprob is a log-probability: a reply holding one that is NaN, infinite or above 0 (beyond
 :data:`LOGPROB_SLACK` of rounding) is a broken reply (:class:`BadReply`, asked again, never cached);
@@ -84,11 +86,9 @@ def valid_logprob(value: Any) -> bool:
 
 
 def digit_probabilities(top_logprobs: list[dict[str, Any]]) -> list[float] | None:
-    """[p_1, …, p_5] renormalised over the digit tokens among ``top_logprobs`` by log-sum-exp (see the
+    """[p_1, …, p_5] renormalised over the digit tokens among ``top_logprobs`` in log space (see the
     module docstring); None when no digit is among them, or when any entry's logprob is not valid
     (:func:`valid_logprob`: a broken reply, e.g. cached by an earlier version)."""
-    from scipy.special import logsumexp
-
     digits = {str(d): d for d in DIGITS}
     logs: dict[int, list[float]] = {d: [] for d in DIGITS}
     for entry in top_logprobs:
@@ -99,11 +99,15 @@ def digit_probabilities(top_logprobs: list[dict[str, Any]]) -> list[float] | Non
             logs[digits[token]].append(float(entry["logprob"]))
     if not any(logs.values()):
         return None
-    per_digit = {d: float(logsumexp(v)) if v else -math.inf for d, v in logs.items()}  # the same digit's variants summed
-    total = float(logsumexp([v for v in per_digit.values() if v > -math.inf]))
-    return [math.exp(per_digit[d] - total) if per_digit[d] > -math.inf else 0.0 for d in DIGITS]
+    top = max(lp for v in logs.values() for lp in v)
+    # shifted by the largest first: the best token's weight is exactly 1, so nothing is lost to the
+    # magnitude of m (at m = -1e16, m + log 5 == m in float64); a digit's variants are summed
+    weights = [math.fsum(math.exp(lp - top) for lp in logs[d]) for d in DIGITS]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
 
 
 def expected_grade(probs: list[float]) -> float:
-    """E[g] = Σ_d d · p_d over the digits 1–5."""
-    return float(sum(d * p for d, p in zip(DIGITS, probs)))
+    """E[g] = Σ_d d · p_d / Σ_d p_d over the digits 1–5, held to [1, 5] against the last bit of rounding."""
+    mean = math.fsum(d * p for d, p in zip(DIGITS, probs)) / math.fsum(probs)
+    return min(float(DIGITS[-1]), max(float(DIGITS[0]), mean))

@@ -4,7 +4,8 @@ The request (provider and full base URL, model, messages, parameters, prompt ver
 is serialised with sorted keys and hashed (:func:`ragdiag.remote.store.request_key`); the reply is
 stored with its token usage. Failed calls and unusable replies are never stored, and entries never
 expire by age or size. A ``leases`` table shares requests in flight across processes: the process
-that claims a key's lease sends the request, others wait for its reply (:meth:`CallCache.take_lease`). Durability, locking and corruption handling are
+that claims a key's lease sends the request, others wait for its reply (:meth:`CallCache.take_lease`),
+at most as long as their own lease would stand. Durability, locking and corruption handling are
 :class:`ragdiag.remote.store.SqliteStore`'s, shared with the embedding cache.
 """
 
@@ -45,8 +46,11 @@ CREATE TABLE IF NOT EXISTS leases (
     pid INTEGER NOT NULL,
     expires REAL NOT NULL
 )""")
+# a standing lease: not expired, and not expiring later than the reader's own lease would (any later
+# expiry is void whatever the file says: tampered, or written by a clock far ahead)
 _TAKE_LEASE = ("INSERT INTO leases VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET owner=excluded.owner, "
-               "host=excluded.host, pid=excluded.pid, expires=excluded.expires WHERE leases.expires < ?")
+               "host=excluded.host, pid=excluded.pid, expires=excluded.expires "
+               "WHERE leases.expires < ? OR leases.expires > ?")
 _COLUMNS = ("key", "model", "prompt", "request", "reply", "prompt_tokens", "completion_tokens", "created", "origin")
 _INSERT = f"INSERT OR {{}} INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
@@ -123,10 +127,12 @@ class CallCache:
 
     def take_lease(self, key: str, owner: str, seconds: float) -> bool:
         """Claim the right to send request ``key`` for ``seconds`` (a lease row); False while another
-        live owner holds an unexpired lease. A lease whose owner process is gone (same host, pid not
-        running: killed) is taken over at once."""
+        live owner holds a standing lease (:meth:`lease_held`). A lease whose owner process is gone (same
+        host, pid not running: killed) is taken over at once, and so is one that claims to stand longer
+        than ``seconds`` from now."""
         now = time.time()
-        if self.store.execute(_TAKE_LEASE, (key, owner, socket.gethostname(), os.getpid(), now + seconds, now)):
+        if self.store.execute(_TAKE_LEASE, (key, owner, socket.gethostname(), os.getpid(), now + seconds, now,
+                                            now + seconds)):
             return True
         rows = self.store.query("SELECT owner, host, pid FROM leases WHERE key=?", (key,))
         if rows and rows[0][1] == socket.gethostname() and not _running(rows[0][2]):
@@ -134,9 +140,14 @@ class CallCache:
             return self.take_lease(key, owner, seconds)
         return False
 
-    def lease_held(self, key: str) -> bool:
-        """True while some owner holds an unexpired lease on ``key``."""
-        return bool(self.store.query("SELECT 1 FROM leases WHERE key=? AND expires >= ?", (key, time.time())))
+    def lease_held(self, key: str, seconds: float) -> bool:
+        """True while some owner holds a standing lease on ``key``: unexpired, and expiring within
+        ``seconds`` (the reader's own lease) from now, so a wait has that upper bound whatever the
+        file says. A process whose lease is longer than the reader's (a larger ``--timeout``) may then
+        see its request sent twice; never a wait without end."""
+        now = time.time()
+        return bool(self.store.query("SELECT 1 FROM leases WHERE key=? AND expires >= ? AND expires <= ?",
+                                     (key, now, now + seconds)))
 
     def drop_lease(self, key: str, owner: str) -> None:
         """Release ``owner``'s lease on ``key`` (after its reply is stored, or after its call failed)."""

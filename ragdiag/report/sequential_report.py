@@ -75,13 +75,13 @@ def plot(result: CompareResult) -> Figure:
     run = result.sequential
     assert run is not None
     styles = {"regression": "-", "no regression": "--", "inconclusive": ":"}
-    palette = plt.get_cmap("tab10").colors
+    palette = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(7.5, 3.6), layout="constrained")
     for index, (seq, mc) in enumerate(zip(run.metrics, result.metrics)):
         xs = [n for n, lo, hi in zip(seq.n, seq.lower, seq.upper) if lo is not None and hi is not None]
         lows = [lo for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
         highs = [hi for lo, hi in zip(seq.lower, seq.upper) if lo is not None and hi is not None]
-        colour = palette[index % len(palette)]
+        colour = palette(index % 10)
         ax.plot(xs, lows, linewidth=1.5, color=colour, linestyle=styles[seq.decision],
                 label=f"{label_at(seq.metric)}: {seq.decision}"
                       + (f" at query {seq.decided_at}" if seq.decided_at is not None else ""))

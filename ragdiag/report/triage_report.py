@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdiag.results.triage import TriageResult
+from ragdiag.results.triage import ERagSummary, KendallTau, TriageResult
 
 
 def _pct(v: float | None) -> str:
@@ -16,33 +16,32 @@ def summary_lines(result: TriageResult) -> list[str]:
     """Plain lines (also used by the HTML report): decision, causes, cost, eRAG."""
     lines = [result.decision()]
     for cause, v in result.ranked_causes():
-        lines.append(f"  {cause:<15} {v['count']:>4}  {_pct(v['share'])} [{_pct(v['ci_low'])}, {_pct(v['ci_high'])}]  "
-                     f"fix: {v['fix']}")
+        lines.append(f"  {cause:<15} {v.count:>4}  {_pct(v.share)} [{_pct(v.ci_low)}, {_pct(v.ci_high)}]  "
+                     f"fix: {v.fix}")
     calls, cost = result.calls, result.cost
-    per = calls.get("paid_per_triaged_query")
-    lines.append(f"cost: {cost.get('worst_case_calls')} new calls at most (computed before any call), "
-                 f"{calls.get('paid')} paid, {calls.get('reused')} reused; {calls.get('triaged_queries')} queries "
+    per = calls.paid_per_triaged_query
+    lines.append(f"cost: {cost.worst_case_calls} new calls at most (computed before any call), "
+                 f"{calls.paid} paid, {calls.reused} reused; {calls.triaged_queries} queries "
                  f"triaged, {'n/a' if per is None else f'{per:.2f}'} paid calls per triaged query"
-                 + (f"; --max-calls {cost['max_calls']}" if cost.get("max_calls") is not None else ""))
+                 + (f"; --max-calls {cost.max_calls}" if cost.max_calls is not None else ""))
     if result.left_out:
-        lines.append(f"left out: {len(result.left_out)} queries (first: {result.left_out[0]['id']}: "
-                     f"{result.left_out[0]['reason']})")
+        lines.append(f"left out: {len(result.left_out)} queries (first: {result.left_out[0].id}: "
+                     f"{result.left_out[0].reason})")
     lines += [f"note: {n}" for n in result.notes]
-    if result.erag:
+    if result.erag is not None:
         lines.append(erag_line(result.erag))
-    seed = result.meta.get("seed")
-    lines.append(f"seed {seed}; bootstrap {result.meta.get('bootstrap')} resamples of the triaged queries")
+    lines.append(f"seed {result.meta.seed}; bootstrap {result.meta.bootstrap} resamples of the triaged queries")
     return lines
 
 
-def erag_line(erag: dict[str, Any]) -> str:
-    def tau(part: str, agg: str) -> str:
-        t = erag[part][agg]["tau"]
+def erag_line(erag: ERagSummary) -> str:
+    def tau(part: dict[str, KendallTau], agg: str) -> str:
+        t = part[agg].tau if agg in part else None
         return "n/a" if t is None else f"{t:+.2f}"
 
-    return (f"eRAG, Kendall τ with the end-to-end grade over {erag['queries']} queries: utility P@k {tau('utility', 'p_at_k_mean')}, "
-            f"success@k {tau('utility', 'success_at_k_max')}; relevance P@k {tau('relevance', 'p_at_k_mean')}, "
-            f"success@k {tau('relevance', 'success_at_k_max')}")
+    return (f"eRAG, Kendall τ with the end-to-end grade over {erag.queries} queries: utility P@k "
+            f"{tau(erag.utility, 'p_at_k_mean')}, success@k {tau(erag.utility, 'success_at_k_max')}; relevance P@k "
+            f"{tau(erag.relevance, 'p_at_k_mean')}, success@k {tau(erag.relevance, 'success_at_k_max')}")
 
 
 def print_triage(result: TriageResult, echo: Any) -> None:

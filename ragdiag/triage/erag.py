@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.results.triage import ERagSummary, KendallTau
+
 AGGREGATIONS = ("p_at_k_mean", "success_at_k_max")
 
 
@@ -41,25 +43,25 @@ def aggregate(values: list[float]) -> dict[str, float | None]:
     return {"p_at_k_mean": float(np.mean(values)), "success_at_k_max": float(np.max(values))}
 
 
-def kendall(x: list[float], y: list[float]) -> dict[str, Any]:
+def kendall(x: list[float], y: list[float]) -> KendallTau:
     """Kendall's τ-b between ``x`` and ``y`` (scipy.stats.kendalltau), None when undefined (constant input)."""
     from scipy.stats import kendalltau
 
     if len(x) < 2:
-        return {"tau": None, "p_value": None, "n": len(x)}
+        return KendallTau(tau=None, p_value=None, n=len(x))
     res = kendalltau(x, y)
     tau, p = float(res.statistic), float(res.pvalue)
-    return {"tau": None if math.isnan(tau) else tau, "p_value": None if math.isnan(p) else p, "n": len(x)}
+    return KendallTau(tau=None if math.isnan(tau) else tau, p_value=None if math.isnan(p) else p, n=len(x))
 
 
-def erag_summary(per_query: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def erag_summary(per_query: dict[str, dict[str, Any]]) -> ERagSummary:
     """τ of each aggregation (utility and relevance) against the end-to-end grade, over queries with all of them.
 
     ``per_query``: query → {"grade": g, "utility": {...aggregate}, "relevance": {...aggregate}}.
     """
     usable = [v for v in per_query.values() if v["grade"] is not None and v["utility"]["p_at_k_mean"] is not None]
     grades = [v["grade"] for v in usable]
-    out: dict[str, Any] = {"queries": len(usable), "against": "baseline grade (answer from the whole top K)"}
-    for labels in ("utility", "relevance"):
-        out[labels] = {a: kendall([v[labels][a] for v in usable], grades) for a in AGGREGATIONS}
-    return out
+    taus = {labels: {a: kendall([v[labels][a] for v in usable], grades) for a in AGGREGATIONS}
+            for labels in ("utility", "relevance")}
+    return ERagSummary(queries=len(usable), against="baseline grade (answer from the whole top K)",
+                       utility=taus["utility"], relevance=taus["relevance"])

@@ -44,14 +44,34 @@ class TriageData:
     doc_text: dict[str, str]
     files: dict[str, Path] = field(default_factory=dict)
     retriever: str | None = None
+    depth: int | None = None  # the candidate pool each query was cut to
+
+
+def default_depth(k: int, ks: tuple[int, ...] = ()) -> int:
+    """The candidate pool when ``--depth`` is not given: max(4K, 20, the largest k-sweep cut-off)."""
+    return max(4 * k, 20, *ks)
+
+
+def pool_depth(depth: int | None, k: int, ks: tuple[int, ...], passages: int, where: Path) -> int:
+    """``--depth`` checked against the corpus (at most its ``passages``); without it the default, cut
+    to the corpus when the corpus is smaller (a default the user never gave refuses nothing)."""
+    if k > passages:
+        raise RagdiagError(f"--k {k} is larger than the {passages} passages of {where}; give --k {passages} or less")
+    if depth is None:
+        return min(default_depth(k, ks), passages)
+    if depth > passages:
+        raise RagdiagError(f"--depth {depth} is larger than the {passages} passages of {where}; give --depth "
+                           f"{passages} or less (or leave it out)")
+    return depth
 
 
 def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
-                        retriever: str, depth: int, max_queries: int | None, cache_dir: Path | None,
-                        embed_base_url: str | None, seed: int, run: Path | None = None,
+                        retriever: str, depth: int | None, k: int, ks: tuple[int, ...], max_queries: int | None,
+                        cache_dir: Path | None, embed_base_url: str | None, seed: int, run: Path | None = None,
                         only: list[str] | None = None) -> TriageData:
     """BEIR folder → queries (with answers, else judged; ``only``: these ids, in this order), their pools
-    from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) and their relevant ids."""
+    from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) to ``depth`` (:func:`pool_depth`)
+    and their relevant ids."""
     from ragdiag.data.beir import load_corpus, load_queries
     from ragdiag.data.qrels_runs import read_qrels
     from ragdiag.pipeline.corpus_inputs import resolve_files
@@ -76,14 +96,13 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
         kept = _only(kept, only, files["queries"])
     if max_queries is not None:
         kept = kept[:max_queries]
-    if depth > len(doc_ids):
-        raise RagdiagError(f"--depth {depth} is larger than the {len(doc_ids)} passages of {files['corpus']}")
+    depth = pool_depth(depth, k, ks, len(doc_ids), files["corpus"])
     out = []
     for q, text in kept:
         rels = judgements.get(q, {})
         out.append(TriageQuery(q, text, [], sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])))
     name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
-    data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text)
+    data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text, depth)
     needs_qrels(data)  # before the retriever's index is built
     if run is not None:
         _pools_from_run(out, run, known_docs, depth)
@@ -160,4 +179,5 @@ def load_texts_ranked(texts: str, ranked: str, depth: int, max_queries: int | No
         out.append(TriageQuery(qid, source.q, [ids[i] for i in sample.rank[:depth]], ids[: sample.Np]))
     if max_queries is not None:
         out = out[:max_queries]
-    return TriageData(Path(str(texts)).stem, out, doc_text, {"texts": Path(str(texts)), "ranked": Path(str(ranked))})
+    return TriageData(Path(str(texts)).stem, out, doc_text, {"texts": Path(str(texts)), "ranked": Path(str(ranked))},
+                      depth=depth)

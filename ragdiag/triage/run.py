@@ -19,12 +19,11 @@ pays nothing twice and an interrupted run resumes. Steps:
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragdiag.answers.contexts import Answered, AnswerJob, Context, answer_all, count_needed
+from ragdiag.answers.contexts import Answered, AnswerJob, Context, answer_all, asking_for, count_needed
 from ragdiag.answers.judging import GradingOptions
 from ragdiag.answers.plan import AnswerPlan, AnswerSettings
 from ragdiag.errors import RagdiagError
@@ -81,13 +80,11 @@ class PaidClient:
     """The run's client, keeping which request keys this run paid for, and for which query.
 
     A key is paid once: when the server answers it (not the cache), or when a ``--batch`` round answers
-    a request this run deferred (its item then finds the reply in the cache). The query comes from the
-    request's label, as :mod:`ragdiag.answers.contexts` and :mod:`ragdiag.answers.judging` write it
-    (``ideal Q``, ``sweep context q=Q docs=N``, ``topK Q E=sweep ...``); per-item tallies would lose
-    the calls of an item that a batch round runs again.
+    a request this run deferred (its item then finds the reply in the cache). The query is the one the
+    engine is answering when the call is made (:func:`ragdiag.answers.contexts.asking_for`), never read
+    back from a display label; per-item tallies would lose the calls of an item that a batch round runs
+    again.
     """
-
-    _LABEL = re.compile(r"^(?:ideal (?P<a>.+)|sweep context q=(?P<b>.+) docs=\d+|topK (?P<c>.+?) E=sweep .*)$")
 
     def __init__(self, client: LLMClient) -> None:
         self._client, self._lock = client, threading.Lock()
@@ -96,10 +93,6 @@ class PaidClient:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
-
-    def _query(self, label: str) -> str | None:
-        match = self._LABEL.match(label)
-        return None if match is None else next(v for v in match.groupdict().values() if v is not None)
 
     def chat(self, request: dict[str, Any], label: str = "", fresh: bool = False) -> ChatResult:
         key = request_key(request)
@@ -111,7 +104,7 @@ class PaidClient:
             raise
         with self._lock:
             if key not in self.paid and (not result.cached or key in self._deferred):
-                self.paid[key] = self._query(label)
+                self.paid[key] = asking_for()
                 return dataclasses.replace(result, cached=False)
         return result
 
@@ -173,7 +166,8 @@ class Triage:
                         {} if self.references is not None else {q: t.relevant[: self.cfg.ideal_cap]
                                                                 for q, t in queries.items() if t.relevant},
                         unique, grading=self.cfg.grading,
-                        references=None if self.references is None else {q: self.references[q] for q in queries})
+                        references=None if self.references is None else {q: self.references[q] for q in queries},
+                        retry_unparsed=True)
         job.plan = self.plan
         return job
 

@@ -11,6 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.results.triage import (
+    CauseShare,
+    LeftOut,
+    TriageCalls,
+    TriageCost,
+    TriagedQuery,
+    TriageMeta,
+    TriageResult,
+)
 from ragdiag.sweep import stats
 from ragdiag.triage.erag import aggregate, erag_summary
 from ragdiag.triage.interventions import BASELINE
@@ -18,8 +27,8 @@ from ragdiag.triage.run import QueryState, Triage
 from ragdiag.triage.tree import CAUSES, FIXES
 
 
-def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, dict[str, Any]]:
-    """cause → {share, ci_low, ci_high, count, fix} over the triaged queries (every cause listed).
+def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, CauseShare]:
+    """cause → :class:`CauseShare` (share, ci_low, ci_high, count, fix) over the triaged queries (every cause listed).
 
     One percentile bootstrap (``scipy.stats.bootstrap``, 95%) resamples the queries once for all causes.
     """
@@ -40,9 +49,9 @@ def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, dict
     out = {}
     for i, cause in enumerate(CAUSES):
         count = int((codes == i).sum())
-        out[cause] = {"share": count / len(codes) if len(codes) else None,
-                      "ci_low": None if low is None else float(low[i]), "ci_high": None if high is None else float(high[i]),
-                      "count": count, "fix": FIXES[cause]}
+        out[cause] = CauseShare(share=count / len(codes) if len(codes) else None,
+                                ci_low=None if low is None else float(low[i]),
+                                ci_high=None if high is None else float(high[i]), count=count, fix=FIXES[cause])
     return out
 
 
@@ -60,10 +69,10 @@ def _erag_row(state: QueryState, k: int) -> dict[str, Any]:
             "relevance": aggregate([1.0 if d in relevant else 0.0 for d in top])}
 
 
-def query_entry(state: QueryState) -> dict[str, Any]:
+def query_entry(state: QueryState) -> TriagedQuery:
     """The triage.json entry of one triaged query."""
-    return {"id": state.query.id, "cause": state.cause, "also": state.also,
-            "grades": {lb: g for lb, g in state.evidence.grades.items()}, "calls": state.calls}
+    return TriagedQuery(id=state.query.id, cause=state.cause, also=list(state.also),
+                        grades=dict(state.evidence.grades), calls=state.calls)
 
 
 def per_query_row(state: QueryState, erag: dict[str, Any] | None) -> dict[str, Any]:
@@ -85,8 +94,8 @@ def per_query_row(state: QueryState, erag: dict[str, Any] | None) -> dict[str, A
 
 
 def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, client_stats: dict[str, Any],
-          meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[str, str, int]] | None]:
-    """(triage.json body, per_query.jsonl rows, utility qrels rows or None)."""
+          meta: TriageMeta) -> tuple[TriageResult, list[dict[str, Any]], list[tuple[str, str, int]] | None]:
+    """(triage.json as a :class:`TriageResult`, per_query.jsonl rows, utility qrels rows or None)."""
     from ragdiag.triage.erag import utility_rows
 
     triaged = [s for s in triage.states if s.triaged]
@@ -101,22 +110,20 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
         for label in state.answered:
             name = label.split("@")[0].split(":")[0]
             by_label[name] = by_label.get(name, 0) + 1
-    body = {
-        "meta": meta,
-        "queries": [query_entry(s) for s in triaged],
-        "causes": cause_shares(causes, bootstrap, seed),
-        "calls": {"paid": paid, "reused": sum(s.reused for s in triage.states),
-                  "triaged_queries": n, "failing_queries": len(causes), "paid_triaged": paid_triaged,
-                  "paid_per_triaged_query": paid_triaged / n if n else None,
-                  "baseline_queries": sum(1 for s in triage.states if BASELINE in s.answered),
-                  "contexts_per_intervention": by_label},
-        "cost": {**cost, "max_calls": triage.cfg.max_calls, "paid": paid, "client": client_stats},
-        "left_out": [{"id": s.query.id, "reason": s.left_out} for s in triage.states if s.left_out],
-        "notes": triage.notes,
-    }
-    utility = None
-    if single:
-        body["erag"] = erag_summary(erag_rows)
-        utility = utility_rows({s.query.id: _utility(s) for s in triaged})
+    result = TriageResult(
+        meta=meta,
+        queries=[query_entry(s) for s in triaged],
+        causes=cause_shares(causes, bootstrap, seed),
+        calls=TriageCalls(paid=paid, reused=sum(s.reused for s in triage.states), triaged_queries=n,
+                          failing_queries=len(causes), paid_triaged=paid_triaged,
+                          paid_per_triaged_query=paid_triaged / n if n else None,
+                          baseline_queries=sum(1 for s in triage.states if BASELINE in s.answered),
+                          contexts_per_intervention=by_label),
+        cost=TriageCost(**cost, max_calls=triage.cfg.max_calls, paid=paid, client=client_stats),
+        left_out=[LeftOut(id=s.query.id, reason=s.left_out) for s in triage.states if s.left_out],
+        notes=list(triage.notes),
+        erag=erag_summary(erag_rows) if single else None,
+    )
+    utility = utility_rows({s.query.id: _utility(s) for s in triaged}) if single else None
     rows = [per_query_row(s, erag_rows.get(s.query.id)) for s in triage.states]
-    return body, rows, utility
+    return result, rows, utility

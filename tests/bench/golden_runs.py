@@ -27,10 +27,10 @@ LOCAL_SERVER = re.compile(r"http://127\.0\.0\.1:\d+")
 QRELS = "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\nq3 0 d9 0\n"
 
 
-def comparable(doc: Any) -> Any:
+def comparable(doc: Any, rel_tol: float = golden.REL_TOL) -> Any:
     """``doc`` without the run record and the timing fields (at any depth), the test servers' ports
-    (a fresh one on every run) written as PORT."""
-    return golden.comparable(doc, TIMING_KEYS)
+    (a fresh one on every run) written as PORT, floats within ``rel_tol``."""
+    return golden.comparable(doc, TIMING_KEYS, rel_tol)
 
 
 def _invoke(args: list[str]) -> None:

@@ -171,6 +171,8 @@ from tests.engine.hash_embedder import HashEmbedder
 texts = [f"t{i}" for i in range(20)]
 with EngineSettings(engine="ray", ray_address="local", ray_workers=1).activate():
     print(HashEmbedder(batch_size=4).encode(texts).shape)
+    import ray
+    print("gcs", ray.get_runtime_context().gcs_address)
     HashEmbedder(batch_size=4, die_on="t0", die_dir=sys.argv[1], always=True).encode(texts)
 """
 
@@ -182,6 +184,7 @@ def test_a_local_instance_started_for_the_run_is_stopped(ray_cluster, tmp_path):
     done = subprocess.run([sys.executable, "-c", LOCAL_INSTANCE, str(tmp_path)], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert "(20, 16)" in done.stdout, done.stderr[-3000:]
+    assert "gcs 127.0.0.1:" in done.stdout  # the local instance listens on loopback only
     assert "Ray embedding with test:hash stopped" in done.stderr
     deadline = time.monotonic() + 20
     while _node_processes() - before and time.monotonic() < deadline:

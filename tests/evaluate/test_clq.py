@@ -194,3 +194,17 @@ def test_a_sweep_json_without_controls_or_with_bad_meta_is_one_error_line(tmp_pa
     configs.write_text("name,sweep,point,ra_nwg@10,nrecall4@10\nx,sweep.json,a,0.7,0.8\n")
     done = cli("--configs", str(configs))
     assert done.exit_code == 2 and "not a ragdiag sweep result" in done.output and "Traceback" not in done.output
+
+
+def test_the_command_page_states_the_four_metric_mean_the_code_computes():
+    import re
+
+    from ragdiag.evaluate.clq import EFFICIENCY_METRICS
+    from ragdiag.measures.registry import CLQ_EFFICIENCY
+
+    page = " ".join((ROOT / "docs" / "commands" / "clq.md").read_text(encoding="utf-8").split())
+    stated = re.findall(r"efficiency score is 1000 · mean\(([^)]*)\) / latency", page)
+    assert len(stated) == 1, "docs/commands/clq.md states the efficiency formula once"
+    labels = [m.label for m in CLQ_EFFICIENCY]
+    assert sorted(s.strip() for s in stated[0].split(",")) == sorted(labels) and len(labels) == len(EFFICIENCY_METRICS)
+    assert "three published values" not in page and "three-metric" not in page

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ragdiag.results.probes import NamesRealResult, NoiseResult, ProbeRun
+from tests.golden import same_text
 from tests.probes.golden_runs import GOLDEN, REPO, RUNS, golden_text, run_text, without_run_record
 
 
@@ -33,7 +34,7 @@ def test_rerun_writes_the_golden_json(name, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_rerun_writes_the_golden_tables(name, tmp_path, monkeypatch):
-    assert run_text(name, tmp_path, monkeypatch, "table") == golden_text(f"{name}.txt")
+    assert same_text(run_text(name, tmp_path, monkeypatch, "table"), golden_text(f"{name}.txt"))
 
 
 def test_a_noise_rewrite_result_round_trips(tmp_path, monkeypatch):

@@ -55,11 +55,14 @@ SPECS: dict[str, Any] = {
 }
 SPECS["sweep"] = SPECS["robustness"]
 SPECS["triage"] = {
-    "meta": dict,
+    "meta": {"?seed": (int, NONE), "?bootstrap": (int, NONE)},
     "queries": [{"id": NAME, "cause": (str, NONE), "also": [TEXT], "grades": dict, "calls": NUM}],
     "causes": dict,
-    "calls": dict,
-    "cost": dict,
+    "calls": {"?paid": OPT_NUM, "?reused": OPT_NUM, "?triaged_queries": OPT_NUM, "?paid_per_triaged_query": OPT_NUM},
+    "cost": {"?worst_case_calls": OPT_NUM, "?max_calls": OPT_NUM},
+    "?left_out": [{"id": NAME, "reason": TEXT}],
+    "?notes": [TEXT],
+    "?erag": ({"queries": NUM, "utility": dict, "relevance": dict}, NONE),
 }
 OPT_TEXT = (str, NONE)
 SPECS["clq"] = {
@@ -121,7 +124,18 @@ SPECS["compare"] = {
     "?worst": [{"query_id": NAME, "delta": dict}],
 }
 
-KEYED = {"clq": _clq_keyed, "dynamic-k": _dynamic_k_keyed}  # specs that depend on the keys the document names
+def _triage_keyed(doc: dict[str, Any]) -> dict[str, Any]:
+    """Each cause the file names, and each eRAG aggregation, as the triage section reads them."""
+    cause = {"share": OPT_NUM, "ci_low": OPT_NUM, "ci_high": OPT_NUM, "count": NUM, "fix": TEXT}
+    spec: dict[str, Any] = {"causes": {name: cause for name in doc["causes"]}}
+    erag = doc.get("erag")
+    if isinstance(erag, dict):
+        tau = {"tau": OPT_NUM, "?p_value": OPT_NUM, "?n": OPT_NUM}
+        spec["erag"] = {part: {agg: tau for agg in erag[part]} for part in ("utility", "relevance")}
+    return spec
+
+
+KEYED = {"clq": _clq_keyed, "dynamic-k": _dynamic_k_keyed, "triage": _triage_keyed}  # specs that depend on the keys the document names
 
 
 def _describe(spec: Any) -> str:

@@ -16,13 +16,13 @@ def triage_section(item: Input, test_server: bool) -> Section:
     lines = summary_lines(result)
     body = [labels(test_server=test_server),
             f'<div class="verdict"><strong>Decision</strong><ul><li>{esc(lines[0])}</li></ul></div>']
-    rows = [[cause, v.get("count"), f"{v['share']:.0%}" if v.get("share") is not None else "n/a",
-             "n/a" if v.get("ci_low") is None else f"[{v['ci_low']:.0%}, {v['ci_high']:.0%}]", v.get("fix")]
+    rows = [[cause, v.count, f"{v.share:.0%}" if v.share is not None else "n/a",
+             "n/a" if v.ci_low is None or v.ci_high is None else f"[{v.ci_low:.0%}, {v.ci_high:.0%}]", v.fix]
             for cause, v in result.ranked_causes()]
     body.append(table(["cause", "queries", "share", "95% interval", "fix"], rows,
                       caption="primary cause of each failing query (bootstrap over queries)"))
     notes = [line for line in lines[1:] if not line.startswith("  ")]
-    if result.erag:
+    if result.erag is not None:
         notes = [n for n in notes if n != erag_line(result.erag)] + [erag_line(result.erag)]
     body.append('<ul class="note">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return Section("triage", "Triage: why the failing answers failed", str(item.path), "".join(body))
