@@ -21,6 +21,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ragdiag.cli.options import OPTIONS, PANELS
+from ragdiag.cli.options.group import collect, expand
 
 if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
     from typer._click.core import Parameter
@@ -122,9 +123,18 @@ def argument_name(param: Parameter) -> str:
 
 
 class PanelCommand(TyperCommand):
-    """A command whose ``--help`` lists its options in panels (see the module)."""
+    """A command whose ``--help`` lists its options in panels (see the module); an option group
+    parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
 
     context_class = HelpContext
+
+    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
+        spliced, self.option_groups = expand(params)
+        super().__init__(*args, params=spliced, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        collect(ctx.params, self.option_groups)
+        return super().invoke(ctx)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

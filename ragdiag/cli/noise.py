@@ -28,14 +28,10 @@ def noise(
     base_url: o.BaseUrl = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus and BEIR queries: graded qrels 1–5; per level the change in N-Recall4+@K, RA-nWG@K and recall@K of the noisy queries against the clean ones, with paired bootstrap intervals and the queries that lose the most.")] = None,
     bootstrap: o.Bootstrap = 1000,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.probe import NamesRealResult, NoiseRequest, run
         from ragdiag.report.probe_output import print_probe_output
 

@@ -35,16 +35,12 @@ def names(
     k: Annotated[int, o.retold(o.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.")] = 10,
     names: Annotated[Optional[Path], o.path_option(o.INPUT, "--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,
     bootstrap: o.Bootstrap = 1000,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
         from ragdiag.report.probe_output import print_names_real, print_probe_output
 
