@@ -17,10 +17,7 @@ def noise(
     variants: o.Variants = 3,
     corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR folder or corpus.jsonl: retrieval impact.")] = None,
     k: o.K = o.DEFAULT_K,
-    fmt: o.TableFormatOpt = None,
-    out: o.TableJsonOut = None,
-    quiet: o.Quiet = False,
-    plot: o.Plot = None,
+    output: o.ProbeOutputGroup = o.PROBE_OUTPUT,
     cache_dir: o.EmbeddingCacheDir = None,
     cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
     rewrite: Annotated[bool, o.option(o.LLM, "--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
@@ -35,8 +32,8 @@ def noise(
         from ragdiag.commands.probe import NamesRealResult, NoiseRequest, run
         from ragdiag.report.probe_output import print_probe_output
 
-        fmt_value = fmt.value if fmt else None
-        result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, fmt_value, out, plot,
-                                  cache_dir, cache.value, rewrite, model, base_url, qrels, bootstrap))
+        result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, output.format,
+                                  output.out, output.plot, cache_dir, cache.value, rewrite, model, base_url, qrels,
+                                  bootstrap))
         assert not isinstance(result, NamesRealResult)  # a noise request gets a ProbeRun
-        print_probe_output(result, fmt_value, out is not None, quiet)
+        print_probe_output(result, output.format, output.out is not None, output.quiet)

@@ -23,10 +23,7 @@ def names(
     seed: o.Seed = o.DEFAULT_SEED,
     ablations: Annotated[str, o.text_option(o.INPUT, "--ablations", "all or a comma list of ablation names.")] = "all",
     epsilon: o.Epsilon = 0.01,
-    fmt: o.TableFormatOpt = None,
-    out: o.TableJsonOut = None,
-    quiet: o.Quiet = False,
-    plot: o.Plot = None,
+    output: o.ProbeOutputGroup = o.PROBE_OUTPUT,
     cache_dir: o.EmbeddingCacheDir = None,
     cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
     queries: Annotated[Optional[Path], o.retold(o.Queries, "Your own queries (BEIR queries.jsonl): detect the names in them, ablate them (--ablations mask, gibberish, replace) and measure the retrieval change against --qrels on --corpus.")] = None,
@@ -44,10 +41,10 @@ def names(
         from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
         from ragdiag.report.probe_output import print_names_real, print_probe_output
 
-        fmt_value = fmt.value if fmt else None
-        result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
-                                  cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
+        result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, output.format,
+                                  output.out, output.plot, cache_dir, cache.value, queries, corpus, qrels, k, names,
+                                  bootstrap))
         if isinstance(result, NamesRealResult):
-            print_names_real(result, fmt_value, quiet)
+            print_names_real(result, output.format, output.quiet)
         else:
-            print_probe_output(result, fmt_value, out is not None, quiet)
+            print_probe_output(result, output.format, output.out is not None, output.quiet)
