@@ -20,8 +20,8 @@ def generate(
     ranked_out: Annotated[Optional[Path], o.path_option(o.OUTPUT, "--ranked-out", "Where --embedder writes the ranked samples (default OUT-stem.ranked.json).")] = None,
     degenerate_patterns: o.DegeneratePatterns = None,
     long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
-    answer: o.AnswerGroup = o.ANSWER,
     client: o.ClientGroup = o.CLIENT,
+    answer: o.AnswerGroup = o.ANSWER,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Write one ideal answer per query and one top-K answer per (ranked sample, K); count degenerate answers

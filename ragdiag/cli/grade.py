@@ -14,6 +14,7 @@ from ragdiag.report.llm_summary import render_summary
 def grade(
     answers: o.Answers,
     out: Annotated[Path, o.retold(o.OutRequired, "Graded samples (samples_graded schema): a JSON list, or Parquet when the name ends in .parquet (needs pyarrow); its manifest is OUT.manifest.json.")],
+    client: o.ClientGroup = o.CLIENT,
     repeats: o.Repeats = o.DEFAULT_REPEATS,
     second_judge: o.SecondJudge = None,
     grading: o.GradingGroup = o.GRADING,
@@ -22,7 +23,6 @@ def grade(
         help="Keep the cached judge replies that held no grade (prose, {\"grade\": NaN}, a logprob reply without a digit) instead of asking them "
              "again; by default a rerun asks them again (the summary counts them), never a reply that parsed.")] = False,
     lang: o.GradeLang = o.DEFAULT_LANG,
-    client: o.ClientGroup = o.CLIENT,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Grade each top-K answer 1-5 against the ideal answer; missing grades are null, never defaulted.

@@ -1,9 +1,9 @@
 """``--help`` as click's plain help, in panels and wrapped at spaces only.
 
-- :class:`PanelCommand` lists a command's options under their panels (Input, Retrieval, LLM,
-  Statistics, Output, then Options: the engine and ``--help``), each option in the panel its
-  declaration names (``rich_help_panel``, set in :mod:`ragdiag.cli.options`), all panels aligned on
-  one column; arguments come first, as ``NAME TYPE`` (``DIR PATH``), and the usage line names them
+- :class:`PanelCommand` lists a command's options under their panels (:data:`PANELS`: Input,
+  Retrieval, LLM, Statistics, Output, then LLM client, Prompt budget, Batch, Engine and Options:
+  ``--help``), each option in the panel its declaration names (``rich_help_panel``, set in
+  :mod:`ragdiag.cli.options`), all panels aligned on one column, and keeps its options in that order; arguments come first, as ``NAME TYPE`` (``DIR PATH``), and the usage line names them
   ``DIR`` / ``[DIR]`` / ``DIR...``. Only click's public API is used: ``format_options``,
   ``collect_usage_pieces``, ``get_help_record`` and ``HelpFormatter.section``.
 - :class:`SpaceWrappingFormatter` is click's formatter, but an option name, a metavar, a path or a
@@ -122,6 +122,19 @@ def argument_name(param: Parameter) -> str:
     return (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
 
 
+def in_panel_order(params: Sequence[Parameter]) -> list[Parameter]:
+    """The arguments, then the options panel by panel (:data:`PANELS`' order), each in its declared
+    order: the order of ``--help``, kept in ``params`` so that the generated CLI reference reads alike."""
+    rank = {panel: i for i, panel in enumerate(PANELS)}
+
+    def place(param: Parameter) -> int:
+        if param.param_type_name == "argument":
+            return -1
+        return rank.get(getattr(param, "rich_help_panel", None) or OPTIONS, len(PANELS))
+
+    return sorted(params, key=place)
+
+
 class PanelCommand(TyperCommand):
     """A command whose ``--help`` lists its options in panels (see the module); an option group
     parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
@@ -130,7 +143,7 @@ class PanelCommand(TyperCommand):
 
     def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
         spliced, self.option_groups = expand(params)
-        super().__init__(*args, params=spliced, **kwargs)
+        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
         collect(ctx.params, self.option_groups)

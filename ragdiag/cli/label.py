@@ -18,6 +18,7 @@ def label(
     out: Annotated[Path, o.retold(o.OutRequired, "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",
     pool_depth: Annotated[int, o.int_option(o.RETRIEVAL, "--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
+    client: o.ClientGroup = o.CLIENT,
     repeats: o.Repeats = o.DEFAULT_REPEATS,
     min_per_query: Annotated[Optional[int], o.option(o.LLM, "--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=o.INTEGER)] = None,
     max_queries: Annotated[Optional[int], o.retold(o.MaxQueries, "Label only the first N queries of --queries (to try it on a few). Range [1, 10000000].")] = None,
@@ -28,7 +29,6 @@ def label(
     refine_max_rounds: Annotated[int, o.int_option(o.LLM, "--refine-max-rounds", "With --refine: at most this many listwise judgements per query.", 1, 100_000)] = 200,
     refine_seed: Annotated[int, o.option(o.LLM, "--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=o.SEED_MAX, metavar=o.INTEGER)] = 0,
     human: o.Human = None,
-    client: o.ClientGroup = o.CLIENT,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""

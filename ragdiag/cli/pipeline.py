@@ -31,6 +31,7 @@ def pipeline(
     embedder: o.RankEmbedder = None,
     ks: o.Ks = o.DEFAULT_KS,
     dataset: o.DatasetOpt = o.Dataset.all,
+    client: o.ClientGroup = o.CLIENT,
     repeats: o.Repeats = o.DEFAULT_REPEATS,
     second_judge: o.SecondJudge = None,
     segments: o.Segments = o.Segmentation.ratio,
@@ -47,7 +48,6 @@ def pipeline(
     parquet: o.GradedParquet = False,
     answer: o.AnswerGroup = o.ANSWER,
     complete_cases: o.CompleteCases = False,
-    client: o.ClientGroup = o.CLIENT,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:

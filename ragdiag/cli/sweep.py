@@ -38,6 +38,7 @@ def sweep(
     qrels: SweepQrels = None,
     embedder: Embedder = "local",
     k: SweepK = 10,
+    client: o.ClientGroup = o.CLIENT,
     controls: Controls = "exact,gold,empty",
     delta: Deltas = DEFAULT_DELTAS,
     bootstrap: o.Bootstrap = 1000,
@@ -54,7 +55,6 @@ def sweep(
     grading: o.GradingGroup = o.GRADING,
     answer: o.AnswerGroup = o.ANSWER,
     parquet: PerQueryParquet = False,
-    client: o.ClientGroup = o.CLIENT,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""

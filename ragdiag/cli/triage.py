@@ -39,6 +39,7 @@ def triage(
     fail_below: FailBelow = 3.0,
     all_queries: AllQueries = False,
     max_queries: o.MaxQueries = None,
+    client: o.ClientGroup = o.CLIENT,
     max_calls: o.MaxCalls = None,
     interventions: Interventions = "oracle,inject,position,drop-distractors,k-sweep,closed-book",
     exhaustive: Exhaustive = False,
@@ -48,7 +49,6 @@ def triage(
     embed_base_url: o.EmbedBaseUrl = None,
     grading: o.GradingGroup = o.GRADING,
     answer: o.AnswerGroup = o.ANSWER,
-    client: o.ClientGroup = o.CLIENT,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each

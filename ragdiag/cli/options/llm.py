@@ -53,11 +53,14 @@ from ragdiag.cli.options.choices import (
     PromptLang,
 )
 from ragdiag.cli.options.declare import (
+    BATCH,
+    ENGINE_PANEL,
     INPUT,
     INTEGER,
     LLM,
-    OPTIONS,
+    LLM_CLIENT,
     PATH,
+    PROMPT_BUDGET,
     RETRIEVAL,
     SEED_MAX,
     TEXT,
@@ -78,25 +81,25 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------- the client (every LLM command)
 
-CacheDir = Annotated[Optional[Path], option(LLM, "--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH)]
-Cache = Annotated[CacheMode, option(LLM, "--cache", help="rw | replay (never touches the network) | off | refresh.", metavar=choices_metavar(CacheMode))]
+CacheDir = Annotated[Optional[Path], option(LLM_CLIENT, "--cache-dir", help="Cache folder (default $RAGDIAG_CACHE_DIR or the user cache dir).", metavar=PATH)]
+Cache = Annotated[CacheMode, option(LLM_CLIENT, "--cache", help="rw | replay (never touches the network) | off | refresh.", metavar=choices_metavar(CacheMode))]
 BaseUrl = Annotated[Optional[str], option(LLM, "--base-url", help="OpenAI-compatible server URL (default $OPENAI_BASE_URL, else the provider's).", metavar=TEXT, envvar="RAGDIAG_BASE_URL", show_envvar=False)]
 Model = Annotated[str, option(LLM, "--model", help="Chat model name.", metavar=TEXT, envvar="RAGDIAG_MODEL", show_envvar=False)]
-RequestSeed = Annotated[int, option(LLM, "--seed", help="Seed sent with every request (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
-Workers = Annotated[int, option(LLM, "--workers", help="Concurrent requests.", min=1, max=256, metavar=INTEGER, envvar="RAGDIAG_WORKERS", show_envvar=False)]
-Temperature = Annotated[float, float_option(LLM, "--temperature", "Sampling temperature.", 0.0, 2.0)]
-MaxRetries = Annotated[int, option(LLM, "--max-retries", help="Retries per request on 429, 5xx and timeouts.", min=0, max=100, metavar=INTEGER)]
-Timeout = Annotated[float, float_option(LLM, "--timeout", "Seconds to wait for one reply before retrying.", 0.0, 86_400.0, lo_open=True)]
-Rpm = Annotated[Optional[int], option(LLM, "--rpm", help="Client-side limit: requests per minute.", min=1, max=10_000_000, metavar=INTEGER)]
-Tpm = Annotated[Optional[int], option(LLM, "--tpm", help="Client-side limit: tokens per minute (estimated as chars/4).", min=1, max=10**12, metavar=INTEGER)]
-Prices = Annotated[Optional[Path], option(LLM, "--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.", metavar=PATH, envvar="RAGDIAG_PRICES", show_envvar=False)]
-Batch = Annotated[Optional[BatchMode], option(LLM, "--batch", help="Send the cache misses as OpenAI Batch API files (custom_id = cache key): openai (Files + Batches API: upload, poll, collect into the cache) or vllm-file (write the file for `vllm run-batch`, then `ragdiag batch collect DIR --from OUTPUT`). A rerun resumes.", metavar=choices_metavar(BatchMode))]
-BatchDir = Annotated[Optional[Path], option(LLM, "--batch-dir", help="Folder of the batch files, their upload and batch ids (default CACHE_DIR/batches); a rerun resumes from it.", metavar=PATH)]
-BatchWait = Annotated[Optional[float], float_option(LLM, "--batch-wait", "Seconds to wait for openai batches before stopping with the command that resumes (default: until they end; 0: submit and stop).", 0.0, 30 * 86_400.0, optional=True)]
-BatchPoll = Annotated[float, float_option(LLM, "--batch-poll", "First wait between batch status checks, in seconds (then x1.5 each time, up to 60 s).", 0.0, 3600.0, lo_open=True)]
-BatchMaxRequests = Annotated[int, option(LLM, "--batch-max-requests", help="Requests per batch file (OpenAI's limit: 50,000); more are split into several files.", min=1, max=50_000, metavar=INTEGER)]
-BatchMaxBytes = Annotated[int, option(LLM, "--batch-max-bytes", help="Bytes per batch file (OpenAI's limit: 200 MB = 209715200); more are split into several files.", min=1, max=200 * 1024 * 1024, metavar=INTEGER)]
-MinCoverage = Annotated[float, float_option(LLM, "--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
+RequestSeed = Annotated[int, option(LLM_CLIENT, "--seed", help="Seed sent with every request (printed with the result).", min=0, max=SEED_MAX, metavar=INTEGER)]
+Workers = Annotated[int, option(LLM_CLIENT, "--workers", help="Concurrent requests.", min=1, max=256, metavar=INTEGER, envvar="RAGDIAG_WORKERS", show_envvar=False)]
+Temperature = Annotated[float, float_option(LLM_CLIENT, "--temperature", "Sampling temperature.", 0.0, 2.0)]
+MaxRetries = Annotated[int, option(LLM_CLIENT, "--max-retries", help="Retries per request on 429, 5xx and timeouts.", min=0, max=100, metavar=INTEGER)]
+Timeout = Annotated[float, float_option(LLM_CLIENT, "--timeout", "Seconds to wait for one reply before retrying.", 0.0, 86_400.0, lo_open=True)]
+Rpm = Annotated[Optional[int], option(LLM_CLIENT, "--rpm", help="Client-side limit: requests per minute.", min=1, max=10_000_000, metavar=INTEGER)]
+Tpm = Annotated[Optional[int], option(LLM_CLIENT, "--tpm", help="Client-side limit: tokens per minute (estimated as chars/4).", min=1, max=10**12, metavar=INTEGER)]
+Prices = Annotated[Optional[Path], option(LLM_CLIENT, "--prices", help="JSON price table {model: {input, output}} in USD per 1M tokens.", metavar=PATH, envvar="RAGDIAG_PRICES", show_envvar=False)]
+Batch = Annotated[Optional[BatchMode], option(BATCH, "--batch", help="Send the cache misses as OpenAI Batch API files (custom_id = cache key): openai (Files + Batches API: upload, poll, collect into the cache) or vllm-file (write the file for `vllm run-batch`, then `ragdiag batch collect DIR --from OUTPUT`). A rerun resumes.", metavar=choices_metavar(BatchMode))]
+BatchDir = Annotated[Optional[Path], option(BATCH, "--batch-dir", help="Folder of the batch files, their upload and batch ids (default CACHE_DIR/batches); a rerun resumes from it.", metavar=PATH)]
+BatchWait = Annotated[Optional[float], float_option(BATCH, "--batch-wait", "Seconds to wait for openai batches before stopping with the command that resumes (default: until they end; 0: submit and stop).", 0.0, 30 * 86_400.0, optional=True)]
+BatchPoll = Annotated[float, float_option(BATCH, "--batch-poll", "First wait between batch status checks, in seconds (then x1.5 each time, up to 60 s).", 0.0, 3600.0, lo_open=True)]
+BatchMaxRequests = Annotated[int, option(BATCH, "--batch-max-requests", help="Requests per batch file (OpenAI's limit: 50,000); more are split into several files.", min=1, max=50_000, metavar=INTEGER)]
+BatchMaxBytes = Annotated[int, option(BATCH, "--batch-max-bytes", help="Bytes per batch file (OpenAI's limit: 200 MB = 209715200); more are split into several files.", min=1, max=200 * 1024 * 1024, metavar=INTEGER)]
+MinCoverage = Annotated[float, float_option(LLM_CLIENT, "--min-coverage", "Exit 3 when fewer than this share of items succeed.", 0.0, 1.0)]
 # the same cache and server options where embeddings use them (index, retrieve, robustness, probes), and
 # the cache folder a cache or batch admin command works on
 EmbeddingCacheDir = Annotated[Optional[Path], retold(CacheDir, panel=RETRIEVAL)]
@@ -122,32 +125,32 @@ GradeLang = Annotated[PromptLang, retold(
     AnswerLang, "Language of the grading prompts: en, fr, or auto = each answers row's lang (written by generate), "
                 "else detected from the question; recorded per graded row as lang.")]
 MaxPromptTokens = Annotated[Optional[str], option(
-    LLM, "--max-prompt-tokens", metavar=TEXT,
+    PROMPT_BUDGET, "--max-prompt-tokens", metavar=TEXT,
     callback=checked_by("ragdiag.answers.plan", "parse_max_prompt_tokens"),
     help="Fit each generation prompt into N tokens (1 to 10000000) by cutting its references (--fit); auto = the "
          "model's context length read from the server's /models (else, for each item the server refuses, the context "
          "length its error states) minus 512 tokens for the answer. Default: no budget (a context error fails its item and names this option).")]
 Fit = Annotated[FitMode, option(
-    LLM, "--fit", metavar=choices_metavar(FitMode),
+    PROMPT_BUDGET, "--fit", metavar=choices_metavar(FitMode),
     help="With --max-prompt-tokens: truncate = every passage keeps the same share of its tokens; drop = leave out "
          "the lowest-ranked passages first. What was cut is recorded per row (cut).")]
 Tokenizer = Annotated[Optional[Path], option(
-    LLM, "--tokenizer", metavar=PATH,
+    PROMPT_BUDGET, "--tokenizer", metavar=PATH,
     help="The model's tokenizer.json (or its folder) to count prompt tokens; default: tiktoken for OpenAI model "
          "names when available, else the --chars-per-token estimate.")]
-MaxAnswerTokens = Annotated[int, int_option(LLM, "--max-answer-tokens", f"Output limit of each generation call, in tokens (sent as max_tokens, or "
+MaxAnswerTokens = Annotated[int, int_option(PROMPT_BUDGET, "--max-answer-tokens", f"Output limit of each generation call, in tokens (sent as max_tokens, or "
     f"max_completion_tokens on OpenAI's API); also the answer reserve of --max-prompt-tokens auto. An answer that hits "
     f"it is kept, marked and flagged as the degenerate kind truncated. Default {DEFAULT_MAX_ANSWER_TOKENS}.",
     1, 131072)]
-CharsPerToken = Annotated[float, float_option(LLM, "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
+CharsPerToken = Annotated[float, float_option(PROMPT_BUDGET, "--chars-per-token", "Token estimate when the model's tokenizer is unknown: characters per token.", 0.5, 20.0)]
 
 # ---------------------------------------------------------------- the engine (every embedding and LLM command)
 
-EngineOpt = Annotated[EngineKind, option(OPTIONS, "--engine", help="Where the embeddings and LLM calls the caches lack run: local (this process) or ray (a Ray cluster: an actor pool of --ray-workers; this process still writes the caches, so results and cache are the same). Needs the ray extra.", metavar=choices_metavar(EngineKind))]
-RayAddress = Annotated[str, option(OPTIONS, "--ray-address", help="With --engine ray: the cluster (host:port or ray://host:port); auto = $RAY_ADDRESS or a running cluster, else a local instance started for the run and stopped after it; local = always a new local instance.", metavar=TEXT)]
-RayWorkers = Annotated[int, option(OPTIONS, "--ray-workers", help="With --engine ray: workers (actors) in the pool; each holds one embedder or one LLM client.", min=1, max=1024, metavar=INTEGER)]
-GpusPerWorker = Annotated[float, float_option(OPTIONS, "--gpus-per-worker", "With --engine ray: GPUs each worker reserves (0 = CPU; fractions share a GPU).", 0.0, 64.0)]
-LlmBackendOpt = Annotated[LlmBackend, option(OPTIONS, "--llm-backend", help="With --engine ray: openai = ragdiag's client to --base-url on each worker (retries, rate limits, prices); vllm = the model runs in ray.data.llm's vLLM processor on GPU workers.", metavar=choices_metavar(LlmBackend))]
+EngineOpt = Annotated[EngineKind, option(ENGINE_PANEL, "--engine", help="Where the embeddings and LLM calls the caches lack run: local (this process) or ray (a Ray cluster: an actor pool of --ray-workers; this process still writes the caches, so results and cache are the same). Needs the ray extra.", metavar=choices_metavar(EngineKind))]
+RayAddress = Annotated[str, option(ENGINE_PANEL, "--ray-address", help="With --engine ray: the cluster (host:port or ray://host:port); auto = $RAY_ADDRESS or a running cluster, else a local instance started for the run and stopped after it; local = always a new local instance.", metavar=TEXT)]
+RayWorkers = Annotated[int, option(ENGINE_PANEL, "--ray-workers", help="With --engine ray: workers (actors) in the pool; each holds one embedder or one LLM client.", min=1, max=1024, metavar=INTEGER)]
+GpusPerWorker = Annotated[float, float_option(ENGINE_PANEL, "--gpus-per-worker", "With --engine ray: GPUs each worker reserves (0 = CPU; fractions share a GPU).", 0.0, 64.0)]
+LlmBackendOpt = Annotated[LlmBackend, option(ENGINE_PANEL, "--llm-backend", help="With --engine ray: openai = ragdiag's client to --base-url on each worker (retries, rate limits, prices); vllm = the model runs in ray.data.llm's vLLM processor on GPU workers.", metavar=choices_metavar(LlmBackend))]
 
 # ---------------------------------------------------------------- the groups: fields in --help order, and what they build
 
