@@ -106,3 +106,19 @@ def test_every_setting_names_an_environment_variable_its_shared_option_reads():
     # batch folder recorded: an environment value never overrides the run's own cache
     assert get_args(p.CacheDir)[1].envvar is None
     assert {BY_KEY["cache_dir"].env, BY_KEY["data_dir"].env} == {"RAGDIAG_CACHE_DIR", "RAGDIAG_DATA"}
+
+
+def test_the_hub_dataset_is_a_setting_that_config_show_lists_and_hf_reads(here, monkeypatch):
+    """RAGDIAG_HF_REPO (which dataset ``hf:`` names) is shown by config show and settable in the file."""
+    from ragdiag.data.loaders import HF_REPO_ENV
+
+    assert BY_KEY["hf_repo"].env == HF_REPO_ENV
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == (None, "default")
+    (here / "ragdiag.toml").write_text('hf_repo = "team/from-file"\n')
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == ("team/from-file", "file")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    done = CliRunner().invoke(app, ["generate", "--texts", "hf:", "--ranked", "hf:", "--out", "a.jsonl", "--base-url",
+                                    "http://127.0.0.1:9/v1", "--no-progress"])
+    assert done.exit_code == 2 and "from team/from-file" in done.stderr, done.output
+    monkeypatch.setenv(HF_REPO_ENV, "team/from-env")
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == ("team/from-env", "env")
