@@ -118,6 +118,8 @@ def test_config_show_prints_the_real_default_folders(here):
     assert shown["data_dir"]["value"] == str(Path(user_data_dir("ragdiag")) / "data")
     text = CliRunner().invoke(app, ["config", "show"]).stdout
     assert user_cache_dir("ragdiag") in " ".join(text.split())
+
+
 def _one_line(done, code: int = 2) -> str:
     assert done.exit_code == code, done.output
     assert "Traceback" not in done.output, done.output
@@ -199,3 +201,19 @@ def test_an_empty_environment_value_is_unset_for_show_and_for_commands(here, mon
     record = json.loads((here / "a.jsonl.manifest.json").read_text())["run_record"]["settings"]
     assert record["model"] == {"value": "from-file", "source": "file"}
     assert os.environ["RAGDIAG_MODEL"] == ""  # restored as it was
+
+
+def test_the_hub_dataset_is_a_setting_that_config_show_lists_and_hf_reads(here, monkeypatch):
+    """RAGDIAG_HF_REPO (which dataset ``hf:`` names) is shown by config show and settable in the file."""
+    from ragdiag.data.loaders import HF_REPO_ENV
+
+    assert BY_KEY["hf_repo"].env == HF_REPO_ENV
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == (None, "default")
+    (here / "ragdiag.toml").write_text('hf_repo = "team/from-file"\n')
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == ("team/from-file", "file")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    done = CliRunner().invoke(app, ["generate", "--texts", "hf:", "--ranked", "hf:", "--out", "a.jsonl", "--base-url",
+                                    "http://127.0.0.1:9/v1", "--no-progress"])
+    assert done.exit_code == 2 and "from team/from-file" in done.stderr, done.output
+    monkeypatch.setenv(HF_REPO_ENV, "team/from-env")
+    assert (_show()["hf_repo"]["value"], _show()["hf_repo"]["source"]) == ("team/from-env", "env")

@@ -1,9 +1,9 @@
 """``--help`` as click's plain help, in panels and wrapped at spaces only.
 
-- :class:`PanelCommand` lists a command's options under their panels (Input, Retrieval, LLM,
-  Statistics, Output, then Options: the engine and ``--help``), each option in the panel its
-  declaration names (``rich_help_panel``, set in :mod:`ragdiag.cli.options`), all panels aligned on
-  one column; arguments come first, as ``NAME TYPE`` (``DIR PATH``), and the usage line names them
+- :class:`PanelCommand` lists a command's options under their panels (:data:`PANELS`: Input,
+  Retrieval, LLM, Statistics, Output, then LLM client, Prompt budget, Batch, Engine and Options:
+  ``--help``), each option in the panel its declaration names (``rich_help_panel``, set in
+  :mod:`ragdiag.cli.options`), all panels aligned on one column, and keeps its options in that order; arguments come first, as ``NAME TYPE`` (``DIR PATH``), and the usage line names them
   ``DIR`` / ``[DIR]`` / ``DIR...``. Only click's public API is used: ``format_options``,
   ``collect_usage_pieces``, ``get_help_record`` and ``HelpFormatter.section``.
 - :class:`SpaceWrappingFormatter` is click's formatter, but an option name, a metavar, a path or a
@@ -21,6 +21,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ragdiag.cli.options import OPTIONS, PANELS
+from ragdiag.cli.options.group import collect, expand
 
 if TYPE_CHECKING:  # the typer the lock file pins (0.29) vendors click as typer._click
     from typer._click.core import Parameter
@@ -121,10 +122,32 @@ def argument_name(param: Parameter) -> str:
     return (shown if param.required else f"[{shown}]") + ("..." if param.nargs != 1 else "")
 
 
+def in_panel_order(params: Sequence[Parameter]) -> list[Parameter]:
+    """The arguments, then the options panel by panel (:data:`PANELS`' order), each in its declared
+    order: the order of ``--help``, kept in ``params`` so that the generated CLI reference reads alike."""
+    rank = {panel: i for i, panel in enumerate(PANELS)}
+
+    def place(param: Parameter) -> int:
+        if param.param_type_name == "argument":
+            return -1
+        return rank.get(getattr(param, "rich_help_panel", None) or OPTIONS, len(PANELS))
+
+    return sorted(params, key=place)
+
+
 class PanelCommand(TyperCommand):
-    """A command whose ``--help`` lists its options in panels (see the module)."""
+    """A command whose ``--help`` lists its options in panels (see the module); an option group
+    parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
 
     context_class = HelpContext
+
+    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
+        spliced, self.option_groups = expand(params)
+        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        collect(ctx.params, self.option_groups)
+        return super().invoke(ctx)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -167,7 +190,15 @@ class HelpGroup(TyperGroup):
 
 class PanelGroup(HelpGroup):
     """A command group that runs on its own too (``ragdiag testset`` and ``ragdiag testset certify``):
-    its options in panels as :class:`PanelCommand`'s, then its commands."""
+    its options in panels as :class:`PanelCommand`'s (option groups included), then its commands."""
+
+    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
+        spliced, self.option_groups = expand(params)
+        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        collect(ctx.params, self.option_groups)
+        return super().invoke(ctx)
 
     def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:
         PanelCommand.format_options(self, ctx, formatter)  # type: ignore[arg-type]

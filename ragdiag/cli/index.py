@@ -31,14 +31,10 @@ def build(
     chunk: o.Chunk = None,
     device: o.DeviceOpt = o.Device.cpu,
     batch_size: o.BatchSize = None,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Embed the corpus through the cache and save dense and BM25 indexes to --out-dir."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.index import IndexBuildRequest
         from ragdiag.commands.index import run as run_build
 

@@ -18,6 +18,7 @@ def label(
     out: Annotated[Path, o.retold(o.OutRequired, "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",
     pool_depth: Annotated[int, o.int_option(o.RETRIEVAL, "--pool-depth", "Top passages taken from each pool retriever.", 1, 10_000)] = 50,
+    client: o.ClientGroup = o.CLIENT,
     repeats: o.Repeats = o.DEFAULT_REPEATS,
     min_per_query: Annotated[Optional[int], o.option(o.LLM, "--min-per-query", help="Prune: keep whole grade buckets 5 → 1 until at least this many pairs per query. Range [1, 100000].", min=1, max=100_000, metavar=o.INTEGER)] = None,
     max_queries: Annotated[Optional[int], o.retold(o.MaxQueries, "Label only the first N queries of --queries (to try it on a few). Range [1, 10000000].")] = None,
@@ -28,46 +29,18 @@ def label(
     refine_max_rounds: Annotated[int, o.int_option(o.LLM, "--refine-max-rounds", "With --refine: at most this many listwise judgements per query.", 1, 100_000)] = 200,
     refine_seed: Annotated[int, o.option(o.LLM, "--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=o.SEED_MAX, metavar=o.INTEGER)] = 0,
     human: o.Human = None,
-    model: o.Model = o.DEFAULT_MODEL,
-    base_url: o.BaseUrl = None,
-    cache_dir: o.CacheDir = None,
-    cache: o.Cache = o.DEFAULT_CACHE_MODE,
-    workers: o.Workers = o.DEFAULT_WORKERS,
-    seed: o.RequestSeed = o.DEFAULT_SEED,
-    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
-    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
-    rpm: o.Rpm = None,
-    tpm: o.Tpm = None,
-    prices: o.Prices = None,
-    batch: o.Batch = None,
-    batch_dir: o.BatchDir = None,
-    batch_wait: o.BatchWait = None,
-    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
-    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
-    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
-    min_coverage: o.MinCoverage = o.DEFAULT_MIN_COVERAGE,
-    progress: o.Progress = True,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
-    config = o.client_config(
-        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
-        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
-        batch_max_bytes=batch_max_bytes)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    config = client.config()
+    with o.llm_run(client, engine):
         from ragdiag.commands.label import LabelOptions, LabelRequest, RefineParams, check_coverage, refined_output, run
 
         refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,
                                      max_rounds=refine_max_rounds, seed=refine_seed) if refine else None
         options = LabelOptions(corpus, queries, out, pool, pool_depth, repeats, min_per_query, human, refine_params,
                                max_queries)
-        result = run(LabelRequest(options, config, progress))
+        result = run(LabelRequest(options, config, client.progress))
         files = {"graded qrels": out, "manifest": result.manifest}
         if refine:
             files["refined orders"] = refined_output(out)
@@ -84,4 +57,4 @@ def label(
             typer.echo(f"judge vs human on {agreement.pairs} shared pairs: quadratic-weighted κ {show(agreement.kappa_quadratic)}, "
                        f"Krippendorff α (ordinal) {show(agreement.alpha_ordinal)}, mean |judge − human| {show(agreement.mean_abs_diff)}; "
                        f"confusion matrix in {result.manifest}")
-        check_coverage(result.summary, min_coverage, result.manifest)
+        check_coverage(result.summary, client.min_coverage, result.manifest)

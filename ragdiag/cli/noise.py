@@ -17,10 +17,7 @@ def noise(
     variants: o.Variants = 3,
     corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR folder or corpus.jsonl: retrieval impact.")] = None,
     k: o.K = o.DEFAULT_K,
-    fmt: o.TableFormatOpt = None,
-    out: o.TableJsonOut = None,
-    quiet: o.Quiet = False,
-    plot: o.Plot = None,
+    output: o.ProbeOutputGroup = o.PROBE_OUTPUT,
     cache_dir: o.EmbeddingCacheDir = None,
     cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
     rewrite: Annotated[bool, o.option(o.LLM, "--rewrite", help="Also rewrite queries with an LLM and report recovery.")] = False,
@@ -28,19 +25,15 @@ def noise(
     base_url: o.BaseUrl = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus and BEIR queries: graded qrels 1–5; per level the change in N-Recall4+@K, RA-nWG@K and recall@K of the noisy queries against the clean ones, with paired bootstrap intervals and the queries that lose the most.")] = None,
     bootstrap: o.Bootstrap = 1000,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.probe import NamesRealResult, NoiseRequest, run
         from ragdiag.report.probe_output import print_probe_output
 
-        fmt_value = fmt.value if fmt else None
-        result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, fmt_value, out, plot,
-                                  cache_dir, cache.value, rewrite, model, base_url, qrels, bootstrap))
+        result = run(NoiseRequest(lang, tuple(embedder), levels, queries, seed, variants, corpus, k, output.format,
+                                  output.out, output.plot, cache_dir, cache.value, rewrite, model, base_url, qrels,
+                                  bootstrap))
         assert not isinstance(result, NamesRealResult)  # a noise request gets a ProbeRun
-        print_probe_output(result, fmt_value, out is not None, quiet)
+        print_probe_output(result, output.format, output.out is not None, output.quiet)

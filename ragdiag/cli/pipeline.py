@@ -31,6 +31,7 @@ def pipeline(
     embedder: o.RankEmbedder = None,
     ks: o.Ks = o.DEFAULT_KS,
     dataset: o.DatasetOpt = o.Dataset.all,
+    client: o.ClientGroup = o.CLIENT,
     repeats: o.Repeats = o.DEFAULT_REPEATS,
     second_judge: o.SecondJudge = None,
     segments: o.Segments = o.Segmentation.ratio,
@@ -43,67 +44,30 @@ def pipeline(
     ideal_cap: IdealCapOpt = 10,
     max_queries: Annotated[Optional[int], o.given(o.MaxQueries, "--corpus")] = None,
     embed_base_url: EmbedBaseUrlOpt = None,
-    grade_mode: o.GradeModeOpt = o.GradeMode.digit,
-    top_logprobs: o.TopLogprobs = o.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: o.KeepDegenerate = False,
-    degenerate_patterns: o.DegeneratePatterns = None,
-    long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
+    grading: o.GradingGroup = o.GRADING,
     parquet: o.GradedParquet = False,
-    lang: o.AnswerLang = o.DEFAULT_LANG,
-    max_prompt_tokens: o.MaxPromptTokens = None,
-    fit: o.Fit = o.DEFAULT_FIT,
-    tokenizer: o.Tokenizer = None,
-    chars_per_token: o.CharsPerToken = o.DEFAULT_CHARS_PER_TOKEN,
-    max_answer_tokens: o.MaxAnswerTokens = o.DEFAULT_MAX_ANSWER_TOKENS,
+    answer: o.AnswerGroup = o.ANSWER,
     complete_cases: o.CompleteCases = False,
-    model: o.Model = o.DEFAULT_MODEL,
-    base_url: o.BaseUrl = None,
-    cache_dir: o.CacheDir = None,
-    cache: o.Cache = o.DEFAULT_CACHE_MODE,
-    workers: o.Workers = o.DEFAULT_WORKERS,
-    seed: o.RequestSeed = o.DEFAULT_SEED,
-    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
-    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
-    rpm: o.Rpm = None,
-    tpm: o.Tpm = None,
-    prices: o.Prices = None,
-    batch: o.Batch = None,
-    batch_dir: o.BatchDir = None,
-    batch_wait: o.BatchWait = None,
-    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
-    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
-    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
-    min_coverage: o.MinCoverage = o.DEFAULT_MIN_COVERAGE,
-    progress: o.Progress = True,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
-    config = o.client_config(
-        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
-        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
-        batch_max_bytes=batch_max_bytes)
-    answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
-    grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    config = client.config()
+    settings = answer.settings()
+    grading_options = grading.options()
+    with o.llm_run(client, engine):
         from ragdiag.commands import pipeline as command
 
         request = command.PipelineRequest(
             out_dir=out_dir, config=config, ks=tuple(sorted(parse_ks(ks, "--ks"))), texts=texts, ranked=ranked,
             embedder=embedder, dataset=dataset.value, repeats=repeats, second_judge=second_judge, segments=segments.value,
             min_samples=min_samples, corpus=corpus, queries=queries, qrels=qrels, retrievers=tuple(retriever or ()),
-            depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url, grading=grading,
-            parquet=parquet, answer=answer, complete_cases=complete_cases, progress=progress)
+            depth=depth, ideal_cap=ideal_cap, max_queries=max_queries, embed_base_url=embed_base_url, grading=grading_options,
+            parquet=parquet, answer=settings, complete_cases=complete_cases, progress=client.progress)
         result = command.run(request)
         pipe = result.pipeline if isinstance(result, command.CorpusRunResult) else result
         try:  # the gate is checked before anything is printed: a verdict never shows as if it held
-            command.check_coverage(pipe.graded.summary, min_coverage, pipe.graded.manifest_path)
+            command.check_coverage(pipe.graded.summary, client.min_coverage, pipe.graded.manifest_path)
             failure = None
         except command.CoverageError as err:
             failure = err

@@ -23,10 +23,7 @@ def names(
     seed: o.Seed = o.DEFAULT_SEED,
     ablations: Annotated[str, o.text_option(o.INPUT, "--ablations", "all or a comma list of ablation names.")] = "all",
     epsilon: o.Epsilon = 0.01,
-    fmt: o.TableFormatOpt = None,
-    out: o.TableJsonOut = None,
-    quiet: o.Quiet = False,
-    plot: o.Plot = None,
+    output: o.ProbeOutputGroup = o.PROBE_OUTPUT,
     cache_dir: o.EmbeddingCacheDir = None,
     cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
     queries: Annotated[Optional[Path], o.retold(o.Queries, "Your own queries (BEIR queries.jsonl): detect the names in them, ablate them (--ablations mask, gibberish, replace) and measure the retrieval change against --qrels on --corpus.")] = None,
@@ -35,23 +32,19 @@ def names(
     k: Annotated[int, o.retold(o.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.")] = 10,
     names: Annotated[Optional[Path], o.path_option(o.INPUT, "--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,
     bootstrap: o.Bootstrap = 1000,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
         from ragdiag.report.probe_output import print_names_real, print_probe_output
 
-        fmt_value = fmt.value if fmt else None
-        result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, fmt_value, out, plot,
-                                  cache_dir, cache.value, queries, corpus, qrels, k, names, bootstrap))
+        result = run(NamesRequest(lang, tuple(embedder), n_queries, runs, seed, ablations, epsilon, output.format,
+                                  output.out, output.plot, cache_dir, cache.value, queries, corpus, qrels, k, names,
+                                  bootstrap))
         if isinstance(result, NamesRealResult):
-            print_names_real(result, fmt_value, quiet)
+            print_names_real(result, output.format, output.quiet)
         else:
-            print_probe_output(result, fmt_value, out is not None, quiet)
+            print_probe_output(result, output.format, output.out is not None, output.quiet)

@@ -45,14 +45,10 @@ def robustness(
     lid_k: Annotated[int, o.option(o.STATISTICS, "--lid-k", help="Nearest neighbours of the LID estimate (with --hardness).", min=2, max=1000, metavar=o.INTEGER)] = 20,
     adaptive: Annotated[Optional[str], o.option(o.RETRIEVAL, "--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=o.TEXT)] = None,
     bootstrap: o.Bootstrap = 1000,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with engine.settings().activate():
         from ragdiag.commands.robustness import RobustnessRequest
         from ragdiag.commands.robustness import run as run_robustness
         from ragdiag.io.lists import parse_deltas

@@ -38,6 +38,7 @@ def sweep(
     qrels: SweepQrels = None,
     embedder: Embedder = "local",
     k: SweepK = 10,
+    client: o.ClientGroup = o.CLIENT,
     controls: Controls = "exact,gold,empty",
     delta: Deltas = DEFAULT_DELTAS,
     bootstrap: o.Bootstrap = 1000,
@@ -51,53 +52,16 @@ def sweep(
     embed_base_url: o.EmbedBaseUrl = None,
     answers: SweepAnswers = None,
     accuracy_threshold: AccuracyThreshold = 4.0,
-    grade_mode: o.GradeModeOpt = o.GradeMode.digit,
-    top_logprobs: o.TopLogprobs = o.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: o.KeepDegenerate = False,
-    degenerate_patterns: o.DegeneratePatterns = None,
-    long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
-    lang: o.AnswerLang = o.DEFAULT_LANG,
-    max_prompt_tokens: o.MaxPromptTokens = None,
-    fit: o.Fit = o.DEFAULT_FIT,
-    tokenizer: o.Tokenizer = None,
-    chars_per_token: o.CharsPerToken = o.DEFAULT_CHARS_PER_TOKEN,
-    max_answer_tokens: o.MaxAnswerTokens = o.DEFAULT_MAX_ANSWER_TOKENS,
+    grading: o.GradingGroup = o.GRADING,
+    answer: o.AnswerGroup = o.ANSWER,
     parquet: PerQueryParquet = False,
-    model: o.Model = o.DEFAULT_MODEL,
-    base_url: o.BaseUrl = None,
-    cache_dir: o.CacheDir = None,
-    cache: o.Cache = o.DEFAULT_CACHE_MODE,
-    workers: o.Workers = o.DEFAULT_WORKERS,
-    seed: o.RequestSeed = o.DEFAULT_SEED,
-    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
-    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
-    rpm: o.Rpm = None,
-    tpm: o.Tpm = None,
-    prices: o.Prices = None,
-    batch: o.Batch = None,
-    batch_dir: o.BatchDir = None,
-    batch_wait: o.BatchWait = None,
-    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
-    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
-    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
-    min_coverage: o.MinCoverage = o.DEFAULT_MIN_COVERAGE,
-    progress: o.Progress = True,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
-    config = o.client_config(
-        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
-        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
-        batch_max_bytes=batch_max_bytes)
-    answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
-    grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    config = client.config()
+    settings = answer.settings()
+    grading_options = grading.options()
+    with o.llm_run(client, engine):
         from rich.console import Console
 
         from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage
@@ -111,11 +75,11 @@ def sweep(
                                deltas=parse_deltas(delta), bootstrap=bootstrap, seed=config.seed, ideal_cap=ideal_cap,
                                max_drop=max_drop, max_calls=max_calls, max_queries=max_queries,
                                latency_queries=latency_queries, repeats=qps_repeats, embed_base_url=embed_base_url,
-                               grading=grading, answer=answer, answers=answers, accuracy_threshold=accuracy_threshold,
-                               llm=config, out_dir=out_dir, plot=plot, progress=progress, parquet=parquet)
+                               grading=grading_options, answer=settings, answers=answers, accuracy_threshold=accuracy_threshold,
+                               llm=config, out_dir=out_dir, plot=plot, progress=client.progress, parquet=parquet)
         done = run_sweep(request)
         console = Console()
         print_sweep(done.result, console)
         print_relative_accuracy(done.result, console)
         render_summary("ragdiag sweep", done.summary, done.paths)
-        check_coverage(done.summary, min_coverage, done.paths["answers"])
+        check_coverage(done.summary, client.min_coverage, done.paths["answers"])

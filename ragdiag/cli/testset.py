@@ -49,6 +49,7 @@ def certify(
 @app.callback(invoke_without_command=True)
 def testset(
     ctx: typer.Context,
+    client: o.ClientGroup = o.CLIENT,
     corpus: Annotated[Optional[Path], o.retold(o.Corpus, "The corpus to write questions from: BEIR corpus.jsonl (_id, title, text) or its folder.")] = None,
     out_dir: Annotated[Optional[Path], o.retold(o.OutDir, "Folder for the test collection: corpus.jsonl, queries.jsonl, qrels/test.tsv, answers.jsonl, candidates.jsonl, manifest.json.")] = None,
     n: Annotated[int, o.int_option(o.INPUT, "--n", "Passages sampled, one question each (the filters keep fewer).", 1, 1_000_000)] = 200,
@@ -68,49 +69,25 @@ def testset(
     label_pool: Annotated[Optional[int], o.option(o.LLM, "--label-pool", help="Grade the top K of each --pool retriever for every kept question with label's judge (graded 1–5 qrels).", min=1, max=1000, metavar=o.INTEGER)] = None,
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "With --label-pool: pool retrievers, comma-separated: dense:EMBEDDER, bm25[:SPEC] (as label --pool).")] = "dense:local,bm25",
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "Hard cap on new LLM calls: each phase (questions, judgements, pool grades) counts its uncached calls before sending any and stops with exit 2 when they would pass the cap; the rerun resumes from the cache.")] = None,
-    model: Annotated[Optional[str], o.retold(o.Model)] = None,
-    base_url: o.BaseUrl = None,
-    cache_dir: o.CacheDir = None,
-    cache: o.Cache = o.DEFAULT_CACHE_MODE,
-    workers: o.Workers = o.DEFAULT_WORKERS,
-    seed: Annotated[int, o.retold(o.RequestSeed, "Seed of the passage sample, also sent with every request (printed with the result).")] = o.DEFAULT_SEED,
-    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
-    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
-    rpm: o.Rpm = None,
-    tpm: o.Tpm = None,
-    prices: o.Prices = None,
-    batch: o.Batch = None,
-    batch_dir: o.BatchDir = None,
-    batch_wait: o.BatchWait = None,
-    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
-    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
-    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
-    progress: o.Progress = True,
 ) -> None:
     """Write a test collection from a corpus: per sampled passage one LLM reply with a query and its
     reference answer, filtered (consistency, answerable, dedupe, copy, language), as a BEIR folder with
     answers.jsonl and a manifest. The cost is printed before any call; --max-calls is a hard cap."""
     if ctx.invoked_subcommand is not None:
         return
-    missing = [flag for flag, value in (("--corpus", corpus), ("--out-dir", out_dir), ("--model", model)) if value is None]
+    missing = [flag for flag, value in (("--corpus", corpus), ("--out-dir", out_dir)) if value is None]
     if missing:
         from ragdiag.errors import RagdiagError
 
         raise RagdiagError(f"testset needs {', '.join(missing)} (or run 'ragdiag testset certify'); see ragdiag testset --help")
-    assert corpus is not None and out_dir is not None and model is not None
-    config = o.client_config(
-        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
-        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
-        batch_max_bytes=batch_max_bytes)
-    with o.llm_run(config, o.engine_settings(o.EngineKind.local, o.DEFAULT_RAY_ADDRESS, o.DEFAULT_RAY_WORKERS, 0.0,
-                                             o.LlmBackend.openai)):
+    assert corpus is not None and out_dir is not None
+    config = client.config()
+    with o.llm_run(client, o.ENGINE):
         from ragdiag.commands.testset import BuildOptions, TestsetRequest, testset_run
         from ragdiag.report.testset_report import manifest_text
 
         options = BuildOptions(consistency_k=consistency_k, consistency_index=consistency_index, copy_n=copy_n, copy_max=copy_max,
                                dedupe_threshold=dedupe_threshold, label_pool=label_pool, pool=pool, max_calls=max_calls)
         manifest = testset_run(TestsetRequest(corpus, out_dir, config, n, per_doc, min_words, max_words, lang.value, kinds,
-                                              examples, filters, options, seed, progress, dedupe_embedder))
+                                              examples, filters, options, client.seed, client.progress, dedupe_embedder))
         typer.echo(manifest_text(manifest))

@@ -45,6 +45,7 @@ def triage(
     fail_below: FailBelow = 3.0,
     all_queries: AllQueries = False,
     max_queries: o.MaxQueries = None,
+    client: o.ClientGroup = o.CLIENT,
     max_calls: o.MaxCalls = None,
     interventions: Interventions = "oracle,inject,position,drop-distractors,k-sweep,closed-book",
     exhaustive: Exhaustive = False,
@@ -52,53 +53,16 @@ def triage(
     ideal_cap: o.IdealCap = 10,
     bootstrap: o.Bootstrap = 1000,
     embed_base_url: o.EmbedBaseUrl = None,
-    grade_mode: o.GradeModeOpt = o.GradeMode.digit,
-    top_logprobs: o.TopLogprobs = o.DEFAULT_TOP_LOGPROBS,
-    keep_degenerate: o.KeepDegenerate = False,
-    degenerate_patterns: o.DegeneratePatterns = None,
-    long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
-    lang: o.AnswerLang = o.DEFAULT_LANG,
-    max_prompt_tokens: o.MaxPromptTokens = None,
-    fit: o.Fit = o.DEFAULT_FIT,
-    tokenizer: o.Tokenizer = None,
-    chars_per_token: o.CharsPerToken = o.DEFAULT_CHARS_PER_TOKEN,
-    max_answer_tokens: o.MaxAnswerTokens = o.DEFAULT_MAX_ANSWER_TOKENS,
-    model: o.Model = o.DEFAULT_MODEL,
-    base_url: o.BaseUrl = None,
-    cache_dir: o.CacheDir = None,
-    cache: o.Cache = o.DEFAULT_CACHE_MODE,
-    workers: o.Workers = o.DEFAULT_WORKERS,
-    seed: o.RequestSeed = o.DEFAULT_SEED,
-    temperature: o.Temperature = o.DEFAULT_TEMPERATURE,
-    max_retries: o.MaxRetries = o.DEFAULT_MAX_RETRIES,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT,
-    rpm: o.Rpm = None,
-    tpm: o.Tpm = None,
-    prices: o.Prices = None,
-    batch: o.Batch = None,
-    batch_dir: o.BatchDir = None,
-    batch_wait: o.BatchWait = None,
-    batch_poll: o.BatchPoll = o.DEFAULT_BATCH_POLL,
-    batch_max_requests: o.BatchMaxRequests = o.DEFAULT_BATCH_MAX_REQUESTS,
-    batch_max_bytes: o.BatchMaxBytes = o.DEFAULT_BATCH_MAX_BYTES,
-    min_coverage: o.MinCoverage = o.DEFAULT_MIN_COVERAGE,
-    progress: o.Progress = True,
-    engine: o.EngineOpt = o.EngineKind.local,
-    ray_address: o.RayAddress = o.DEFAULT_RAY_ADDRESS,
-    ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
-    gpus_per_worker: o.GpusPerWorker = 0.0,
-    llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    grading: o.GradingGroup = o.GRADING,
+    answer: o.AnswerGroup = o.ANSWER,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
-    config = o.client_config(
-        model=model, base_url=base_url, cache_dir=cache_dir, cache=cache, workers=workers, seed=seed,
-        temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
-        batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
-        batch_max_bytes=batch_max_bytes)
-    answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
-    grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    config = client.config()
+    settings = answer.settings()
+    grading_options = grading.options()
+    with o.llm_run(client, engine):
         from ragdiag.commands.triage import TriageRequest, parse_ids, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError
@@ -111,12 +75,12 @@ def triage(
         request = TriageRequest(
             k=k, fail_below=fail_below, all_queries=all_queries, interventions=names, exhaustive=exhaustive,
             ks=sweep_ks(k, tuple(parse_ks(k_sweep, "--k-sweep")) if k_sweep else None), ideal_cap=ideal_cap,
-            max_calls=max_calls, grading=grading, answer=answer, corpus=corpus, queries=queries, qrels=qrels,
+            max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, queries=queries, qrels=qrels,
             retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, depth=depth,
             max_queries=max_queries, bootstrap=bootstrap, embed_base_url=embed_base_url, llm=config, out_dir=out_dir,
-            progress=progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare)
+            progress=client.progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare)
         done = run_triage(request)
         print_triage(done.result, typer.echo)
         for name, path in done.paths.items():
             typer.echo(f"{name}: {path}")
-        del min_coverage  # every triaged query is reported, graded or not: no coverage threshold applies
+        # client.min_coverage is not applied: every triaged query is reported, graded or not

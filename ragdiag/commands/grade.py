@@ -3,7 +3,7 @@
 :func:`run` checks the options, the paths, the judges and the reference gate before any call, reads
 and checks the whole answers file, judges (:func:`ragdiag.answers.runs.grade`), then writes the graded
 JSON or Parquet and its manifest through :mod:`ragdiag.io.writer`, the manifest stamped with the run
-record. ``pipeline`` calls :func:`write_graded` with the answers it holds in memory.
+record (the writing helpers it shares with ``pipeline``: :mod:`ragdiag.commands.answer_files`).
 """
 
 from __future__ import annotations
@@ -12,30 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdiag.answers.generation import Row
 from ragdiag.answers.judging import GRADE_MODES, GradingOptions
-from ragdiag.answers.runs import Graded
-from ragdiag.commands.llm_files import open_record, write_run_manifest
+from ragdiag.commands.answer_files import GradeResult, grade_record, write_graded
 from ragdiag.errors import RagdiagError
-from ragdiag.io.run_record import RunRecord
 from ragdiag.llm.client import ClientConfig
 from ragdiag.llm.language import LANG_CHOICES
-from ragdiag.pipeline.run_meta import LLMRunResult, check_coverage
-from ragdiag.results.llm_run import RunDetails, RunManifest, RunMeta, RunSummary
+from ragdiag.pipeline.run_meta import check_coverage
+from ragdiag.results.llm_run import RunManifest, RunMeta, RunSummary
 
 __all__ = ["ClientConfig", "GradeRequest", "GradeResult", "GradingOptions", "RunManifest", "RunMeta", "RunSummary",
            "check_coverage", "run"]
-
-
-@dataclass
-class GradeResult(LLMRunResult):
-    """Graded rows written to the output (the manifest: meta, summary, failures, unparsed)."""
-
-    graded: list[Row] = field(default_factory=list)
-
-    @property
-    def unparsed(self) -> list[dict[str, Any]]:
-        return self.manifest.unparsed or []
 
 
 @dataclass
@@ -63,29 +49,6 @@ def check_grading(repeats: int, grading: GradingOptions, lang: str) -> None:
         raise RagdiagError(f"--top-logprobs must be between 1 and 20, got {grading.top_logprobs}")
     if lang not in LANG_CHOICES:
         raise RagdiagError(f"--lang must be one of {', '.join(LANG_CHOICES)}, got '{lang}'")
-
-
-def grade_record(config: ClientConfig, prompts: dict[str, str], judges: list[str], gate_source: str,
-                 inputs: list[Any], held: list[Any] | None = None) -> RunRecord:
-    """The run record of a grade run: the answers file, the judges, the grading prompts and the gate's patterns."""
-    record = open_record("grade", config, inputs, prompts, judges, held=held or ())
-    record.prompts[gate_source.split("@")[0]] = gate_source
-    return record
-
-
-def write_graded(out: Path, manifest: Path, graded: Graded, record: RunRecord, inputs: list[Any]) -> GradeResult:
-    """The graded table (JSON list, or Parquet for ``*.parquet``) and its manifest stamped with ``record``."""
-    from ragdiag.data.graded_parquet import graded_arrow_table, is_parquet
-    from ragdiag.io.writer import write_json, write_parquet
-
-    if is_parquet(out):
-        write_parquet(out, graded_arrow_table(graded.graded), inputs=inputs)
-    else:
-        write_json(out, graded.graded, inputs=inputs)
-    document = write_run_manifest(manifest, record, inputs, RunManifest(
-        meta=graded.meta, run=RunDetails.from_json(dict(graded.details)), summary=graded.summary, failures=graded.failures,
-        unparsed=graded.unparsed))
-    return GradeResult(document, manifest, graded=graded.graded)
 
 
 def run(request: GradeRequest) -> GradeResult:

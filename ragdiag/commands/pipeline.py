@@ -54,7 +54,7 @@ def check_corpus_flags(corpus: Path | None, retriever: list[str] | tuple[str, ..
 def run(request: PipelineRequest) -> PipelineResult | CorpusRunResult:
     """Check everything, then run the texts/ranked path or the corpus path."""
     from ragdiag.answers.judging import judge_models
-    from ragdiag.commands.generate import check_ranking_source
+    from ragdiag.commands.answer_files import check_ranking_source
     from ragdiag.io.paths import check_paths
 
     check_corpus_flags(request.corpus, request.retrievers, request.texts, request.ranked, request.embedder)

@@ -98,8 +98,7 @@ def run_stages(request: PipelineRequest, held: HeldSamples | None,
     """Check outputs and segments, then generate, grade and correlate; write and stamp each stage's files."""
     from ragdiag.answers.answers_file import AnswersFile
     from ragdiag.answers.runs import generate, grade, grade_prompt_versions
-    from ragdiag.commands.generate import load_samples, rank_with, write_answers
-    from ragdiag.commands.grade import grade_record, write_graded
+    from ragdiag.commands.answer_files import grade_record, load_samples, rank_with, write_answers, write_graded
     from ragdiag.commands.llm_files import local, manifest_path, open_record, stderr_notice
     from ragdiag.data.graded_parquet import check_graded_output, is_parquet
     from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts

@@ -1,5 +1,5 @@
-"""Settings users repeat (model, base URL, cache and data folders, workers, prices, embedder), from a
-file and the environment.
+"""Settings users repeat (model, base URL, cache and data folders, workers, prices, embedder, the hub
+dataset), from a file and the environment.
 
 Precedence, highest first: the command's flag > ``RAGDIAG_<NAME>`` in the environment > the settings
 file > the option's default. The file is ``--config PATH``, else ``ragdiag.toml`` in the working
@@ -45,6 +45,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("workers", "RAGDIAG_WORKERS", "--workers", int, "concurrent LLM requests", (1, 256)),
     Setting("prices", "RAGDIAG_PRICES", "--prices", str, "JSON price table {model: {input, output}}, USD per 1M tokens"),
     Setting("embedder", "RAGDIAG_EMBEDDER", "--embedder", str, "local, st:NAME, openai:MODEL or voyage:MODEL"),
+    Setting("hf_repo", "RAGDIAG_HF_REPO", "hf:OWNER/NAME", str,
+            "Hugging Face dataset read by hf: (--texts, --ranked) and correlate --dataset "
+            "(default primer-ai/retrieval-response)"),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 _FROM_FILE: set[str] = set()  # the environment variables :func:`applied` set from the file

@@ -32,6 +32,7 @@ DISTINCT = {
     "--plot": "sweep: a --plot/--no-plot switch",
     "--pool-depth": "PROC's candidate pool (evaluate) / depth per pool retriever (label): other ranges",
     "--runs": "noise: a count of runs / testset certify: run files (paths)",
+    "--max-queries": "triage and others: queries to take from the input / compare --sequential: where the replay stops",
     "--pool": "label: the pool it judges / testset: the pool graded with --label-pool only (its help says so)",
     "--queries": "noise: 'bundled' or a file (TEXT)",
 }

@@ -21,14 +21,20 @@ import typer
 INTEGER, FLOAT, TEXT, PATH = "INTEGER", "FLOAT", "TEXT", "PATH"
 SEED_MAX = 2**32 - 1
 
-Panel = Literal["Input", "Retrieval", "LLM", "Statistics", "Output", "Options"]
+Panel = Literal["Input", "Retrieval", "LLM", "Statistics", "Output", "LLM client", "Prompt budget", "Batch", "Engine",
+                "Options"]
 INPUT: Panel = "Input"
 RETRIEVAL: Panel = "Retrieval"
-LLM: Panel = "LLM"
+LLM: Panel = "LLM"  # what to ask and of whom: --model, --base-url first, then the command's own choices
 STATISTICS: Panel = "Statistics"
 OUTPUT: Panel = "Output"
-OPTIONS: Panel = "Options"  # how the command runs (the engine) and --help
-PANELS: tuple[Panel, ...] = (INPUT, RETRIEVAL, LLM, STATISTICS, OUTPUT, OPTIONS)
+LLM_CLIENT: Panel = "LLM client"  # how the calls are made: cache, workers, seed, retries, rate limits, prices
+PROMPT_BUDGET: Panel = "Prompt budget"  # --max-prompt-tokens, --fit, --tokenizer, --chars-per-token, --max-answer-tokens
+BATCH: Panel = "Batch"  # --batch and its files
+ENGINE_PANEL: Panel = "Engine"  # where the embeddings and LLM calls run
+OPTIONS: Panel = "Options"  # --help
+# what a user sets first leads: inputs, --k, --model and --base-url; the rest comes after Output
+PANELS: tuple[Panel, ...] = (INPUT, RETRIEVAL, LLM, STATISTICS, OUTPUT, LLM_CLIENT, PROMPT_BUDGET, BATCH, ENGINE_PANEL, OPTIONS)
 
 
 def option(panel: Panel, *decls: str, **extra: Any) -> Any:

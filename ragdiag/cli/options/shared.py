@@ -7,6 +7,7 @@ same on every typer version.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -35,6 +36,7 @@ from ragdiag.cli.options.declare import (
     option,
     retold,
 )
+from ragdiag.cli.options.group import OptionGroup
 from ragdiag.io.lists import list_callback, parse_deltas, parse_ks
 from ragdiag.measures import registry as measure_registry
 
@@ -137,3 +139,21 @@ CompleteCases = Annotated[bool, option(
     STATISTICS, "--complete-cases",
     help="Correlate only the queries graded at every K (missing answers are likelier at large K); the verdict says "
          "which rows it used.")]
+
+
+@dataclass(frozen=True)
+class ProbeOutputGroup(OptionGroup):
+    """What the probes (names, noise) print and write: a table or JSON, ``--out``, ``--quiet``, ``--plot``."""
+
+    fmt: TableFormatOpt = None
+    out: TableJsonOut = None
+    quiet: Quiet = False
+    plot: Plot = None
+
+    @property
+    def format(self) -> str | None:
+        """``--format``'s value (None: a table, or the suffix of ``--out``)."""
+        return self.fmt.value if self.fmt else None
+
+
+PROBE_OUTPUT = ProbeOutputGroup()
