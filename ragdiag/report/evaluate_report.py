@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ragdiag.errors import DataError
 from ragdiag.extras import require
-from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
+from ragdiag.measures.registry import EVALUATE, is_standard, label
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 from ragdiag.results.evaluate import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 
@@ -60,7 +60,7 @@ def header_lines(result: EvaluateResult) -> list[str]:
         f"bootstrap: {p.bootstrap} replicates over queries, seed {p.seed}, 95% intervals in brackets; n = queries where defined",
     ]
     std = meta.conventions["standard_metrics"]
-    if any(m in p.metrics for m in STANDARD_METRICS):
+    if any(is_standard(m) for m in p.metrics):
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
     if "qrels" in meta.conventions:
         lines.append(meta.conventions["qrels"])
@@ -135,7 +135,7 @@ def render_table(result: EvaluateResult, console: Console) -> None:
         for line in lines:
             console.print("  " + line, highlight=False, markup=False)
     if result.comparisons:
-        lower = " and ".join(label(m) for m in LOWER_IS_BETTER)
+        lower = " and ".join(m.label for m in EVALUATE.measures if m.lower_is_better)
         comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries "
                            f"where b is better / worse; lower is better for {lower})")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
