@@ -4,7 +4,7 @@
 style); :mod:`ragdiag.measures.registry` — the sets each option offers, their parsers, help, legends
 and labels; the implementations each entry names, which every command calls: :mod:`ragdiag.measures.dcg`
 (the one nDCG), :mod:`ragdiag.measures.sample` (correlate's per-sample measures),
-:mod:`ragdiag.measures.graded` and :mod:`ragdiag.measures.standard` (evaluate's graded and standard
+:mod:`ragdiag.metrics.graded_measures` and :mod:`ragdiag.measures.standard` (evaluate's graded and standard
 metrics, called on a run by :mod:`ragdiag.measures.scoring`). Importing this package imports no numpy.
 """
 

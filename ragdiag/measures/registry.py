@@ -102,7 +102,7 @@ class MeasureSet:
 
 
 _SAMPLE = "ragdiag.measures.sample"
-_GRADED = "ragdiag.measures.graded"
+_GRADED = "ragdiag.metrics.graded_measures"
 _STANDARD = "ragdiag.measures.standard"
 _N_K_NP, _N_K_S, _N_K, _N_NP = ("n", "k", "np_"), ("n", "k", "s"), ("n", "k"), ("n", "np_")
 _RECALL, _PRECISION = ("recall", "recall@K"), ("precision", "precision@K")

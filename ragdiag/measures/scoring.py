@@ -4,7 +4,7 @@ A :class:`JudgedRun` is what an evaluate measure's implementation receives: the 
 the pool's grade counts (:mod:`ragdiag.metrics.graded_utility`'s layout), its ranked ids and the qrels
 (the trec_eval measures and nDCG), and the per-query columns of the trec_eval measures the requested
 measures ``read`` — computed by one pytrec_eval evaluator per qrels, in one call per run
-(:class:`ragdiag.measures.standard.TrecEval`). :class:`MeasureScorer` builds both once and returns
+(:class:`ragdiag.measures.trec_eval.TrecEval`). :class:`MeasureScorer` builds both once and returns
 ``(name, k) → values`` for every requested measure and cut-off.
 """
 
@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ragdiag.measures.core import Measure
 from ragdiag.measures.registry import EVALUATE
-from ragdiag.metrics.graded_utility import RarityWeights
+from ragdiag.measures.trec_eval import TrecEval
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[Any]
@@ -38,7 +38,7 @@ class MeasureSettings(Protocol):
     def harm_max(self) -> int: ...
 
     @property
-    def weights(self) -> RarityWeights: ...
+    def weights(self) -> Any: ...  # ragdiag.metrics.graded_utility.RarityWeights
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,6 @@ class MeasureScorer:
         reads = tuple(dict.fromkeys(spec for m in self.measures for spec in m.reads))
         self.trec: Any = None
         if reads:
-            from ragdiag.measures.standard import TrecEval
-
             if qrels is None:
                 raise ValueError(f"{', '.join(m.name for m in self.measures if m.reads)}: trec_eval measures need the qrels")
             self.trec = TrecEval(qrels, self.query_ids, reads, self.ks, settings.gold)

@@ -15,16 +15,17 @@ trec_eval's doc-id tie-break.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ragdiag.extras import require
 from ragdiag.measures import dcg
 from ragdiag.measures.scoring import JudgedRun, MeasureScorer, MeasureSettings, measures_named, per_k
-from ragdiag.metrics.graded_utility import RarityWeights
+from ragdiag.measures.trec_eval import rank_scores, shifted_qrels
+
+__all__ = ["gain_mapping", "ndcg_values", "rank_scores", "shifted_qrels", "standard_values"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -37,16 +38,6 @@ def gain_mapping(gold: int) -> dict[str, str]:
         "ties": "run list order; ir_measures gets score = depth - rank, so score ties keep the run's order",
         "no_relevant": f"recall, mrr, map, precision score 0 on a query with no grade >= {gold} passage (trec_eval convention)",
     }
-
-
-def shifted_qrels(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
-    """Qrels with each grade g replaced by the gain g − 1."""
-    return {q: {d: int(g) - 1 for d, g in docs.items()} for q, docs in qrels.items()}
-
-
-def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
-    """query → {doc: depth − rank}: strictly decreasing scores that reproduce the list order."""
-    return {q: dict(zip(ids, map(float, range(len(ids), 0, -1)))) for q, ids in ranking.items()}
 
 
 def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
@@ -72,30 +63,6 @@ def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
         values = dcg.ndcg(gains, np.full(len(query_ids), k), ideal_columns[:, k - 1])
         out[row] = np.where(judged, values, np.nan)
     return out
-
-
-class TrecEval:
-    """The trec_eval measures of one qrels, for any number of runs: one pytrec_eval evaluator (the code
-    ir_measures dispatches Recall, AP and P to), built once at ``relevance_level = gold − 1`` for every
-    measure the requested ones read (``"recall.{ks}"`` → ``recall.5,10``) and called once per run."""
-
-    def __init__(self, qrels: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], reads: Sequence[str],
-                 ks: Sequence[int], gold: int) -> None:
-        pytrec_eval = require("pytrec_eval")  # the eval extra (pytrec-eval-terrier, ir_measures' trec_eval engine)
-
-        self.query_ids = list(query_ids)
-        cutoffs = ",".join(str(k) for k in sorted(set(ks)))
-        measures = {spec.format(ks=cutoffs) for spec in reads}
-        judged = shifted_qrels({q: qrels[q] for q in query_ids})
-        self.evaluator: Any = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
-
-    def columns(self, ranking: Mapping[str, Sequence[str]]) -> dict[str, FloatArray]:
-        """trec_eval's name (``recall_10``, ``recip_rank``) → per-query values aligned with the query ids
-        (NaN where trec_eval gave none: a query with an empty ranking)."""
-        per_query = self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
-        rows = [per_query.get(q) for q in self.query_ids]
-        names = next((list(row) for row in rows if row is not None), [])
-        return {name: np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64) for name in names}
 
 
 def _scored_when_unranked(run: JudgedRun, table: FloatArray) -> FloatArray:
@@ -146,7 +113,7 @@ class _Gold:
     gold: int
     pool_depth: int = 0
     harm_max: int = 0
-    weights: RarityWeights = field(default_factory=RarityWeights)
+    weights: Any = None
 
 
 def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
