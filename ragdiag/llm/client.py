@@ -172,7 +172,7 @@ class ChatResult:
 @dataclass
 class LLMClient:
     """Cached chat completions over a backend; one instance is shared by all worker threads of a run.
-    ``backend``: what sends (default: :func:`default_backend` for the settings)."""
+    ``backend``: what sends (default: a :func:`ragdiag.llm.backends.use_backend` plug, else :meth:`default_backend`)."""
 
     config: ClientConfig
     stats: CallStats = field(default_factory=CallStats)
