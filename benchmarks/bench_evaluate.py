@@ -76,8 +76,8 @@ def stage_times(qrels: Path, runs: list[Path]) -> dict[str, float]:
     """One in-process pass timing each stage of ``ragdiag evaluate`` (all 13 metrics), in seconds."""
     from ragdiag.evaluate.evaluation import EvaluateParams, evaluate
     from ragdiag.evaluate.inputs import align_run, load_graded_qrels
-    from ragdiag.measures.registry import STANDARD_METRICS
-    from ragdiag.measures.standard import StandardScorer
+    from ragdiag.measures.registry import EVALUATE, STANDARD_METRICS
+    from ragdiag.measures.scoring import MeasureScorer
 
     p = EvaluateParams(ks=(10, 20, 30), pool_depth=DEPTH, bootstrap=REPLICATES, seed=0)
     t0 = time.perf_counter()
@@ -85,9 +85,9 @@ def stage_times(qrels: Path, runs: list[Path]) -> dict[str, float]:
     t1 = time.perf_counter()
     aligned = [align_run(r, graded_qrels, [f"run{i}" for i in range(n)]) for n, r in enumerate(runs)]
     t2 = time.perf_counter()
-    scorer = StandardScorer(graded_qrels.grades, graded_qrels.query_ids, STANDARD_METRICS, p.ks, p.gold)
+    scorer = MeasureScorer(EVALUATE.select(STANDARD_METRICS), graded_qrels.query_ids, p.ks, p, graded_qrels.grades)
     for run in aligned:
-        scorer.values(run.ids)
+        scorer.values(scorer.run(ids=run.ids))
     t3 = time.perf_counter()
     evaluate(graded_qrels, aligned, p)
     t4 = time.perf_counter()

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.measures.registry import COMPARE_DEFAULT, LOWER_IS_BETTER, parse_metrics_at
+from ragdiag.measures.registry import COMPARE_DEFAULT, EVALUATE, parse_metrics_at
 
 MIN_QUERIES = 5
 DEFAULT_RUN_METRICS = ",".join(map(str, COMPARE_DEFAULT))  # ndcg@10,ra_nwg@10,recall@20
@@ -58,7 +58,7 @@ class Paired:
 
 def lower_is_better(metric: str) -> bool:
     """A registry metric (``harm@10``) where lower is better; any other name: higher is better."""
-    return metric.partition("@")[0] in LOWER_IS_BETTER
+    return EVALUATE.lower_is_better(metric)
 
 
 def parse_run_metrics(text: str) -> list[tuple[str, int]]:

@@ -20,8 +20,9 @@ import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate import bootstrap
-from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
-from ragdiag.measures.registry import DYNAMIC_K
+from ragdiag.evaluate.evaluation import EvaluateParams
+from ragdiag.measures.registry import DYNAMIC_K, EVALUATE
+from ragdiag.measures.scoring import MeasureScorer
 from ragdiag.results.dynamic_k import DynamicKParams, DynamicKResult, PolicyRow, SignalInfo
 from ragdiag.results.evaluate import Estimate
 
@@ -64,8 +65,9 @@ def escalated(signal: np.ndarray, theta: float, escalate_when: str) -> np.ndarra
 
 
 def _per_query(ranked: np.ndarray, counts: np.ndarray, pool_depth: int, ks: tuple[int, ...]) -> dict[str, np.ndarray]:
-    p = EvaluateParams(ks=ks, pool_depth=pool_depth)
-    return {f"{m}@{k}": graded_values(ranked, counts, m, k, p) for m in METRICS for k in ks}
+    """``metric@k`` → per-query values, from the registry's implementations at this pool depth."""
+    scorer = MeasureScorer(EVALUATE.select(METRICS), (), ks, EvaluateParams(ks=ks, pool_depth=pool_depth))
+    return {f"{m}@{k}": values for (m, k), values in scorer.values(scorer.run(ranked, counts)).items()}
 
 
 def _entry(s: bootstrap.Summary) -> Estimate:

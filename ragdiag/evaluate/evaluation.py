@@ -30,8 +30,9 @@ from ragdiag.evaluate.inputs import (
 )
 from ragdiag.evaluate.label_heterogeneity import label_heterogeneity
 from ragdiag.io.progress import progress_reporter
-from ragdiag.measures.registry import GRADED_METRICS, LOWER_IS_BETTER, METRIC_NAMES, STANDARD_METRICS
-from ragdiag.measures.standard import StandardScorer, gain_mapping
+from ragdiag.measures.registry import EVALUATE, METRIC_NAMES
+from ragdiag.measures.scoring import MeasureScorer
+from ragdiag.measures.standard import gain_mapping
 from ragdiag.metrics import graded_utility as gu
 from ragdiag.results.evaluate import (
     Attribution,
@@ -73,49 +74,22 @@ class EvaluateParams:
     seed: int = 0
 
 
-def graded_values(ranked: np.ndarray, counts: np.ndarray, metric: str, k: int, p: EvaluateParams) -> np.ndarray:
-    """Per-query values of one graded utility metric at cut-off ``k``."""
-    w = p.weights
-    if metric == "ra_nwg":
-        return gu.ra_nwg(ranked, counts, k, w)
-    if metric == "proc":
-        return gu.proc(ranked, counts, k, p.pool_depth, w)
-    if metric == "pct_proc":
-        return gu.pct_proc(ranked, counts, k, p.pool_depth, w)
-    if metric == "nrecall4":
-        return gu.n_recall(ranked, counts, k, 4)
-    if metric == "nrecall5":
-        return gu.n_recall(ranked, counts, k, 5)
-    if metric == "hit":
-        return gu.hit(ranked, k, p.gold)
-    if metric == "harm":
-        return gu.harm(ranked, k, p.harm_max)
-    if metric == "unjudged":
-        return gu.unjudged(ranked, k)
-    raise ValueError(f"unknown graded metric {metric!r}")
+def measure_scorer(qrels: GradedQrels, p: EvaluateParams) -> MeasureScorer:
+    """The registry's implementations of the requested metrics, plus PROC and %PROC for the decision (the
+    measures on the grade matrix first, then the standard ones): built once (the trec_eval evaluator with
+    it) and shared by every run."""
+    chosen = [m for m in p.metrics if EVALUATE[m].kind != "standard"]
+    chosen += [needed for needed in ("proc", "pct_proc") if needed not in chosen]
+    chosen += [m for m in p.metrics if EVALUATE[m].kind == "standard"]
+    return MeasureScorer(EVALUATE.select(chosen), qrels.query_ids, p.ks, p, qrels.grades)
 
 
 def run_values(run: AlignedRun, qrels: GradedQrels, counts: np.ndarray, p: EvaluateParams,
-               scorer: StandardScorer | None = None) -> dict[tuple[str, int], np.ndarray]:
+               scorer: MeasureScorer | None = None) -> dict[tuple[str, int], np.ndarray]:
     """(metric, k) → per-query values for every requested metric, plus PROC and %PROC for the decision."""
-    graded = [m for m in p.metrics if m in GRADED_METRICS]
-    for needed in ("proc", "pct_proc"):
-        if needed not in graded:
-            graded.append(needed)
-    values = {(m, k): graded_values(run.ranked, counts, m, k, p) for m in graded for k in p.ks}
     if scorer is None:
-        scorer = standard_scorer(qrels, p)
-    std = scorer.values(run.ids)
-    empty = np.array([len(run.ids[q]) == 0 for q in qrels.query_ids])
-    for key, arr in std.items():  # pytrec_eval omits a query with an empty ranking: it scores 0
-        values[key] = np.where(empty & np.isnan(arr), 0.0, arr)
-    return values
-
-
-def standard_scorer(qrels: GradedQrels, p: EvaluateParams) -> StandardScorer:
-    """The pytrec_eval evaluator of the requested standard metrics, built once and shared by every run."""
-    standard = [m for m in p.metrics if m in STANDARD_METRICS]
-    return StandardScorer(qrels.grades, qrels.query_ids, standard, p.ks, p.gold)
+        scorer = measure_scorer(qrels, p)
+    return scorer.values(scorer.run(run.ranked, counts, run.ids))
 
 
 def verdict(proc_mean: float | None, pct_proc_mean: float | None) -> str | None:
@@ -168,7 +142,7 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
     """The result (``params``, ``runs``, ``comparisons``; the caller adds ``meta``) and the per-query rows."""
     counts = qrels.pool_counts()
     query_ids = qrels.query_ids
-    scorer = standard_scorer(qrels, p)
+    scorer = measure_scorer(qrels, p)
     per_run = {run.name: run_values(run, qrels, counts, p, scorer) for run in runs}
     cols = _Columns()
     for run in runs:
@@ -216,7 +190,7 @@ def evaluate(qrels: GradedQrels, runs: Sequence[AlignedRun], p: EvaluateParams,
             for k in p.ks:
                 diff = summary[("diff", a, b, m, k)]
                 higher, lower, n_both = bootstrap.paired_shares(per_run[a][(m, k)], per_run[b][(m, k)])
-                improved, worsened = (lower, higher) if m in LOWER_IS_BETTER else (higher, lower)
+                improved, worsened = (lower, higher) if EVALUATE.lower_is_better(m) else (higher, lower)
                 comparisons.append(Comparison(a, b, m, k, diff.value, list(diff.ci) if diff.ci else None, improved, worsened,
                                               n_both))
 
@@ -245,6 +219,10 @@ def _per_query_rows(runs: Sequence[AlignedRun], per_run: dict, stages: dict, que
     return rows
 
 
+def _lower_is_better() -> list[str]:
+    return [m.name for m in EVALUATE.measures if m.lower_is_better]
+
+
 def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
     """The notes printed with every result: weights' origin, label mappings, bootstrap, direction."""
     notes = {
@@ -255,7 +233,7 @@ def conventions(p: EvaluateParams, qrels: GradedQrels) -> dict[str, Any]:
         "bootstrap": f"{p.bootstrap} replicates over queries, seed {p.seed}, 95% percentile intervals; "
                      "comparisons share the draws (paired)",
         "comparison": "diff = b - a (macro mean over queries where both are defined); improved = share of those "
-                      f"queries where b is better than a (higher, or lower for {' and '.join(LOWER_IS_BETTER)}), worsened = "
+                      f"queries where b is better than a (higher, or lower for {' and '.join(_lower_is_better())}), worsened = "
                       "share where b is worse",
         "attribution": f"per query, in this order: ok = answer grade >= {p.gold}; retrieval miss = no passage of "
                        f"grade >= {p.gold} in the top {p.pool_depth}; ordering miss = one there but none in the "

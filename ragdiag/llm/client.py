@@ -1,4 +1,8 @@
-"""OpenAI-compatible chat client behind the call cache, with retries, rate limits and stats.
+"""OpenAI-compatible chat client: the call cache, with stats and prices, over a backend that sends.
+
+:class:`LLMClient` is the cached layer; what sends a request it cannot answer from the cache is its
+backend (:mod:`ragdiag.llm.backends`: ``send(request, key) → Reply``): the openai SDK, batch files
+(``--batch``), Ray workers (``--engine ray``) or a test double.
 
 Works with any server speaking the chat-completions API (OpenAI, vLLM, Ollama, llama.cpp):
 ``base_url`` from the flag or ``$OPENAI_BASE_URL``, key from ``$OPENAI_API_KEY`` (needed only when
@@ -31,47 +35,40 @@ from typing import Any
 from ragdiag.config import resolve_cache_dir
 from ragdiag.engine.settings import active as active_engine
 from ragdiag.errors import RagdiagError
-from ragdiag.io.provenance import note_reply, origin_of
+from ragdiag.io.provenance import note_reply
+from ragdiag.llm.backends import (
+    KEY_ENV,
+    OPENAI_URL,
+    Backend,
+    BatchBackend,
+    OpenAIBackend,
+    RayBackend,
+    plugged,
+    reply_text,
+)
 from ragdiag.llm.batch_config import (
     MAX_BYTES,
     MAX_REQUESTS,
     batch_runner,
     check_batch_settings,
 )
-from ragdiag.llm.concurrency import InFlightLimit, read_slots
-from ragdiag.llm.context_errors import context_exceeded
+from ragdiag.llm.concurrency import InFlightLimit
 from ragdiag.llm.logprobs import logprob_params, pack_reply
-from ragdiag.llm.output_limit import hit_limit, limit_param, mark_truncated
+from ragdiag.llm.output_limit import limit_param
 from ragdiag.llm.prices import call_costs, load_prices
 from ragdiag.llm.ratelimit import RateLimiter
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache, request_key
-from ragdiag.remote.endpoint import check_endpoint
-from ragdiag.remote.retry import BadReply, CallFailed, RetryPolicy, call_with_retries
+from ragdiag.remote.retry import CallFailed, RetryPolicy
 from ragdiag.remote.store import CACHE_MODES
-from ragdiag.remote.transport import check_timeout, openai_client, reply_json
+from ragdiag.remote.transport import check_timeout
 from ragdiag.remote.urls import cache_url, check_base_url, redact_url
 from ragdiag.results.llm_run import CallStats
 
-__all__ = ["CACHE_MODES", "DEFAULT_MODEL", "CallFailed", "CallStats", "ChatResult", "ClientConfig", "LLMClient"]
+__all__ = ["CACHE_MODES", "DEFAULT_MODEL", "KEY_ENV", "OPENAI_URL", "CallFailed", "CallStats", "ChatResult", "ClientConfig",
+           "LLMClient"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
 LEASE_POLL_S = 0.05  # how often a process waiting for another's reply looks at the cache
-OPENAI_URL = "https://api.openai.com/v1"
-KEY_ENV = "OPENAI_API_KEY"
-
-
-def reply_text(body: dict[str, Any]) -> str:
-    """The text of a chat completion's JSON; :class:`BadReply` when the 200 carries no usable text."""
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise BadReply("the reply has no choices")
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        raise BadReply("the reply's message content is null" if content is None else "the reply's content is not text")
-    if not content.strip():
-        raise BadReply("the reply's message content is empty")
-    return content
 
 
 MAX_REPLY_CHARS = 100_000  # a judge grade or an answer is far shorter; a 10 MB reply is kept as its head
@@ -98,12 +95,6 @@ def stored_reply(body: dict[str, Any], request: dict[str, Any]) -> str:
     if isinstance(params, dict) and params.get("logprobs"):
         return pack_reply(body, f"the batch reply (model {request.get('model')})")
     return cap_reply(reply_text(body))[0]
-
-
-def _tokens(body: dict[str, Any], name: str) -> int:
-    usage = body.get("usage")
-    value = usage.get(name) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclass
@@ -180,11 +171,13 @@ class ChatResult:
 
 @dataclass
 class LLMClient:
-    """Cached chat completions; one instance is shared by all worker threads of a run."""
+    """Cached chat completions over a backend; one instance is shared by all worker threads of a run.
+    ``backend``: what sends (default: a :func:`ragdiag.llm.backends.use_backend` plug, else :meth:`default_backend`)."""
 
     config: ClientConfig
     stats: CallStats = field(default_factory=CallStats)
     sleep: Callable[[float], None] = time.sleep
+    backend: Backend | None = None
 
     def __post_init__(self) -> None:
         cfg = self.config
@@ -196,15 +189,36 @@ class LLMClient:
         self._inflight: dict[str, Future] = {}
         self._sent: set[str] = set()
         self._batched: set[str] = set()
-        self._sdk = None
-        self._unusable: RagdiagError | None = None
         self._owner = uuid.uuid4().hex  # this client's name on the leases it takes
-        self.batch = None if cfg.batch is None else batch_runner(cfg, self._locked_client, self.sleep, stored_reply)
-        self.provider, self.ray = cfg.provider, None  # self.ray: the Ray side under --engine ray
+        self.provider = cfg.provider
+        if self.backend is None:
+            self.backend = plugged(cfg) or self.default_backend()
+        self.batch = self.backend.runner if isinstance(self.backend, BatchBackend) else None
+        self.ray = self.backend.calls if isinstance(self.backend, RayBackend) else None
+
+    def default_backend(self) -> Backend:
+        """The backend the settings ask for: batch files (``--batch``), Ray workers (``--engine ray``; the
+        cache-key provider becomes vLLM's with ``--llm-backend vllm``), else the openai SDK."""
+        cfg = self.config
         if active_engine().is_ray:
             from ragdiag.llm.ray_calls import attach
 
-            self.ray, self.provider = attach(cfg, active_engine())
+            calls, self.provider = attach(cfg, active_engine())  # refuses --batch and --cache off
+            return RayBackend(calls)
+        sdk = OpenAIBackend(cfg, self.in_flight, self.limiter, self.sleep, self._count_retry)
+        if cfg.batch is not None:
+            return BatchBackend(batch_runner(cfg, sdk.sdk, self.sleep, stored_reply))
+        return sdk
+
+    def _sender(self) -> Backend:
+        """The backend (set by ``__post_init__``)."""
+        if self.backend is None:
+            raise RuntimeError("LLMClient: no backend")
+        return self.backend
+
+    def _count_retry(self) -> None:
+        with self._lock:
+            self.stats.retries += 1
 
     def request(self, messages: list[dict[str, str]], prompt: str, model: str | None = None,
                 json_reply: bool = False, repeat: int | None = None, top_logprobs: int | None = None,
@@ -253,15 +267,15 @@ class LLMClient:
                 f"--cache replay: no cached reply for request {key[:16]} (prompt {request['prompt']}, "
                 f"model {request['model']}, provider {redact_url(request['provider'])}{', ' + label if label else ''})"
             )
-        if self.ray is not None:
-            failure = self.ray.take_failure(key)
-            if failure is not None:  # its Ray worker's call failed for good: the item fails, as locally
-                raise failure
-        deferrer = self.batch if self.batch is not None else self.ray
-        if deferrer is not None:
-            with self._lock:
-                self.stats.requests -= 1  # counted when the item runs again, after the batch
-            deferrer.defer(key, request)  # raises Deferred
+        if self._sender().defers:  # batch files, Ray workers: the item waits for the flush
+            from ragdiag.llm.batch import Deferred
+
+            try:
+                self._sender().send(request, key)
+            except Deferred:
+                with self._lock:
+                    self.stats.requests -= 1  # counted when the item runs again, after the flush
+                raise
         with self._lock:
             future = self._inflight.get(key)
             owner = future is None
@@ -311,18 +325,15 @@ class LLMClient:
                     self._sent.add(key)
                 return ChatResult(hit["reply"], key, True, hit["prompt_tokens"], hit["completion_tokens"])
 
-    def _locked_client(self):
-        with self._lock:
-            return self._client()
-
     def flush_batch(self, progress: bool = True) -> None:
-        """Send the deferred requests as a batch, wait, and put the replies into the cache (``--batch``)."""
-        if self.ray is not None:
-            self.ray.flush_into(self, progress)
-            return
-        if self.batch is None:  # only --batch and --engine ray defer a request (Deferred)
+        """Send the deferred requests (``--batch``, ``--engine ray``), wait, and put the replies into the cache."""
+        flush = getattr(self._sender(), "flush_into", None)
+        if flush is None:  # only a deferring backend holds requests (Deferred)
             raise RuntimeError("flush_batch: this client deferred nothing (neither --batch nor --engine ray)")
-        got = self.batch.flush(self.cache, self.prices)
+        flush(self, progress)
+
+    def count_batch(self, got: Any) -> None:
+        """Count a flushed batch's replies (:meth:`ragdiag.llm.batch.BatchRunner.flush`'s tally)."""
         cost = got.cost_batch
         with self._lock:
             self._batched.update(got.keys)
@@ -333,71 +344,22 @@ class LLMClient:
             self.stats.cost = None if cost is None or self.stats.cost is None else self.stats.cost + cost
             self.stats.add_costs(got.cost_sync, got.cost_batch)
 
-    def _client(self):
-        """The SDK client, built once; the first time, the key is checked and the endpoint is tried."""
-        if self._unusable is not None:  # other workers stop on the same error without asking again
-            raise self._unusable
-        if self._sdk is None:
-            key = os.environ.get(KEY_ENV)
-            try:
-                if not key:
-                    raise RagdiagError(
-                        f"{KEY_ENV} is not set and the cache cannot answer every request "
-                        "(set the key, any value for a local server, or run with a filled cache)"
-                    )
-                sdk = openai_client(key, self.config.base_url, self.config.timeout)  # a missing openai is named first
-                check_endpoint(self.config.base_url or OPENAI_URL, key, KEY_ENV, self.config.timeout)
-                if self.config.base_url is not None:  # a local server may publish its slot count
-                    self.in_flight.use_server_slots(read_slots(self.config.base_url, key, self.config.timeout))
-            except RagdiagError as err:
-                self._unusable = err
-                raise
-            self._sdk = sdk
-        return self._sdk
-
     def _send(self, request: dict[str, Any], key: str) -> ChatResult:
-        with self._lock:
-            sdk = self._client()
-        estimate = sum(len(m["content"]) for m in request["messages"]) // 4
-        kwargs = {"model": request["model"], "messages": request["messages"], **request["params"]}
-
-        def attempt() -> tuple[str, dict[str, Any]]:
-            self.limiter.acquire(estimate)
-            try:
-                with self.in_flight.place():
-                    raw = sdk.chat.completions.with_raw_response.create(**kwargs)
-            except Exception as err:
-                exceeded = context_exceeded(err)  # a 400 saying the context is exceeded: one line, not retried
-                if exceeded is not None:
-                    raise exceeded from None
-                raise
-            body = reply_json(raw.http_response)
-            if kwargs.get("logprobs"):
-                return pack_reply(body, f"the server {self.config.shown_base_url or OPENAI_URL} (model "
-                                        f"{request['model']})"), body
-            text = reply_text(body)
-            return (mark_truncated(text, request["params"]) if hit_limit(body) else text), body
-
-        def on_retry(err: BaseException, wait: float) -> None:
-            self.in_flight.after_error(err)  # a timeout: fewer requests in flight before this one is retried
-            with self._lock:
-                self.stats.retries += 1
-
+        """``request`` through the backend; the reply capped, counted, priced and cached."""
         try:
-            text, body = call_with_retries(attempt, self.config.policy, sleep=self.sleep, on_retry=on_retry)
+            reply = self._sender().send(request, key)
         except CallFailed:
             with self._lock:
                 self.stats.failures += 1
             raise
-        p_tok, c_tok = _tokens(body, "prompt_tokens"), _tokens(body, "completion_tokens")
-        text, capped = cap_reply(text)
+        p_tok, c_tok = reply.prompt_tokens, reply.completion_tokens
+        text, capped = cap_reply(reply.text)
         with self._lock:
             self.stats.capped_replies += capped
-            self.stats.truncated += hit_limit(body) and not kwargs.get("logprobs")
-        origin = origin_of(body)  # ragdiag's test servers mark their replies
-        note_reply(origin)
+            self.stats.truncated += reply.truncated
+        note_reply(reply.origin)  # ragdiag's test servers mark their replies
         if self.cache is not None:
-            self.cache.put(key, request, text, p_tok, c_tok, origin)
+            self.cache.put(key, request, text, p_tok, c_tok, reply.origin)
         cost, batch_cost = call_costs(self.prices, request["model"], p_tok, c_tok)
         with self._lock:
             self.stats.add_costs(cost, batch_cost)
@@ -406,10 +368,9 @@ class LLMClient:
             self.stats.prompt_tokens += p_tok
             self.stats.completion_tokens += c_tok
             self.stats.cost = None if cost is None or self.stats.cost is None else self.stats.cost + cost
-        return ChatResult(text, key, False, p_tok, c_tok, origin or "")
+        return ChatResult(text, key, False, p_tok, c_tok, reply.origin)
 
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
-        if self._sdk is not None:
-            self._sdk.close()
+        self._sender().close()

@@ -2,9 +2,10 @@
 
 :mod:`ragdiag.measures.core` — a measure family with typed parameters, bound as ``ndcg@10`` (ir_measures'
 style); :mod:`ragdiag.measures.registry` — the sets each option offers, their parsers, help, legends
-and labels; the implementations: :mod:`ragdiag.measures.dcg` (the one nDCG),
-:mod:`ragdiag.measures.sample` (correlate's per-sample measures), :mod:`ragdiag.measures.standard`
-(evaluate's standard metrics). Importing this package imports no numpy.
+and labels; the implementations each entry names, which every command calls: :mod:`ragdiag.measures.dcg`
+(the one nDCG), :mod:`ragdiag.measures.sample` (correlate's per-sample measures),
+:mod:`ragdiag.metrics.graded_measures` and :mod:`ragdiag.measures.standard` (evaluate's graded and standard
+metrics, called on a run by :mod:`ragdiag.measures.scoring`). Importing this package imports no numpy.
 """
 
 from ragdiag.measures.core import HIGHER, LOWER, BoundMeasure, Direction, Measure, Param, parse_bound

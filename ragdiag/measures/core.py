@@ -5,6 +5,17 @@ direction, one-line description, typed parameters and the function computing it.
 its parameters gives a :class:`BoundMeasure` — ``nDCG@10`` is ``nDCG @ 10``, ``F(alpha=0.5)`` is
 ``F(alpha=0.5)`` — whose ``str`` is the spelling :func:`parse_bound` reads back.
 
+The implementation is what computes the measure: every command asks :meth:`Measure.compute` for it.
+Its calling convention is the set's (ir_measures' providers, one per kind of input):
+
+- correlate (:data:`ragdiag.measures.registry.CORRELATE`): ``f(*columns, a)`` on the per-row columns the
+  measure ``reads`` (float64 arrays of ``n``, ``k``, ``np_``, ``s``, ``ndcg``; see
+  :mod:`ragdiag.metrics.measure_tables`), ``a`` the α grid as a column (only for a measure over α);
+  one value per row (per α and row);
+- evaluate (:data:`ragdiag.measures.registry.EVALUATE`): ``f(run, ks, settings)`` on a
+  :class:`ragdiag.measures.scoring.JudgedRun` → per-query values, shape (len(ks), queries); a measure
+  that ``reads`` trec_eval measures (``"recall.{ks}"``) finds their per-query columns in ``run.trec_eval``.
+
 Import-light (no numpy): ``ragdiag --help`` imports it; an implementation is imported when called.
 """
 
@@ -14,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import import_module
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 from ragdiag.errors import RagdiagError
 
@@ -53,19 +64,41 @@ PERCENTILE = Param("q", int, "", "the percentile of the per-query recalls")
 
 
 @dataclass(frozen=True)
+class Reading:
+    """What a measure is in plain words, and what to raise to raise it (correlate's guide): at α ≤ 0.05, in
+    between (or without α), at α ≥ 0.95; each a (meaning, lever) pair."""
+
+    low: tuple[str, str]
+    middle: tuple[str, str]
+    high: tuple[str, str]
+
+    @classmethod
+    def always(cls, meaning: str, lever: str) -> Reading:
+        return cls((meaning, lever), (meaning, lever), (meaning, lever))
+
+    def at(self, alpha: float | None) -> tuple[str, str]:
+        if alpha is not None and alpha <= 0.05:
+            return self.low
+        return self.high if alpha is not None and alpha >= 0.95 else self.middle
+
+
+@dataclass(frozen=True)
 class Measure:
-    """One measure family. ``implementation`` is ``"module:function"``, imported by :meth:`compute`."""
+    """One measure family. ``implementation`` is ``"module:function"`` (imported by :meth:`compute`) or the
+    function itself; ``reads`` names its inputs (correlate: the row columns; evaluate: trec_eval measures)."""
 
     name: str
     label: str
     direction: Direction
     description: str
     params: tuple[Param, ...]
-    implementation: str
+    implementation: str | Callable[..., Any]
     legend: str = ""  # the line under a verdict (correlate)
     choice_note: str = ""  # said beside the name in the option's help
     kind: str = ""  # evaluate: "graded" (graded_utility) or "standard" (trec_eval / measures.dcg)
     long_label: str = ""  # a plot's axis label when it says more than ``label``
+    reads: tuple[str, ...] = ()  # correlate: the row columns, in the implementation's argument order
+    reading: Reading | None = None  # correlate's guide: the measure in plain words at the best α
 
     @property
     def lower_is_better(self) -> bool:
@@ -88,10 +121,12 @@ class Measure:
     def plot_label(self) -> str:
         return self.long_label or self.label
 
-    def compute(self) -> Callable[..., object]:
+    def compute(self) -> Callable[..., Any]:
         """The function computing this measure (imported now: implementations need numpy)."""
+        if callable(self.implementation):
+            return self.implementation
         module, _, function = self.implementation.partition(":")
-        found: Callable[..., object] = getattr(import_module(module), function)
+        found: Callable[..., Any] = getattr(import_module(module), function)
         return found
 
     def relabelled(self, label: str, long_label: str = "") -> Measure:

@@ -9,7 +9,8 @@
 - :data:`MATCHED_RECALL` — the ranking metrics at matched recall of ``robustness --match-recall``.
 
 The option parsers, ``--help`` choices, legend lines under a verdict and report labels derive from
-here. Import-light (no numpy): ``ragdiag --help`` imports it.
+here, and every command computes a measure by calling the implementation its entry names (the
+calling conventions: :mod:`ragdiag.measures.core`). Import-light (no numpy): ``ragdiag --help`` imports it.
 """
 
 from __future__ import annotations
@@ -32,18 +33,36 @@ from ragdiag.measures.core import (
     BoundMeasure,
     Measure,
     Param,
+    Reading,
     parse_bound,
 )
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class MeasureSet:
-    """The measures one option offers (``--measures``, ``--metrics``), in their help order."""
+    """The measures one option offers (``--measures``, ``--metrics``), in their help order; the commands
+    read it when they run, so a measure :meth:`register`-ed later is offered and computed like the others."""
 
     name: str
     option: str
     what: str  # "measure" or "metric", as the option's error message says
     measures: tuple[Measure, ...]
+
+    def register(self, measure: Measure) -> Measure:
+        """Add ``measure`` (its name not yet taken) after the others; returns it."""
+        if measure.name in self.by_name:
+            raise RagdiagError(f"{self.option or self.name}: a {self.what} named '{measure.name}' is already registered")
+        self.measures = (*self.measures, measure)
+        return measure
+
+    def unregister(self, name: str) -> None:
+        """Remove the measure called ``name`` (a test undoing its :meth:`register`)."""
+        self.measures = tuple(m for m in self.measures if m.name != name)
+
+    def lower_is_better(self, name: str) -> bool:
+        """Whether ``name`` (or ``name@K``) is a registered measure where lower is better."""
+        found = self.by_name.get(name.partition("@")[0])
+        return found is not None and found.lower_is_better
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -83,8 +102,15 @@ class MeasureSet:
 
 
 _SAMPLE = "ragdiag.measures.sample"
-_GRADED = "ragdiag.metrics.graded_utility"
+_GRADED = "ragdiag.metrics.graded_measures"
 _STANDARD = "ragdiag.measures.standard"
+_N_K_NP, _N_K_S, _N_K, _N_NP = ("n", "k", "np_"), ("n", "k", "s"), ("n", "k"), ("n", "np_")
+_RECALL, _PRECISION = ("recall", "recall@K"), ("precision", "precision@K")
+_MIX = ("a precision–recall mix", "recall@K and precision@K together")
+_T_READING = Reading(  # T′ is T without the 1/K: the same reading at both ends
+    ("the count of relevant passages in the top K", "the number of relevant passages in the top K"),
+    ("relevant minus irrelevant passages", "the number of relevant passages in the top K (and cutting irrelevant ones)"),
+    ("a penalty on irrelevant passages", "precision@K (fewer irrelevant passages in the top K)"))
 
 # --- correlate: per-sample measures of (n, K, Np, S, inK) ------------------------------------------------
 LEGEND_SYMBOLS = ("n = relevant passages in the top K, K = passages given to the generator, "
@@ -92,23 +118,27 @@ LEGEND_SYMBOLS = ("n = relevant passages in the top K, K = passages given to the
 
 CORRELATE = MeasureSet("correlate", "--measures", "measure", (
     Measure("F", "F(α)", HIGHER, "F(α) = n/(α·K + (1−α)·Np), α = 0 recall, α = 1 precision", (CUTOFF, ALPHA),
-            f"{_SAMPLE}:f_measure",
+            f"{_SAMPLE}:f_measure", reads=_N_K_NP, reading=Reading(_RECALL, _MIX, _PRECISION),
             legend="F(α) = n / (α·K + (1−α)·Np), Van Rijsbergen's F: α = 0 is recall n/Np, α = 1 is precision n/K"),
     Measure("E", "E(α)", HIGHER, "E = F with Np estimated from the ranking (relevant passages in the top x·K)",
-            (CUTOFF, ALPHA, XK), f"{_SAMPLE}:e_measure",
+            (CUTOFF, ALPHA, XK), f"{_SAMPLE}:e_measure", reads=_N_K_S,
+            reading=Reading(("recall (Np estimated from the ranking)", "recall@K"), _MIX, _PRECISION),
             legend="E(α) = F with Np estimated from the ranking (S = relevant passages in the top x·K, --xk): "
                    "needs no count of all relevant passages"),
-    Measure("T", "T(α)", HIGHER, "T(α) = (1−α)·n − α·(K−n)/K", (CUTOFF, ALPHA), f"{_SAMPLE}:t_measure",
+    Measure("T", "T(α)", HIGHER, "T(α) = (1−α)·n − α·(K−n)/K", (CUTOFF, ALPHA), f"{_SAMPLE}:t_measure", reads=_N_K,
+            reading=_T_READING,
             legend="T(α) = (1−α)·n − α·(K−n)/K, the TopK measure: α = 0 counts relevant passages in the top K, "
                    "α → 1 penalises irrelevant ones"),
-    Measure("T'", "T′(α)", HIGHER, "T′(α) = (1−α)·n − α·(K−n)", (CUTOFF, ALPHA), f"{_SAMPLE}:t_prime_measure",
+    Measure("T'", "T′(α)", HIGHER, "T′(α) = (1−α)·n − α·(K−n)", (CUTOFF, ALPHA), f"{_SAMPLE}:t_prime_measure", reads=_N_K,
+            reading=_T_READING,
             legend="T′(α) = (1−α)·n − α·(K−n), T without the 1/K on the irrelevant passages (paper 003, eq. 4)",
             choice_note=" (paper 003 eq. 4: T without the 1/K; quote it in a shell)"),
-    Measure("nDCG", "nDCG@K", HIGHER, "nDCG@K", (CUTOFF,), f"{_SAMPLE}:ndcg",
+    Measure("nDCG", "nDCG@K", HIGHER, "nDCG@K", (CUTOFF,), f"{_SAMPLE}:ndcg_column", reads=("ndcg",),
+            reading=Reading.always("rank order", "the rank of the relevant passages (put them first)"),
             legend="nDCG@K: relevant passages near the top count more (ideal: the n retrieved ones first)"),
-    Measure("P", "P@K", HIGHER, "P = n/K (precision@K)", (CUTOFF,), f"{_SAMPLE}:precision",
+    Measure("P", "P@K", HIGHER, "P = n/K (precision@K)", (CUTOFF,), f"{_SAMPLE}:precision", reads=_N_K, reading=Reading.always(*_PRECISION),
             legend="P = n/K, precision@K: the share of the K passages that are relevant"),
-    Measure("R", "R@K", HIGHER, "R = n/Np (recall@K)", (CUTOFF,), f"{_SAMPLE}:recall",
+    Measure("R", "R@K", HIGHER, "R = n/Np (recall@K)", (CUTOFF,), f"{_SAMPLE}:recall", reads=_N_NP, reading=Reading.always(*_RECALL),
             legend="R = n/Np, recall@K: the share of all relevant passages that reach the top K"),
 ))
 CORRELATE_DEFAULT: tuple[str, ...] = ("F", "E", "T", "nDCG")
@@ -130,25 +160,25 @@ EVALUATE = MeasureSet("evaluate", "--metrics", "metric", (
     Measure("pct_proc", "%PROC", HIGHER, "RA-nWG@K as a share of PROC@K: how much of the pool's ceiling the top-K realises",
             (CUTOFF, POOL_DEPTH, *_WEIGHTS), f"{_GRADED}:pct_proc", kind="graded"),
     Measure("nrecall4", "N-Recall4+", HIGHER, "share of the grade 4–5 passages (up to K) found in the top-K", (CUTOFF,),
-            f"{_GRADED}:n_recall", kind="graded"),
+            f"{_GRADED}:nrecall4", kind="graded"),
     Measure("nrecall5", "N-Recall5", HIGHER, "share of the grade-5 passages (up to K) found in the top-K", (CUTOFF,),
-            f"{_GRADED}:n_recall", kind="graded"),
+            f"{_GRADED}:nrecall5", kind="graded"),
     Measure("hit", "Hit", HIGHER, "1 when the top-K holds a passage of grade ≥ gold", (CUTOFF, GOLD), f"{_GRADED}:hit",
             kind="graded"),
     Measure("harm", "Harm", LOWER, "share of the top-K judged with grade ≤ harm-max", (CUTOFF, HARM_MAX), f"{_GRADED}:harm",
             kind="graded"),
     Measure("unjudged", "Unjudged", LOWER, "share of the top-K without a judgement", (CUTOFF,), f"{_GRADED}:unjudged",
             kind="graded"),
-    Measure("ndcg", "nDCG", HIGHER, "nDCG@K with gain = grade − 1 (ir_measures)", (CUTOFF,), f"{_STANDARD}:ndcg_values",
+    Measure("ndcg", "nDCG", HIGHER, "nDCG@K with gain = grade − 1 (ir_measures)", (CUTOFF,), f"{_STANDARD}:ndcg",
             kind="standard"),
     Measure("recall", "Recall", HIGHER, "recall@K of grade ≥ gold (ir_measures)", (CUTOFF, GOLD),
-            f"{_STANDARD}:standard_values", kind="standard"),
+            f"{_STANDARD}:recall", kind="standard", reads=("recall.{ks}",)),
     Measure("mrr", "MRR", HIGHER, "reciprocal rank of the first grade ≥ gold (ir_measures)", (CUTOFF, GOLD),
-            f"{_STANDARD}:standard_values", kind="standard"),
+            f"{_STANDARD}:mrr", kind="standard", reads=("recip_rank",)),
     Measure("map", "MAP", HIGHER, "average precision@K of grade ≥ gold (ir_measures)", (CUTOFF, GOLD),
-            f"{_STANDARD}:standard_values", kind="standard"),
+            f"{_STANDARD}:average_precision", kind="standard", reads=("map_cut.{ks}",)),
     Measure("precision", "P", HIGHER, "precision@K of grade ≥ gold (ir_measures)", (CUTOFF, GOLD),
-            f"{_STANDARD}:standard_values", kind="standard"),
+            f"{_STANDARD}:precision", kind="standard", reads=("P.{ks}",)),
 ))
 GRADED_METRICS: tuple[str, ...] = tuple(m.name for m in EVALUATE.measures if m.kind == "graded")
 STANDARD_METRICS: tuple[str, ...] = tuple(m.name for m in EVALUATE.measures if m.kind == "standard")
@@ -220,6 +250,18 @@ def parse_metrics_at(text: str) -> list[tuple[str, int]]:
         if (name, int(k)) not in found:
             found.append((name, int(k)))
     return found
+
+
+def needs_sibling(name: str) -> bool:
+    """Whether the correlate measure ``name`` reads S, the positives of the x·K sibling ranking (E does)."""
+    found = CORRELATE.by_name.get(name)
+    return found is not None and "s" in found.reads
+
+
+def is_standard(name: str) -> bool:
+    """Whether the evaluate metric ``name`` is a standard (trec_eval / ir_measures) one."""
+    found = EVALUATE.by_name.get(name)
+    return found is not None and found.kind == "standard"
 
 
 def legend(names: Sequence[str]) -> list[tuple[str, str]]:

@@ -61,6 +61,11 @@ def t_prime_measure(n: Array, k: Array, a: float | Array) -> Array:
     return out
 
 
+def ndcg_column(ndcg_values: Array) -> Array:
+    """nDCG@K per row: the row column ``ndcg`` (:func:`ndcg` of the row's inK, computed once per table)."""
+    return ndcg_values
+
+
 def ndcg(in_k: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
     """nDCG per row of a zero-padded 0/1 inK matrix: DCG(inK) / DCG(n ones at the top), 0 when n = 0.
 

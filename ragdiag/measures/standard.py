@@ -15,27 +15,19 @@ trec_eval's doc-id tie-break.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ragdiag.extras import require
 from ragdiag.measures import dcg
+from ragdiag.measures.scoring import JudgedRun, MeasureScorer, MeasureSettings, measures_named, per_k
+from ragdiag.measures.trec_eval import rank_scores, shifted_qrels
+
+__all__ = ["gain_mapping", "ndcg_values", "rank_scores", "shifted_qrels", "standard_values"]
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def measure_name(metric: str, k: int, gold: int) -> str:
-    """The ir_measures measure string of a ragdiag metric name at cut-off ``k``."""
-    rel = gold - 1
-    return {
-        "ndcg": f"nDCG@{k}",
-        "recall": f"R(rel={rel})@{k}",
-        "mrr": f"RR(rel={rel})@{k}",
-        "map": f"AP(rel={rel})@{k}",
-        "precision": f"P(rel={rel})@{k}",
-    }[metric]
 
 
 def gain_mapping(gold: int) -> dict[str, str]:
@@ -46,20 +38,6 @@ def gain_mapping(gold: int) -> dict[str, str]:
         "ties": "run list order; ir_measures gets score = depth - rank, so score ties keep the run's order",
         "no_relevant": f"recall, mrr, map, precision score 0 on a query with no grade >= {gold} passage (trec_eval convention)",
     }
-
-
-def shifted_qrels(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
-    """Qrels with each grade g replaced by the gain g − 1."""
-    return {q: {d: int(g) - 1 for d, g in docs.items()} for q, docs in qrels.items()}
-
-
-def rank_scores(ranking: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
-    """query → {doc: depth − rank}: strictly decreasing scores that reproduce the list order."""
-    return {q: dict(zip(ids, map(float, range(len(ids), 0, -1)))) for q, ids in ranking.items()}
-
-
-# trec_eval measure families (the names ir_measures' pytrec_eval provider uses); reported as "<family>_<k>"
-TREC_EVAL_FAMILY = {"recall": "recall", "map": "map_cut", "precision": "P"}
 
 
 def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
@@ -87,57 +65,60 @@ def ndcg_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mappin
     return out
 
 
-class StandardScorer:
-    """The standard metrics of one qrels, for any number of runs.
+def _scored_when_unranked(run: JudgedRun, table: FloatArray) -> FloatArray:
+    """pytrec_eval omits a query with an empty ranking: it scores 0 (trec_eval's convention)."""
+    out: FloatArray = np.where(run.unranked()[None, :] & np.isnan(table), 0.0, table)
+    return out
 
-    The values are those of ir_measures' ``measure_name`` measures, computed by the code ir_measures
-    dispatches them to: pytrec_eval (trec_eval), one evaluator built once from the qrels and called
-    once per run for every measure and cut-off, at ``relevance_level = gold − 1``; nDCG@K (whose gains
-    do not depend on it) by :func:`ndcg_values`, trec_eval's ``ndcg_cut`` bit for bit. ``RR(rel)@K``, which ir_measures routes to its pure-Python MS MARCO provider,
-    is trec_eval's ``recip_rank`` = 1 / rank of the first relevant passage when that rank is ≤ K,
-    else 0 — the definition of RR@K.
-    """
 
-    def __init__(self, qrels: Mapping[str, Mapping[str, int]], query_ids: Sequence[str], metrics: Sequence[str],
-                 ks: Sequence[int], gold: int) -> None:
-        self.query_ids, self.metrics, self.ks = list(query_ids), list(metrics), list(ks)
-        self.qrels = qrels
-        self.evaluator: Any = None
-        if not any(m != "ndcg" for m in self.metrics):
-            return
-        pytrec_eval = require("pytrec_eval")  # the eval extra (pytrec-eval-terrier, ir_measures' trec_eval engine)
+def _cut(run: JudgedRun, family: str, ks: Sequence[int]) -> FloatArray:
+    """trec_eval's ``<family>_<k>`` per cut-off."""
+    return _scored_when_unranked(run, per_k(ks, len(run.query_ids), lambda k: run.trec_eval[f"{family}_{k}"]))
 
-        cutoffs = ",".join(str(k) for k in sorted(set(ks)))
-        measures = {f"{TREC_EVAL_FAMILY[m]}.{cutoffs}" for m in metrics if m in TREC_EVAL_FAMILY}
-        if "mrr" in metrics:
-            measures.add("recip_rank")
-        judged = shifted_qrels({q: qrels[q] for q in query_ids})
-        self.evaluator = pytrec_eval.RelevanceEvaluator(judged, measures, relevance_level=gold - 1)
 
-    def values(self, ranking: Mapping[str, Sequence[str]]) -> dict[tuple[str, int], FloatArray]:
-        """(metric, k) → per-query values aligned with the query ids (NaN where trec_eval gave none)."""
-        ndcg = ndcg_values(ranking, self.qrels, self.query_ids, self.ks) if "ndcg" in self.metrics else None
-        per_query = {} if self.evaluator is None else \
-            self.evaluator.evaluate(rank_scores({q: ranking[q] for q in self.query_ids}))
-        rows = [per_query.get(q) for q in self.query_ids]
-        out: dict[tuple[str, int], FloatArray] = {}
-        for metric in self.metrics:
-            for k in self.ks:
-                if ndcg is not None and metric == "ndcg":
-                    out[(metric, k)] = ndcg[self.ks.index(k)]
-                    continue
-                name = "recip_rank" if metric == "mrr" else f"{TREC_EVAL_FAMILY[metric]}_{k}"
-                column = np.array([np.nan if row is None else row[name] for row in rows], dtype=np.float64)
-                if metric == "mrr":  # the first relevant passage counts only within the top K
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        beyond = np.rint(1.0 / column) > k
-                    column = np.where(beyond, 0.0, column)
-                out[(metric, k)] = column
-        return out
+def ndcg(run: JudgedRun, ks: Sequence[int], settings: MeasureSettings) -> FloatArray:
+    """nDCG@K, gain = grade − 1 (:func:`ndcg_values`)."""
+    ids, qrels = run.ranking()
+    return _scored_when_unranked(run, ndcg_values(ids, qrels, run.query_ids, ks))
+
+
+def recall(run: JudgedRun, ks: Sequence[int], settings: MeasureSettings) -> FloatArray:
+    """R(rel=gold−1)@K: trec_eval's ``recall_K``."""
+    return _cut(run, "recall", ks)
+
+
+def average_precision(run: JudgedRun, ks: Sequence[int], settings: MeasureSettings) -> FloatArray:
+    """AP(rel=gold−1)@K: trec_eval's ``map_cut_K``."""
+    return _cut(run, "map_cut", ks)
+
+
+def precision(run: JudgedRun, ks: Sequence[int], settings: MeasureSettings) -> FloatArray:
+    """P(rel=gold−1)@K: trec_eval's ``P_K``."""
+    return _cut(run, "P", ks)
+
+
+def mrr(run: JudgedRun, ks: Sequence[int], settings: MeasureSettings) -> FloatArray:
+    """RR(rel=gold−1)@K: trec_eval's ``recip_rank`` = 1 / rank of the first relevant passage when that rank is
+    ≤ K, else 0 — the definition of RR@K (ir_measures routes it to its pure-Python MS MARCO provider)."""
+    column = run.trec_eval["recip_rank"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rank = np.rint(1.0 / column)
+    return _scored_when_unranked(run, per_k(ks, len(column), lambda k: np.where(rank > k, 0.0, column)))
+
+
+@dataclass(frozen=True)
+class _Gold:
+    """The settings :func:`standard_values` passes: only the gold grade matters to the standard measures."""
+
+    gold: int
+    pool_depth: int = 0
+    harm_max: int = 0
+    weights: Any = None
 
 
 def standard_values(ranking: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
                     query_ids: Sequence[str], metrics: Sequence[str], ks: Sequence[int], gold: int) -> dict[tuple[str, int], FloatArray]:
-    """(metric, k) → per-query values of one run aligned with ``query_ids`` (see :class:`StandardScorer`);
-    ``ranking`` maps a query to its ranked doc ids, ``qrels`` holds grades 1–5."""
-    return StandardScorer(qrels, query_ids, metrics, ks, gold).values(ranking)
+    """(metric, k) → per-query values of one run aligned with ``query_ids``, through the registry's
+    implementations; ``ranking`` maps a query to its ranked doc ids, ``qrels`` holds grades 1–5."""
+    scorer = MeasureScorer(measures_named(metrics), query_ids, ks, _Gold(gold), qrels)
+    return scorer.values(scorer.run(ids=ranking))

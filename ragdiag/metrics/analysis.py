@@ -11,13 +11,12 @@ import numpy as np
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.errors import RagdiagError
 from ragdiag.io.lists import parse_choices
-from ragdiag.measures.registry import ALPHA_MEASURES, DEFAULT_MEASURES
-from ragdiag.measures.sample import ndcg
+from ragdiag.measures.registry import CORRELATE, DEFAULT_MEASURES
 from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
 from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
-from ragdiag.metrics.measure_tables import DistinctTable, RowColumns, distinct_table
+from ragdiag.metrics.measure_tables import DistinctTable, defined_rows, distinct_table, reads_sibling, row_columns
 from ragdiag.metrics.noise_correction import correct_for_judge_noise
-from ragdiag.metrics.segments import segment_rows, sibling_positives
+from ragdiag.metrics.segments import segment_rows
 
 
 @dataclass
@@ -61,10 +60,10 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tu
     """The (segment, measure) cells with at least ``min_samples`` rows, and the bookkeeping of what
     was left out: dropped segments with their sizes, and rows lacking the x·K sibling that E needs."""
     seg_of_row, keys, sides = segment_rows(table, opts.segments)
-    s = sibling_positives(table, opts.xk) if "E" in opts.measures else np.full(len(table), -1)
+    all_cols = row_columns(table, opts.measures, opts.xk)
+    usable = {measure: defined_rows(measure, all_cols) for measure in opts.measures}
     order = np.argsort(seg_of_row, kind="stable")
     bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
-    ndcg_all = ndcg(table.in_k, table.K, table.n) if "nDCG" in opts.measures else np.zeros(len(table))
     cells = []
     memo: dict = {}
     dropped = []
@@ -73,18 +72,18 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tu
         if len(seg_rows) < opts.min_samples:
             dropped.append({"segment": key, "rows": int(len(seg_rows))})
         for measure in opts.measures:
-            rows = seg_rows[s[seg_rows] >= 0] if measure == "E" else seg_rows
+            rows = seg_rows[usable[measure][seg_rows]]
             if len(rows) < opts.min_samples or len(rows) == 0:
                 continue
-            cols = RowColumns(table.n[rows], table.K[rows], table.Np[rows], s[rows], ndcg_all[rows])
-            alphas_used = alphas if measure in ALPHA_MEASURES else np.zeros(1)
+            cols = all_cols.rows(rows)
+            alphas_used = alphas if CORRELATE[measure].over_alpha else np.zeros(1)
             data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties, memo)
             subset = key.split("^")[1]
             cells.append(SegmentMeasure(key, sides[index], subset, measure, data, rows))
     bookkeeping = {
         "segments_total": len(keys),
         "segments_dropped": dropped,
-        "rows_without_sibling": int(np.sum(s < 0)) if "E" in opts.measures else None,
+        "rows_without_sibling": int(np.sum(all_cols.s < 0)) if reads_sibling(opts.measures) else None,
     }
     return cells, bookkeeping
 
@@ -101,7 +100,7 @@ def _none_left(dropped: list[dict], min_samples: int) -> RagdiagError:
 def _maxima(cell: SegmentMeasure, counts: np.ndarray, kinds: tuple[str, ...], alphas: np.ndarray):
     curves = correlation_curves(cell.data.values, counts, cell.data.grades, kinds, cell.data.groups,
                                 cell.data.grade_moments())
-    grid = alphas if cell.measure in ALPHA_MEASURES else None
+    grid = alphas if CORRELATE[cell.measure].over_alpha else None
     return {kind: maximum(curve, grid) for kind, curve in curves.items()}
 
 

@@ -1,18 +1,22 @@
 """Reduce a segment's rows to distinct measure tuples, and evaluate a measure on them.
 
-Each measure is a function of a few integers per row (docs/methods.md#2-per-sample-measures): F of (n, K, Np),
-E of (n, K, S), T, T′ and P of (n, K), R of (n, Np), nDCG of the inK pattern (its float value).
+Each measure is a function of a few integers per row (docs/methods.md#2-per-sample-measures), the columns its
+registry entry ``reads``: F of (n, K, Np), E of (n, K, S), T, T′ and P of (n, K), R of (n, Np), nDCG of the
+inK pattern (its float value).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ragdiag.data.graded_table import GradedTable
 from ragdiag.measures import sample as measures
-from ragdiag.measures.registry import ALPHA_MEASURES  # noqa: F401  (system_level imports it from here)
+from ragdiag.measures.registry import CORRELATE
 from ragdiag.metrics.correlation import TiedGroups, round_significant
+from ragdiag.metrics.segments import sibling_positives
 
 MAX_GRADE_CLASSES = 401  # grades with more distinct values (expected grades of a large file) are rounded
 GRADE_STEP_DECIMALS = 2  # ... to 0.01, at most 401 classes on [1, 5]
@@ -39,7 +43,9 @@ def grades_rounded(grade: np.ndarray) -> bool:
 
 @dataclass
 class RowColumns:
-    """The per-row integers of the rows one measure can use (E: only rows with an x·K sibling)."""
+    """The per-row integers a correlate measure ``reads`` (the registry names them): ``n`` positives in the top
+    K, ``k`` = K, ``np_`` = Np, ``s`` = positives in the top x·K (−1 where the x·K sibling is absent), ``ndcg``
+    the nDCG of the row's inK pattern."""
 
     n: np.ndarray
     k: np.ndarray
@@ -47,37 +53,53 @@ class RowColumns:
     s: np.ndarray
     ndcg: np.ndarray
 
+    def rows(self, mask: np.ndarray) -> RowColumns:
+        return RowColumns(self.n[mask], self.k[mask], self.np_[mask], self.s[mask], self.ndcg[mask])
+
+
+def row_columns(table: GradedTable, names: Sequence[str], xk: float) -> RowColumns:
+    """The columns of ``table``; ``s`` and ``ndcg`` are computed only when a measure of ``names`` reads them."""
+    reads = {column for name in names for column in CORRELATE[name].reads}
+    s = sibling_positives(table, xk) if "s" in reads else np.full(len(table), -1)
+    ndcg = measures.ndcg(table.in_k, table.K, table.n) if "ndcg" in reads else np.zeros(len(table))
+    return RowColumns(table.n, table.K, table.Np, s, ndcg)
+
+
+def defined_rows(measure: str, cols: RowColumns) -> np.ndarray:
+    """The rows where every column the measure reads is defined (``s`` needs the x·K sibling)."""
+    if "s" in CORRELATE[measure].reads:
+        return cols.s >= 0
+    return np.ones(len(cols.n), dtype=bool)
+
+
+def reads_sibling(names: Sequence[str]) -> bool:
+    """Whether a measure of ``names`` reads ``s`` (so rows without the x·K sibling are left out of it)."""
+    return any("s" in CORRELATE[name].reads for name in names)
+
+
+_KEY_SHIFTS = (42, 21, 0)  # up to three small integers (< 2**21) packed into one int64, first the most significant
+
 
 def tuple_keys(measure: str, cols: RowColumns) -> np.ndarray:
-    """One comparable key per row such that rows with equal keys have equal measure values."""
-    if measure == "nDCG":
-        return cols.ndcg
-    n, k = cols.n.astype(np.int64), cols.k.astype(np.int64)
-    third = {"F": cols.np_, "E": cols.s, "T": np.zeros_like(n), "T'": np.zeros_like(n), "P": np.zeros_like(n)}.get(measure)
-    if measure == "R":
-        return (n << 42) | cols.np_.astype(np.int64)
-    if third is None:
-        raise ValueError(f"no row key for measure {measure!r}")
-    return (n << 42) | (k << 21) | third.astype(np.int64)
+    """One comparable key per row such that rows with equal keys have equal measure values: the columns the
+    measure reads, packed in their order (a float column, ``ndcg``, is its own key)."""
+    reads = CORRELATE[measure].reads
+    if len(reads) == 1:
+        return getattr(cols, reads[0])
+    key = np.zeros(len(cols.n), dtype=np.int64)
+    for column, shift in zip(reads, _KEY_SHIFTS):
+        key |= getattr(cols, column).astype(np.int64) << shift
+    return key
 
 
 def evaluate(measure: str, cols: RowColumns, alphas: np.ndarray) -> np.ndarray:
-    """Measure values, shape (A, rows) for α measures (one row per α), (1, rows) otherwise."""
-    n, k, np_, s = (c.astype(np.float64) for c in (cols.n, cols.k, cols.np_, cols.s))
-    a = alphas[:, None]
-    if measure == "F":
-        return measures.f_measure(n, k, np_, a)
-    if measure == "E":
-        return measures.e_measure(n, k, s, a)
-    if measure == "T":
-        return measures.t_measure(n, k, a)
-    if measure == "T'":
-        return measures.t_prime_measure(n, k, a)
-    if measure == "P":
-        return measures.precision(n, k)[None, :]
-    if measure == "R":
-        return measures.recall(n, np_)[None, :]
-    return cols.ndcg.astype(np.float64)[None, :]
+    """Measure values, shape (A, rows) for α measures (one row per α), (1, rows) otherwise: the registry's
+    implementation on the float64 columns the measure reads (and the α grid as a column)."""
+    found = CORRELATE[measure]
+    args = [getattr(cols, column).astype(np.float64) for column in found.reads]
+    if found.over_alpha:
+        return found.compute()(*args, alphas[:, None])
+    return found.compute()(*args)[None, :]
 
 
 @dataclass
@@ -136,7 +158,7 @@ def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np
     if memo is not None and memo_key in memo:
         values, groups = memo[memo_key]
     else:
-        reps = RowColumns(cols.n[first], cols.k[first], cols.np_[first], cols.s[first], cols.ndcg[first])
+        reps = cols.rows(first)
         values = evaluate(measure, reps, alphas)
         if exact_ties:
             values = round_significant(values, 12)

@@ -13,20 +13,15 @@ import warnings
 import numpy as np
 
 from ragdiag.data.graded_table import GradedTable
-from ragdiag.measures.sample import ndcg, recall, robustness_at_k
+from ragdiag.measures.registry import CORRELATE
+from ragdiag.measures.sample import recall, robustness_at_k
 from ragdiag.metrics.correlation import correlation_curves, maximum
-from ragdiag.metrics.measure_tables import (
-    ALPHA_MEASURES,
-    RowColumns,
-    distinct_table,
-    evaluate,
-)
-from ragdiag.metrics.segments import sibling_positives
+from ragdiag.metrics.measure_tables import RowColumns, defined_rows, distinct_table, evaluate, row_columns
 
 
 def _best_alpha(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
                 exact_ties: bool = True) -> float | None:
-    if measure not in ALPHA_MEASURES:
+    if not CORRELATE[measure].over_alpha:
         return None
     data = distinct_table(measure, cols, grade, alphas, exact_ties)
     curve = correlation_curves(data.values, data.counts, data.grades, ("spearman",), data.groups)["spearman"]
@@ -58,19 +53,15 @@ def system_level(table: GradedTable, measures: tuple[str, ...], deltas: tuple[fl
                  xk: float = 2.0, exact_ties: bool = True) -> dict:
     """Per-configuration statistics and their correlations with the mean grade (``exact_ties``: as
     :func:`ragdiag.metrics.measure_tables.distinct_table`)."""
-    s = sibling_positives(table, xk)
-    cols = RowColumns(table.n, table.K, table.Np, s, ndcg(table.in_k, table.K, table.n))
-    with_sibling = s >= 0
+    cols = row_columns(table, measures, xk)
     best = {}
     for measure in measures:
-        rows = with_sibling if measure == "E" else np.ones(len(table), dtype=bool)
-        sub = RowColumns(*(c[rows] for c in (cols.n, cols.k, cols.np_, cols.s, cols.ndcg)))
-        best[measure] = _best_alpha(measure, sub, table.grade[rows], alphas, exact_ties) if rows.any() else None
+        rows = defined_rows(measure, cols)
+        best[measure] = _best_alpha(measure, cols.rows(rows), table.grade[rows], alphas, exact_ties) if rows.any() else None
     value_of = {}
     for measure in measures:
         a = np.array([best[measure] if best[measure] is not None else 0.0])
-        values = evaluate(measure, cols, a)[0]
-        value_of[measure] = np.where(with_sibling, values, np.nan) if measure == "E" else values
+        value_of[measure] = np.where(defined_rows(measure, cols), evaluate(measure, cols, a)[0], np.nan)
     configs, group = np.unique(np.stack([table.embedder, table.subset, table.K], axis=1), axis=0, return_inverse=True)
     group = group.ravel()
     row_recall = recall(table.n.astype(np.float64), table.Np.astype(np.float64))

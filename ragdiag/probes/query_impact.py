@@ -14,10 +14,10 @@ from typing import TypeVar
 import numpy as np
 
 from ragdiag.evaluate import bootstrap
-from ragdiag.evaluate.evaluation import EvaluateParams, graded_values
+from ragdiag.evaluate.evaluation import EvaluateParams
 from ragdiag.evaluate.inputs import GradedQrels, grade_matrix
-from ragdiag.measures.registry import GRADED_METRICS, QUERY_IMPACT
-from ragdiag.measures.standard import StandardScorer
+from ragdiag.measures.registry import QUERY_IMPACT
+from ragdiag.measures.scoring import MeasureScorer
 from ragdiag.results.probes import MetricChange, QueryImpact, WorstQuery
 
 T = TypeVar("T")
@@ -34,11 +34,9 @@ def per_query_metrics(rankings: Sequence[Sequence[str]], qrels: GradedQrels, que
 
     counts = pool_counts(pools)
     params = EvaluateParams(ks=(k,), pool_depth=max(k, ranked.shape[1]), gold=gold)
-    values = {m: graded_values(ranked, counts, m, k, params) for m in METRICS if m in GRADED_METRICS}
-    scorer = StandardScorer(qrels.grades, query_ids, ["recall"], [k], gold)
-    recall = scorer.values(dict(zip(query_ids, rankings)))[("recall", k)]
-    values["recall"] = np.where(np.isnan(recall), 0.0, recall)
-    return values
+    scorer = MeasureScorer(QUERY_IMPACT.measures, query_ids, (k,), params, qrels.grades)
+    found = scorer.values(scorer.run(ranked, counts, dict(zip(query_ids, rankings))))
+    return {m: found[(m, k)] for m in METRICS}
 
 
 def query_impact(name: str, query_ids: Sequence[str], originals: Sequence[str], changed: Sequence[str | None],

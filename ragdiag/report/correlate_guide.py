@@ -77,25 +77,12 @@ OWN_DATA_LINE = ("Your own data: ragdiag pipeline --corpus YOUR_BEIR_FOLDER --ba
 
 
 def _reading(measure: str, alpha: float | None) -> tuple[str | None, str | None]:
-    """(what the measure is at this α, what to raise) in plain words; (None, None) for a measure
-    that has no plainer name (a column of your own table): advice never defines a measure by itself."""
-    low, high = alpha is not None and alpha <= 0.05, alpha is not None and alpha >= 0.95
-    if measure in ("F", "E", "R", "P"):
-        if measure == "R" or (measure != "P" and low):
-            return ("recall" + (" (Np estimated from the ranking)" if measure == "E" else ""), "recall@K")
-        if measure == "P" or high:
-            return "precision", "precision@K"
-        return "a precision–recall mix", "recall@K and precision@K together"
-    if measure in ("T", "T'"):  # T′ is T without the 1/K: the same reading at both ends
-        if low:
-            return "the count of relevant passages in the top K", "the number of relevant passages in the top K"
-        if high:
-            return "a penalty on irrelevant passages", "precision@K (fewer irrelevant passages in the top K)"
-        return ("relevant minus irrelevant passages",
-                "the number of relevant passages in the top K (and cutting irrelevant ones)")
-    if measure == "nDCG":
-        return "rank order", "the rank of the relevant passages (put them first)"
-    return None, None
+    """(what the measure is at this α, what to raise) in plain words, from the registry; (None, None) for a
+    measure that has no plainer name (a column of your own table): advice never defines a measure by itself."""
+    found = registry.CORRELATE.by_name.get(measure)
+    if found is None or found.reading is None:
+        return None, None
+    return found.reading.at(alpha)
 
 
 def _where(report: CorrelateResult, verdict: Verdict) -> str:

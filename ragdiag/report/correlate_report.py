@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.errors import DataError
+from ragdiag.measures.registry import needs_sibling
 from ragdiag.metrics.analysis import TIE_TOLERANCE
 from ragdiag.report.coverage_text import verdict_basis
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
@@ -84,28 +85,30 @@ def dropped_line(report: CorrelateResult) -> str | None:
 
 
 def e_note(report: CorrelateResult) -> str | None:
-    """Why E has no value: its x·K sibling ranking (e.g. K' = 2·K) is missing from the data."""
+    """Why E (a measure reading the x·K sibling) has no value: its sibling ranking (e.g. K' = 2·K) is missing."""
     meta = report.meta
-    if "E" not in meta.measures or report.rows_without_sibling in (None, 0):
+    sibling = [m for m in meta.measures if needs_sibling(m)]
+    if not sibling or report.rows_without_sibling in (None, 0):
         return None
     missing = report.rows_without_sibling
     xk = 2 if meta.xk is None else meta.xk
-    have_e = any(r.measure == "E" for r in report.results)
-    if not have_e:
-        return (f"E: no value — none of the {meta.rows} rows has its {xk:g}·K ranking (same query, embedder, "
-                f"Nc, Np at K' = round({xk:g}·K)) in this data, and E needs it to estimate Np; column left out")
-    return (f"E: {missing} of {meta.rows} rows lack their {xk:g}·K ranking and are left out of E "
+    names = ", ".join(sibling)
+    if all(_left_out(report, m) for m in sibling):
+        return (f"{names}: no value — none of the {meta.rows} rows has its {xk:g}·K ranking (same query, embedder, "
+                f"Nc, Np at K' = round({xk:g}·K)) in this data, and {names} needs it to estimate Np; column left out")
+    return (f"{names}: {missing} of {meta.rows} rows lack their {xk:g}·K ranking and are left out of {names} "
             "(– where a segment has too few rows with it)")
 
 
-def _e_empty(report: CorrelateResult) -> bool:
-    return "E" in report.meta.measures and not any(r.measure == "E" for r in report.results)
+def _left_out(report: CorrelateResult, measure: str) -> bool:
+    """A measure reading the x·K sibling with no result: no row has the sibling."""
+    return needs_sibling(measure) and not any(r.measure == measure for r in report.results)
 
 
 def results_tables(report: CorrelateResult, kinds: list[str] | None = None) -> list[Table]:
     """One table per correlation kind: segments × measures, cells = max correlation (α)."""
     meta = report.meta
-    measures = [m for m in meta.measures if not (m == "E" and _e_empty(report))]
+    measures = [m for m in meta.measures if not _left_out(report, m)]
     tables = []
     segments = list(dict.fromkeys(r.segment for r in report.results))
     by_key = {(r.segment, r.measure): r for r in report.results}
@@ -400,7 +403,7 @@ def heatmap(report: CorrelateResult) -> Figure:
 
     meta = report.meta
     kind = shown_kinds(report)[0]
-    measures = [m for m in meta.measures if not (m == "E" and _e_empty(report))]
+    measures = [m for m in meta.measures if not _left_out(report, m)]
     segments = list(dict.fromkeys(r.segment for r in report.results))
     grid = np.full((len(segments), len(measures)), np.nan)
     cis: dict[tuple[int, int], list[float]] = {}

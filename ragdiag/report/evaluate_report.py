@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ragdiag.errors import DataError
 from ragdiag.extras import require
-from ragdiag.measures.registry import LOWER_IS_BETTER, STANDARD_METRICS, label
+from ragdiag.measures.registry import EVALUATE, is_standard, label
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 from ragdiag.results.evaluate import Comparison, EvaluateResult, LabelHeterogeneity, MetricValue, StageShare
 
@@ -80,7 +80,7 @@ def note_lines(result: EvaluateResult) -> list[str]:
     lines = [f"weights: alpha={p.alpha:g} cap4={p.cap4:g} cap3={p.cap3:g} fallback4={p.fallback4:g} "
              f"fallback3={p.fallback3:g} (ragdiag's default weights) · gold >= {p.gold} · harm <= {p.harm_max}"]
     std = meta.conventions["standard_metrics"]
-    if any(m in p.metrics for m in STANDARD_METRICS):
+    if any(is_standard(m) for m in p.metrics):
         lines.append(f"standard metrics via ir_measures: {std['graded_gain']}; {std['binary_relevance']}; ties: {std['ties']}")
     if "qrels" in meta.conventions:
         lines.append(meta.conventions["qrels"])
@@ -165,7 +165,7 @@ def render_table(result: EvaluateResult, console: Console) -> None:
         for line in lines:
             console.print("  " + line, highlight=False, markup=False)
     if result.comparisons:
-        lower = " and ".join(label(m) for m in LOWER_IS_BETTER)
+        lower = " and ".join(m.label for m in EVALUATE.measures if m.lower_is_better)
         comp = Table(title="paired differences b − a (95% paired bootstrap interval; improved / worsened = share of queries "
                            f"where b is better / worse; lower is better for {lower})")
         for name in ("a", "b", "metric", "k", "diff", "improved", "worsened", "n"):
