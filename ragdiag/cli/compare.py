@@ -46,6 +46,10 @@ def compare(
     plan: Annotated[bool, o.option(o.STATISTICS, "--plan", help="Also report the queries needed to detect a drop of --mde with --power, and the drop detectable now (--new optional: one run gives the unpaired bound).")] = False,
     mde: Annotated[float, o.float_option(o.STATISTICS, "--mde", "With --plan: the drop to detect (metric units, above --max-drop).", 0.0, 1000.0, lo_open=True)] = 0.02,
     power: Annotated[float, o.float_option(o.STATISTICS, "--power", "Power wanted: of the plan, and of the queries an inconclusive metric needs.", 0.0, 1.0, lo_open=True, hi_open=True)] = 0.8,
+    fields: o.Fields = None,
+    score_field: o.ScoreField = None,
+    qrels_format: o.QrelsFormat = None,
+    run_format: o.RunFormat = None,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
@@ -56,7 +60,8 @@ def compare(
     from ragdiag.report.compare_report import render
 
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)
-    result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md))
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format).activate():
+        result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:
