@@ -30,6 +30,7 @@ CorpusFormat = Annotated[Optional[str], _format("corpus", "--corpus-format")]
 QueriesFormat = Annotated[Optional[str], _format("questions (txt: one a line, ids the line numbers)", "--queries-format")]
 QrelsFormat = Annotated[Optional[str], _format("qrels (trec: TREC or BEIR columns; a table: query_id, doc_id, relevance)", "--qrels-format")]
 RunFormat = Annotated[Optional[str], _format("run (trec: TREC columns; jsonl: run.jsonl or rows; a table: query_id, doc_id, score)", "--run-format")]
+InputFormat = Annotated[Optional[str], _format("file", "--input-format")]
 ChunkSize = Annotated[int, option(INPUT, "--chunk-size", help="A folder of documents as --corpus: passages of this many tokens (the embedder's tokenizer; whitespace words with --embedder none).", min=8, max=100_000, metavar=INTEGER)]
 ChunkOverlap = Annotated[int, option(INPUT, "--chunk-overlap", help="A folder of documents as --corpus: tokens shared by neighbouring passages (below --chunk-size).", min=0, max=99_999, metavar=INTEGER)]
 DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP = 256, 32
@@ -47,5 +48,5 @@ def reading_of(fields: Optional[str] = None, id_field: Optional[str] = None, tex
 
 
 __all__ = ["ChunkOverlap", "ChunkSize", "CorpusFormat", "DEFAULT_CHUNK_OVERLAP", "DEFAULT_CHUNK_SIZE", "Fields",
-           "IdField", "QrelsFormat", "QueriesFormat", "QueryField", "RunFormat", "ScoreField", "TextField",
+           "IdField", "InputFormat", "QrelsFormat", "QueriesFormat", "QueryField", "RunFormat", "ScoreField", "TextField",
            "TitleField", "reading_of"]
