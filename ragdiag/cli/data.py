@@ -72,9 +72,8 @@ def inspect(path: Annotated[Path, typer.Argument(help="A corpus, questions, qrel
             kind: Annotated[Optional[str], o.text_option(
                 o.INPUT, "--kind", "Read PATH as corpus, questions, qrels, run, graded or table (default: guessed from "
                                    "its fields).")] = None,
-            corpus: Annotated[Optional[Path], o.path_option(
-                o.INPUT, "--corpus", "With qrels or a run: the corpus whose passages they must name (unknown ones are "
-                                     "reported).")] = None,
+            corpus: Annotated[Optional[Path], o.retold(
+                o.Corpus, "With qrels or a run: the corpus whose passages they must name (unknown ones are reported).")] = None,
             fields: o.Fields = None,
             id_field: o.IdField = None,
             text_field: o.TextField = None,

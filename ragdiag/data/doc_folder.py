@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ragdiag.errors import DataError, RagdiagError
+from ragdiag.errors import DataError
 from ragdiag.io.text_input import decode_utf8
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
@@ -68,12 +68,12 @@ def html_text(html: str) -> str:
 
 def pdf_text(path: Path) -> str:
     """The text of every page of a PDF (pypdf, the ``pdf`` extra)."""
-    try:
-        from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
-    except ImportError:
-        raise RagdiagError(f"{path}: reading PDF needs pypdf, the 'pdf' extra (pip install 'ragdiag[pdf]'), "
-                           "or leave PDFs out of the folder") from None
+    from ragdiag.extras import require
+
+    require("pypdf")  # the install hint of the 'pdf' extra when it is missing
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
     try:
         return "\n".join(page.extract_text() or "" for page in PdfReader(path).pages).strip()
     except (PdfReadError, OSError, ValueError) as err:

@@ -155,7 +155,8 @@ def load_corpus_records(path: Path, reading: Reading | None = None) -> Texts:
         raise DataError(f"{path}: a plain text file is not a corpus (one record per line without fields); give a "
                         "JSONL/JSON/CSV/TSV/Parquet file with id and text fields, or a folder of documents")
     used = resolve(records, "corpus", reading)
-    ids, texts, titles, seen = [], [], [], {}
+    ids, texts, titles = [], [], []
+    seen: dict[str, int] = {}
     for index, row in enumerate(records.rows):
         doc_id = _scalar_text(records, index, used["id"], "document id")
         if doc_id in seen:
@@ -184,7 +185,8 @@ def load_question_records(path: Path, reading: Reading | None = None) -> Texts:
         ids = [where.split()[-1] for where in records.where]
         return Texts(ids, [row["line"].strip() for row in records.rows], "txt", {"id": "line number", "query": "line"}, [])
     used = resolve(records, "queries", reading)
-    ids, texts, seen = [], [], {}
+    ids, texts = [], []
+    seen: dict[str, int] = {}
     for index, row in enumerate(records.rows):
         query_id = _scalar_text(records, index, used["id"], "query id")
         if query_id in seen:
@@ -237,7 +239,7 @@ def _is_ragdiag_run(path: Path) -> bool:
 def _number(records: Records, index: int, column: str, what: str) -> float:
     value = records.rows[index].get(column)
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         raise DataError(f"{records.source}: {records.where[index]}: field '{column}': {what} not a number: "
                         f"{str(value)[:40]!r}") from None

@@ -75,10 +75,10 @@ def read_qrels(path: PathLike, reading: Reading | None = None) -> Qrels:
     from ragdiag.data.own_inputs import is_table, qrels_table
 
     if is_table(Path(path), "qrels", reading):
-        qrels = qrels_table(Path(path), reading)
-        if not qrels:
+        table = qrels_table(Path(path), reading)
+        if not table:
             raise DataError(f"{path}: no judgements")
-        return qrels
+        return table
     source = str(path)
     qrels: Qrels = {}
     n_cols: int | None = None
