@@ -53,6 +53,8 @@ def label(
     ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
     gpus_per_worker: o.GpusPerWorker = 0.0,
     llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
     config = o.client_config(
@@ -60,7 +62,8 @@ def label(
         temperature=temperature, max_retries=max_retries, timeout=timeout, rpm=rpm, tpm=tpm, prices=prices, batch=batch,
         batch_dir=batch_dir, batch_wait=batch_wait, batch_poll=batch_poll, batch_max_requests=batch_max_requests,
         batch_max_bytes=batch_max_bytes)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)), \
+            o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands.label import LabelOptions, LabelRequest, RefineParams, check_coverage, refined_output, run
 
         refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,

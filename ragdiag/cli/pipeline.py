@@ -81,6 +81,8 @@ def pipeline(
     ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
     gpus_per_worker: o.GpusPerWorker = 0.0,
     llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
@@ -91,7 +93,8 @@ def pipeline(
         batch_max_bytes=batch_max_bytes)
     answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
     grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)), \
+            o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands import pipeline as command
 
         request = command.PipelineRequest(

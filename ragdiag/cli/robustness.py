@@ -50,9 +50,12 @@ def robustness(
     ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
     gpus_per_worker: o.GpusPerWorker = 0.0,
     llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    fields: o.Fields = None,
+    run_format: o.RunFormat = None,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate():
+    with o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend).activate(), \
+            o.reading_of(fields, run=run_format).activate():
         from ragdiag.commands.robustness import RobustnessRequest
         from ragdiag.commands.robustness import run as run_robustness
         from ragdiag.io.lists import parse_deltas

@@ -88,6 +88,8 @@ def sweep(
     ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
     gpus_per_worker: o.GpusPerWorker = 0.0,
     llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     config = o.client_config(
@@ -97,7 +99,8 @@ def sweep(
         batch_max_bytes=batch_max_bytes)
     answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
     grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)), \
+            o.reading_of(fields, queries=queries_format).activate():
         from rich.console import Console
 
         from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage

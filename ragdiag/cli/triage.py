@@ -82,6 +82,8 @@ def triage(
     ray_workers: o.RayWorkers = o.DEFAULT_RAY_WORKERS,
     gpus_per_worker: o.GpusPerWorker = 0.0,
     llm_backend: o.LlmBackendOpt = o.LlmBackend.openai,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
@@ -92,7 +94,8 @@ def triage(
         batch_max_bytes=batch_max_bytes)
     answer = o.answer_settings(lang, max_prompt_tokens, fit, tokenizer, chars_per_token, max_answer_tokens)
     grading = o.grading_options(grade_mode, top_logprobs, keep_degenerate, degenerate_patterns, long_answer_ratio)
-    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)):
+    with o.llm_run(config, o.engine_settings(engine, ray_address, ray_workers, gpus_per_worker, llm_backend)), \
+            o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands.triage import TriageRequest, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError
