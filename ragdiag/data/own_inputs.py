@@ -87,10 +87,15 @@ def missing_role(records: Records, kind: str, role: str, used: dict[str, str]) -
         if pick:
             guess[open_role] = pick
     names = "|".join(candidates(role, kind))
+    looks = records.looks_like()
+    guessed = guess_kind(records)
+    if guessed is not None and guessed not in (kind, "table"):
+        looks += f" — a {KIND_LABELS[guessed]}, not a {KIND_LABELS[kind]}? If it is one,"
+    else:
+        looks += ":"
     hint = f"read it with `--fields {','.join(f'{r}={c}' for r, c in guess.items())}`" if len(guess) > len(used) \
         else f"name the {role} field with `{role_flag(role, 'NAME')}`"
-    return (f"{records.source}: no {role} field for a {kind} file (recognised: {names}); this looks like "
-            f"{records.looks_like()}: {hint}")
+    return f"{records.source}: no {role} field for a {kind} file (recognised: {names}); this looks like {looks} {hint}"
 
 
 def _like(role: str, column: str) -> bool:

@@ -221,3 +221,20 @@ def test_data_inspect_reports_kind_fields_problems_and_next_step(tmp_path):
     assert result.exit_code == 0 and "corpus, folder of documents, 39 files" in result.stdout
     result = runner.invoke(app, ["data", "inspect", str(odd), "--kind", "nope"])
     assert result.exit_code == 2 and "--kind nope: expected one of corpus, questions" in result.stderr
+
+
+def test_evaluate_reads_a_run_table_named_by_flags(tmp_path):
+    qrels = FIXTURE / "qrels.trec"
+    judged = [line.split() for line in qrels.read_text().splitlines()]
+    rows = [(q, d, "0.9") for q, _, d, _ in judged] + [(q, "263364", "0.1") for q in dict.fromkeys(q for q, *_ in judged)]
+    run = _write_csv(tmp_path / "scores.csv", ["question", "passage", "sim"], rows)
+    base = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--ks", "1", "--metrics", "recall", "--bootstrap", "0",
+            "--format", "json"]
+    result = runner.invoke(app, base)
+    assert result.exit_code == 2 and "read it with `--fields" in result.stderr
+    result = runner.invoke(app, [*base, "--fields", "query_id=question,doc_id=passage", "--score-field", "sim"])
+    assert result.exit_code == 0, result.output
+    (metric,) = json.loads(result.stdout)["runs"][0]["metrics"]
+    per_query = {q: sum(r[0] == q for r in judged) for q, *_ in judged}  # relevant passages, all ranked first
+    assert metric["metric"] == "recall" and metric["n_defined"] == 12
+    assert metric["value"] == pytest.approx(sum(1 / n for n in per_query.values()) / len(per_query))
