@@ -189,6 +189,8 @@ def load_question_records(path: Path, reading: Reading | None = None) -> Texts:
     if records.format in ("txt", "trec"):
         ids = [where.split()[-1] for where in records.where]
         return Texts(ids, [row["line"].strip() for row in records.rows], "txt", {"id": "line number", "query": "line"}, [])
+    if _headerless_pairs(records, reading):
+        return _tab_pairs(Path(path))
     used = resolve(records, "queries", reading)
     ids, texts = [], []
     seen: dict[str, int] = {}
@@ -205,6 +207,31 @@ def load_question_records(path: Path, reading: Reading | None = None) -> Texts:
         ids.append(query_id)
         texts.append(text)
     return Texts(ids, texts, records.format, used, _ignored(records, used))
+
+
+def _headerless_pairs(records: Records, reading: Reading | None) -> bool:
+    """A TSV of two columns whose first line names no field: MS MARCO's ``queries.tsv`` (qid, text)."""
+    reading = current_reading(reading)
+    known = {name for names in COMMON_NAMES.values() for name in names}
+    return (records.format == "tsv" and len(records.columns) == 2 and not reading.fields
+            and not known & set(records.columns))
+
+
+def _tab_pairs(path: Path) -> Texts:
+    from ragdiag.io.jsonl import read_lines
+
+    ids, texts = [], []
+    seen: dict[str, int] = {}
+    for number, line in read_lines(path):
+        query_id, sep, text = line.partition("\t")
+        if not sep:
+            raise DataError(f"{path}: line {number}: expected two tab-separated columns (id, question)")
+        if query_id in seen:
+            raise DataError(f"{path}: line {number}: duplicate id '{query_id}' (first at line {seen[query_id]})")
+        seen[query_id] = number
+        ids.append(query_id)
+        texts.append(text)
+    return Texts(ids, texts, "tsv", {"id": "column 1", "query": "column 2"}, [])
 
 
 def _ignored(records: Records, used: dict[str, str]) -> list[str]:

@@ -68,6 +68,9 @@ def test_common_names_and_fields(tmp_path):
 def test_questions_as_csv_parquet_and_plain_text(tmp_path):
     path = _write_csv(tmp_path / "q.csv", ["qid", "question"], [("q1", "why"), ("q2", "how")])
     assert load_queries(path) == (["q1", "q2"], ["why", "how"])
+    marco = tmp_path / "queries.tsv"  # MS MARCO's layout: qid<TAB>text, no header
+    marco.write_text("1048585\twhat is paula deen's brother\n2\tAndrogen receptor define\n")
+    assert load_queries(marco) == (["1048585", "2"], ["what is paula deen's brother", "Androgen receptor define"])
     text = tmp_path / "q.txt"
     text.write_text("first question\n\nsecond question\n")
     assert load_queries(text) == (["1", "3"], ["first question", "second question"])  # ids: line numbers
