@@ -303,6 +303,8 @@ def run_table(path: Path, reading: Reading | None = None) -> dict[str, list[tupl
     """query id → [(doc id, score)] best first of a run table: one row per (query, document) with a
     score (higher first) or a rank (lower first); ties keep file order."""
     records = open_records(path, "run", reading)
+    if {"query_id", "ids"} <= set(records.columns):
+        return _ranked_lists(records)
     used = resolve(records, "run", reading)
     if "score" not in used and "rank" not in used:
         raise DataError(f"{records.source}: a run table needs a score or a rank field; this looks like "
@@ -323,6 +325,27 @@ def run_table(path: Path, reading: Reading | None = None) -> dict[str, list[tupl
             score = -key
         rows.setdefault(query_id, []).append((key, index, doc_id, score))
     return {q: [(d, s) for _, _, d, s in sorted(entries)] for q, entries in rows.items()}
+
+
+def _ranked_lists(records: Records) -> dict[str, list[tuple[str, float]]]:
+    """ragdiag's run layout (``query_id``, ``ids``, optional ``scores``) in a JSON list or Parquet file."""
+    run: dict[str, list[tuple[str, float]]] = {}
+    for index, row in enumerate(records.rows):
+        query_id = _scalar_text(records, index, "query_id", "query id")
+        ids, scores = row.get("ids"), row.get("scores")
+        if not isinstance(ids, list):
+            raise DataError(f"{records.source}: {records.where[index]}: field 'ids': missing or not a list of document ids")
+        if scores is None:
+            scores = [float(-rank) for rank in range(len(ids))]
+        if not isinstance(scores, list) or len(scores) != len(ids) or \
+                not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in scores):
+            raise DataError(f"{records.source}: {records.where[index]}: field 'scores': expected {len(ids)} finite numbers, one per id")
+        if query_id in run:
+            raise DataError(f"{records.source}: {records.where[index]}: query '{query_id}' is ranked twice")
+        if len(set(map(str, ids))) != len(ids):
+            raise DataError(f"{records.source}: {records.where[index]}: query '{query_id}' ranks a document twice")
+        run[query_id] = [(str(d), float(v)) for d, v in zip(ids, scores)]
+    return run
 
 
 def describe_wrong_shape(path: Path, expected: str) -> str:

@@ -105,6 +105,9 @@ def test_qrels_and_runs_as_tables(tmp_path):
     assert read_run(run) == {"q1": [("d1", 0.9), ("d2", 0.2)]}
     ranked = _write_csv(tmp_path / "ranked.tsv", ["qid", "pid", "rank"], [("q1", "d2", "2"), ("q1", "d1", "1")], "\t")
     assert [d for d, _ in read_run(ranked)["q1"]] == ["d1", "d2"]
+    as_list = tmp_path / "run.json"  # ragdiag's run layout as a JSON list
+    as_list.write_text(json.dumps([{"query_id": "q1", "ids": ["d1", "d2"], "scores": [2, 1]}]))
+    assert read_run(as_list) == {"q1": [("d1", 2.0), ("d2", 1.0)]}
     trec_tabs = tmp_path / "run.tsv"  # a TREC run with tabs stays a TREC run
     trec_tabs.write_text("q1\tQ0\td1\t1\t0.9\tx\nq1\tQ0\td2\t2\t0.5\tx\n")
     assert read_run(trec_tabs) == {"q1": [("d1", 0.9), ("d2", 0.5)]}
