@@ -50,6 +50,7 @@ def compare(
     score_field: o.ScoreField = None,
     qrels_format: o.QrelsFormat = None,
     run_format: o.RunFormat = None,
+    by_document: o.ByDocument = False,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
@@ -60,7 +61,8 @@ def compare(
     from ragdiag.report.compare_report import render
 
     options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)
-    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format).activate():
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
+                      by_document=by_document).activate():
         result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):

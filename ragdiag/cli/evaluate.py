@@ -52,6 +52,7 @@ def evaluate(
     score_field: o.ScoreField = None,
     qrels_format: o.QrelsFormat = None,
     run_format: o.RunFormat = None,
+    by_document: o.ByDocument = False,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.commands.evaluate import EvaluateParams, EvaluateRequest, RarityWeights
@@ -62,7 +63,8 @@ def evaluate(
         raise RagdiagError("give at least one --run")
     params = EvaluateParams(parse_ks(k, "--k"), pool_depth, parse_metrics(metrics),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
-    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format).activate():
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
+                      by_document=by_document).activate():
         result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
     from rich.console import Console
 

@@ -26,7 +26,7 @@ from typing import Literal, overload
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
-from ragdiag.io.fields import Reading
+from ragdiag.io.fields import Reading, current_reading, document_of
 from ragdiag.io.jsonl import json_line, read_lines
 from ragdiag.io.writer import PathLike
 
@@ -244,6 +244,8 @@ def read_run(path: PathLike, reading: Reading | None = None) -> Run:
         run = run_table(Path(path), reading)
     else:
         run = _read_jsonl_run(path) if _is_jsonl(path) else _read_trec_run(path)
+    if current_reading(reading).by_document:
+        run = by_document(run)
     if not run:
         raise DataError(f"{path}: empty (no rankings)")
     return run
@@ -254,7 +256,7 @@ def read_run_ids(path: PathLike, reading: Reading | None = None) -> dict[str, li
     errors; a run.jsonl is read without building (id, score) pairs)."""
     from ragdiag.data.own_inputs import is_table
 
-    if is_table(Path(path), "run", reading):
+    if is_table(Path(path), "run", reading) or current_reading(reading).by_document:
         return run_ids(read_run(path, reading))
     run = _read_jsonl_run(path, with_scores=False) if _is_jsonl(path) else run_ids(_read_trec_run(path))
     if not run:
@@ -268,6 +270,18 @@ def _is_jsonl(path: PathLike) -> bool:
     if first is None:
         raise DataError(f"{path}: empty (no rankings)")
     return first[1].lstrip().startswith("{")
+
+
+def by_document(run: Run) -> Run:
+    """Each ranking of passages ``path#n`` as a ranking of their documents (:func:`ragdiag.io.fields.document_of`),
+    a document at the rank of its best passage, with that passage's score (MaxP)."""
+    out: Run = {}
+    for query_id, pairs in run.items():
+        seen: dict[str, float] = {}
+        for doc_id, score in pairs:
+            seen.setdefault(document_of(doc_id), score)
+        out[query_id] = list(seen.items())
+    return out
 
 
 def run_ids(run: Run) -> dict[str, list[str]]:

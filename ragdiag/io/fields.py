@@ -78,6 +78,7 @@ class Reading:
     formats: dict[str, str] = field(default_factory=dict)
     chunk_size: int = 256
     chunk_overlap: int = 32
+    by_document: bool = False  # runs of passages 'path#n' read as runs of documents (see document_of)
 
     def named(self, role: str) -> str | None:
         return self.fields.get(role)
@@ -98,7 +99,8 @@ class Reading:
 
 def reading(fields: str | None = None, *, id_field: str | None = None, text_field: str | None = None,
             title_field: str | None = None, query_field: str | None = None, score_field: str | None = None,
-            formats: dict[str, str | None] | None = None, chunk_size: int = 256, chunk_overlap: int = 32) -> Reading:
+            formats: dict[str, str | None] | None = None, chunk_size: int = 256, chunk_overlap: int = 32,
+            by_document: bool = False) -> Reading:
     """The ``Reading`` of the command-line options; a role named twice differently is an error."""
     mapping = parse_fields(fields) if fields else {}
     for role, name in (("id", id_field), ("text", text_field), ("title", title_field), ("query", query_field),
@@ -111,7 +113,22 @@ def reading(fields: str | None = None, *, id_field: str | None = None, text_fiel
     if not 0 <= chunk_overlap < chunk_size:
         raise RagdiagError(f"--chunk-overlap {chunk_overlap} must be smaller than --chunk-size {chunk_size}")
     chosen = {kind: parse_format(value) for kind, value in (formats or {}).items() if value}
-    return Reading(mapping, chosen, chunk_size, chunk_overlap)
+    return Reading(mapping, chosen, chunk_size, chunk_overlap, by_document)
+
+
+DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
+
+
+def document_of(passage_id: str) -> str:
+    """The document of a passage cut from a folder: ``guide/install.md#3`` → ``guide/install`` (the
+    file's relative path without ``#n`` and without its document suffix); any other id is itself."""
+    path, sep, number = passage_id.rpartition("#")
+    if not sep or not number.isdigit():
+        return passage_id
+    for suffix in DOCUMENT_SUFFIXES:
+        if path.lower().endswith(suffix):
+            return path[: -len(suffix)]
+    return path
 
 
 DEFAULT_READING = Reading()

@@ -244,3 +244,16 @@ def test_evaluate_reads_a_run_table_named_by_flags(tmp_path):
     per_query = {q: sum(r[0] == q for r in judged) for q, *_ in judged}  # relevant passages, all ranked first
     assert metric["metric"] == "recall" and metric["n_defined"] == 12
     assert metric["value"] == pytest.approx(sum(1 / n for n in per_query.values()) / len(per_query))
+
+
+def test_by_document_reads_passages_as_their_documents(tmp_path):
+    from ragdiag.io.fields import document_of
+
+    assert document_of("guide/install.md#3") == "guide/install" and document_of("a.pdf#0") == "a"
+    assert document_of("notes#draft") == "notes#draft" and document_of("4983") == "4983"
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps({"query_id": "q1", "ids": ["b.md#2", "a.md#0", "b.md#0", "c.txt#1"],
+                               "scores": [0.9, 0.8, 0.7, 0.1]}) + "\n")
+    with reading(by_document=True).activate():
+        assert read_run(run) == {"q1": [("b", 0.9), ("a", 0.8), ("c", 0.1)]}
+    assert [d for d, _ in read_run(run)["q1"]] == ["b.md#2", "a.md#0", "b.md#0", "c.txt#1"]
