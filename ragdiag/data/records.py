@@ -131,13 +131,15 @@ def _json_list(path: Path) -> list[Any]:
 def _jsonl(path: Path) -> list[tuple[int, Any]]:
     import gzip
 
-    from ragdiag.io.jsonl import parse_jsonl, read_jsonl_lines
+    from ragdiag.io.jsonl import json_line, no_cyclic_gc, parse_jsonl, read_lines
 
     if path.suffix.lower() != ".gz":
-        data = path.read_bytes()
-        if data.lstrip().startswith(b"["):  # a JSON list named .jsonl: read it as what it is
+        lines = read_lines(path)
+        first = next(lines, None)
+        if first is not None and first[1].lstrip().startswith("["):  # a JSON list named .jsonl: read it as what it is
             return list(enumerate(_json_list(path), start=1))
-        return read_jsonl_lines(path)
+        with no_cyclic_gc():  # lenient: NaN, integers beyond 64 bits, a too-deep line named as such
+            return [(n, json_line(line, path, n, lenient=True)) for n, line in ([first] if first else []) + list(lines)]
     try:
         data = gzip.decompress(path.read_bytes())
     except (OSError, EOFError) as err:
