@@ -42,6 +42,7 @@ EXTRA_OF_MODULE: dict[str, tuple[str, str]] = {
     "statsmodels": ("compare", "multiple-comparison corrections (Holm, Benjamini–Hochberg)"),
     "ray": ("ray", "the Ray engine (--engine ray)"),
     "pyarrow": ("parquet", "Parquet files"),
+    "pypdf": ("pdf", "PDF documents in a corpus folder"),
 }
 
 

@@ -71,6 +71,11 @@ def compare(
     cluster_col: Annotated[Optional[str], o.text_option(o.INPUT, "--cluster-col", "Tables: a column grouping the queries (e.g. the source document); intervals and p-values become cluster-robust (CR1 t, cluster bootstrap, cluster sign flips).")] = None,
     cluster_by: Annotated[Optional[ClusterBy], o.option(o.INPUT, "--cluster-by", help="doc: group the questions by the document each was generated from (--queries metadata.source_doc for runs, the source_doc column for tables); cluster-robust as --cluster-col.", metavar=o.choices_metavar(ClusterBy))] = None,
     queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--queries", "With --cluster-by doc on runs: the questions (BEIR queries.jsonl) naming their source document.")] = None,
+    fields: o.Fields = None,
+    score_field: o.ScoreField = None,
+    qrels_format: o.QrelsFormat = None,
+    run_format: o.RunFormat = None,
+    by_document: o.ByDocument = False,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
@@ -91,9 +96,11 @@ def compare(
     seq = (SequentialOptions(sequence.value, look_every, burn_in, max_queries,
                              None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
            if sequential else None)
-    result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
-                                base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,
-                                queries))
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
+                      by_document=by_document).activate():
+        result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
+                                    base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,
+                                    queries))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:

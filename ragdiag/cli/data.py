@@ -63,3 +63,38 @@ def list_(data_dir: DataDir = None,
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
         return
     print_list(result, Console())
+
+
+@app.command("inspect", cls=PanelCommand)
+def inspect(path: Annotated[Path, typer.Argument(help="A corpus, questions, qrels, run, graded file or per-query table "
+                                                      "(JSONL, JSON, CSV, TSV, Parquet, text), or a folder of documents.",
+                                                 metavar="PATH")],
+            kind: Annotated[Optional[str], o.text_option(
+                o.INPUT, "--kind", "Read PATH as corpus, questions, qrels, run, graded or table (default: guessed from "
+                                   "its fields).")] = None,
+            corpus: Annotated[Optional[Path], o.retold(
+                o.Corpus, "With qrels or a run: the corpus whose passages they must name (unknown ones are reported).")] = None,
+            fields: o.Fields = None,
+            id_field: o.IdField = None,
+            text_field: o.TextField = None,
+            title_field: o.TitleField = None,
+            query_field: o.QueryField = None,
+            score_field: o.ScoreField = None,
+            file_format: o.InputFormat = None,
+            out: Annotated[Optional[Path], o.retold(o.Out, "Write the inspection here as JSON (with its run record).")] = None,
+            as_json: Annotated[bool, o.retold(o.JsonAlias, "Print the inspection as JSON.")] = False) -> None:
+    """What ragdiag sees in PATH: its kind, format, rows, the fields it uses and ignores, three sample records,
+    problems (duplicate ids, empty texts, passages the corpus lacks) and the command to run next."""
+    from ragdiag.commands.data_inspect import InspectRequest, run
+    from ragdiag.report.data_report import inspect_lines
+
+    reading = o.reading_of(fields, id_field, text_field, title_field, query_field, score_field, corpus=file_format,
+                           queries=file_format, qrels=file_format, run=file_format)
+    result = run(InspectRequest(path, kind, corpus, reading, out))
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
+    else:
+        for line in inspect_lines(result):
+            typer.echo(line)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)

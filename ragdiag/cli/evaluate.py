@@ -48,6 +48,11 @@ def evaluate(
     out: Annotated[Optional[Path], o.retold(o.Out, "Write the result here instead of stdout; its suffix picks the format (.json, .csv, .txt/.md = table; else JSON) unless --format is given.")] = None,
     per_query: Annotated[Optional[Path], o.retold(o.PerQuery, "JSONL: one row per run, query and K with every metric and the stage.")] = None,
     plot: Annotated[Optional[Path], o.retold(o.Plot, "PNG: RA-nWG@K beside PROC@K per run, with intervals.")] = None,
+    fields: o.Fields = None,
+    score_field: o.ScoreField = None,
+    qrels_format: o.QrelsFormat = None,
+    run_format: o.RunFormat = None,
+    by_document: o.ByDocument = False,
 ) -> None:
     """Graded utility metrics and ceilings (docs/methods.md#8-graded-utility-metrics) next to ir_measures' standard metrics, per run."""
     from ragdiag.commands.evaluate import EvaluateParams, EvaluateRequest, RarityWeights
@@ -58,7 +63,9 @@ def evaluate(
         raise RagdiagError("give at least one --run")
     params = EvaluateParams(parse_ks(k, "--k"), pool_depth, parse_metrics(metrics),
                             gold, harm_max, RarityWeights(alpha, cap4, cap3, fallback4, fallback3), bootstrap, seed)
-    result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
+                      by_document=by_document).activate():
+        result = evaluate_run(EvaluateRequest(run, qrels, params, answers, out, fmt.value if fmt else None, per_query, plot))
     from rich.console import Console
 
     from ragdiag.cli.show import show_result

@@ -16,6 +16,13 @@ app = typer.Typer(cls=HelpGroup, help="Build retrieval indexes (dense faiss + BM
 def build(
     corpus: o.Corpus,
     out_dir: o.OutDir,
+    fields: o.Fields = None,
+    id_field: o.IdField = None,
+    text_field: o.TextField = None,
+    title_field: o.TitleField = None,
+    corpus_format: o.CorpusFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     embedder: o.Embedder = o.DEFAULT_EMBEDDER,
     index_spec: o.IndexSpec = "flat",
     metric: o.MetricOpt = o.DEFAULT_METRIC,
@@ -41,7 +48,9 @@ def build(
         request = IndexBuildRequest(corpus, out_dir, embedder, index_spec, metric.value, lang.value, fold_accents, cache_dir,
                                     cache is not o.CacheMode.off, base_url, seed, bm25=bm25, stem=stem, chunk=chunk,
                                     device=device.value, batch_size=batch_size, backend=backend, cache_mode=cache.value,
-                                    progress=True)
+                                    progress=True, reading=o.reading_of(fields, id_field, text_field, title_field,
+                                                                        corpus=corpus_format, chunk_size=chunk_size,
+                                                                        chunk_overlap=chunk_overlap))
         result = run_build(request)
         for line in build_summary(result.to_json(), out_dir):
             typer.echo(line)
@@ -59,7 +68,10 @@ def build_summary(manifest: dict, out_dir) -> list[str]:
                  f"embedder {meta.get('embedder_identity') or meta.get('embedder')})")
     passages = manifest.get("n_passages")
     chunks = f" as {passages} passages" if passages and passages != manifest["n_docs"] else ""
-    what = (f"indexed {manifest['n_docs']} documents{chunks} into {out_dir}: {dense}; "
+    folder = meta.get("documents")
+    indexed = (f"{folder['files']} files as {manifest['n_docs']} passages ('path#n', {folder['chunk_size']} tokens, "
+               f"{folder['chunk_overlap']} shared)" if folder else f"{manifest['n_docs']} documents{chunks}")
+    what = (f"indexed {indexed} into {out_dir}: {dense}; "
             f"BM25 {bm25.get('variant')} (k1 {bm25.get('k1')}, b {bm25.get('b')}, {bm25.get('lang')})")
     calls = (f"embedding: {stats['model_calls']} model calls, {stats['embedded']} texts embedded, "
              f"{stats['cache_hits']} cache hits, {stats.get('retries', 0)} retries")

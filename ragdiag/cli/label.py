@@ -13,7 +13,7 @@ from ragdiag.report.llm_summary import render_summary
 
 
 def label(
-    corpus: o.Corpus,
+    corpus: Annotated[Path, o.retold(o.Corpus, "Corpus: JSONL, JSON list, CSV, TSV or Parquet with id, text and optional title fields (BEIR corpus.jsonl), or a BEIR folder.")],
     queries: o.Queries,
     out: Annotated[Path, o.retold(o.OutRequired, "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",
@@ -30,10 +30,12 @@ def label(
     refine_seed: Annotated[int, o.option(o.LLM, "--refine-seed", help="With --refine: seed of the batch choice (per query: seed + its position).", min=0, max=o.SEED_MAX, metavar=o.INTEGER)] = 0,
     human: o.Human = None,
     engine: o.EngineGroup = o.ENGINE,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
     config = client.config()
-    with o.llm_run(client, engine):
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands.label import LabelOptions, LabelRequest, RefineParams, check_coverage, refined_output, run
 
         refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,

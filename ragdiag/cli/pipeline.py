@@ -49,13 +49,15 @@ def pipeline(
     answer: o.AnswerGroup = o.ANSWER,
     complete_cases: o.CompleteCases = False,
     engine: o.EngineGroup = o.ENGINE,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine):
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands import pipeline as command
 
         request = command.PipelineRequest(

@@ -21,6 +21,10 @@ def retrieve(
     index_dir: o.IndexDir,
     queries: o.Queries,
     out: o.OutRequired,
+    fields: o.Fields = None,
+    id_field: o.IdField = None,
+    query_field: o.QueryField = None,
+    queries_format: o.QueriesFormat = None,
     k: o.K = o.DEFAULT_K,
     mode: o.Mode = o.RetrievalMode.dense,
     rrf_k: o.RrfK = o.DEFAULT_RRF_K,
@@ -40,6 +44,7 @@ def retrieve(
 
     request = RetrieveRequest(index_dir, queries, out, k, mode.value, rrf_k, candidates, cache_dir, base_url,
                               fmt=run_format.value, tag=tag, device=device.value, batch_size=batch_size,
-                              backend=backend, cache_mode=cache.value, progress=True)
+                              backend=backend, cache_mode=cache.value, progress=True,
+                              reading=o.reading_of(fields, id_field, query_field=query_field, queries=queries_format))
     result = run_retrieve(request)
     typer.echo(f"wrote {result.n_queries} rankings ({mode.value}, k={k}) to {out} in {result.seconds:.2f}s")

@@ -46,9 +46,11 @@ def robustness(
     adaptive: Annotated[Optional[str], o.option(o.RETRIEVAL, "--adaptive", help="FIRST:SECOND, e.g. 16:128: for every hnsw/ivf spec, search with efSearch (nprobe) FIRST, search again with SECOND only the queries whose rank-1 to rank-K score gap is small (threshold swept), and compare with the spec's fixed values at equal mean distance computations.", metavar=o.TEXT)] = None,
     bootstrap: o.Bootstrap = 1000,
     engine: o.EngineGroup = o.ENGINE,
+    fields: o.Fields = None,
+    run_format: o.RunFormat = None,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    with engine.settings().activate():
+    with engine.settings().activate(), o.reading_of(fields, run=run_format).activate():
         from ragdiag.commands.robustness import RobustnessRequest
         from ragdiag.commands.robustness import run as run_robustness
         from ragdiag.io.lists import parse_deltas

@@ -56,12 +56,14 @@ def sweep(
     answer: o.AnswerGroup = o.ANSWER,
     parquet: PerQueryParquet = False,
     engine: o.EngineGroup = o.ENGINE,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine):
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
         from rich.console import Console
 
         from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage

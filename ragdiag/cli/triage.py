@@ -56,13 +56,15 @@ def triage(
     grading: o.GradingGroup = o.GRADING,
     answer: o.AnswerGroup = o.ANSWER,
     engine: o.EngineGroup = o.ENGINE,
+    fields: o.Fields = None,
+    queries_format: o.QueriesFormat = None,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine):
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
         from ragdiag.commands.triage import TriageRequest, parse_ids, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError

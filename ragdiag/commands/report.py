@@ -41,9 +41,34 @@ def _load(path: Path) -> Any:
     try:
         return orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as err:
-        raise RagdiagError(f"{path}: not valid JSON ({err})") from None
+        raise RagdiagError(f"{path}: not valid JSON ({err}){_what_it_is(path)}") from None
     except OSError as err:
         raise RagdiagError(f"{path}: cannot read ({err.strerror})") from None
+
+
+# what turns an input of a run into a result the report reads
+_MAKES_A_RESULT = {
+    "run": "ragdiag evaluate --run {path} --qrels QRELS --out evaluate.json",
+    "qrels": "ragdiag evaluate --run RUN --qrels {path} --out evaluate.json",
+    "table": "ragdiag compare --base {path} --new OTHER --out compare.json, or ragdiag correlate --table {path}",
+}
+
+
+def _what_it_is(path: Path) -> str:
+    """``; this looks like JSON lines with fields query_id, ids, scores — a run file: …`` for a file the
+    report cannot read as JSON, with the command that makes a result of it."""
+    from ragdiag.data.own_inputs import KIND_LABELS, guess_kind
+    from ragdiag.data.records import read_records
+
+    try:
+        records = read_records(path)
+    except RagdiagError:
+        return ""
+    kind = guess_kind(records)
+    text = f"; this looks like {records.looks_like()}"
+    if kind in _MAKES_A_RESULT:
+        text += f" — a {KIND_LABELS[kind]}, an input, not a result; make a result of it with `{_MAKES_A_RESULT[kind].format(path=path)}`"
+    return text
 
 
 def collect(paths: list[Path]) -> tuple[list[Input], list[str]]:

@@ -47,7 +47,7 @@ def run(request: RetrieveRequest) -> RetrieveResult:
     store = open_checked(request)
     record = start_run("ragdiag retrieve", inputs=[request.queries, request.index / "manifest.json"],
                        models={"embedder": store.manifest["meta"].get("embedder")})
-    query_ids, texts = load_queries(request.queries)
+    query_ids, texts = load_queries(request.queries, request.reading)
     if request.fmt == "trec":  # before any embedding call, not when the run is written
         check_ids_fit("trec", [(f"query id in {request.queries}", query_ids),
                                (f"document id in {request.index}", store.doc_ids)], "use the jsonl format")

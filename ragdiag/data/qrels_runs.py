@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Literal, overload
 
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.io.fields import Reading, current_reading, document_of
 from ragdiag.io.jsonl import json_line, read_lines
 from ragdiag.io.writer import PathLike
 
@@ -63,12 +65,20 @@ def _relevance(text: str) -> int | None:
     return None
 
 
-def read_qrels(path: PathLike) -> Qrels:
-    """query id → {doc id: relevance} from a TREC (4 columns) or BEIR (3 columns) qrels file.
+def read_qrels(path: PathLike, reading: Reading | None = None) -> Qrels:
+    """query id → {doc id: relevance} from a TREC (4 columns) or BEIR (3 columns) qrels file, or a
+    qrels table (CSV, JSONL, JSON, Parquet: :func:`ragdiag.data.own_inputs.qrels_table`).
 
     A first line whose relevance column is not an integer is a header and is skipped; a repeated
     (query, doc) pair with a different grade is an error naming both lines.
     """
+    from ragdiag.data.own_inputs import is_table, qrels_table
+
+    if is_table(Path(path), "qrels", reading):
+        table = qrels_table(Path(path), reading)
+        if not table:
+            raise DataError(f"{path}: no judgements")
+        return table
     source = str(path)
     qrels: Qrels = {}
     n_cols: int | None = None
@@ -76,7 +86,7 @@ def read_qrels(path: PathLike) -> Qrels:
         cells = _split(line)
         if n_cols is None:
             if len(cells) not in (3, 4):
-                hint = " (this looks like a TREC run file, not qrels)" if len(cells) == 6 else ""
+                hint = " (this looks like a TREC run file, not qrels)" if len(cells) == 6 else _shape_hint(path, "qrels")
                 raise DataError.at(
                     source, number, None,
                     f"expected 3 columns (BEIR: query-id corpus-id score) or 4 (TREC: qid 0 docid rel), "
@@ -184,7 +194,7 @@ def _read_trec_run(path: PathLike) -> Run:
     for number, line in _open_lines(path):
         cells = _split(line)
         if len(cells) != 6:
-            hint = " (this looks like a qrels file, not a run)" if len(cells) in (3, 4) else ""
+            hint = " (this looks like a qrels file, not a run)" if len(cells) in (3, 4) else _shape_hint(path, "run")
             raise DataError.at(source, number, None, f"expected 6 columns 'qid Q0 docid rank score tag', got {len(cells)}{hint}")
         query_id, _, doc_id, rank_text, score_text, _ = cells
         try:
@@ -211,20 +221,43 @@ def _read_trec_run(path: PathLike) -> Run:
     return run
 
 
-def read_run(path: PathLike) -> Run:
-    """query id → [(doc id, score)] best first, from a ragdiag ``run.jsonl`` or a TREC run file.
+def _shape_hint(path: PathLike, expected: str) -> str:
+    """`` (this looks like CSV with columns …: read it with …)`` for a file of another shape."""
+    from ragdiag.data.own_inputs import describe_wrong_shape
+
+    note = describe_wrong_shape(Path(path), expected)
+    flag = f"--{expected}-format csv|tsv|jsonl|json|parquet with --fields query_id=…,doc_id=…," + \
+        ("relevance=…" if expected == "qrels" else "score=…")
+    return f" ({note}; a {expected} table is read with {flag})" if note else ""
+
+
+def read_run(path: PathLike, reading: Reading | None = None) -> Run:
+    """query id → [(doc id, score)] best first, from a ragdiag ``run.jsonl``, a TREC run file or a run
+    table (CSV, TSV, JSON, JSONL or Parquet rows of query id, doc id and score or rank:
+    :func:`ragdiag.data.own_inputs.run_table`).
 
     A document ranked twice for one query is an error (it would count twice in recall).
     """
-    run = _read_jsonl_run(path) if _is_jsonl(path) else _read_trec_run(path)
+    from ragdiag.data.own_inputs import is_table, run_table
+
+    if is_table(Path(path), "run", reading):
+        run = run_table(Path(path), reading)
+    else:
+        run = _read_jsonl_run(path) if _is_jsonl(path) else _read_trec_run(path)
+    if current_reading(reading).by_document:
+        run = by_document(run)
     if not run:
         raise DataError(f"{path}: empty (no rankings)")
     return run
 
 
-def read_run_ids(path: PathLike) -> dict[str, list[str]]:
+def read_run_ids(path: PathLike, reading: Reading | None = None) -> dict[str, list[str]]:
     """query id → ranked doc ids, best first: :func:`read_run` without the scores (same checks and
     errors; a run.jsonl is read without building (id, score) pairs)."""
+    from ragdiag.data.own_inputs import is_table
+
+    if is_table(Path(path), "run", reading) or current_reading(reading).by_document:
+        return run_ids(read_run(path, reading))
     run = _read_jsonl_run(path, with_scores=False) if _is_jsonl(path) else run_ids(_read_trec_run(path))
     if not run:
         raise DataError(f"{path}: empty (no rankings)")
@@ -237,6 +270,18 @@ def _is_jsonl(path: PathLike) -> bool:
     if first is None:
         raise DataError(f"{path}: empty (no rankings)")
     return first[1].lstrip().startswith("{")
+
+
+def by_document(run: Run) -> Run:
+    """Each ranking of passages ``path#n`` as a ranking of their documents (:func:`ragdiag.io.fields.document_of`),
+    a document at the rank of its best passage, with that passage's score (MaxP)."""
+    out: Run = {}
+    for query_id, pairs in run.items():
+        seen: dict[str, float] = {}
+        for doc_id, score in pairs:
+            seen.setdefault(document_of(doc_id), score)
+        out[query_id] = list(seen.items())
+    return out
 
 
 def run_ids(run: Run) -> dict[str, list[str]]:

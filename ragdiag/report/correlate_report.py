@@ -199,15 +199,18 @@ def tied_names(verdict: Verdict) -> list[str]:
 TINY_SAMPLE = 10  # rows: below this a Spearman ρ's 95% interval is wider than ±0.6 (1.96/√(n−3) at ρ = 0)
 
 
-def verdict_rows(report: CorrelateResult, verdict: Verdict) -> int:
-    """The most rows any segment behind ``verdict`` has (the whole file's rows when none is found)."""
+def verdict_rows(report: CorrelateResult, verdict: Verdict) -> int | None:
+    """The most rows any segment behind ``verdict`` has (the whole file's rows when none is found; None
+    when the result names neither, as a result file of an older version may)."""
     sizes = [r.n for r in report.results if r.side == verdict.side and r.segment.split("^")[1:2] == [verdict.subset]]
-    return max(sizes) if sizes else report.meta.rows
+    if sizes:
+        return max(sizes)
+    return report.meta.rows if report.meta.has("rows") else None
 
 
-def tiny_sample_clause(rows: int) -> str:
-    """The warning a verdict on fewer than TINY_SAMPLE rows carries ('' otherwise)."""
-    if rows >= TINY_SAMPLE:
+def tiny_sample_clause(rows: int | None) -> str:
+    """The warning a verdict on fewer than TINY_SAMPLE rows carries ('' otherwise, or when unknown)."""
+    if rows is None or rows >= TINY_SAMPLE:
         return ""
     return (f"warning: only {rows} row{'s' if rows != 1 else ''} behind this verdict — a correlation on fewer than "
             f"{TINY_SAMPLE} rows is not reliable (its 95% interval spans more than ±0.6); read it as an anecdote")

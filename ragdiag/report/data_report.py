@@ -28,3 +28,18 @@ def print_list(result: Any, console: Console) -> None:
                       entry.origin)
     console.print(table)
     console.print("Licences and descriptions: ragdiag data list --json. Fetch one: ragdiag data get NAME.")
+
+
+def inspect_lines(result: Any) -> list[str]:
+    """``data inspect`` as plain lines: what the file is, the fields, samples, problems, next command."""
+    import json
+
+    used = ", ".join(f"{role} ← {name}" for role, name in result.fields_used.items()) or "(none recognised)"
+    lines = [f"{result.path}: {result.kind}, {result.format}, {result.rows:,} {'files' if result.format == 'folder of documents' else 'records'}",
+             f"  fields used: {used}",
+             f"  fields ignored: {', '.join(result.fields_ignored) or '(none)'}",
+             "  samples:"]
+    lines += [f"    {json.dumps(sample, ensure_ascii=False)[:300]}" for sample in result.samples]
+    lines += [f"  problem: {problem}" for problem in result.problems] or ["  problems: none found"]
+    lines.append(f"  next: {result.next_command}")
+    return lines

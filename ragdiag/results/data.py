@@ -53,3 +53,24 @@ class ListResult(JsonRecord):
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
+
+
+@dataclass
+class InspectResult(JsonRecord):
+    """``data inspect``: what ragdiag sees in a file or folder — its kind, format, row count, the fields
+    it uses (role → field) and ignores, three sample records, the problems found, the command to run next."""
+
+    path: Path
+    kind: str  # corpus, questions, qrels, run, graded, table
+    format: str
+    rows: int
+    fields_used: dict[str, str]
+    fields_ignored: list[str]
+    samples: list[dict[str, Any]]
+    problems: list[str]
+    next_command: str
+    run_record: dict[str, Any] | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)

@@ -49,6 +49,16 @@ def check_fits(spec: ChunkSpec, window: int, prefix_tokens: int = 0, special_tok
                            f"use at most {window - prefix_tokens - special_tokens}")
 
 
+class WordTokenizer:
+    """Whitespace-separated words as tokens, in the fast tokenizers' call shape (``offset_mapping``):
+    how a folder of documents is cut when the index has no embedder (``--embedder none``)."""
+
+    def __call__(self, texts: list[str], **_: object) -> dict[str, list[list[tuple[int, int]]]]:
+        import re
+
+        return {"offset_mapping": [[m.span() for m in re.finditer(r"\S+", text)] for text in texts]}
+
+
 def split_documents(texts: list[str], tokenizer, spec: ChunkSpec) -> tuple[list[str], np.ndarray]:
     """(passages, passage → document position). Uses the fast tokenizer's offset mapping."""
     encoded = tokenizer(texts, add_special_tokens=False, truncation=False, return_offsets_mapping=True, verbose=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ragdiag.data.qrels_runs import RUN_FORMATS
 from ragdiag.errors import RagdiagError
+from ragdiag.io.fields import Reading
 from ragdiag.retrieval.chunking import pool_max
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 from ragdiag.retrieval.indexes import search
@@ -39,6 +40,7 @@ class RetrieveOptions:
     batch_size: int | None = None
     backend: str | None = None  # pgvector:… for folders built with --backend pgvector:…
     cache_mode: str | None = None  # rw|replay|off|refresh for the query embeddings
+    reading: Reading | None = None  # fields and format of the questions file (None: the active one)
 
 
 def _dense(store, texts, k, opts, progress):

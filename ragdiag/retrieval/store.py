@@ -6,6 +6,8 @@ Layout (nothing in it can execute code when loaded — no pickle anywhere):
 * ``index.faiss`` — dense index at the spec's first operating point (absent with ``--embedder none``);
 * ``doc_ids.json`` — row → corpus ``_id``;
 * ``passage_docs.json`` — with ``--chunk``: dense row (passage) → document row (max-pooled at retrieval);
+* ``sources.json`` — a folder of documents as the corpus: row → the file its passage was cut from
+  (its id is ``relative/path#n``);
 * ``bm25/`` — the bm25s index in bm25s's own layout (``.npy`` arrays loaded with
   ``allow_pickle=False``, JSON vocabulary and parameters).
 
@@ -24,9 +26,11 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.data.beir import corpus_file, load_corpus
+from ragdiag.data.doc_folder import is_document_folder, passage_ids, read_folder
 from ragdiag.errors import RagdiagError
-from ragdiag.io.files import file_sha256
+from ragdiag.io.fields import Reading, current_reading
 from ragdiag.io.progress import note
+from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.bm25 import (
     BM25_FILES,
@@ -36,7 +40,7 @@ from ragdiag.retrieval.bm25 import (
     parse_bm25_spec,
     save_bm25,
 )
-from ragdiag.retrieval.chunking import check_fits, parse_chunk, split_documents
+from ragdiag.retrieval.chunking import ChunkSpec, WordTokenizer, check_fits, parse_chunk, split_documents
 from ragdiag.retrieval.embedders import load_embedder, resolve_device
 from ragdiag.retrieval.index_specs import check_index_params, parse_index_spec
 from ragdiag.retrieval.indexes import (
@@ -52,6 +56,7 @@ from ragdiag.retrieval.indexes import (
 MANIFEST = "manifest.json"
 DOC_IDS = "doc_ids.json"
 PASSAGE_DOCS = "passage_docs.json"
+SOURCES = "sources.json"
 DENSE = "index.faiss"
 BM25_DIR = "bm25"
 LEGACY_PICKLE = "bm25.pkl"
@@ -78,6 +83,7 @@ class BuildOptions:
     batch_size: int | None = None
     backend: str = "faiss"  # or pgvector:postgresql://… / pgvector:embedded:DIR (pg-* specs)
     cache_mode: str | None = None  # rw|replay|off|refresh for the embedding cache (None: rw, or off without use_cache)
+    reading: Reading | None = None  # (None: the active one) fields and format of the corpus file; chunk size of a folder of documents
 
     def bm25_config(self) -> Bm25Config:
         """The BM25 spec (variant, k1, b) with the tokeniser settings (lang, stem, accents)."""
@@ -88,7 +94,8 @@ def check_build_options(opts: BuildOptions):
     """Every option checked before any work (the corpus is not read yet); the index spec."""
     from ragdiag.retrieval.pgvector_store import check_build
 
-    opts.corpus = corpus_file(opts.corpus)  # a BEIR folder names its corpus.jsonl
+    if not is_document_folder(opts.corpus):
+        opts.corpus = corpus_file(opts.corpus)  # a BEIR folder names its corpus.jsonl
     pg = check_build(opts.backend, opts.index)
     spec = pg[1] if pg else parse_index_spec(opts.index)
     if not pg and "refine" in spec.search:
@@ -106,7 +113,8 @@ def check_build_options(opts: BuildOptions):
         raise RagdiagError(f"batch size must be ≥ 1, got {opts.batch_size}")
     check_output_dir(opts.out, "index folder")
     out = Path(opts.out)
-    guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, *(out / BM25_DIR / n for n in BM25_FILES)], [opts.corpus])
+    guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, out / SOURCES, *(out / BM25_DIR / n for n in BM25_FILES)],
+                  [opts.corpus] if Path(opts.corpus).is_file() else [])
     return spec
 
 
@@ -125,16 +133,25 @@ class BuiltIndexes:
     index: Any = None  # the faiss index (backend faiss)
     pg_block: dict | None = None  # what pgvector built (backend pgvector)
     point: dict = field(default_factory=dict)  # the first operating point's search parameters
+    texts: list[str] | None = None  # a folder of documents: the passages cut from it
+    sources: list[str] | None = None  # a folder of documents: each row's file
+    folder: dict | None = None  # a folder of documents: how its passages were cut
 
 
 def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltIndexes:
     """Read the corpus, embed it through the cache and build the dense index (unless the embedder is
     ``none``), build the BM25 index; the time of each step in ``timings``."""
-    doc_ids, texts = load_corpus(opts.corpus)
-    built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
+    embedder = None
     if opts.embedder != NO_EMBEDDER:
         embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
                                  batch_size=opts.batch_size, device=opts.device, cache_mode=opts.cache_mode)
+    if is_document_folder(opts.corpus):
+        built = _folder_corpus(Path(opts.corpus), current_reading(opts.reading), embedder)
+        texts = built.texts or []
+    else:
+        doc_ids, texts = load_corpus(opts.corpus, opts.reading)
+        built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
+    if embedder is not None:
         passages, built.owners, built.truncated = _passages(embedder, texts, opts.chunk)
         built.embedder, built.n_passages = embedder, len(passages)
         t0 = time.perf_counter()
@@ -170,6 +187,10 @@ def save_index_folder(out: Path, built: BuiltIndexes) -> None:
     else:
         (out / DENSE).unlink(missing_ok=True)
     write_json(out / DOC_IDS, built.doc_ids, indent=None)
+    if built.sources is not None:
+        write_json(out / SOURCES, built.sources, indent=None)
+    else:
+        (out / SOURCES).unlink(missing_ok=True)
     if built.owners is not None:
         write_json(out / PASSAGE_DOCS, built.owners.tolist(), indent=None)
     else:
@@ -186,7 +207,8 @@ def manifest_of(opts: BuildOptions, spec, built: BuiltIndexes) -> dict:
             "command": "ragdiag index build",
             "ragdiag_version": __version__,
             "corpus": str(opts.corpus),
-            "corpus_sha256": file_sha256(opts.corpus),
+            "corpus_sha256": describe_input(opts.corpus)["sha256"],
+            **({"documents": built.folder} if built.folder else {}),
             "embedder": opts.embedder,
             "embedder_identity": embedder.identity if embedder else None,
             "index_spec": spec.text if dense_wanted else None,
@@ -206,6 +228,25 @@ def manifest_of(opts: BuildOptions, spec, built: BuiltIndexes) -> dict:
         "embedding": asdict(embedder.stats) if embedder else {"texts": 0, "cache_hits": 0, "model_calls": 0, "embedded": 0, "retries": 0},
         "timings_s": built.timings,
     }
+
+
+def _folder_corpus(root: Path, reading: Reading, embedder) -> BuiltIndexes:
+    """A folder of documents cut into passages of ``reading.chunk_size`` tokens (``chunk_overlap``
+    shared) by the embedder's tokenizer (whitespace words without one); ids ``relative/path#n``."""
+    documents = read_folder(root)
+    has_tokenizer = embedder is not None and hasattr(embedder, "tokenizer")
+    tokenizer = embedder.tokenizer() if has_tokenizer else WordTokenizer()
+    spec = ChunkSpec(reading.chunk_size, reading.chunk_overlap)
+    if has_tokenizer:
+        check_fits(spec, embedder.window)
+    passages, owners = split_documents(documents.texts, tokenizer, spec)
+    built = BuiltIndexes(doc_ids=passage_ids(documents.paths, owners.tolist()), bm25=None, timings={})  # type: ignore[arg-type]
+    built.texts = passages
+    built.sources = [documents.paths[o] for o in owners.tolist()]
+    built.folder = {"files": len(documents.paths), "skipped_files": len(documents.skipped),
+                    "chunk_size": spec.tokens, "chunk_overlap": spec.overlap,
+                    "tokens": "the embedder's tokenizer" if has_tokenizer else "whitespace-separated words"}
+    return built
 
 
 def _passages(embedder, texts: list[str], chunk: str | None) -> tuple[list[str], np.ndarray | None, int | None]:

@@ -21,6 +21,7 @@ CLI_MAY_IMPORT = (
     "ragdiag.extras",
     "ragdiag.config",
     "ragdiag.engine.settings",  # the --engine options' settings type (checks only; imports errors alone)
+    "ragdiag.io.fields",  # --fields and the --…-format options' parsers and the Reading they build
     "ragdiag.io.lists",
     "ragdiag.io.out_format",
     "ragdiag.io.quiet_pipe",  # the entry point's stdout guard: a broken pipe is silence, the exit code the command's

@@ -23,6 +23,7 @@ DISTINCT = {
     "--by": "correlate's views / calibrate's groups: other choices",
     "--format": "a run file's layout (retrieve) / batch's plain-text choice",
     "--k": "sweep: passages given to the generator, at most 1000",
+    "--kind": "cache: an entry kind / data inspect: the kind of file (corpus, questions, qrels …)",
     "--ks": "evaluate and dynamic-k parse their list after parsing (their error lines name --k / --ks as before)",
     "--max-drop": "mean grade drop in [0, 4] (sweep) / non-inferiority margin on any metric's Δ (compare)",
     "--metric": "index build's vector metric (cosine, ip, l2) / testset certify's METRIC@K that orders the systems",

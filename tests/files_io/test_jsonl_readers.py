@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.data.beir import load_texts
+from ragdiag.data.beir import load_queries
 from ragdiag.data.importers import read_records
 from ragdiag.data.metric_table import load_metric_table
 from ragdiag.data.qrels_runs import read_run
@@ -16,7 +16,7 @@ from ragdiag.errors import DataError
 
 DATA = Path(__file__).resolve().parents[2] / "ragdiag" / "data"
 READERS = {
-    "beir": (lambda p: load_texts(p, False), '{"_id": "d1", "text": "one"}'),
+    "beir": (load_queries, '{"_id": "d1", "text": "one"}'),
     "metric_table": (lambda p: load_metric_table(p, "grade", ["m"], None, None), '{"grade": 3, "m": 0.5}'),
     "importers": (read_records, '{"question": "q"}'),
     "qrels_runs": (read_run, '{"query_id": "q1", "ids": ["d1"], "scores": [1.0]}'),

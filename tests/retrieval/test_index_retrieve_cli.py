@@ -114,10 +114,10 @@ def test_bad_inputs(env, server, tmp_path):
     broken.write_text('{"_id": "a", "text": "ok"}\n{"_id": "b"}\n')
     result = runner.invoke(app, ["index", "build", "--corpus", str(broken), "--out-dir", str(tmp / "x")])
     assert result.exit_code != 0 and "record 2: field 'text': missing" in result.stderr
-    folder = tmp / "beir"  # --corpus takes a BEIR folder, as its help says
+    folder = tmp / "beir"  # --corpus takes a BEIR folder, as its help says; an empty one is no folder of documents
     folder.mkdir()
     result = runner.invoke(app, ["index", "build", "--corpus", str(folder), "--embedder", "none", "--out-dir", str(tmp / "x")])
-    assert result.exit_code == 2 and f"{folder}: a corpus folder must hold corpus.jsonl" in result.stderr
+    assert result.exit_code == 2 and f"{folder}: no documents (.txt, .md, .html, .pdf) in this folder" in result.stderr
     (folder / "corpus.jsonl").write_text(corpus.read_text())
     result = runner.invoke(app, ["index", "build", "--corpus", str(folder), "--embedder", "none", "--out-dir", str(tmp / "x")])
     assert result.exit_code == 0 and "indexed 5 documents" in result.stdout and "no dense index" in result.stdout

@@ -7,7 +7,8 @@ declares ``k: o.K = o.DEFAULT_K``.
   own words: ``Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus: ...")]``);
 - :mod:`.choices` — closed choices (``str`` enums) and the default of each concept;
 - :mod:`.shared` — inputs, retrieval, statistics and outputs;
-- :mod:`.llm` — the LLM client, answer, grading and engine options and their groups.
+- :mod:`.llm` — the LLM client, answer, grading and engine options and their groups;
+- :mod:`.reading` — how a user's files are read: ``--fields`` and the ``--…-field`` / ``--…-format`` options.
 
 Conventions: one cut-off is ``--k`` (INTEGER), several ``--ks`` (comma list); a file written is
 ``--out``, a folder ``--out-dir``; a PNG is ``--plot``, a folder of plots ``--plot-dir``; a BEIR
@@ -21,4 +22,5 @@ from __future__ import annotations
 from ragdiag.cli.options.choices import *  # noqa: F403
 from ragdiag.cli.options.declare import *  # noqa: F403
 from ragdiag.cli.options.llm import *  # noqa: F403
+from ragdiag.cli.options.reading import *  # noqa: F403
 from ragdiag.cli.options.shared import *  # noqa: F403

@@ -60,8 +60,8 @@ Progress = Annotated[bool, option(OUTPUT, "--progress/--no-progress", help="Show
 Quiet = Annotated[bool, option(OUTPUT, "--quiet", help="With --out: print only the 'wrote PATH' line, not the table.")]
 
 # Inputs
-Corpus = Annotated[Path, option(INPUT, "--corpus", help="BEIR corpus.jsonl (_id, title, text) or its folder.", metavar=PATH)]
-Queries = Annotated[Path, option(INPUT, "--queries", help="BEIR queries.jsonl (_id, text).", metavar=PATH)]
+Corpus = Annotated[Path, option(INPUT, "--corpus", help="Corpus: JSONL, JSON list, CSV, TSV or Parquet with id, text and optional title fields (BEIR corpus.jsonl, a BEIR folder), or a folder of documents (.txt, .md, .html, .pdf) cut into passages 'path#n'.", metavar=PATH)]
+Queries = Annotated[Path, option(INPUT, "--queries", help="Questions: JSONL, JSON list, CSV, TSV or Parquet with id and query fields (BEIR queries.jsonl), or a text file, one question a line.", metavar=PATH)]
 QueryVectors = Annotated[Optional[Path], option(INPUT, "--query-vectors", help="Query vectors Q.npy (m × dim).", metavar=PATH)]
 BaseVectors = Annotated[Optional[Path], option(INPUT, "--base-vectors", help="Base vectors X.npy (n × dim).", metavar=PATH)]
 Qrels = Annotated[Optional[Path], option(INPUT, "--qrels", help="Qrels: BEIR TSV (query-id corpus-id score, header optional) or TREC (qid 0 docid rel), sniffed by column count.", metavar=PATH)]
