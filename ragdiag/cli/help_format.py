@@ -135,11 +135,9 @@ def in_panel_order(params: Sequence[Parameter]) -> list[Parameter]:
     return sorted(params, key=place)
 
 
-class PanelCommand(TyperCommand):
-    """A command whose ``--help`` lists its options in panels (see the module); an option group
-    parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
-
-    context_class = HelpContext
+class GroupedOptions:
+    """Options in panel order, each option group parameter spliced in as its options and handed to the
+    callback as one object (:mod:`ragdiag.cli.options.group`): the part PanelCommand and PanelGroup share."""
 
     def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
         spliced, self.option_groups = expand(params)
@@ -148,6 +146,14 @@ class PanelCommand(TyperCommand):
     def invoke(self, ctx: Any) -> Any:
         collect(ctx.params, self.option_groups)
         return super().invoke(ctx)
+
+
+class PanelCommand(GroupedOptions, TyperCommand):
+    """A command whose ``--help`` lists its options in panels (see the module); an option group
+    parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
+
+    context_class = HelpContext
+
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -188,17 +194,10 @@ class HelpGroup(TyperGroup):
     context_class = HelpContext
 
 
-class PanelGroup(HelpGroup):
+class PanelGroup(GroupedOptions, HelpGroup):
     """A command group that runs on its own too (``ragdiag testset`` and ``ragdiag testset certify``):
     its options in panels as :class:`PanelCommand`'s (option groups included), then its commands."""
 
-    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
-        spliced, self.option_groups = expand(params)
-        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
-
-    def invoke(self, ctx: Any) -> Any:
-        collect(ctx.params, self.option_groups)
-        return super().invoke(ctx)
 
     def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:
         PanelCommand.format_options(self, ctx, formatter)  # type: ignore[arg-type]

@@ -7,22 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ragdiag.data.beir import load_queries, load_texts
+from ragdiag.data.beir import load_corpus, load_queries
 from ragdiag.data.qrels_runs import read_qrels, run_file_text
 from ragdiag.retrieval.bm25 import Bm25Config, BM25Index
 from ragdiag.retrieval.fusion import reciprocal_rank_fusion
+from tests.compare.make_scifact_scores import shared_scifact
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["build_runs", "degraded_qrels", "shared_scifact"]
 DEPTH = 100
-
-
-def shared_scifact() -> Path | None:
-    """The workplace copy of SciFact beside the clone (or beside its worktree folder), if present."""
-    for parent in (ROOT.parent, ROOT.parent.parent):
-        folder = parent / "shared" / "data" / "scifact"
-        if (folder / "corpus.jsonl").is_file():
-            return folder
-    return None
 
 
 def _bodies(folder: Path) -> tuple[list[str], list[str], list[str]]:
@@ -40,7 +32,7 @@ def _bodies(folder: Path) -> tuple[list[str], list[str], list[str]]:
 def build_runs(folder: Path, out: Path) -> list[Path]:
     """Write one run.jsonl per configuration into ``out`` (the judged queries of qrels/test.tsv)."""
     ids, titles, bodies = _bodies(folder)
-    full = load_texts(folder / "corpus.jsonl", with_title=True)[1]
+    full = load_corpus(folder / "corpus.jsonl")[1]
     judged = read_qrels(folder / "qrels" / "test.tsv")
     queries = [(q, t) for q, t in zip(*load_queries(folder / "queries.jsonl"), strict=True) if q in judged]
     short = [" ".join(t.split()[:32]) for t in full]
