@@ -33,6 +33,7 @@ class TriageMeta(JsonRecord):
     bootstrap: int = 0
     seed: int = 0
     graded_against: str | None = None
+    baseline: str = "generated on the top K"
     fix: str | None = None
     llm: dict[str, Any] = field(default_factory=dict)
     optional: ClassVar[frozenset[str] | None] = WRITE_NULLS
