@@ -36,7 +36,8 @@ from ragdiag.triage.interventions import BASELINE, k_label, variants
 from ragdiag.triage.tree import Evidence, decide
 
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
-               "agrees with itself; the causes that need it (generator, retrieval-miss) are not tested: needs --answers")
+               "agrees with itself; the cause that needs it (generator) is not tested: needs --answers; a retrieval "
+               "miss rests on the qrels alone (no relevant passage in the pool)")
 PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
 
 

@@ -108,3 +108,22 @@ def test_an_answers_file_for_other_queries_is_refused_before_any_call(server, tm
     assert problem in res.output and res.output.count("ragdiag: error:") == 1
     assert "Traceback" not in res.output and server.completed == before
     assert not (tmp_path / "out" / "triage.json").exists()
+
+
+def test_with_qrels_and_no_references_retrieval_misses_are_never_unexplained(server, tmp_path):
+    """Issue 41: no relevant passage in the pool is a retrieval miss on the qrels' evidence (no oracle without
+    references); a relevant passage below K is ranking once inject fixes it; the summary says what each rests on."""
+    misses, ranking = [f"q{n}" for n in range(121, 131)], ["q151", "q152"]
+    res = CliRunner().invoke(app, ["triage", "--corpus", str(FIXTURE), "--ids", ",".join(misses + ranking),
+                                   "--model", "test-model", "--base-url", server.base_url, "--out-dir",
+                                   str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                                   "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    rows = _rows(tmp_path / "out")
+    assert {q: rows[q]["cause"] for q in misses} == dict.fromkeys(misses, "retrieval-miss")
+    assert all(rows[q]["evidence"] == ["qrels"] for q in misses)
+    assert {rows[q]["cause"] for q in ranking} == {"ranking"} and rows["q151"]["grades"]["inject"] == 5
+    result = json.loads((tmp_path / "out" / "triage.json").read_text())
+    assert result["causes"]["retrieval-miss"]["evidence"] == {"qrels": len(misses)}
+    assert result["causes"]["unexplained"]["count"] == 0
+    assert "retrieval-miss" in res.stdout and "rests on: qrels 10/10" in res.stdout
