@@ -133,20 +133,22 @@ def run(request: TriageRequest) -> TriageRun:
     inputs = _check(request)
     references = load_reference_answers(request.answers) if request.answers is not None else None
     only = _chosen_ids(request)
-    given = None
-    if request.answers_from is not None:
-        given = read_given_answers(request.answers_from, request.k)
-        check_named(given, request.answers_from, only)
+    given, answers_from = None, request.answers_from
+    if answers_from is not None:
+        given = read_given_answers(answers_from, request.k)
+        check_named(given, answers_from, only)
     if request.corpus is not None:
         data = load_corpus_queries(request.corpus, request.queries, request.qrels,
                                    set(references) if references is not None else None, request.retriever,
                                    request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0, run=request.run, only=only,
-                                   given=None if given is None else (set(given), request.answers_from))
+                                   given=None if given is None or answers_from is None else (set(given), answers_from))
+        if given is not None and answers_from is not None:
+            check_questions(given, answers_from, data.queries)
     else:
         assert request.texts is not None and request.ranked is not None  # checked by _check
         data = load_texts_ranked(request.texts, request.ranked, request.depth or default_depth(request.k, request.ks),
-                                 None if only else request.max_queries)
+                                 None if only or given is not None else request.max_queries)
         if only is not None:
             by_id = {q.id: q for q in data.queries}
             missing = [q for q in only if q not in by_id]
@@ -157,13 +159,9 @@ def run(request: TriageRequest) -> TriageRun:
             data.queries = [q for q in data.queries if q.id in references]
             if not data.queries:
                 raise RagdiagError(f"--answers {request.answers}: no ranked sample has a reference answer")
-        if given is not None:
-            assert request.answers_from is not None
-            check_questions(given, request.answers_from, data.queries)
-            data.queries = [q for q in data.queries if q.id in given]
-    if given is not None:
-        assert request.answers_from is not None
-        check_questions(given, request.answers_from, data.queries)
+        if given is not None and answers_from is not None:
+            check_questions(given, answers_from, data.queries)
+            data.queries = [q for q in data.queries if q.id in given][: request.max_queries]
     needs_qrels(data)
     _check_utility_ids(request, data)
     seed = request.llm.seed or 0
