@@ -127,3 +127,25 @@ def test_with_qrels_and_no_references_retrieval_misses_are_never_unexplained(ser
     assert result["causes"]["retrieval-miss"]["evidence"] == {"qrels": len(misses)}
     assert result["causes"]["unexplained"]["count"] == 0
     assert "retrieval-miss" in res.stdout and "rests on: qrels 10/10" in res.stdout
+
+
+def test_texts_and_ranked_take_the_answered_samples_only(server, tmp_path):
+    model = load_model(FIXTURE / "model.json")
+    questions = {"s1": "What is the code of t201?", "s2": "What is the code of t202?"}  # position faults
+    texts, ranked = tmp_path / "texts.jsonl", tmp_path / "ranked.jsonl"
+    texts.write_text("".join(json.dumps({"id": s, "q": q, "p": [f"Its key is {model[q]['code']}."],
+                                         "n": [f"filler {i}" for i in range(5)]}) + "\n" for s, q in questions.items()))
+    ranked.write_text("".join(json.dumps({"id": s, "E": "e", "Nc": 6, "Np": 1, "K": [5], "P": [0.2], "R": [1.0],
+                                          "rank": [1, 2, 3, 0, 4, 5]}) + "\n" for s in questions))
+    answers = tmp_path / "production.jsonl"
+    answers.write_text(json.dumps({"kind": "topK", "id": "s2", "E": "production", "Nc": 6, "Np": 1, "K": 5,
+                                   "rank": [1, 2, 3, 0, 4], "inK": [0, 0, 0, 1, 0], "P": 0.2, "R": 1.0,
+                                   "q": questions["s2"], "answer": "The references are insufficient."}) + "\n")
+    res = CliRunner().invoke(app, ["triage", "--texts", str(texts), "--ranked", str(ranked), "--answers-from",
+                                   str(answers), "--model", "test-model", "--base-url", server.base_url, "--out-dir",
+                                   str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c"), "--no-progress",
+                                   "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    rows = _rows(tmp_path / "out")
+    assert list(rows) == ["s2"] and rows["s2"]["answers"]["baseline"] == "The references are insufficient."
+    assert rows["s2"]["cause"] == "position" and rows["s2"]["evidence"] == ["qrels"]
