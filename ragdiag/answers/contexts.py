@@ -11,6 +11,8 @@ With dataset reference answers (``sweep --answers``, :mod:`ragdiag.data.referenc
 answer is generated: each context is graded against every usable reference and keeps the highest
 grade (the max over references, as SQuAD's evaluation takes the max over its answer spans).
 
+Answers the user already has (``AnswerJob.given``: ``triage --answers-from``) are graded, never generated.
+
 Call accounting: a counting view of the client records, per item, the calls that reached the server
 (``sent``) and those answered by the cache or by an identical request already sent in this run
 (``reused``). Before any call, a dry pass over the cache counts the calls a run still needs, so
@@ -139,6 +141,7 @@ class AnswerJob:
     references: dict[str, list[str]] | None = None  # --answers: dataset reference answers (no ideal is generated)
     usable: dict[str, list[str]] = field(default_factory=dict)  # query id → references the gate let through
     retry_unparsed: bool = False  # a cached judge reply that held no grade is asked again (cache mode rw), as in grade
+    given: dict[Context, str] = field(default_factory=dict)  # answers the user already has: graded, never generated
 
     def judge_for(self, client: ChatClient) -> Judge:
         """The judge of this job's grade mode and language, asking again cached replies without a grade
@@ -235,6 +238,15 @@ def _generate_in_plan(client: CountingClient, prompt: Prompt, job: AnswerJob, qu
     return ContextAnswer(planned.result.text, planned.lang, planned.cut)
 
 
+def _given_or_generated(client: CountingClient, prompt: Prompt, job: AnswerJob, context: Context) -> ContextAnswer:
+    """The context's answer: the one the user gave (``job.given``, no call), else generated."""
+    given = job.given.get(context)
+    if given is not None:
+        query = job.query_text[context.query_id]
+        return ContextAnswer(given, job.plan.lang_of(query) if job.plan is not None else "en")
+    return _generate_in_plan(client, prompt, job, context.query_id, context.doc_ids, _context_label(context))
+
+
 def _context_label(context: Context) -> str:
     return f"sweep context q={context.query_id} docs={len(context.doc_ids)}"
 
@@ -277,7 +289,7 @@ def count_needed(client: ChatClient, job: AnswerJob) -> CallsNeeded:
         if context.query_id in degenerate:  # neither answered nor graded
             continue
         try:
-            answer = _generate(dry, generation, job, context.query_id, context.doc_ids, _context_label(context))
+            answer = _given_or_generated(dry, generation, job, context).text
         except _WouldSend:
             need["answers"] += 1
             need["grades"] += max(1, len(refs.get(context.query_id, [])))
@@ -340,8 +352,7 @@ def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> Ans
         skipped = job.skipped_for(context.query_id)
         if skipped is not None:
             return Answered(None, None, *counting.counts(), error=skipped)
-        done = _generate_in_plan(counting, generation, job, context.query_id, context.doc_ids,
-                                 _context_label(context))
+        done = _given_or_generated(counting, generation, job, context)
         answer = done.text
         references = job.reference_answers(context.query_id)
         if not references:

@@ -15,6 +15,7 @@ TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (
 TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus, one retriever: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
 TriageTexts = Annotated[Optional[str], o.retold(o.Texts, "Texts samples (id, q, p, n): JSON/JSONL file, hub-layout folder, or hf:[REPO]; with --ranked, instead of --corpus.")]
 TriageAnswers = Annotated[Optional[Path], o.retold(o.Answers, "Reference answers, JSON lines {\"query_id\": ID, \"answer\": TEXT} or {..., \"answers\": [...]} (the format sweep --answers reads): grades are against them, and the oracle runs; without it, grades are against the ideal answer from the relevant passages and the oracle is skipped.")]
+AnswersFrom = Annotated[Optional[Path], o.option(o.INPUT, "--answers-from", help="Answers you already have (production answers): the answers file of import traces or generate, its topK rows at K = --k. Each query's baseline is read, graded, never generated; queries without an answer are left out.", metavar=o.PATH)]
 TriageK = Annotated[int, o.retold(o.K, "Passages per query given to the generator (top K).")]
 TriageDepth = Annotated[Optional[int], o.retold(o.Depth, "Candidate pool per query: inject looks for a relevant passage below K down to here (default: max(4K, 20, the largest --k-sweep cut-off)).")]
 FailBelow = Annotated[float, o.option(o.STATISTICS, "--fail-below", help="A query fails when its baseline grade is below this; an intervention fixes it when its grade reaches this or improves by 2. Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
@@ -40,6 +41,7 @@ def triage(
     texts: TriageTexts = None,
     ranked: o.Ranked = None,
     answers: TriageAnswers = None,
+    answers_from: AnswersFrom = None,
     k: TriageK = 5,
     depth: TriageDepth = None,
     fail_below: FailBelow = 3.0,
@@ -78,7 +80,7 @@ def triage(
             k=k, fail_below=fail_below, all_queries=all_queries, interventions=names, exhaustive=exhaustive,
             ks=sweep_ks(k, tuple(parse_ks(k_sweep, "--k-sweep")) if k_sweep else None), ideal_cap=ideal_cap,
             max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, queries=queries, qrels=qrels,
-            retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, depth=depth,
+            retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, answers_from=answers_from, depth=depth,
             max_queries=max_queries, bootstrap=bootstrap, embed_base_url=embed_base_url, llm=config, out_dir=out_dir,
             progress=client.progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare)
         done = run_triage(request)

@@ -46,6 +46,7 @@ class TriageRequest(TriageConfig):
     texts: str | None = None
     ranked: str | None = None
     answers: Path | None = None
+    answers_from: Path | None = None  # answers the user already has: the baseline is read, not generated
     depth: int | None = None
     max_queries: int | None = None
     bootstrap: int = 1000
@@ -86,11 +87,11 @@ def _check(request: TriageRequest) -> list[Path]:
     if request.depth is not None and request.depth < request.k:
         raise RagdiagError(f"--depth {request.depth} is below --k {request.k}: the pool must hold the top K")
     check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers,
-                        "--run": request.run, "--from-compare": request.from_compare})
+                        "--answers-from": request.answers_from, "--run": request.run, "--from-compare": request.from_compare})
     request.grading.gate()
     check_output_dir(request.out_dir, "--out-dir")
-    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.run,
-                          request.from_compare) if p is not None]
+    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.answers_from,
+                          request.run, request.from_compare) if p is not None]
     inputs += [Path(p) for p in (request.texts, request.ranked) if p is not None and not str(p).startswith("hf:")]
     check_paths(inputs={str(p): p for p in inputs},
                 outputs={f"--out-dir ({path.name})": path for path in _outputs(request).values()})
@@ -125,21 +126,29 @@ def run(request: TriageRequest) -> TriageRun:
     """Checks, cost, baseline and interventions, then the files in ``out_dir``."""
     from ragdiag.data.reference_answers import load_reference_answers
     from ragdiag.triage.erag import trec_qrels
+    from ragdiag.triage.given_answers import check_named, check_questions, read_given_answers
     from ragdiag.triage.inputs import load_corpus_queries, load_texts_ranked
     from ragdiag.triage.summary import build
 
     inputs = _check(request)
     references = load_reference_answers(request.answers) if request.answers is not None else None
     only = _chosen_ids(request)
+    given, answers_from = None, request.answers_from
+    if answers_from is not None:
+        given = read_given_answers(answers_from, request.k)
+        check_named(given, answers_from, only)
     if request.corpus is not None:
         data = load_corpus_queries(request.corpus, request.queries, request.qrels,
                                    set(references) if references is not None else None, request.retriever,
                                    request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
-                                   request.embed_base_url, request.llm.seed or 0, run=request.run, only=only)
+                                   request.embed_base_url, request.llm.seed or 0, run=request.run, only=only,
+                                   given=None if given is None or answers_from is None else (set(given), answers_from))
+        if given is not None and answers_from is not None:
+            check_questions(given, answers_from, data.queries)
     else:
         assert request.texts is not None and request.ranked is not None  # checked by _check
         data = load_texts_ranked(request.texts, request.ranked, request.depth or default_depth(request.k, request.ks),
-                                 None if only else request.max_queries)
+                                 None if only or given is not None else request.max_queries)
         if only is not None:
             by_id = {q.id: q for q in data.queries}
             missing = [q for q in only if q not in by_id]
@@ -150,6 +159,9 @@ def run(request: TriageRequest) -> TriageRun:
             data.queries = [q for q in data.queries if q.id in references]
             if not data.queries:
                 raise RagdiagError(f"--answers {request.answers}: no ranked sample has a reference answer")
+        if given is not None and answers_from is not None:
+            check_questions(given, answers_from, data.queries)
+            data.queries = [q for q in data.queries if q.id in given][: request.max_queries]
     needs_qrels(data)
     _check_utility_ids(request, data)
     seed = request.llm.seed or 0
@@ -158,7 +170,8 @@ def run(request: TriageRequest) -> TriageRun:
                        seeds={"seed": seed}, cache=request.llm.cache)
     client = LLMClient(request.llm)
     try:
-        triage = Triage(data, request, references, client, request.progress)
+        triage = Triage(data, request, references, client, request.progress,
+                        given={q: a.answer for q, a in given.items()} if given is not None else None)
         start(triage, client)
         cost = triage.worst_case()
         triage.check_budget(cost)
@@ -174,6 +187,7 @@ def run(request: TriageRequest) -> TriageRun:
         ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed,
         graded_against="dataset reference answers (--answers)" if references is not None
         else "ideal answer generated from the relevant passages",
+        baseline="read from --answers-from (not generated)" if given is not None else "generated on the top K",
         fix="an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",
         llm={"model": request.llm.model, "temperature": request.llm.temperature, "seed": request.llm.seed})
     result, rows, utility = build(triage, cost, request.bootstrap, seed, client_stats, meta)

@@ -1,5 +1,5 @@
 """``ragdiag triage`` in the terminal: the decision first, then each cause's share with its bootstrap
-interval and its fix, the cost, and eRAG's τ when single-passage ran."""
+interval, the evidence it rests on and its fix, the cost, and eRAG's τ when single-passage ran."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def summary_lines(result: TriageResult) -> list[str]:
     lines = [result.decision()]
     for cause, v in result.ranked_causes():
         lines.append(f"  {cause:<15} {v.count:>4}  {_pct(v.share)} [{_pct(v.ci_low)}, {_pct(v.ci_high)}]  "
-                     f"fix: {v.fix}")
+                     f"rests on: {result.rests_on(cause)}; fix: {v.fix}")
     calls, cost = result.calls, result.cost
     per = calls.paid_per_triaged_query
     lines.append(f"cost: {cost.worst_case_calls} new calls at most (computed before any call), "

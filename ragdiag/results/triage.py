@@ -33,6 +33,7 @@ class TriageMeta(JsonRecord):
     bootstrap: int = 0
     seed: int = 0
     graded_against: str | None = None
+    baseline: str = "generated on the top K"
     fix: str | None = None
     llm: dict[str, Any] = field(default_factory=dict)
     optional: ClassVar[frozenset[str] | None] = WRITE_NULLS
@@ -47,18 +48,21 @@ class TriagedQuery(JsonRecord):
     also: list[str] = field(default_factory=list)
     grades: dict[str, float | None] = field(default_factory=dict)
     calls: int | None = None
+    evidence: list[str] = field(default_factory=list)  # what the cause rests on: qrels, references
     optional: ClassVar[frozenset[str] | None] = WRITE_NULLS
 
 
 @dataclass(kw_only=True)
 class CauseShare(JsonRecord):
-    """One cause over the failing queries: share = count / n with its 95% bootstrap interval, and its fix."""
+    """One cause over the failing queries: share = count / n with its 95% bootstrap interval, its fix, and how
+    many of its queries rest on each evidence (qrels, references)."""
 
     share: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     count: int = 0
     fix: str = ""
+    evidence: dict[str, int] = field(default_factory=dict)  # evidence (qrels, references) → queries resting on it
     optional: ClassVar[frozenset[str] | None] = WRITE_NULLS
 
 
@@ -138,6 +142,11 @@ class TriageResult(JsonRecord):
                                                      "erag": ERagSummary}
     nested_map: ClassVar[dict[str, type[JsonRecord]]] = {"causes": CauseShare}
     optional: ClassVar[frozenset[str] | None] = frozenset({"erag", "run_record"})
+
+    def rests_on(self, cause: str) -> str:
+        """``qrels 5/5, references 5/5``: how many of the cause's queries rest on each evidence."""
+        v = self.causes[cause]
+        return ", ".join(f"{kind} {n}/{v.count}" for kind, n in sorted(v.evidence.items())) or "n/a"
 
     def ranked_causes(self) -> list[tuple[str, CauseShare]]:
         """Causes with at least one query, largest share first."""

@@ -68,8 +68,9 @@ def pool_depth(depth: int | None, k: int, ks: tuple[int, ...], passages: int, wh
 def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
                         retriever: str, depth: int | None, k: int, ks: tuple[int, ...], max_queries: int | None,
                         cache_dir: Path | None, embed_base_url: str | None, seed: int, run: Path | None = None,
-                        only: list[str] | None = None) -> TriageData:
-    """BEIR folder → queries (with answers, else judged; ``only``: these ids, in this order), their pools
+                        only: list[str] | None = None, given: tuple[set[str], Path] | None = None) -> TriageData:
+    """BEIR folder → queries (with answers, else judged; ``given``: only the ids answered in --answers-from;
+    ``only``: these ids, in this order), their pools
     from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) to ``depth`` (:func:`pool_depth`)
     and their relevant ids."""
     from ragdiag.data.beir import load_corpus, load_queries
@@ -92,6 +93,13 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
     if not kept:
         what = "--answers file" if answers is not None else f"qrels {files['qrels']}"
         raise DataError(f"{what}: no query of {files['queries']} has an entry (queries look like '{query_ids[0]}')")
+    if given is not None:
+        answered = [(q, t) for q, t in kept if q in given[0]]
+        if not answered:
+            raise DataError(f"--answers-from {given[1]}: the file answers other queries (none of the {len(kept)} "
+                            f"queries of {files['queries']}, e.g. '{kept[0][0]}', has a topK row); give the answers "
+                            f"file of these queries")
+        kept = answered
     if only is not None:
         kept = _only(kept, only, files["queries"])
     if max_queries is not None:

@@ -36,7 +36,8 @@ from ragdiag.triage.interventions import BASELINE, k_label, variants
 from ragdiag.triage.tree import Evidence, decide
 
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
-               "agrees with itself; the causes that need it (generator, retrieval-miss) are not tested: needs --answers")
+               "agrees with itself; the cause that needs it (generator) is not tested: needs --answers; a retrieval "
+               "miss rests on the qrels alone (no relevant passage in the pool)")
 PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
 
 
@@ -140,8 +141,9 @@ class Triage:
     """The run's state: data, options, references, the client and one :class:`QueryState` per query."""
 
     def __init__(self, data: TriageData, cfg: TriageConfig, references: dict[str, list[str]] | None,
-                 client: LLMClient, progress: bool = True) -> None:
+                 client: LLMClient, progress: bool = True, given: dict[str, str] | None = None) -> None:
         self.data, self.cfg, self.references, self.progress = data, cfg, references, progress
+        self.given = given or {}  # --answers-from: query id → the baseline answer the user already has
         self.client = PaidClient(client)
         self.plan: AnswerPlan | None = None
         self.notes: list[str] = []
@@ -157,6 +159,7 @@ class Triage:
             ev = Evidence(False, bool(q.relevant), q.first_relevant_rank() is not None, cfg.k, cfg.fail_below,
                           {lb for lb in planned if lb != BASELINE and not lb.startswith("single:")})
             self.states.append(QueryState(q, planned, ev))
+        self._baseline = {s.query.id: s.planned[BASELINE] for s in self.states if BASELINE in s.planned}
 
     def job(self, contexts: list[tuple[QueryState, str]]) -> AnswerJob:
         """An :class:`AnswerJob` for these (query, label) contexts, each distinct context once."""
@@ -167,7 +170,9 @@ class Triage:
                                                                 for q, t in queries.items() if t.relevant},
                         unique, grading=self.cfg.grading,
                         references=None if self.references is None else {q: self.references[q] for q in queries},
-                        retry_unparsed=True)
+                        retry_unparsed=True,
+                        given={Context(q, self._baseline[q]): a for q, a in self.given.items()
+                               if q in queries and self._baseline.get(q)})
         job.plan = self.plan
         return job
 

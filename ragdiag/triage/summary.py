@@ -24,7 +24,7 @@ from ragdiag.sweep import stats
 from ragdiag.triage.erag import aggregate, erag_summary
 from ragdiag.triage.interventions import BASELINE
 from ragdiag.triage.run import QueryState, Triage
-from ragdiag.triage.tree import CAUSES, FIXES
+from ragdiag.triage.tree import CAUSES, FIXES, evidence_of
 
 
 def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, CauseShare]:
@@ -55,6 +55,17 @@ def cause_shares(causes: list[str], bootstrap: int, seed: int) -> dict[str, Caus
     return out
 
 
+def with_evidence(shares: dict[str, CauseShare], triaged: list[QueryState], references: bool) -> dict[str, CauseShare]:
+    """Each cause's share with, per evidence (qrels, references), how many of its queries rest on it."""
+    for state in triaged:
+        if state.passed:
+            continue
+        counts = shares[state.cause or "unexplained"].evidence
+        for kind in rests_on(state, references):
+            counts[kind] = counts.get(kind, 0) + 1
+    return shares
+
+
 def _utility(state: QueryState) -> dict[str, float]:
     return {lb.split(":", 1)[1]: a.grade for lb, a in state.answered.items()
             if lb.startswith("single:") and a.grade is not None}
@@ -69,16 +80,23 @@ def _erag_row(state: QueryState, k: int) -> dict[str, Any]:
             "relevance": aggregate([1.0 if d in relevant else 0.0 for d in top])}
 
 
-def query_entry(state: QueryState) -> TriagedQuery:
+def rests_on(state: QueryState, references: bool) -> list[str]:
+    """The evidence the query's cause rests on (none for a passed query)."""
+    cause = state.cause or "unexplained"
+    return [] if state.passed else evidence_of(state.evidence, cause, references)
+
+
+def query_entry(state: QueryState, references: bool) -> TriagedQuery:
     """The triage.json entry of one triaged query."""
     return TriagedQuery(id=state.query.id, cause=state.cause, also=list(state.also),
-                        grades=dict(state.evidence.grades), calls=state.calls)
+                        grades=dict(state.evidence.grades), calls=state.calls, evidence=rests_on(state, references))
 
 
-def per_query_row(state: QueryState, erag: dict[str, Any] | None) -> dict[str, Any]:
+def per_query_row(state: QueryState, erag: dict[str, Any] | None, references: bool) -> dict[str, Any]:
     """The per_query.jsonl line of a query: verdict, evidence (contexts, answers, grades), calls."""
     q = state.query
     row = {"id": q.id, "triaged": state.triaged, "cause": state.cause, "also": state.also,
+           "evidence": rests_on(state, references) if state.triaged else [],
            "baseline_grade": state.evidence.grades.get(BASELINE),
            "grades": dict(state.evidence.grades), "calls": state.calls, "reused": state.reused,
            "first_relevant_rank": q.first_relevant_rank(), "relevant": q.relevant,
@@ -99,6 +117,7 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
     from ragdiag.triage.erag import utility_rows
 
     triaged = [s for s in triage.states if s.triaged]
+    references = triage.references is not None
     causes = [s.cause or "unexplained" for s in triaged if not s.passed]
     single = "single-passage" in triage.cfg.interventions
     erag_rows = {s.query.id: _erag_row(s, triage.cfg.k) for s in triaged} if single else {}
@@ -112,8 +131,8 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
             by_label[name] = by_label.get(name, 0) + 1
     result = TriageResult(
         meta=meta,
-        queries=[query_entry(s) for s in triaged],
-        causes=cause_shares(causes, bootstrap, seed),
+        queries=[query_entry(s, references) for s in triaged],
+        causes=with_evidence(cause_shares(causes, bootstrap, seed), triaged, references),
         calls=TriageCalls(paid=paid, reused=sum(s.reused for s in triage.states), triaged_queries=n,
                           failing_queries=len(causes), paid_triaged=paid_triaged,
                           paid_per_triaged_query=paid_triaged / n if n else None,
@@ -125,5 +144,5 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
         erag=erag_summary(erag_rows) if single else None,
     )
     utility = utility_rows({s.query.id: _utility(s) for s in triaged}) if single else None
-    rows = [per_query_row(s, erag_rows.get(s.query.id)) for s in triage.states]
+    rows = [per_query_row(s, erag_rows.get(s.query.id), references) for s in triage.states]
     return result, rows, utility

@@ -8,7 +8,9 @@ g_v − g_b ≥ 2. The first cause whose test holds, in this order, is the prima
 2. ``qrels-gap`` — no relevant passage is known for the query;
 3. ``parametric`` — closed-book is right and every variant with references run is wrong;
 4. ``generator`` — the oracle (only the relevant passages) does not fix it;
-5. ``retrieval-miss`` — no relevant passage in the candidate pool, and the oracle fixes it;
+5. ``retrieval-miss`` — no relevant passage in the candidate pool, and the oracle fixes it (without the
+   oracle — no reference answers, or left out of ``--interventions`` — the qrels alone decide: no relevant
+   passage in the pool is a retrieval miss, never ``unexplained``);
 6. ``ranking`` — a relevant passage in the pool below K (none in the top K) and inject fixes it;
 7. ``position`` — a relevant passage in the top K, not first, and moving it first fixes it;
 8. ``distractors`` — the top K without its non-relevant passages fixes it;
@@ -19,6 +21,10 @@ A test is *unknown* while its intervention applies but has not run: the tree is 
 test before the first true one is known to be false, which is what lets :mod:`ragdiag.triage.run`
 run interventions in this order and stop early. ``also`` lists the later causes whose intervention
 also fixed the query (complete with ``--exhaustive``).
+
+Each cause rests on evidence (:func:`evidence_of`): ``qrels`` (the relevant passages: which exist, where
+they rank, what the oracle, inject, position and drop-distractors contexts hold) and what the grades compare
+with — ``references`` (``--answers``) or, without them, the ideal answer built from the qrels (``qrels``).
 """
 
 from __future__ import annotations
@@ -99,13 +105,33 @@ def status(ev: Evidence, cause: str) -> bool | None:
         fixed = _one(ev, "oracle")
         return False if "oracle" not in ev.planned else (None if fixed is None else not fixed)
     if cause == "retrieval-miss":
-        return False if ev.relevant_in_pool else _one(ev, "oracle")
+        if ev.relevant_in_pool:
+            return False
+        return _one(ev, "oracle") if "oracle" in ev.planned else ev.has_relevant  # no oracle: the qrels decide
     if cause in ("ranking", "position", "distractors"):
         return _one(ev, {"ranking": "inject", "distractors": "drop-distractors"}.get(cause, cause))
     if cause == "context-size":
         tests = [_one(ev, lb) for lb in ev.smaller_ks()]
         return True if any(tests) else (None if None in tests else False)
     return True  # unexplained
+
+
+QRELS_ONLY = ("qrels-gap",)
+GRADES_ONLY = ("parametric", "context-size")  # contexts built without the qrels: only the grades' basis
+
+
+def evidence_of(ev: Evidence, cause: str, references: bool) -> list[str]:
+    """What ``cause`` rests on for this query: ``qrels`` and/or ``references`` (the grades' basis when given).
+
+    Without references the grades compare with the ideal answer built from the qrels; a retrieval miss
+    decided without the oracle rests on the qrels alone.
+    """
+    basis = "references" if references else "qrels"
+    if cause in QRELS_ONLY or (cause == "retrieval-miss" and not ev.ran("oracle")):
+        return ["qrels"]
+    if cause in GRADES_ONLY or cause == "reference":
+        return [basis]
+    return sorted({"qrels", basis})
 
 
 def decide(ev: Evidence) -> tuple[str | None, list[str]]:

@@ -8,7 +8,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.triage.erag import aggregate, kendall, trec_qrels, utility_rows
 from ragdiag.triage.inputs import TriageQuery
 from ragdiag.triage.interventions import parse_interventions, sweep_ks, variants
-from ragdiag.triage.tree import CAUSES, Evidence, decide
+from ragdiag.triage.tree import CAUSES, Evidence, decide, evidence_of
 
 POOL = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -75,6 +75,19 @@ def test_tree_waits_for_the_intervention_it_needs_and_reads_the_gate_and_qrels_f
                   {"baseline": 1.0, "closed-book": 1.0, "oracle": 5.0, "inject": 3.0})
     assert decide(ev) == ("ranking", [])
     assert CAUSES[-1] == "unexplained"
+
+
+def test_without_the_oracle_the_qrels_decide_a_retrieval_miss_and_say_so():
+    no_oracle = ALL - {"oracle", "inject", "position", "drop-distractors"}  # no reference answers: no oracle
+    assert decide(_ev(no_oracle, {}, in_pool=False)) == (None, [])  # closed-book (parametric) comes first
+    miss = _ev(no_oracle, {"closed-book": 1}, in_pool=False)
+    assert decide(miss) == ("retrieval-miss", [])  # no oracle: the qrels alone decide
+    assert evidence_of(miss, "retrieval-miss", references=False) == ["qrels"]
+    oracle_miss = _ev(ALL - {"position", "drop-distractors"}, {"closed-book": 1, "oracle": 5}, in_pool=False)
+    assert evidence_of(oracle_miss, "retrieval-miss", references=True) == ["qrels", "references"]
+    ranked = _ev({"closed-book", "inject", "k-sweep@1"}, {"closed-book": 1, "inject": 5})
+    assert decide(ranked) == ("ranking", []) and evidence_of(ranked, "ranking", references=False) == ["qrels"]
+    assert evidence_of(ranked, "context-size", references=True) == ["references"]
 
 
 def test_erag_aggregations_and_tau():

@@ -306,8 +306,8 @@ def test_without_reference_answers_the_oracle_is_skipped_and_said_so(server, wor
                                    str(workdir / "cache"), "--no-progress", "--bootstrap", "100"])
     assert res.exit_code == 0, res.output
     result = json.loads((out / "triage.json").read_text())
-    assert any("oracle skipped" in n and "(generator, retrieval-miss) are not tested: needs --answers" in n
-               for n in result["notes"])
+    assert any("oracle skipped" in n and "(generator) is not tested: needs --answers" in n
+               and "a retrieval miss rests on the qrels alone" in n for n in result["notes"])
     assert "note: oracle skipped" in res.stdout
     causes = {q["id"]: q["cause"] for q in result["queries"]}
     # the generator fault's ideal answer (from its relevant passage) is a refusal: the reference gate flags it;

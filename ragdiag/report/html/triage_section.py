@@ -1,6 +1,6 @@
 """The ``ragdiag triage`` section of the HTML report (:class:`ragdiag.results.triage.TriageResult`): the
 decision first ("ranking explains 42% [35%, 49%] of the failures: a reranker or a larger K is the
-lever"), then each cause with its share, bootstrap interval, count and fix, the cost, and eRAG's τ."""
+lever"), then each cause with its share, bootstrap interval, count, the evidence it rests on and fix, the cost, and eRAG's τ."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ def triage_section(item: Input, test_server: bool) -> Section:
     body = [labels(test_server=test_server),
             f'<div class="verdict"><strong>Decision</strong><ul><li>{esc(lines[0])}</li></ul></div>']
     rows = [[cause, v.count, f"{v.share:.0%}" if v.share is not None else "n/a",
-             "n/a" if v.ci_low is None or v.ci_high is None else f"[{v.ci_low:.0%}, {v.ci_high:.0%}]", v.fix]
+             "n/a" if v.ci_low is None or v.ci_high is None else f"[{v.ci_low:.0%}, {v.ci_high:.0%}]",
+             result.rests_on(cause), v.fix]
             for cause, v in result.ranked_causes()]
-    body.append(table(["cause", "queries", "share", "95% interval", "fix"], rows,
+    body.append(table(["cause", "queries", "share", "95% interval", "rests on", "fix"], rows,
                       caption="primary cause of each failing query (bootstrap over queries)"))
     notes = [line for line in lines[1:] if not line.startswith("  ")]
     if result.erag is not None:
