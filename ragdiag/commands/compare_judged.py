@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag.compare.judged import JudgedOptions, JudgedSides, judged_loop
 from ragdiag.commands.compare import GateOptions, SequentialOptions, check_name, check_options, write_summary
+from ragdiag.compare.judged import JudgedOptions, JudgedSides, judged_loop
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.compare import CompareResult

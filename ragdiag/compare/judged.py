@@ -87,10 +87,11 @@ def _grades(texts: Loaded[TextsSample], ranked: Loaded[RankedSample], k: int, co
     """One side's batch: answer at K, grade; each query's grade (mean of the repeats) and the new and
     cached (or shared in flight) calls of both steps."""
     from ragdiag.answers.answers_file import AnswersFile
-    from ragdiag.answers.runs import generate, grade
-    from ragdiag.commands.answer_files import load_samples
+    from ragdiag.answers.runs import Samples, generate, grade
 
-    samples = load_samples(texts, ranked)
+    inputs = {"texts": {"source": texts.source, "sha256": texts.sha256},
+              "ranked": {"source": ranked.source, "sha256": ranked.sha256}}  # as generate's answers meta names them
+    samples = Samples({s.id: s for s in texts.samples}, ranked.samples, ranked.source, texts.source, inputs)
     gate_ = o.grading.gate()
     answered = generate(samples, [k], o.dataset, config, gate_, o.answer, o.progress, notice)
     source = Path(ranked.source)
