@@ -123,7 +123,8 @@ def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOpti
     cap = "" if o.max_calls is None else f"; --max-calls {o.max_calls} is a hard cap on each batch's worst case"
     notice(f"judged loop: up to {limit} of {available} questions in a random order (seed {gate_options.seed}), "
            f"judged in batches of {o.batch_size} at K = {sides.k}; cost before any call: at most {per_query} new "
-           f"LLM calls per question (ideal answers, two answers, two grades), at most {per_query * limit} "
+           f"LLM calls per question (an ideal answer{'' if per_query == CALLS_PER_QUERY else ' per side'}, two answers, "
+           f"two grades), at most {per_query * limit} "
            f"for all of them; the cache pays for the calls it holds{cap}")
     first_look = seq.burn_in if seq.sequence == "asymptotic" else MIN_QUERIES
     tuned = replace(seq, planned=limit, max_queries=None)
@@ -168,10 +169,13 @@ def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOpti
     assert result.sequential is not None
     run = result.sequential
     judged_n = len(base)
+    # the new side asks for the ideal answers the base side just got: replayed, not counted (a cold fixed plan pays once)
+    reused = min(judged_n, cached) if per_query == CALLS_PER_QUERY else 0
+    cached -= reused
     used = paid + cached
     fixed = round(used * available / judged_n)
     run.available, run.max_queries = available, limit
-    run.calls = {"paid": paid, "from_cache": cached, "questions_judged": judged_n, "fixed_plan": fixed,
+    run.calls = {"paid": paid, "from_cache": cached, "ideal_reused": reused, "questions_judged": judged_n, "fixed_plan": fixed,
                  "saved": fixed - used, "upper_bound": per_query * limit, "max_calls": o.max_calls,
                  "batch_size": o.batch_size, "stopped_by": stopped_by}
     result.meta["queries"] = available

@@ -120,3 +120,9 @@ def test_judged_bad_options_refused_before_any_call(server, tmp_path, extra, mes
     assert res.exit_code == 2, res.output
     assert message in res.output and "Traceback" not in res.output
     assert server.requests == 0
+
+
+def test_docs_fixture_is_what_write_fixture_writes(tmp_path):
+    bundled = Path(__file__).resolve().parents[2] / "fixtures" / "compare" / "judged"
+    for path in write_fixture(tmp_path):
+        assert (bundled / path.name).read_bytes() == path.read_bytes(), path.name
