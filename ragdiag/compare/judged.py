@@ -175,7 +175,7 @@ def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOpti
     used = paid + cached
     fixed = round(used * available / judged_n)
     run.available, run.max_queries = available, limit
-    run.calls = {"paid": paid, "from_cache": cached, "ideal_reused": reused, "questions_judged": judged_n, "fixed_plan": fixed,
+    run.calls = {"paid": paid, "from_cache": cached, "ideal_reused": reused, "requests": used, "questions_judged": judged_n, "fixed_plan": fixed,
                  "saved": fixed - used, "upper_bound": per_query * limit, "max_calls": o.max_calls,
                  "batch_size": o.batch_size, "stopped_by": stopped_by}
     result.meta["queries"] = available

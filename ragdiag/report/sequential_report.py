@@ -68,11 +68,12 @@ def stop_line(run: SequentialRun) -> str:
 
 
 def calls_line(calls: dict, available: int) -> str:
-    """The judged loop's LLM calls: paid, replayed from the cache, and saved against judging every question."""
+    """The judged loop's LLM calls: paid, answered by the cache, and the requests judging every question makes beyond them."""
     cap = "" if calls.get("stopped_by") != "max-calls" else f" (stopped by --max-calls {calls['max_calls']})"
-    return (f"LLM calls: {calls['paid']:,} paid, {calls['from_cache']:,} from the cache for "
-            f"{calls['questions_judged']:,} questions judged{cap}; the fixed plan (all {available:,}) takes about "
-            f"{calls['fixed_plan']:,}: {calls['saved']:,} calls saved")
+    return (f"LLM calls: {calls['paid']:,} paid, {calls['from_cache']:,} answered by the cache "
+            f"({calls['requests']:,} requests for {calls['questions_judged']:,} questions judged{cap}); the fixed plan "
+            f"(all {available:,}) asks about {calls['fixed_plan']:,}: {calls['saved']:,} requests saved, each a paid "
+            "call unless the cache holds it")
 
 
 @plain_text_plot

@@ -71,8 +71,10 @@ def test_judged_loop_equals_offline_replay_and_reruns_free(server, tmp_path):
     assert result["metrics"][0]["decision"] == "regression" and n < QUESTIONS
     calls = seq["calls"]
     assert calls["questions_judged"] <= n + 4 and calls["paid"] == server.requests > 0
-    assert calls["saved"] > 0 and f"{calls['saved']:,} calls saved" in live.output
-    assert "cost before any call: at most 5 new LLM calls per question" in live.output
+    shown = " ".join(live.output.split())  # the terminal wraps lines
+    assert calls["saved"] > 0 and f"{calls['saved']:,} requests saved" in shown
+    assert f"LLM calls: {calls['paid']:,} paid" in shown
+    assert "cost before any call: at most 5 new LLM calls per question" in shown
     # rerun: every call from the cache, the same decision at the same n
     sent = server.requests
     again = _judged(texts, base, new, server, cache, tmp_path / "again.json")
