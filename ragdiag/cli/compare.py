@@ -43,7 +43,7 @@ class Correction(str, Enum):
 def compare(
     base: Annotated[Optional[Path], o.path_option(o.INPUT, "--base", "The reference side: a run (with --qrels), a graded file, or a per-query table (.csv, .tsv, .jsonl, .json, .parquet).")] = None,
     new: Annotated[Optional[Path], o.path_option(o.INPUT, "--new", "The changed side, same kind as --base; paired with it by query id.")] = None,
-    texts: Annotated[Optional[Path], o.path_option(o.INPUT, "--texts", "The judged loop (with --sequential, instead of --base/--new): the questions' texts samples (JSON/JSONL), answered from --base-ranked and --new-ranked and graded batch by batch.")] = None,
+    texts: Annotated[Optional[str], o.retold(o.Texts, "The judged loop (with --sequential, instead of --base/--new): the questions' texts samples (JSON/JSONL), answered from --base-ranked and --new-ranked and graded batch by batch.")] = None,
     base_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--base-ranked", "The judged loop: the reference side's ranked samples of --texts.")] = None,
     new_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--new-ranked", "The judged loop: the changed side's ranked samples of the same questions.")] = None,
     client: o.ClientGroup = o.CLIENT,
@@ -117,7 +117,7 @@ def compare(
         if missing:
             raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked; give {missing[0]}")
         assert texts is not None and base_ranked is not None and new_ranked is not None
-        _judged(texts, base_ranked, new_ranked, k, batch_size, max_calls, client, answer, grading, engine, options, seq,
+        _judged(Path(texts), base_ranked, new_ranked, k, batch_size, max_calls, client, answer, grading, engine, options, seq,
                 out, summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing)
     if base is None:
         raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
