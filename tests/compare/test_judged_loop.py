@@ -128,3 +128,13 @@ def test_docs_fixture_is_what_write_fixture_writes(tmp_path):
     bundled = Path(__file__).resolve().parents[2] / "fixtures" / "compare" / "judged"
     for path in write_fixture(tmp_path):
         assert (bundled / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_max_calls_stops_before_a_batch_that_would_pass_it(server, tmp_path):
+    texts, base, new = write_fixture(tmp_path / "data")
+    res = _judged(texts, base, new, server, tmp_path / "cache", tmp_path / "capped.json", "--max-calls", 30)
+    assert res.exit_code in (0, 1), res.output
+    calls = json.loads((tmp_path / "capped.json").read_text())["sequential"]["calls"]
+    assert calls["stopped_by"] == "max-calls" and calls["questions_judged"] == 5
+    assert calls["paid"] == server.requests <= 30
+    assert "stopped by --max-calls 30" in " ".join(res.output.split())
