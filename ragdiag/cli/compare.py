@@ -41,8 +41,15 @@ class Correction(str, Enum):
 
 
 def compare(
-    base: Annotated[Path, o.path_option(o.INPUT, "--base", "The reference side: a run (with --qrels), a graded file, or a per-query table (.csv, .tsv, .jsonl, .json, .parquet).")],
+    base: Annotated[Optional[Path], o.path_option(o.INPUT, "--base", "The reference side: a run (with --qrels), a graded file, or a per-query table (.csv, .tsv, .jsonl, .json, .parquet).")] = None,
     new: Annotated[Optional[Path], o.path_option(o.INPUT, "--new", "The changed side, same kind as --base; paired with it by query id.")] = None,
+    texts: Annotated[Optional[str], o.retold(o.Texts, "The judged loop (with --sequential, instead of --base/--new): the questions' texts samples (JSON/JSONL), answered from --base-ranked and --new-ranked and graded batch by batch.")] = None,
+    base_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--base-ranked", "The judged loop: the reference side's ranked samples of --texts.")] = None,
+    new_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--new-ranked", "The judged loop: the changed side's ranked samples of the same questions.")] = None,
+    client: o.ClientGroup = o.CLIENT,
+    k: Annotated[int, o.int_option(o.LLM, "--k", "The judged loop: answer from each side's top K passages.", 1, 1000)] = 5,
+    batch_size: Annotated[int, o.int_option(o.LLM, "--batch-size", "The judged loop: questions answered and graded per batch before the gate looks again (a multiple of --look-every).", 1, 10_000)] = 10,
+    max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "The judged loop: stop before a batch whose worst case (every call uncached) would take the new calls past N; refused before any call when the first batch does not fit.")] = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With runs: graded qrels 1–5 (or binary) to score both runs with the evaluate metrics.")] = None,
     metrics: Annotated[Optional[str], o.text_option(o.STATISTICS, "--metrics", "Runs: comma list of METRIC@K from the evaluate registry (default ndcg@10,ra_nwg@10,recall@20); tables: metric columns (default: every numeric column); graded files: grade.")] = None,
     id_col: Annotated[str, o.retold(o.IdCol, "Tables: the query-id column that pairs the two sides.")] = "query_id",
@@ -50,7 +57,6 @@ def compare(
     alpha: Annotated[float, o.float_option(o.STATISTICS, "--alpha", "Error level of each one-sided decision; intervals are two-sided at 1 − 2α.", 0.0, 0.5, lo_open=True, hi_open=True)] = 0.05,
     test: Annotated[PairedTest, o.option(o.STATISTICS, "--test", help="Paired test: t (scipy ttest_rel), randomization (sign flips: exact up to 20 queries, else 10,000 seeded draws) or bootstrap (2,000 paired percentile resamples).", metavar=o.choices_metavar(PairedTest))] = PairedTest.t,
     correction: Annotated[Correction, o.option(o.STATISTICS, "--correction", help="Family correction of the p-values across metrics: holm, bh (Benjamini–Hochberg) or none.", metavar=o.choices_metavar(Correction))] = Correction.holm,
-    seed: o.Seed = 0,
     per_query: Annotated[Optional[Path], o.retold(o.PerQuery, "Write one JSON line per query: each metric's Δ = new − base, and its two values.")] = None,
     summary_md: Annotated[Optional[Path], o.path_option(o.OUTPUT, "--summary-md", "Write the Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).")] = None,
     out: Annotated[Optional[Path], o.retold(o.Out, "Write the result as JSON (with its run record).")] = None,
@@ -76,6 +82,9 @@ def compare(
     qrels_format: o.QrelsFormat = None,
     run_format: o.RunFormat = None,
     by_document: o.ByDocument = False,
+    answer: o.AnswerGroup = o.ANSWER,
+    grading: o.GradingGroup = o.GRADING,
+    engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
@@ -92,10 +101,27 @@ def compare(
                                       ("--burn-in", burn_in != 20), ("--sequence", sequence != Sequence.asymptotic)) if given]
     if alone and not sequential:
         raise RagdiagError(f"{alone[0]} goes with --sequential (add --sequential, or leave out {alone[0]})")
-    options = GateOptions(test.value, correction.value, alpha, max_drop, seed, plan, mde, power, strict)
+    options = GateOptions(test.value, correction.value, alpha, max_drop, client.seed, plan, mde, power, strict)
     seq = (SequentialOptions(sequence.value, look_every, burn_in, max_queries,
                              None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
            if sequential else None)
+    judged = [flag for flag, path in (("--texts", texts), ("--base-ranked", base_ranked), ("--new-ranked", new_ranked)) if path]
+    if judged:
+        files = [flag for flag, path in (("--base", base), ("--new", new), ("--qrels", qrels), ("--queries", queries)) if path]
+        if files:
+            raise RagdiagError(f"{judged[0]} (the judged loop) and {files[0]} (files already scored) are two ways to give "
+                               "the sides: give --texts --base-ranked --new-ranked, or --base/--new, not both")
+        if seq is None:
+            raise RagdiagError(f"{judged[0]}: the judged loop answers and grades as the gate decides; add --sequential")
+        missing = [flag for flag in ("--texts", "--base-ranked", "--new-ranked") if flag not in judged]
+        if missing:
+            raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked; give {missing[0]}")
+        assert texts is not None and base_ranked is not None and new_ranked is not None
+        _judged(Path(texts), base_ranked, new_ranked, k, batch_size, max_calls, client, answer, grading, engine, options, seq,
+                out, summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing)
+    if base is None:
+        raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
+                           "(the judged loop)")
     with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
                       by_document=by_document).activate():
         result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
@@ -103,6 +129,39 @@ def compare(
                                     queries))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
+        if path is not None:
+            typer.echo(f"wrote {path} ({label})", err=True)
+    raise typer.Exit(result.exit_code)
+
+
+def _judged(texts: Path, base_ranked: Path, new_ranked: Path, k: int, batch_size: int, max_calls: Optional[int],
+            client: o.ClientGroup, answer: o.AnswerGroup, grading: o.GradingGroup, engine: o.EngineGroup,
+            options: object, seq: object, out: Optional[Path], summary_md: Optional[Path], base_name: Optional[str],
+            new_name: Optional[str], per_query: Optional[Path], plan: bool, cluster_col: Optional[str],
+            cluster_by: object, metrics: Optional[str], allow_missing: bool) -> None:
+    """``compare --sequential --texts … --base-ranked … --new-ranked …``: judge batch by batch until decided."""
+    from rich.console import Console
+
+    from ragdiag.commands import compare_judged as command
+    from ragdiag.commands.llm_files import stderr_notice
+    from ragdiag.errors import RagdiagError
+    from ragdiag.report.compare_report import render
+
+    refused = [flag for flag, given in (("--per-query", per_query), ("--plan", plan), ("--cluster-col", cluster_col),
+                                        ("--cluster-by", cluster_by), ("--metrics", metrics),
+                                        ("--allow-missing", allow_missing)) if given]
+    if refused:
+        raise RagdiagError(f"{refused[0]} does not go with the judged loop (--texts, --base-ranked, --new-ranked): "
+                           f"leave it out")
+    with o.llm_run(client, engine):
+        request = command.JudgedRequest(
+            texts, base_ranked, new_ranked, k, client.config(), options, seq,  # type: ignore[arg-type]
+            command.JudgedOptions(batch_size, max_calls, answer=answer.settings(), grading=grading.options(),
+                                  progress=client.progress),
+            out, summary_md, base_name, new_name)
+        result = command.run(request, stderr_notice)
+    render(result, Console(width=max(Console().width, 80)))
+    for label, path in (("result", out), ("summary", summary_md)):
         if path is not None:
             typer.echo(f"wrote {path} ({label})", err=True)
     raise typer.Exit(result.exit_code)

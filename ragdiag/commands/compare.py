@@ -161,8 +161,6 @@ def _attach_groups(request: CompareRequest, data: Paired) -> np.ndarray | None:
 
 def run(request: CompareRequest) -> CompareResult:
     """Check, read, compute, write; the result carries its run record (exit code: ``result.exit_code``)."""
-    from ragdiag.report.compare_report import markdown
-
     _check(request)
     o = request.options
     record = start_run("ragdiag compare", inputs=request.inputs, seeds={"compare": o.seed})
@@ -186,12 +184,19 @@ def run(request: CompareRequest) -> CompareResult:
         write_json(request.out, result.to_json(), inputs=inputs)
     if request.per_query is not None:
         write_jsonl(request.per_query, per_query_rows(data), inputs=inputs)
+    write_summary(result, request.summary_md, inputs)
+    return result
+
+
+def write_summary(result: CompareResult, summary_md: Path | None, inputs: list[Path]) -> None:
+    """The Markdown summary to ``--summary-md`` and appended to ``$GITHUB_STEP_SUMMARY`` (once when they are one file)."""
+    from ragdiag.report.compare_report import markdown
+
     text = markdown(result)
     summary = os.environ.get(STEP_SUMMARY)
     step = Path(summary) if summary else None
-    if request.summary_md is not None and not (step is not None and _same_file(step, request.summary_md)):
-        write_text(request.summary_md, text, inputs=inputs)
+    if summary_md is not None and not (step is not None and _same_file(step, summary_md)):
+        write_text(summary_md, text, inputs=inputs)
     if step is not None:  # appended to (GitHub's step summary collects every step's text); once when it is --summary-md
         before = step.read_text(encoding="utf-8") if step.is_file() else ""
         write_text(step, before + ("\n" if before and not before.endswith("\n") else "") + text, inputs=inputs)
-    return result

@@ -36,6 +36,7 @@ class SequentialOptions:
     max_queries: int | None = None
     bounds: tuple[float, float] | None = None  # a table's per-query value range (--bounds)
     order_col: str | None = None
+    planned: int | None = None  # the queries the asymptotic sequence is tuned for (t*); default: those replayed
 
 
 def value_bounds(kind: str, o: SequentialOptions) -> tuple[float, float] | None:
@@ -99,7 +100,8 @@ def run(data: Paired, alpha: float, margin: float, seed: int, o: SequentialOptio
             raise RagdiagError(f"metric {data.metrics[j]} is defined on {int(defined.sum())} paired queries; "
                                f"compare needs at least {MIN_QUERIES}")
         seen[:, j] = np.cumsum(defined)
-        per_metric.append(_bounds_for(gain[defined, j], kind, alpha, margin, float(defined.sum()), o, bounds))
+        t_star = float(o.planned if o.planned is not None else defined.sum())
+        per_metric.append(_bounds_for(gain[defined, j], kind, alpha, margin, t_star, o, bounds))
     looks = sorted(set(range(o.look_every, limit + 1, o.look_every)) | {limit})
     decided_at: list[int | None] = [None] * m
     decision = ["inconclusive"] * m

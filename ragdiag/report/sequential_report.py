@@ -58,9 +58,22 @@ def stop_line(run: SequentialRun) -> str:
     """How much of the fixed plan the replay needed."""
     saved = run.available - run.stopped_at
     if saved <= 0:
-        return f"every metric needed all {run.available:,} queries (none saved by stopping early)"
-    return (f"stopped after {run.stopped_at:,} of {run.available:,} queries: every metric was decided; "
-            f"{saved:,} queries ({100 * saved / run.available:.0f}%) need not be judged")
+        line = f"every metric needed all {run.available:,} queries (none saved by stopping early)"
+    elif not all(m.decided_at is not None for m in run.metrics):
+        line = f"stopped after {run.stopped_at:,} of {run.available:,} queries, not every metric decided"
+    else:
+        line = (f"stopped after {run.stopped_at:,} of {run.available:,} queries: every metric was decided; "
+                f"{saved:,} queries ({100 * saved / run.available:.0f}%) need not be judged")
+    return line if run.calls is None else f"{line}. {calls_line(run.calls, run.available)}"
+
+
+def calls_line(calls: dict, available: int) -> str:
+    """The judged loop's LLM calls: paid, answered by the cache, and the requests judging every question makes beyond them."""
+    cap = "" if calls.get("stopped_by") != "max-calls" else f" (stopped by --max-calls {calls['max_calls']})"
+    return (f"LLM calls: {calls['paid']:,} paid, {calls['from_cache']:,} answered by the cache "
+            f"({calls['requests']:,} requests for {calls['questions_judged']:,} questions judged{cap}); the fixed plan "
+            f"(all {available:,}) asks about {calls['fixed_plan']:,}: {calls['saved']:,} requests saved, each a paid "
+            "call unless the cache holds it")
 
 
 @plain_text_plot

@@ -103,7 +103,8 @@ LLM_COMMANDS = [(path, command) for path, command in LEAVES if "batch_max_bytes"
 
 
 def test_the_llm_commands_are_found():
-    assert {" ".join(path) for path, _ in LLM_COMMANDS} == {"generate", "grade", "label", "pipeline", "sweep", "triage"}
+    assert {" ".join(path) for path, _ in LLM_COMMANDS} == {"compare", "generate", "grade", "label", "pipeline", "sweep",
+                                                                "triage"}
 
 
 @pytest.mark.parametrize(("path", "command"), LLM_COMMANDS, ids=[" ".join(path) for path, _ in LLM_COMMANDS])

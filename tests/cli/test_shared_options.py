@@ -20,6 +20,7 @@ CLI = Path(__file__).resolve().parents[2] / "ragdiag" / "cli"
 # one flag, different concepts: another type, another set of choices or another range on purpose
 DISTINCT = {
     "--alpha": "rarity exponent (evaluate) / error level (calibrate) / one-sided level in (0, 0.5) (compare)",
+    "--batch-size": "texts per embedding call / compare's judged loop: questions answered and graded per look",
     "--by": "correlate's views / calibrate's groups: other choices",
     "--format": "a run file's layout (retrieve) / batch's plain-text choice",
     "--k": "sweep: passages given to the generator, at most 1000",

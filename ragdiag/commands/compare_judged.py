@@ -1,0 +1,101 @@
+"""``ragdiag compare --sequential --texts T --base-ranked A --new-ranked B --k K``: the judged loop.
+
+Checks every option, input and output before any call, reads the texts and both rankings, runs
+:func:`ragdiag.compare.judged.judged_loop` (answers and grades batch by batch until the gate decides),
+writes ``--out`` / ``--summary-md`` and stamps the run record. Math: :mod:`ragdiag.compare.sequential_gate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdiag.commands.compare import GateOptions, SequentialOptions, check_name, check_options, write_summary
+from ragdiag.compare.judged import JudgedOptions, JudgedSides, judged_loop
+from ragdiag.errors import RagdiagError
+from ragdiag.llm.client import ClientConfig
+from ragdiag.results.compare import CompareResult
+
+__all__ = ["JudgedOptions", "JudgedRequest", "run"]
+
+BATCH_MAX = 10_000
+
+
+@dataclass
+class JudgedRequest:
+    texts: Path
+    base_ranked: Path
+    new_ranked: Path
+    k: int
+    config: ClientConfig
+    options: GateOptions
+    sequential: SequentialOptions
+    judged: JudgedOptions
+    out: Path | None = None
+    summary_md: Path | None = None
+    base_name: str | None = None
+    new_name: str | None = None
+
+    @property
+    def inputs(self) -> list[Path]:
+        return [self.texts, self.base_ranked, self.new_ranked]
+
+
+def _check(request: JudgedRequest) -> None:
+    from ragdiag.io.paths import check_paths
+
+    check_options(request.options)
+    for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
+        if name is not None:
+            check_name(flag, name)
+    j, seq = request.judged, request.sequential
+    if not 1 <= j.batch_size <= BATCH_MAX:
+        raise RagdiagError(f"--batch-size must be in 1–{BATCH_MAX}, got {j.batch_size}")
+    if j.batch_size % seq.look_every:
+        raise RagdiagError(f"--batch-size {j.batch_size} must be a multiple of --look-every {seq.look_every} (the gate "
+                           "looks only at the ends of its batches)")
+    if j.max_calls is not None and j.max_calls < 0:
+        raise RagdiagError(f"--max-calls must be at least 0, got {j.max_calls}")
+    if seq.bounds is not None or seq.order_col is not None:
+        raise RagdiagError("the judged loop grades on the 1–5 scale in a seeded random order: leave out --bounds and "
+                           "--order-col")
+    check_paths(inputs={"--texts": request.texts, "--base-ranked": request.base_ranked,
+                        "--new-ranked": request.new_ranked},
+                outputs={"--out": request.out, "--summary-md": request.summary_md},
+                folders={"--cache-dir": request.config.cache_dir})
+    for flag, path in (("--texts", request.texts), ("--base-ranked", request.base_ranked),
+                       ("--new-ranked", request.new_ranked)):
+        if not path.is_file():
+            raise RagdiagError(f"{flag} {path}: no such file")
+
+
+def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
+    """Check, read, judge until decided, write; the result carries its run record."""
+    from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
+    from ragdiag.io.run_record import start_run
+    from ragdiag.io.writer import guard_outputs, write_json
+
+    _check(request)
+    guard_outputs([p for p in (request.out, request.summary_md) if p is not None], request.inputs)
+    o, config, k = request.options, request.config, request.k
+    record = start_run("ragdiag compare", inputs=request.inputs, models={"llm": [config.model]},
+                       seeds={"compare": o.seed, "llm": config.seed}, cache=config.cache)
+    dataset = request.judged.dataset
+    sides = JudgedSides(load_texts(str(request.texts), dataset), load_ranked(str(request.base_ranked), dataset),
+                        load_ranked(str(request.new_ranked), dataset), k)
+    same = request.base_ranked.name == request.new_ranked.name
+    base_name = request.base_name or (str(request.base_ranked) if same else request.base_ranked.name)
+    new_name = request.new_name or (str(request.new_ranked) if same else request.new_ranked.name)
+    meta = {"command": "ragdiag compare", "base": str(request.base_ranked), "new": str(request.new_ranked),
+            "base_name": base_name, "new_name": new_name, "qrels": None, "input_kind": "graded",
+            "queries": 0, "dropped": {"base_only": 0, "new_only": 0}, "test": o.test, "correction": o.correction,
+            "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
+            "strict": o.strict, "power": o.power, "mde": None, "sequential": True,
+            "judged": {"texts": str(request.texts), "k": k, "model": config.model}}
+    result = judged_loop(sides, config, o, request.sequential, request.judged, meta, notice)
+    result.run_record = record.to_json()
+    if request.out is not None:
+        write_json(request.out, result.to_json(), inputs=request.inputs)
+    write_summary(result, request.summary_md, request.inputs)
+    return result
