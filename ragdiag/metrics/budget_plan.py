@@ -6,7 +6,8 @@ Y; the other N = n − m are judge-only. The pilot's variance components, method
 random effects; Searle, Casella & McCulloch 1992, *Variance Components*, §3.5):
 
 * judge-repeat variance σ²_rep = Σᵢ Σⱼ (gᵢⱼ − ḡᵢ)² / Σᵢ (rᵢ − 1), pooled over items with ≥ 2 repeats;
-* between-question variance of the judge σ²_J = Var(ḡᵢ) − mean(σ²_rep / rᵢ) (clipped at 0), so that
+* between-question variance of the judge σ²_J = Var(ḡᵢ) − mean(σ²_rep / rᵢ), raised to c²/σ²_Y when
+  below (the covariance matrix of Y and the judge's noise-free grade is positive semi-definite), so that
   Var(Ŷ) = v_r = σ²_J + σ²_rep / r for a judge grade that averages r repeats;
 * human variance σ²_Y = Var(Y) and judge–human covariance c = Cov(Y, Ŷ) on the labelled items
   (repeat noise is independent of Y, so c does not depend on r).
@@ -72,9 +73,11 @@ def components(repeats: list[list[float]], judge: np.ndarray, human: np.ndarray,
            if multi else None)
     counts = np.array([max(len(r), 1) for r in repeats], dtype=np.float64)
     noise = float(np.mean(rep / counts)) if rep is not None else 0.0
-    between = max(float(np.var(judge, ddof=1)) - noise, 0.0)
     cov = float(np.cov(human, judge_labelled, ddof=1)[0, 1])
-    return Components(between, rep, float(np.var(human, ddof=1)), cov)
+    var_human = float(np.var(human, ddof=1))
+    floor = cov**2 / var_human if var_human > 0 else 0.0  # Cov(Y, J)² ≤ Var(Y)·Var(J): keep it a covariance
+    between = max(float(np.var(judge, ddof=1)) - noise, floor)
+    return Components(between, rep, var_human, cov)
 
 
 def judge_variance(comp: Components, repeats: int) -> float:
