@@ -46,9 +46,8 @@ def calibrate(
 
     from ragdiag.cli.show import show_result
     from ragdiag.commands.calibrate import CalibrateRequest, PlanRequest, run
-    from ragdiag.report.calibrate_report import print_calibration
-
     from ragdiag.errors import RagdiagError
+    from ragdiag.report.calibrate_report import print_calibration
 
     planning = {"--price-call": price_call, "--price-human": price_human, "--budget": budget,
                 "--target-width": target_width}

@@ -64,15 +64,24 @@ class Allocation:
     new_labels: int
 
 
-def components(repeats: list[list[float]], judge: np.ndarray, human: np.ndarray,
+def repeat_stats(repeats: list[list[float]]) -> np.ndarray:
+    """Per item: Σⱼ (gᵢⱼ − ḡᵢ)², its degrees of freedom rᵢ − 1 and rᵢ (rows of a 3-column array)."""
+    out = np.zeros((len(repeats), 3))
+    for i, r in enumerate(repeats):
+        g = np.asarray(r, dtype=np.float64)
+        out[i] = (((g - g.mean()) ** 2).sum(), len(g) - 1, len(g)) if len(g) else (0.0, 0.0, 1.0)
+    return out
+
+
+def components(repeats: list[list[float]] | np.ndarray, judge: np.ndarray, human: np.ndarray,
                judge_labelled: np.ndarray) -> Components:
     """Method-of-moments variance components from the pilot: ``repeats`` the repeated judge grades of
-    every item, ``judge`` every item's judge grade, ``human`` / ``judge_labelled`` the labelled items."""
-    multi = [np.asarray(r, dtype=np.float64) for r in repeats if len(r) >= 2]
-    rep = (float(sum(((r - r.mean()) ** 2).sum() for r in multi) / sum(len(r) - 1 for r in multi))
-           if multi else None)
-    counts = np.array([max(len(r), 1) for r in repeats], dtype=np.float64)
-    noise = float(np.mean(rep / counts)) if rep is not None else 0.0
+    every item (or their :func:`repeat_stats`), ``judge`` every item's judge grade, ``human`` /
+    ``judge_labelled`` the labelled items."""
+    stats = repeats if isinstance(repeats, np.ndarray) else repeat_stats(repeats)
+    multi = stats[:, 1] >= 1
+    rep = float(stats[multi, 0].sum() / stats[multi, 1].sum()) if multi.any() else None
+    noise = float(np.mean(rep / stats[:, 2])) if rep is not None else 0.0
     cov = float(np.cov(human, judge_labelled, ddof=1)[0, 1])
     var_human = float(np.var(human, ddof=1))
     floor = cov**2 / var_human if var_human > 0 else 0.0  # Cov(Y, J)² ≤ Var(Y)·Var(J): keep it a covariance
@@ -199,16 +208,17 @@ def bootstrap_widths(repeats: list[list[float]], judge: np.ndarray, human: np.nd
     resampled separately (m₀ stays m₀): the uncertainty of the prediction that comes from estimating
     the components on a finite pilot."""
     rng = np.random.default_rng(seed)
+    stats = repeat_stats(repeats)
     lab, unl = np.flatnonzero(~np.isnan(human)), np.flatnonzero(np.isnan(human))
     out = np.empty((resamples, len(allocs)))
     for b in range(resamples):
         pick_lab = rng.choice(lab, len(lab))
         pick = np.concatenate([pick_lab, rng.choice(unl, len(unl)) if len(unl) else unl])
-        comp = components([repeats[i] for i in pick], judge[pick], human[pick_lab], judge[pick_lab])
+        comp = components(stats[pick], judge[pick], human[pick_lab], judge[pick_lab])
         out[b] = [width(comp, pilot, a, alpha) for a in allocs]
     return out
 
 
 __all__ = ["Allocation", "Components", "Pilot", "alternatives", "best_for_budget", "bootstrap_widths",
-           "cheapest_for_width", "components", "cost", "judge_variance", "ppi_variance", "r_squared",
+           "cheapest_for_width", "components", "cost", "repeat_stats", "judge_variance", "ppi_variance", "r_squared",
            "residual_variance", "width"]
