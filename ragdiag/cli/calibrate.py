@@ -45,7 +45,8 @@ def calibrate(
     from rich.console import Console
 
     from ragdiag.cli.show import show_result
-    from ragdiag.commands.calibrate import CalibrateRequest, PlanRequest, run
+    from ragdiag.commands.calibrate import CalibrateRequest, run
+    from ragdiag.commands.calibrate_plan import PlanRequest
     from ragdiag.errors import RagdiagError
     from ragdiag.report.calibrate_report import print_calibration
 
