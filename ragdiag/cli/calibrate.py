@@ -29,19 +29,38 @@ def calibrate(
     sheet: Annotated[Path, o.path_option(o.OUTPUT, "--sheet", "Where --suggest writes its sheet (never overwritten).")] = Path("to_label.csv"),
     answers: Annotated[Optional[Path], o.retold(o.Answers, "The answers file of 'ragdiag generate', to fill the sheet's question column.")] = None,
     keep_degenerate: Annotated[bool, o.retold(o.KeepDegenerate, "Use rows whose ideal answer is degenerate (a refusal, a prompt echo, an empty or overlong answer: the reference-quality gate); by default they are left out and counted, as correlate does.")] = False,
+    plan: Annotated[bool, o.option(o.STATISTICS, "--plan", help="Also plan the next spend on new questions, judge repeats per question and human labels from this pilot's variance components: with --price-call, --price-human and --budget or --target-width.")] = False,
+    price_call: Annotated[Optional[float], o.float_option(o.STATISTICS, "--price-call", "--plan: price of one LLM call (an answer or one judge grade), in any currency.", 0.0, 1e6, lo_open=True, optional=True)] = None,
+    price_human: Annotated[Optional[float], o.float_option(o.STATISTICS, "--price-human", "--plan: price of one human label, same currency.", 0.0, 1e6, lo_open=True, optional=True)] = None,
+    budget: Annotated[Optional[float], o.float_option(o.STATISTICS, "--budget", "--plan: the spend to allocate (the narrowest interval it buys); at least one human label.", 0.0, 1e9, lo_open=True, optional=True)] = None,
+    target_width: Annotated[Optional[float], o.float_option(o.STATISTICS, "--target-width", "--plan: the interval width to reach at the least cost (grades 1–5).", 0.0, 4.0, lo_open=True, optional=True)] = None,
+    seed: o.Seed = 0,
 ) -> None:
     """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and
     prediction-powered estimates of the mean grade and of the slope of grade on P, R and nDCG, next to
-    judge-only and human-only ones; --suggest N writes the items worth labelling next."""
+    judge-only and human-only ones; --suggest N writes the items worth labelling next; --plan says how
+    to spend a budget on questions, judge repeats and human labels."""
     import json
 
     from rich.console import Console
 
     from ragdiag.cli.show import show_result
     from ragdiag.commands.calibrate import CalibrateRequest, run
+    from ragdiag.commands.calibrate_plan import PlanRequest
+    from ragdiag.errors import RagdiagError
     from ragdiag.report.calibrate_report import print_calibration
 
-    result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate))
+    planning = {"--price-call": price_call, "--price-human": price_human, "--budget": budget,
+                "--target-width": target_width}
+    if not plan and any(v is not None for v in planning.values()):
+        raise RagdiagError(f"{', '.join(k for k, v in planning.items() if v is not None)} only apply with --plan")
+    if plan and (price_call is None or price_human is None):
+        raise RagdiagError("--plan needs --price-call and --price-human (the price of one LLM call and of one "
+                           "human label)")
+    plan_request = PlanRequest(price_call, price_human, budget, target_width, seed) if plan and price_call and \
+        price_human else None
+    result = run(CalibrateRequest(graded, human, by.value, out, alpha, suggest, sheet, answers, keep_degenerate,
+                                  plan_request))
     from ragdiag.commands.provenance import simulated_rows
     from ragdiag.report.provenance import SIMULATED_FILE_LINE
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.commands.calibrate_plan import PlanRequest, check_plan, make_plan
 from ragdiag.data.graded_table import (
     GradedSource,
     build_graded_table,
@@ -54,6 +55,7 @@ class CalibrateRequest:
     sheet: Path = Path("to_label.csv")
     answers: Path | None = None
     keep_degenerate: bool = False
+    plan: PlanRequest | None = None
 
 
 @dataclass
@@ -150,6 +152,7 @@ def _check(request: CalibrateRequest) -> None:
         raise RagdiagError(f"--suggest must be at least 0, got {request.suggest}")
     if request.human is None and not request.suggest:
         raise RagdiagError("give --human FILE (human grades) or --suggest N (a labelling sheet to start with)")
+    check_plan(request.plan, request.human is not None)
     inputs = [request.graded, request.human, request.answers]
     guard_outputs([request.out, request.sheet if request.suggest else None], inputs)
     if request.suggest and request.sheet.exists():
@@ -233,9 +236,12 @@ def run(request: CalibrateRequest) -> CalibrateResult:
                          alpha=request.alpha, items=len(items), labelled=len(human), reference_gate=gate,
                          judge_grade="expected grade from grade_probs" if all("grade_probs" in it.record for it in items)
                          else "grade (mean of the first judge's repeats)")
+    plan = None if request.plan is None else make_plan(
+        [it.record for it in items], np.array([it.judge for it in items]),
+        np.array([human.get(it.key, np.nan) for it in items], dtype=np.float64), request.alpha, request.plan)
     agreement = finite(judged_human)
     result = CalibrateResult(meta, Agreement.from_json(agreement) if agreement else None, estimates,
-                             suggested, record.to_json())
+                             suggested, plan, run_record=record.to_json())
     if suggested is not None:
         write_text(request.sheet, sheet_text(picked, questions),
                    inputs=[request.graded, request.human, request.answers])

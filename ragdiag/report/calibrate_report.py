@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.report.trust import calibrate_trust
-from ragdiag.results.calibrate import Agreement, CalibrateResult, Estimates, Interval
+from ragdiag.results.calibrate import Agreement, BudgetPlan, CalibrateResult, Estimates, Interval
 
 
 def _cell(block: Interval | None) -> str:
@@ -54,6 +54,34 @@ def estimate_tables(result: CalibrateResult) -> list[Table]:
     return [means, slopes]
 
 
+def plan_table(plan: BudgetPlan, level: str) -> Table:
+    """The planned design and the alternatives side by side (``calibrate --plan``)."""
+    aim = f"budget {plan.budget:g}" if plan.budget is not None else f"target width {plan.target_width:g}"
+    table = Table(title=f"plan for the {plan.estimand}: {aim} (call {plan.price_call:g}, label "
+                        f"{plan.price_human:g}); predicted {level} interval width", show_lines=True)
+    for name in ("design", "new questions", "repeats", "new labels", "questions", "labels",
+                 f"predicted width [{level} bootstrap]", "cost"):
+        table.add_column(name, justify="left" if name == "design" else "right")
+    for row in plan.designs:
+        low, high = row.width_interval
+        spread = "" if low is None or high is None else f"\n[{low:.3f}, {high:.3f}]"
+        predicted = "–" if row.predicted_width is None else f"{row.predicted_width:.3f}{spread}"
+        table.add_row(row.design, str(row.new_questions), str(row.repeats), str(row.new_labels), str(row.questions),
+                      str(row.labels), predicted, f"{row.cost:g}")
+    return table
+
+
+def plan_lines(plan: BudgetPlan) -> list[str]:
+    """The pilot's variance components in one line, the seed and any note."""
+    comp = plan.components
+    rep = "unknown" if comp.judge_repeat is None else f"{comp.judge_repeat:.3f}"
+    lines = [f"pilot: {plan.pilot['questions']} questions, {plan.pilot['repeats']} repeats, {plan.pilot['labels']} "
+             f"labels · variance between questions (judge) {comp.between_question:.3f} · judge repeat {rep} · human "
+             f"{comp.human:.3f} · judge–human residual after λ {comp.residual:.3f} · R² {comp.r_squared:.3f} · "
+             f"bootstrap {plan.resamples} resamples, seed {plan.seed}"]
+    return lines + ([f"note: {plan.note}"] if plan.note else [])
+
+
 def print_calibration(result: CalibrateResult, console: Console) -> None:
     meta = result.meta
     console.print(f"ragdiag calibrate · {meta.graded} · {meta.items} graded items, {meta.labelled} with a "
@@ -82,3 +110,7 @@ def print_calibration(result: CalibrateResult, console: Console) -> None:
                       f"{suggested.signal}); fill in the grade column and pass it to --human")
         if suggested.note:
             console.print(f"note: {suggested.note}", style="yellow")
+    if result.plan:
+        console.print(plan_table(result.plan, result.estimates.level))
+        for line in plan_lines(result.plan):
+            console.print(line, style="yellow" if line.startswith("note:") else None, highlight=False)

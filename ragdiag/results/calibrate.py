@@ -100,6 +100,56 @@ class Suggested(JsonRecord):
 
 
 @dataclass
+class PlannedDesign(JsonRecord):
+    """One design of ``--plan``: what it adds to the pilot, the totals, its predicted (1 − α) width with a
+    bootstrap interval over the pilot's items, and its cost (None where the budget buys no such design)."""
+
+    design: str
+    new_questions: int
+    repeats: int
+    new_labels: int
+    questions: int
+    labels: int
+    predicted_width: float | None
+    width_interval: list[float | None]
+    cost: float
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass
+class PlanComponents(JsonRecord):
+    """The pilot's variance components: σ²_J, σ²_rep (None without repeats), σ²_Y, Cov(Y, Ŷ), the
+    residual Var(Y − λŶ) after PPI++'s λ and R² between judge and human at the pilot's repeats."""
+
+    between_question: float
+    judge_repeat: float | None
+    human: float
+    judge_human_covariance: float
+    residual: float
+    r_squared: float
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass
+class BudgetPlan(JsonRecord):
+    """``calibrate --plan``: how to spend a budget (or reach a width) on questions, repeats and labels."""
+
+    estimand: str
+    price_call: float
+    price_human: float
+    budget: float | None
+    target_width: float | None
+    pilot: dict[str, int]
+    components: PlanComponents
+    designs: list[PlannedDesign]
+    resamples: int
+    seed: int
+    note: str | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset({"note"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"components": PlanComponents, "designs": PlannedDesign}
+
+
+@dataclass
 class CalibrateMeta(JsonRecord):
     command: str
     graded: str
@@ -119,9 +169,11 @@ class CalibrateResult(JsonRecord):
     agreement: Agreement | None
     estimates: Estimates
     suggested: Suggested | None
+    plan: BudgetPlan | None = None
     run_record: dict[str, Any] = field(default_factory=dict)
-    optional: ClassVar[frozenset[str] | None] = frozenset()
+    optional: ClassVar[frozenset[str] | None] = frozenset({"plan"})
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": CalibrateMeta, "agreement": Agreement,
-                                                     "estimates": Estimates, "suggested": Suggested}
+                                                     "estimates": Estimates, "suggested": Suggested,
+                                                     "plan": BudgetPlan}
 
 

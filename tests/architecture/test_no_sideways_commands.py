@@ -13,6 +13,7 @@ HELPERS = {
     "llm_files": "how the LLM commands write their files: held bytes, run records, manifests, output guards",
     "provenance": "the manifest beside a graded file, simulated rows (correlate, report)",
     "names_real": "probe names --queries: the name probe on a user's own queries (probe's second half)",
+    "calibrate_plan": "calibrate --plan: the budget plan over questions, judge repeats and human labels",
 }
 # Sideways calls still to remove: pipeline's stages live in commands/ (issue 38: they move into
 # ragdiag/pipeline/). The list may only shrink; a new sideways call fails the test.
