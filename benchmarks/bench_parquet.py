@@ -8,7 +8,10 @@ waited child, ``resource.getrusage``) come from the same runs. Beside them, in t
 535,888-row table (the full dataset's size, ``tools.synthetic.synthetic_graded``) as JSON, the
 format correlate read before, and the same rows as Parquet.
 
-Usage: .venv/bin/python benchmarks/bench_parquet.py [--repeats 3]
+``--only-536k``: only the 535,888 rows as JSON and as Parquet, printed (BENCHMARKS.md untouched): the
+front-door check of ``correlate`` on a JSON graded file against Parquet, in a few minutes.
+
+Usage: .venv/bin/python benchmarks/bench_parquet.py [--repeats 3] [--only-536k]
 """
 
 from __future__ import annotations
@@ -55,8 +58,9 @@ def main() -> None:
     repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
     work = Path(tempfile.mkdtemp(prefix="ragdiag-bench-parquet-"))
     load_before = os.getloadavg()
+    only_536k = "--only-536k" in sys.argv
     tables = {}
-    for label, rows, seed in (("1M", 1_000_000, 1), ("10M", 10_000_000, 2)):
+    for label, rows, seed in () if only_536k else (("1M", 1_000_000, 1), ("10M", 10_000_000, 2)):
         path = work / f"graded_{label}.parquet"
         tables[label] = (path, write_synthetic_parquet(path, rows, seed=seed))
     records = synthetic_graded(n_queries=1400, embedders=("AM", "EM", "ES", "QM"), seed=2, answers=True,
@@ -74,6 +78,13 @@ def main() -> None:
         results[f"{label} Parquet"] = (measure(path, work / f"o_{label}.json", repeats), rows, path)
     load_after = os.getloadavg()
     same = results["536k JSON"][0]["results"] == results["536k Parquet"][0]["results"]
+    if only_536k:
+        json_s, parquet_s = results["536k JSON"][0], results["536k Parquet"][0]
+        print(f"536k rows, median of {repeats}: JSON {json_s['median']:.2f} s ({json_s['times']}), Parquet "
+              f"{parquet_s['median']:.2f} s ({parquet_s['times']}), JSON / Parquet "
+              f"{json_s['median'] / parquet_s['median']:.2f}; results {'identical' if same else 'DIFFERENT'}; "
+              f"load average {load_before[0]:.1f} → {load_after[0]:.1f}")
+        return
     per_row = {k: v[0]["median"] / v[1] for k, v in results.items()}
     growth = per_row["10M Parquet"] / per_row["1M Parquet"]
     lines = ["| table | rows | file size | wall s (median) | runs | peak RSS | µs per row |", "|---|---|---|---|---|---|---|"]

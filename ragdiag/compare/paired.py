@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragdiag.compare import student
+
 TESTS = ("t", "randomization", "bootstrap")
 CORRECTIONS = {"holm": "holm", "bh": "fdr_bh", "none": None}
 EXACT_MAX = 20  # up to this many queries the randomization test enumerates every sign vector
@@ -70,23 +72,19 @@ def margin_units(gain: np.ndarray, margin: float, terms: int = 1) -> np.ndarray:
 def t_interval(gain: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """mean ± t_{1−α, n−1}·sd/√n per column, the quantile taken as ``t.isf(α)`` (finite for any α > 0,
     where 1 − 2α as a confidence level rounds to 1 below α ≈ 1e−17)."""
-    from scipy.stats import t
-
     n = gain.shape[0]
-    half = t.isf(alpha, n - 1) * gain.std(axis=0, ddof=1) / math.sqrt(n)
+    half = student.t_isf(alpha, n - 1) * gain.std(axis=0, ddof=1) / math.sqrt(n)
     mean = gain.mean(axis=0)
     return mean - half, mean + half
 
 
 def t_test(gain: np.ndarray, margin: float, alpha: float) -> TestOutcome:
-    """Paired t: ``ttest_rel(g + m, 0, alternative="less")``; interval :func:`t_interval`."""
-    from scipy.stats import ttest_rel
-
+    """Paired t: ``ttest_rel(g + m, 0, alternative="less")`` (:func:`ragdiag.compare.student.t_test_less`,
+    the same p-values); interval :func:`t_interval`."""
     gain = np.asarray(gain, dtype=np.float64)
-    zeros = np.zeros_like(gain)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)  # a constant column: handled below
-        p = np.asarray(ttest_rel(gain + margin, zeros, alternative="less", axis=0).pvalue, dtype=np.float64)
+        p = student.t_test_less(gain + margin)
     low, high = t_interval(gain, alpha)
     constant = gain.max(axis=0) - gain.min(axis=0) <= 1e-12 * (np.abs(gain).max(axis=0) + 1e-300)
     if constant.any():  # every query moved by the same c: the interval is [c, c], the test is certain

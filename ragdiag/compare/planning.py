@@ -27,24 +27,24 @@ from typing import TypedDict
 
 import numpy as np
 
+from ragdiag.compare import student
+
 MAX_QUERIES = 10**9  # a drop so small that no realistic query set detects it
 
 
 def queries_needed(sd: float, effect: float, alpha: float, power: float) -> int | None:
     """Smallest n with a one-sided paired t-test of level α reaching ``power`` against a drop of
     ``effect`` (> 0), σ = ``sd``; None when no finite n does (effect 0) or beyond :data:`MAX_QUERIES`."""
-    from scipy.stats import norm, t
-
     if not effect > 0:
         return None
     if sd <= 0:
         return 2
-    n = max(2.0, ((norm.isf(alpha) + norm.ppf(power)) * sd / effect) ** 2)
+    n = max(2.0, ((student.norm_isf(alpha) + student.norm_ppf(power)) * sd / effect) ** 2)
     for _ in range(100):
         if n > MAX_QUERIES:
             return None
         df = max(n - 1, 1.0)
-        updated = max(2.0, ((t.isf(alpha, df) + t.ppf(power, df)) * sd / effect) ** 2)
+        updated = max(2.0, ((student.t_isf(alpha, df) + student.t_ppf(power, df)) * sd / effect) ** 2)
         if abs(updated - n) < 1e-9:
             break
         n = updated
@@ -53,18 +53,16 @@ def queries_needed(sd: float, effect: float, alpha: float, power: float) -> int 
 
 def mde_at_n(sd: float, n: int, alpha: float, power: float) -> float:
     """The smallest drop detected with ``power`` by a one-sided paired t-test at level α with n queries."""
-    from scipy.stats import t
-
-    return float((t.isf(alpha, n - 1) + t.ppf(power, n - 1)) * sd / math.sqrt(n))
+    return float((student.t_isf(alpha, n - 1) + student.t_ppf(power, n - 1)) * sd / math.sqrt(n))
 
 
 def power_at_n(sd: float, effect: float, n: int, alpha: float) -> float:
     """The exact power of that test (noncentral t, noncentrality δ√n/σ) — the check on the formula."""
-    from scipy.stats import nct, t
+    from scipy.stats import nct
 
     if sd <= 0:
         return 1.0
-    return float(nct.sf(t.isf(alpha, n - 1), n - 1, effect * math.sqrt(n) / sd))
+    return float(nct.sf(student.t_isf(alpha, n - 1), n - 1, effect * math.sqrt(n) / sd))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from Parquet (a ``list<double>`` column ``grades``, or the JSON text column earl
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,14 @@ def grade_list(value: Any) -> list[float] | None:
 
 def check_grade_lists(records: list, source_label: str) -> None:
     """Every record's ``grades``, when present and not null, is a list of grades 1–5 or null."""
-    for number, record in enumerate(records, start=1):
-        value = record.get("grades") if isinstance(record, dict) else None
+    check_grade_values([record.get("grades") if isinstance(record, dict) else None for record in records],
+                       source_label)
+
+
+def check_grade_values(values: list, source_label: str) -> None:
+    """Each record's ``grades`` value (``values``, one per record, None where absent) is a list of grades
+    1–5 or null; else the record (1-based) is named."""
+    for number, value in enumerate(values, start=1):
         if value is not None and grade_list(value) is None:
             raise DataError.at(source_label, number, "grades",
                                f"{str(value)[:60]!r} is not a list of grades 1–5 (null for a reply without one)")
@@ -53,22 +60,32 @@ def _padded(lists: list[list[float]]) -> np.ndarray:
 
 
 def rating_matrix(records: list, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
+    """:func:`rating_matrix_of` the records' ``grades`` and ``judges`` fields."""
+    dicts = [r if isinstance(r, dict) else {} for r in records]
+    return rating_matrix_of([r.get("grades") for r in dicts], [r.get("judges") for r in dicts], keep)
+
+
+def rating_matrix_of(grades: list, judges: list, keep: np.ndarray) -> tuple[np.ndarray | None, str | None]:
     """The repeated grades of the kept records as a (rows, R) matrix with NaN padding, and where they
     come from: ``grades`` lists of ``grade --repeats N`` (some row with N ≥ 2: "repeats"; a row
     without ``grades`` is all NaN), else the per-judge lists of ``grade --second-judge`` (each judge's
-    mean: "judges"); (None, None) when there is neither. ``grades`` must have passed
-    :func:`check_grade_lists`."""
-    kept = [r for r, k in zip(records, keep) if k and isinstance(r, dict)]
-    lists = [grade_list(r.get("grades")) or [] for r in kept]
-    if kept and max(map(len, lists)) >= 2:
-        return _padded(lists), "repeats"
-    judges: list[Any] = [r.get("judges") for r in kept]  # JSON values, checked below
-    if kept and all(isinstance(j, dict) and len(j) >= 2 for j in judges):
+    mean: "judges"); (None, None) when there is neither. ``grades`` (one value per record, None where
+    absent) must have passed :func:`check_grade_values`; ``judges`` likewise one value per record."""
+    if not np.any(keep):
+        return None, None
+    if grades.count(None) < len(grades):
+        lists = [grade_list(g) or [] for g in itertools.compress(grades, keep.tolist())]
+        if max(map(len, lists)) >= 2:
+            return _padded(lists), "repeats"
+    if judges.count(None) == len(judges):
+        return None, None
+    kept_judges: list[Any] = list(itertools.compress(judges, keep.tolist()))  # JSON values, checked below
+    if all(isinstance(j, dict) and len(j) >= 2 for j in kept_judges):
         rows = []
-        for per_judge in judges:
+        for per_judge in kept_judges:
             means = []
-            for grades in per_judge.values():
-                parsed = grade_list(grades)
+            for values in per_judge.values():
+                parsed = grade_list(values)
                 if parsed is None:
                     return None, None
                 means.append(float(np.nanmean(parsed)) if not np.all(np.isnan(parsed)) else np.nan)

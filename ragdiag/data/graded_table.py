@@ -10,11 +10,13 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from ragdiag.data.graded_ratings import check_grade_lists, rating_matrix
+from ragdiag.data.graded_ratings import check_grade_values, rating_matrix_of
+from ragdiag.data.graded_rows import GradedRow
 from ragdiag.data.schema import check_graded_record, subset_of
 from ragdiag.errors import DataError
 
@@ -86,8 +88,10 @@ _ARRAY_COLUMNS = ("query", "embedder", "subset", "Nc", "Np", "K", "n", "in_k", "
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
-    names, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-    return codes.astype(np.int32), [str(x) for x in names]
+    """Codes into the sorted distinct values (``np.unique(values, return_inverse=True)`` for strings)."""
+    names = sorted(set(values))
+    index = {name: code for code, name in enumerate(names)}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values)), names
 
 
 def _validate_slowly(records: list, source_label: str) -> None:
@@ -96,12 +100,19 @@ def _validate_slowly(records: list, source_label: str) -> None:
         check_graded_record(record, source_label, number)
 
 
+def _all_distinct(*columns: np.ndarray) -> bool:
+    """Whether no two rows of the integer ``columns`` are equal (rows sorted by :func:`numpy.lexsort`)."""
+    keys = np.stack(columns, axis=1)[np.lexsort(columns[::-1])]
+    return not bool(np.any(np.all(keys[1:] == keys[:-1], axis=1)))
+
+
 def check_unique_keys(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
                       source_label: str) -> None:
     """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based)."""
-    keys = list(zip(ids, embedders, nc.tolist(), np_.tolist(), k.tolist()))
-    if len(set(keys)) == len(keys):
+    if len(k) < 2 or _all_distinct(_codes(ids)[0].astype(np.int64), _codes(embedders)[0].astype(np.int64),
+                                   nc.astype(np.int64), np_.astype(np.int64), k.astype(np.int64)):
         return
+    keys = list(zip(ids, embedders, nc.tolist(), np_.tolist(), k.tolist()))
     first: dict[tuple, int] = {}
     for number, key in enumerate(keys, start=1):
         if key in first:
@@ -114,10 +125,6 @@ def check_unique_keys(ids: list[str], embedders: list[str], nc: np.ndarray, np_:
 def _columns_fast(records: list) -> dict[str, Any] | None:
     """The columns of well-formed records in a few vectorised passes; None if anything is off
     (the caller then validates record by record to name the problem)."""
-    if not records:
-        empty = np.zeros(0, dtype=np.int64)
-        return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
-                "flat": np.zeros(0), "n": empty}
     try:
         ids = [r["id"] for r in records]
         embedders = [r["E"] for r in records]
@@ -126,29 +133,47 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         in_k = [r["inK"] for r in records]
     except (KeyError, TypeError):
         return None
-    if not all(type(x) is str for x in ids) or not all(type(x) is str for x in embedders):
-        return None
-    if not all(type(x) is int for col in ints.values() for x in col) or not all(type(x) is list for x in in_k):
+    return _checked_columns(ids, embedders, ints, grades, in_k)
+
+
+def _only(values: list, *types: type) -> bool:
+    """Whether every value is of exactly one of ``types`` (subclasses, such as bool for int, refused)."""
+    return set(map(type, values)) <= set(types)
+
+
+def _checked_columns(ids: list, embedders: list, ints: dict[str, list], grades: list, in_k: list,
+                     typed: bool = False) -> dict[str, Any] | None:
+    """The columns from the fields' values (one list per field), checked; None if anything is off.
+    ``typed``: the values' types were checked by the decoder (strings, integers that are not booleans,
+    lists of such integers, numbers or None), only the values are left to check."""
+    if not ids:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
+                "flat": np.zeros(0), "n": empty}
+    if not typed and not (_only(ids, str) and _only(embedders, str) and all(_only(col, int) for col in ints.values())
+                          and _only(in_k, list) and _only(grades, type(None), int, float)):
         return None  # bool is not an integer here, though numpy would take it as one
     int_columns = {name: np.asarray(col) for name, col in ints.items()}
     if any(col.dtype.kind != "i" for col in int_columns.values()):
         return None
-    if not all(g is None or type(g) in (int, float) for g in grades) or any(g != g for g in grades if g is not None):
+    grade = np.array(grades, dtype=np.float64)  # None → NaN
+    if int(np.isnan(grade).sum()) != grades.count(None):
         return None  # a NaN grade is not a missing grade
     k = int_columns["K"].astype(np.int64)
     lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
     if not np.array_equal(lengths, k):
         return None
-    items = list(itertools.chain.from_iterable(in_k))
-    if not all(type(x) is int for x in items):
+    if not typed and not all(_only(values, int) for values in in_k):
         return None
-    flat = np.asarray(items) if items else np.zeros(0, dtype=np.int64)
-    if flat.dtype.kind != "i" or (flat.size and (flat.min() < 0 or flat.max() > 1)):
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(in_k), dtype=np.int64, count=int(lengths.sum()))
+    except OverflowError:
+        return None
+    if flat.size and (flat.min() < 0 or flat.max() > 1):
         return None
     nc = int_columns["Nc"].astype(np.int64)
     if len(k) and (k.min() < 1 or int_columns["Np"].min() < 1 or np.any(k > nc) or np.any(int_columns["Np"] > nc)):
         return None
-    grade = np.asarray([np.nan if g is None else g for g in grades], dtype=np.float64)
     present = ~np.isnan(grade)
     if np.any(~((grade[present] >= 1) & (grade[present] <= 5))):  # also catches ±inf
         return None
@@ -163,28 +188,34 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
 
 
 def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
-    """The degenerate kind of each record's ideal answer (``ideal_degenerate`` as ``grade`` recorded it,
-    else the gate on ``answer_ideal``, judged once per distinct id); None when no record carries an
-    ideal-answer text (e.g. the bundled sample, whose texts are blank): the gate cannot apply."""
-    if not any(isinstance(r.get("answer_ideal"), str) and r["answer_ideal"].strip() for r in records):
-        return None
-    by_id: dict[str, str | None] = {}
-    for r in records:
-        text = r.get("answer_ideal")
-        by_id.setdefault(r["id"], text if isinstance(text, str) else None)
-    ids = list(by_id)
-    judged = dict(zip(ids, gate.classify([by_id[i] for i in ids], [None] * len(ids))))
-    return [r["ideal_degenerate"] if isinstance(r.get("ideal_degenerate"), str) else judged[r["id"]] for r in records]
+    """:func:`ideal_kinds_of` the records' ``id``, ``answer_ideal`` and ``ideal_degenerate`` fields."""
+    return ideal_kinds_of([r["id"] for r in records], [r.get("answer_ideal") for r in records],
+                          [r.get("ideal_degenerate") for r in records], gate)
 
 
-def read_grade_probs(records: list[dict], source_label: str) -> np.ndarray | None:
-    """The ``grade_probs`` of each record as a (rows, 5) array (NaN rows where absent), None when no record
-    has them. Each must be 5 finite probabilities ≥ 0 summing to 1 (±1e-6); else the record is named."""
-    if not any(r.get("grade_probs") is not None for r in records):
+def ideal_kinds_of(ids: list[str], answers: list, recorded: list, gate: Any) -> list[str | None] | None:
+    """The degenerate kind of each record's ideal answer (``recorded``: ``ideal_degenerate`` as ``grade``
+    recorded it, else the gate on ``answers``, judged once per distinct id); None when no record carries
+    an ideal-answer text (e.g. the bundled sample, whose texts are blank): the gate cannot apply."""
+    if not any(isinstance(text, str) and text.strip() for text in answers):
         return None
-    out = np.full((len(records), 5), np.nan)
-    for number, record in enumerate(records, start=1):
-        probs = record.get("grade_probs")
+    first_text = dict(zip(reversed(ids), reversed(answers)))  # each id's answer in its first record
+    distinct = list(dict.fromkeys(ids))
+    texts = [first_text[i] if isinstance(first_text[i], str) else None for i in distinct]
+    judged = dict(zip(distinct, gate.classify(texts, [None] * len(distinct))))
+    if recorded.count(None) == len(recorded):
+        return list(map(judged.__getitem__, ids))
+    return [kind if isinstance(kind, str) else judged[sample_id] for sample_id, kind in zip(ids, recorded)]
+
+
+def read_grade_probs(values: list, source_label: str) -> np.ndarray | None:
+    """The ``grade_probs`` of each record (``values``, None where absent) as a (rows, 5) array (NaN rows
+    where absent), None when no record has them. Each must be 5 finite probabilities ≥ 0 summing to 1
+    (±1e-6); else the record is named."""
+    if values.count(None) == len(values):
+        return None
+    out = np.full((len(values), 5), np.nan)
+    for number, probs in enumerate(values, start=1):
         if probs is None:
             continue
         ok = (isinstance(probs, list) and len(probs) == 5
@@ -195,6 +226,9 @@ def read_grade_probs(records: list[dict], source_label: str) -> np.ndarray | Non
                                f"{probs!r} is not 5 probabilities (grades 1..5, each ≥ 0, summing to 1)")
         out[number - 1] = probs
     return out
+
+
+_OPTIONAL_FIELDS = ("grades", "judges", "grade_probs", "answer_ideal", "ideal_degenerate")
 
 
 def build_graded_table(records: Iterable[dict], source_label: str, source: GradedSource, gate: Any = None) -> GradedTable:
@@ -211,35 +245,60 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     if cols is None:
         _validate_slowly(records, source_label)
         raise DataError(f"{source_label}: records do not follow the samples_graded schema")
+    optional = {name: [r.get(name) for r in records] for name in _OPTIONAL_FIELDS}
+    return _graded_table(cols, optional, source_label, source, gate)
+
+
+def graded_table_from_rows(rows: list[GradedRow], source_label: str, source: GradedSource, gate: Any = None
+                           ) -> GradedTable | None:
+    """:func:`build_graded_table` of rows decoded by :func:`ragdiag.data.graded_rows.decode_graded_rows`
+    (the same table, built from the rows' fields without a dict per record); None when a check fails
+    (the caller then builds from the parsed records, which names the record)."""
+    def field(name: str) -> list:
+        return list(map(attrgetter(name), rows))
+
+    ints = {name: field(name) for name in ("Nc", "Np", "K")}
+    cols = _checked_columns(field("id"), field("E"), ints, field("grade"), field("inK"), typed=True)
+    if cols is None:
+        return None
+    optional = {name: field(name) for name in _OPTIONAL_FIELDS}
+    return _graded_table(cols, optional, source_label, source, gate)
+
+
+def _graded_table(cols: dict[str, Any], optional: dict[str, list], source_label: str, source: GradedSource,
+                  gate: Any) -> GradedTable:
+    """The table of checked columns and the optional fields' values (one list per field, None where absent)."""
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
-    check_grade_lists(records, source_label)
-    probs = read_grade_probs(records, source_label)
-    kinds = ideal_answer_kinds(records, gate) if gate is not None else None
-    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(records), bool)
+    check_grade_values(optional["grades"], source_label)
+    probs = read_grade_probs(optional["grade_probs"], source_label)
+    kinds = (ideal_kinds_of(cols["ids"], optional["answer_ideal"], optional["ideal_degenerate"], gate)
+             if gate is not None else None)
+    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(cols["K"]), bool)
     keep = ~np.isnan(cols["grade"]) | flagged
     k_all = cols["K"]
     width = int(k_all.max()) if len(k_all) else 0
     in_k = np.zeros((len(k_all), width), dtype=np.uint8)
     in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
-    table = _table(records, cols, in_k, keep, source, gate, kinds, probs)
+    table = _table(optional, cols, in_k, keep, source, gate, kinds, probs)
     if not keep.all():
-        table.with_missing = _table(records, cols, in_k, np.ones(len(keep), dtype=bool), source, gate, kinds, probs)
+        table.with_missing = _table(optional, cols, in_k, np.ones(len(keep), dtype=bool), source, gate, kinds, probs)
     return table
 
 
-def _table(records: list, cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, source: GradedSource, gate: Any,
+def _table(optional: dict[str, list], cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, source: GradedSource, gate: Any,
            kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
     """The table of the rows where ``keep`` is true. ``skipped_missing_grade`` counts the rows without a
     grade whose ideal answer is not degenerate (those the gate flagged are kept, marked, for correlate)."""
     flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(keep), bool)
     k_all = cols["K"]
-    ids = [x for x, kept in zip(cols["ids"], keep) if kept]
-    embedders = [x for x, kept in zip(cols["embedders"], keep) if kept]
+    kept_rows = keep.tolist()
+    ids = list(itertools.compress(cols["ids"], kept_rows))
+    embedders = list(itertools.compress(cols["embedders"], kept_rows))
     k, n = k_all[keep], cols["n"][keep]
     query, query_names = _codes(ids)
     embedder, embedder_names = _codes(embedders)
     subset, subset_names = _codes([subset_of(q) for q in query_names])
-    ratings, ratings_source = rating_matrix(records, keep)
+    ratings, ratings_source = rating_matrix_of(optional["grades"], optional["judges"], keep)
     return GradedTable(
         ratings=ratings, ratings_source=ratings_source,
         query=query, query_names=query_names,
@@ -249,7 +308,7 @@ def _table(records: list, cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarr
         in_k=in_k[keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
         degenerate=flagged[keep] if gate is not None else None,
-        degenerate_kinds=[k for k, kept in zip(kinds, keep) if kept] if kinds is not None else None,
+        degenerate_kinds=list(itertools.compress(kinds, kept_rows)) if kinds is not None else None,
         reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
         grade_probs=None if probs is None else probs[keep],
     )

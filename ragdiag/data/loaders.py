@@ -17,12 +17,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ragdiag.data.graded_parquet import is_parquet, read_graded_parquet
-from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table
+from ragdiag.data.graded_rows import decode_graded_rows
+from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table, graded_table_from_rows
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.extras import install_command
 from ragdiag.io.files import existing_file, file_sha256
-from ragdiag.io.jsonl import no_cyclic_gc, read_json_records
+from ragdiag.io.jsonl import no_cyclic_gc, read_json_bytes, read_json_records
 from ragdiag.resources import resource_path
 
 HF_REPO = "primer-ai/retrieval-response"
@@ -50,18 +51,31 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
         existing_file(path)
         source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
         return read_graded_parquet(path, source)
-    records = read_json_records(path)
-    if not isinstance(records, list):
-        raise DataError(f"{path}: expected a JSON list of graded samples")
+    data = read_json_bytes(path, checked=False)
     sha256 = file_sha256(path)
-    if not simulated_grades and sha256 == file_sha256(bundled_sample_path()):
-        simulated_grades = True  # the bundled sample given by path: its grades are simulated all the same
-    if not simulated_grades and records and all(isinstance(r, dict) and r.get("simulated_grades") is True
-                                                for r in records):
-        simulated_grades = True  # a file of simulated grades says so in every row (tools/judge_noise_demo.py)
-    source = GradedSource(name=name or str(path), sha256=sha256, simulated_grades=simulated_grades)
+    bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: its grades are simulated
     with no_cyclic_gc():
+        rows = decode_graded_rows(data)
+        del data
+        if rows is not None:
+            source = GradedSource(name=name or str(path), sha256=sha256,
+                                  simulated_grades=simulated_grades or bundled or _all_simulated(
+                                      [r.simulated_grades for r in rows]))
+            table = graded_table_from_rows(rows, str(path), source, gate)
+            if table is not None:
+                return table
+        records = read_json_records(path)
+        if not isinstance(records, list):
+            raise DataError(f"{path}: expected a JSON list of graded samples")
+        flags = [r.get("simulated_grades") if isinstance(r, dict) else None for r in records]
+        source = GradedSource(name=name or str(path), sha256=sha256,
+                              simulated_grades=simulated_grades or bundled or _all_simulated(flags))
         return build_graded_table(records, str(path), source, gate)
+
+
+def _all_simulated(flags: list) -> bool:
+    """A file of simulated grades says so in every row (``simulated_grades: true``, tools/judge_noise_demo.py)."""
+    return bool(flags) and all(flag is True for flag in flags)
 
 
 def _filter_dataset(table: GradedTable, dataset: str) -> GradedTable:

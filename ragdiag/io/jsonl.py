@@ -31,29 +31,37 @@ def no_cyclic_gc():
 
 def read_json_records(path: Path) -> list[Any]:
     """Records of a JSON list file or a JSONL file (``.gz`` allowed); errors name file and line."""
-    with no_cyclic_gc():
-        return _parse_records(path)
+    return parse_json_records(read_json_bytes(path), existing_file(path))
 
 
-def _parse_records(path: Path) -> list[Any]:
-    import orjson
-
+def read_json_bytes(path: Path, checked: bool = True) -> bytes:
+    """The bytes of a JSON or JSONL file (``.gz`` decompressed), checked to be UTF-8 (``checked=False``:
+    for a parser that checks them itself)."""
     path = existing_file(path)
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (OSError, EOFError, gzip.BadGzipFile) as err:
         raise DataError(f"{path}: cannot read: {err}") from None
-    check_utf8(path, data)
-    stripped = data.lstrip()
-    if stripped.startswith(b"["):
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    records = [record for _, record in parse_jsonl(data, path)]
-    if not records and stripped:
-        raise DataError(f"{path}: expected a JSON list or JSON lines")
-    return records
+    if checked:
+        check_utf8(path, data)
+    return data
+
+
+def parse_json_records(data: bytes, path: Path) -> list[Any]:
+    """Records of a JSON list or JSON lines (the bytes of ``path``); errors name file and line."""
+    import orjson
+
+    with no_cyclic_gc():
+        stripped = data.lstrip()
+        if stripped.startswith(b"["):
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError as err:
+                raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+        records = [record for _, record in parse_jsonl(data, path)]
+        if not records and stripped:
+            raise DataError(f"{path}: expected a JSON list or JSON lines")
+        return records
 
 
 def read_jsonl_lines(path: Path) -> list[tuple[int, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -110,6 +110,15 @@ def hub_load_error(what: str, name: str, offline: bool, err: BaseException) -> R
     return RagdiagError(f"cannot load {what} '{name}'{' (offline: local cache only)' if offline else ''}: {first}")
 
 
+_LOADED_MODELS: dict[tuple[str, str], Any] = {}  # (model path, requested device) → SentenceTransformer
+
+
+def _model_key(path: str, device: object) -> tuple[str, str]:
+    """The key of a loaded model: a local folder by its absolute path, a hub name as given, and the
+    device asked for. Each model is loaded once per process (encoding does not change it)."""
+    return (str(Path(path).resolve()) if Path(path).is_dir() else path), str(device)
+
+
 @dataclass
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model; ``local`` is the bundled all-MiniLM-L6-v2.
@@ -207,6 +216,9 @@ class SentenceTransformerEmbedder(Embedder):
         return sum(n > self.window for n in lengths)
 
     def _load(self):
+        key = _model_key(self.path, self.device)
+        if self._model is None and key in _LOADED_MODELS:
+            self._model = _LOADED_MODELS[key]
         if self._model is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             from ragdiag.io.progress import waiting
@@ -224,6 +236,7 @@ class SentenceTransformerEmbedder(Embedder):
                     self._model = SentenceTransformer(self.path, device=device)
             except Exception as err:  # OSError, or a hub client error when the hub is unreachable
                 raise hub_load_error("sentence-transformers model", self.name_or_path, offline, err) from None
+            _LOADED_MODELS[key] = self._model
         return self._model
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:

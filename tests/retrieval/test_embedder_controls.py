@@ -166,3 +166,10 @@ def test_corrupt_tokenizer_json_is_one_clear_error(tmp_path):
     embedder = SentenceTransformerEmbedder(str(tmp_path), use_cache=False)
     with pytest.raises(RagdiagError, match=r"cannot load the tokenizer of '.*' \(.*tokenizer.json\): EOF while parsing"):
         embedder.count_truncated(["a text"])
+
+
+def test_a_model_is_loaded_once_per_process():
+    first = SentenceTransformerEmbedder("local", use_cache=False, device="cpu")
+    second = SentenceTransformerEmbedder("local", use_cache=False, device="cpu", batch_size=8)
+    assert first._load() is second._load()  # one load: the second embedder takes the loaded model
+    assert np.array_equal(first.encode(["a query"]), second.encode(["a query"]))
