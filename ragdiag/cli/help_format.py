@@ -135,20 +135,7 @@ def in_panel_order(params: Sequence[Parameter]) -> list[Parameter]:
     return sorted(params, key=place)
 
 
-class GroupedOptions:
-    """Options in panel order, each option group parameter spliced in as its options and handed to the
-    callback as one object (:mod:`ragdiag.cli.options.group`): the part PanelCommand and PanelGroup share."""
-
-    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
-        spliced, self.option_groups = expand(params)
-        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
-
-    def invoke(self, ctx: Any) -> Any:
-        collect(ctx.params, self.option_groups)
-        return super().invoke(ctx)
-
-
-class PanelCommand(GroupedOptions, TyperCommand):
+class PanelCommand(TyperCommand):
     """A command whose ``--help`` lists its options in panels (see the module); an option group
     parameter stands for the group's options (:mod:`ragdiag.cli.options.group`)."""
 
@@ -194,9 +181,17 @@ class HelpGroup(TyperGroup):
     context_class = HelpContext
 
 
-class PanelGroup(GroupedOptions, HelpGroup):
+class PanelGroup(HelpGroup):
     """A command group that runs on its own too (``ragdiag testset`` and ``ragdiag testset certify``):
-    its options in panels as :class:`PanelCommand`'s (option groups included), then its commands."""
+    its options in panels as :class:`PanelCommand`'s (option groups included, as there), then its commands."""
+
+    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
+        spliced, self.option_groups = expand(params)
+        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        collect(ctx.params, self.option_groups)
+        return super().invoke(ctx)
 
 
     def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:

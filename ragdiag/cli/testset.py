@@ -69,6 +69,12 @@ def testset(
     label_pool: Annotated[Optional[int], o.option(o.LLM, "--label-pool", help="Grade the top K of each --pool retriever for every kept question with label's judge (graded 1–5 qrels).", min=1, max=1000, metavar=o.INTEGER)] = None,
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "With --label-pool: pool retrievers, comma-separated: dense:EMBEDDER, bm25[:SPEC] (as label --pool).")] = "dense:local,bm25",
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "Hard cap on new LLM calls: each phase (questions, judgements, pool grades) counts its uncached calls before sending any and stops with exit 2 when they would pass the cap; the rerun resumes from the cache.")] = None,
+    human_qrels: Annotated[Optional[Path], o.path_option(o.INPUT, "--human-qrels", "Certify the synthetic qrels against these human qrels of the same corpus (a file, or a BEIR folder with its queries.jsonl), over the --retriever configurations; writes certificate.json and runs/.")] = None,
+    human_queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--human-queries", "With --human-qrels given as a file: the human questions' texts (BEIR queries.jsonl or any questions file).")] = None,
+    retriever: Annotated[Optional[list[str]], o.retold(o.Retriever, "With --human-qrels (repeatable, at least 5): a system ranking both question sets: bm25[:VARIANT[:k1=..,b=..]], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF).")] = None,
+    metric: Annotated[str, o.text_option(o.STATISTICS, "--metric", "With --human-qrels: the metric that orders the systems, one METRIC@K.")] = "ndcg@10",
+    top: Annotated[int, o.int_option(o.STATISTICS, "--top", "With --human-qrels: τ among the best N systems under the human qrels (2 to the number of --retriever).", 2, 10_000)] = 5,
+    bootstrap: Annotated[int, o.retold(o.Bootstrap, "With --human-qrels: bootstrap resamples of the queries (seeded by --seed) for 95% intervals; 0 = no intervals.")] = 1000,
 ) -> None:
     """Write a test collection from a corpus: per sampled passage one LLM reply with a query and its
     reference answer, filtered (consistency, answerable, dedupe, copy, language), as a BEIR folder with
@@ -80,14 +86,24 @@ def testset(
         from ragdiag.errors import RagdiagError
 
         raise RagdiagError(f"testset needs {', '.join(missing)} (or run 'ragdiag testset certify'); see ragdiag testset --help")
+    if human_qrels is None and (retriever or human_queries is not None):
+        from ragdiag.errors import RagdiagError
+
+        flag = "--retriever" if retriever else "--human-queries"
+        raise RagdiagError(f"{flag} is for the certificate: give --human-qrels too (or leave {flag} out)")
     assert corpus is not None and out_dir is not None
     config = client.config()
     with o.llm_run(client, o.ENGINE):
-        from ragdiag.commands.testset import BuildOptions, TestsetRequest, testset_run
-        from ragdiag.report.testset_report import manifest_text
+        from ragdiag.commands.testset import BuildOptions, HumanQrelsRequest, TestsetRequest, testset_run
+        from ragdiag.report.testset_report import certificate_text, manifest_text
 
         options = BuildOptions(consistency_k=consistency_k, consistency_index=consistency_index, copy_n=copy_n, copy_max=copy_max,
                                dedupe_threshold=dedupe_threshold, label_pool=label_pool, pool=pool, max_calls=max_calls)
         manifest = testset_run(TestsetRequest(corpus, out_dir, config, n, per_doc, min_words, max_words, lang.value, kinds,
-                                              examples, filters, options, client.seed, client.progress, dedupe_embedder))
+                                              examples, filters, options, client.seed, client.progress, dedupe_embedder,
+                                              None if human_qrels is None else HumanQrelsRequest(
+                                                  human_qrels, human_queries, list(retriever or []), metric, top, bootstrap)))
         typer.echo(manifest_text(manifest))
+        if manifest.certificate is not None:
+            typer.echo("")
+            typer.echo(certificate_text(manifest.certificate))

@@ -1,6 +1,8 @@
 """``ragdiag testset``: check the corpus, options and ``--out-dir``, sample passages, print the cost
 before any call, generate and filter (:mod:`ragdiag.testset.build`), write the BEIR folder, the
-answers, the candidates and the manifest (stamped). ``ragdiag testset certify``: check the inputs and
+answers, the candidates and the manifest (stamped); with ``--human-qrels``, certify the synthetic
+qrels against the human ones over the ``--retriever`` configurations
+(:mod:`ragdiag.testset.human_certify`) before anything is written. ``ragdiag testset certify``: check the inputs and
 ``--out``, score every run under label sets A and B, compute the certificate
 (:mod:`ragdiag.testset.certify`), write ``--out`` and stamp the run record."""
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragdiag.data.beir import corpus_file
 from ragdiag.errors import RagdiagError
@@ -19,8 +22,11 @@ from ragdiag.results.testset import CertifyResult, TestsetManifest
 from ragdiag.testset.build import FILTERS, BuildOptions
 from ragdiag.testset.certify import MIN_RUNS, CertifyOptions, certify, qrels_file, score_runs
 
-__all__ = ["FILTERS", "KINDS", "BuildOptions", "CertifyOptions", "CertifyRequest", "TestsetRequest", "certify_run",
-           "testset_run"]
+if TYPE_CHECKING:
+    from ragdiag.testset.human_certify import HumanSide
+
+__all__ = ["FILTERS", "KINDS", "BuildOptions", "CertifyOptions", "CertifyRequest", "HumanQrelsRequest", "TestsetRequest",
+           "certify_run", "testset_run"]
 
 
 @dataclass
@@ -88,6 +94,19 @@ def certify_run(request: CertifyRequest) -> CertifyResult:
 
 
 @dataclass
+class HumanQrelsRequest:
+    """``ragdiag testset --human-qrels``: the human label set, its questions, the retrieval
+    configurations both question sets are ranked with, and the certificate's settings."""
+
+    qrels: Path
+    queries: Path | None = None
+    retrievers: list[str] = field(default_factory=list)
+    metric: str = "ndcg@10"
+    top: int = 5
+    bootstrap: int = 1000
+
+
+@dataclass
 class TestsetRequest:
     """``ragdiag testset``: the corpus, the sample, the query kinds and examples, the filters, the
     LLM client and ``--out-dir``."""
@@ -108,6 +127,7 @@ class TestsetRequest:
     sample_seed: int = 0
     progress: bool = True
     dedupe_embedder: str | None = None
+    human: HumanQrelsRequest | None = None
 
 
 OUT_FILES = {"corpus": "corpus.jsonl", "queries": "queries.jsonl", "qrels": "qrels/test.tsv",
@@ -171,6 +191,7 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     options = replace(request.build, filters=chosen)
     corpus = corpus_file(request.corpus)
     doc_ids, doc_texts = load_corpus(corpus)
+    human = _check_human(request, doc_ids, outputs)
     if options.consistency_index is not None and "consistency" in chosen:
         dense_index(options.consistency_index, options.consistency_k, doc_ids)
     if request.dedupe_embedder is not None and "dedupe" in chosen:  # loaded (and its name checked) before any call
@@ -187,8 +208,12 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     names += ["utility-label", "utility-label-repair"] if options.label_pool else []
     prompts = {name: load_prompt(name).id for name in names}
     inputs: list[Path | None] = [corpus, request.examples]
+    if human is not None:
+        inputs += [human[0].qrels_path, human[0].queries_path]
     record = open_record("testset", request.config, inputs, prompts)
     record.seeds["sample"] = request.sample_seed
+    if human is not None:
+        record.seeds["certificate_bootstrap"] = request.sample_seed
     client = LLMClient(request.config)
     try:
         plan = call_plan(client, passages, examples, options)
@@ -212,6 +237,8 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
              "dropped_by": c.flags, "kept": c.kept}
             for q, c in ((f"ts{i:05d}", c) for i, c in enumerate(built.candidates))]
     unusable = [c for c in built.candidates if c.problem is not None]
+    certificate, runs = (None, []) if human is None else _certify(request, human, built.qrels, queries, doc_ids, doc_texts,
+                                                                   options.label_pool is not None, outputs)
     manifest = TestsetManifest(
         meta={"command": "ragdiag testset", "corpus": str(corpus), "corpus_sha256": file_sha256(corpus),
               "model": request.config.model, "llm": meta_llm, "sample_seed": request.sample_seed, "n": request.n,
@@ -230,7 +257,8 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
                                                         "reply": (c.reply or "")[:300]} for c in unusable[:3]]},
         filters=built.counts,
         calls={"plan": plan, "new_by_phase": built.phases, "client": stats, "max_calls": options.max_calls},
-        files={name: str(path) for name, path in outputs.items()})
+        files={name: str(path) for name, path in outputs.items()} | ({} if human is None else {"runs": str(request.out_dir / "runs")}),
+        certificate=certificate)
     local_inputs = local(inputs)
     write_bytes(outputs["corpus"], corpus.read_bytes(), inputs=local_inputs)
     write_jsonl(outputs["queries"], queries, inputs=local_inputs)
@@ -238,6 +266,54 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
         f"{q}\t{d}\t{g}\n" for q, docs in built.qrels.items() for d, g in docs.items()), inputs=local_inputs)
     write_jsonl(outputs["answers"], answers, inputs=local_inputs)
     write_jsonl(outputs["candidates"], rows, inputs=local_inputs)
+    if human is not None and certificate is not None:
+        from ragdiag.data.qrels_runs import run_file_text
+
+        for run, path in zip(runs, human[1], strict=True):
+            write_text(path, run_file_text(run), inputs=local_inputs)
+        certificate.run_record = record.to_json()
+        write_json(outputs["certificate"], certificate.to_json(), inputs=local_inputs)
     manifest.run_record = record.to_json()
     write_json(outputs["manifest"], manifest.to_json(), inputs=local_inputs)
     return manifest
+
+
+def _check_human(request: TestsetRequest, doc_ids: list[str],
+                 outputs: dict[str, Path]) -> tuple[HumanSide, list[Path]] | None:
+    """With ``--human-qrels``: B, its questions and the retrievers checked, and the certificate's
+    outputs (``certificate.json``, ``runs/NN-SPEC.jsonl``) added to ``outputs`` and checked; before any call."""
+    from ragdiag.testset.human_certify import check_human, run_file_names
+
+    h = request.human
+    if h is None:
+        return None
+    _metric(h.metric)
+    if h.bootstrap < 0:
+        raise RagdiagError(f"--bootstrap must be at least 0, got {h.bootstrap}")
+    side = check_human(h.qrels, h.queries, h.retrievers, doc_ids, h.top)
+    runs = [request.out_dir / name for name in run_file_names(side.specs)]
+    outputs["certificate"] = request.out_dir / "certificate.json"
+    check_paths(inputs={"--human-qrels": side.qrels_path, "--human-queries": side.queries_path},
+                outputs={f"--out-dir {p.relative_to(request.out_dir)}": p for p in [outputs["certificate"], *runs]})
+    return side, runs
+
+
+def _certify(request: TestsetRequest, human: tuple[HumanSide, list[Path]], qrels: dict[str, dict[str, int]],
+             queries: list[dict[str, Any]], doc_ids: list[str], doc_texts: list[str], graded: bool,
+             outputs: dict[str, Path]) -> tuple[CertifyResult, list[dict[str, list[tuple[str, float]]]]]:
+    """Rank both question sets with every retriever and certify the synthetic qrels (A) against the
+    human ones (B); nothing is written here."""
+    from ragdiag.testset.human_certify import certify_generated, rank_both, synthetic_qrels
+
+    h = request.human
+    assert h is not None
+    metric, k = _metric(h.metric)
+    side = human[0]
+    runs = rank_both(side, [q["_id"] for q in queries], [q["text"] for q in queries], doc_ids, doc_texts, k,
+                     request.config.cache_dir, request.sample_seed, request.progress)
+    options = CertifyOptions(metric=metric, k=k, top=h.top, bootstrap=h.bootstrap, seed=request.sample_seed)
+    meta: dict[str, object] = {"command": "ragdiag testset --human-qrels", "a": str(outputs["qrels"]),
+                               "b": str(side.qrels_path), "retrievers": [s.text for s in side.specs],
+                               "run_files": [str(p) for p in human[1]]}
+    result = certify_generated(side, synthetic_qrels(qrels, graded, str(outputs["qrels"])), runs, options, meta)
+    return result, runs

@@ -62,5 +62,6 @@ def manifest_text(manifest: TestsetManifest) -> str:
     lines.append(f"calls: {client.get('calls', 0)} sent, {client.get('cache_hits', 0)} from the cache; cost "
                  + ("n/a (a model without a price)" if cost is None else f"${cost:.4f}"))
     lines.append(f"wrote {manifest.files.get('queries')}, {manifest.files.get('qrels')}, {manifest.files.get('answers')}, "
-                 f"{manifest.files.get('corpus')}, {manifest.files.get('candidates')}, {manifest.files.get('manifest')}")
+                 f"{manifest.files.get('corpus')}, {manifest.files.get('candidates')}, {manifest.files.get('manifest')}"
+                 + (f", {manifest.files['certificate']}, {manifest.files['runs']}/" if "certificate" in manifest.files else ""))
     return "\n".join(lines)

@@ -94,7 +94,8 @@ class TestsetManifest(JsonRecord):
     settings), ``prompts`` (name → name@vN), ``counts`` (sampled, usable replies, kept), ``unusable``
     (replies that were not JSON or named no question, with examples), ``filters`` (per filter:
     examined, flagged, examples), ``calls`` (the plan printed before any call, the new calls of each
-    phase, the client's counters and cost), ``files`` and the run record."""
+    phase, the client's counters and cost), ``files``, ``certificate`` (with ``--human-qrels``: the
+    synthetic qrels certified against the human ones, else left out) and the run record."""
 
     __test__ = False  # not a pytest class, whatever its name
     meta: dict[str, Any] = field(default_factory=dict)
@@ -104,5 +105,7 @@ class TestsetManifest(JsonRecord):
     filters: dict[str, Any] = field(default_factory=dict)
     calls: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    certificate: CertifyResult | None = None
     run_record: dict[str, Any] | None = None
-    optional: ClassVar[frozenset[str] | None] = frozenset({"run_record"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"certificate": CertifyResult}
+    optional: ClassVar[frozenset[str] | None] = frozenset({"certificate", "run_record"})

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from ragdiag.errors import DataError, RagdiagError
+from ragdiag.evaluate.inputs import GradedQrels
 from ragdiag.results.testset import Agreement, CertifyResult, LexicalGap, Swap, SystemScore, TopAgreement
 from ragdiag.testset.rank_agreement import kendall_tau_b, tau_ap
 
-__all__ = ["MIN_RUNS", "CertifyOptions", "ScoredRuns", "certify", "qrels_file", "score_runs"]
+__all__ = ["MIN_RUNS", "CertifyOptions", "ScoredRuns", "certify", "qrels_file", "score_rankings", "score_runs"]
 
 MIN_RUNS = 5
 GOOD_TAU = 0.9  # Voorhees (2000): τ ≥ 0.9 between two rankings of systems counts as equivalent
@@ -58,33 +59,40 @@ def qrels_file(path: Path, flag: str) -> Path:
 
 
 def score_runs(qrels_path: Path, runs: list[Path], options: CertifyOptions, flag: str) -> ScoredRuns:
+    """Every run file's per-query metric under one label set (see :func:`score_rankings`)."""
+    from ragdiag.data.qrels_runs import read_run_ids
+    from ragdiag.evaluate.inputs import load_graded_qrels
+
+    return score_rankings(load_graded_qrels(qrels_path), [read_run_ids(path) for path in runs],
+                          [str(path) for path in runs], options, flag)
+
+
+def score_rankings(qrels: GradedQrels, rankings: list[dict[str, list[str]]], names: list[str], options: CertifyOptions,
+                   flag: str) -> ScoredRuns:
     """Every run's per-query metric under one label set, on the judged queries the runs rank; runs
     that rank different judged queries are refused (their means would not be comparable)."""
-    from ragdiag.data.qrels_runs import read_run_ids
     from ragdiag.evaluate.evaluation import EvaluateParams, run_values
-    from ragdiag.evaluate.inputs import GradedQrels, align_ids, load_graded_qrels
+    from ragdiag.evaluate.inputs import align_ids
 
-    qrels = load_graded_qrels(qrels_path)
     params = EvaluateParams(ks=(options.k,), pool_depth=max(100, options.k), metrics=(options.metric,), bootstrap=0)
-    rankings = [read_run_ids(path) for path in runs]
     covered = [[q for q in qrels.query_ids if q in run] for run in rankings]
-    for path, ids in zip(runs, covered, strict=True):
+    for name, ids in zip(names, covered, strict=True):
         if not ids:
-            raise DataError(f"{path}: none of the {len(qrels.query_ids)} judged queries of {flag} {qrels_path} is in this run")
+            raise DataError(f"{name}: none of the {len(qrels.query_ids)} judged queries of {flag} {qrels.source} is in this run")
     first = set(covered[0])
-    for path, ids in zip(runs[1:], covered[1:], strict=True):
+    for name, ids in zip(names[1:], covered[1:], strict=True):
         if set(ids) != first:
             only = sorted(first - set(ids)) or sorted(set(ids) - first)
             raise RagdiagError(
-                f"--runs: {runs[0]} and {path} are scored on different queries of {flag} {qrels_path} "
+                f"--runs: {names[0]} and {name} are scored on different queries of {flag} {qrels.source} "
                 f"({len(first)} judged queries ranked against {len(ids)}; first differing: '{only[0]}'); "
                 "rank the same queries with every run")
     subset = GradedQrels({q: qrels.grades[q] for q in covered[0]}, qrels.binary, qrels.source)
     columns = []
-    for path, run in zip(runs, rankings, strict=True):
-        aligned = align_ids(run, path, subset, ())
+    for name, run in zip(names, rankings, strict=True):
+        aligned = align_ids(run, name, subset, ())
         columns.append(run_values(aligned, subset, subset.pool_counts(), params)[(options.metric, options.k)])
-    return ScoredRuns(str(qrels_path), subset.query_ids, np.stack(columns, axis=1).astype(np.float64))
+    return ScoredRuns(qrels.source, subset.query_ids, np.stack(columns, axis=1).astype(np.float64))
 
 
 def _interval(samples: np.ndarray, level: float) -> tuple[float | None, float | None]:
