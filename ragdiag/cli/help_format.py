@@ -141,6 +141,13 @@ class PanelCommand(TyperCommand):
 
     context_class = HelpContext
 
+    def __init__(self, *args: Any, params: Sequence[Parameter] = (), **kwargs: Any) -> None:
+        spliced, self.option_groups = expand(params)
+        super().__init__(*args, params=in_panel_order(spliced), **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        collect(ctx.params, self.option_groups)
+        return super().invoke(ctx)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -192,7 +199,6 @@ class PanelGroup(HelpGroup):
     def invoke(self, ctx: Any) -> Any:
         collect(ctx.params, self.option_groups)
         return super().invoke(ctx)
-
 
     def format_options(self, ctx: Any, formatter: HelpFormatter) -> None:
         PanelCommand.format_options(self, ctx, formatter)  # type: ignore[arg-type]

@@ -32,6 +32,8 @@ DISTINCT = {
     "--lang": "prompt language / BM25 language / probe languages: other types",
     "--model": "cache prune: a filter, not the chat model",
     "--plot": "sweep: a --plot/--no-plot switch",
+    "--plan": "compare: the queries a paired comparison needs / calibrate: the next spend over questions, judge repeats and human labels",
+    "--budget": "clq: the cost per 1,000 queries a configuration may have / calibrate --plan: the money to allocate",
     "--pool-depth": "PROC's candidate pool (evaluate) / depth per pool retriever (label): other ranges",
     "--runs": "noise: a count of runs / testset certify: run files (paths)",
     "--max-queries": "triage and others: queries to take from the input / compare --sequential: where the replay stops",

@@ -18,15 +18,6 @@ FIXTURE = resource_path("fixtures", "triage-synthetic")
 IDS = ("q151", "q152", "q181", "q182", "q271", "q272")  # ranking, position, two controls
 
 
-@pytest.fixture(scope="module")
-def server():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("OPENAI_API_KEY", "test")
-        patch.delenv("OPENAI_BASE_URL", raising=False)
-        with FaultServer(load_model(FIXTURE / "model.json")) as fault:
-            yield fault
-
-
 def _questions() -> dict[str, str]:
     rows = map(json.loads, (FIXTURE / "queries.jsonl").read_text().splitlines())
     return {r["_id"]: r["text"] for r in rows}

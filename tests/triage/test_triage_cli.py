@@ -32,15 +32,6 @@ def _rows(out: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("OPENAI_API_KEY", "test")
-        patch.delenv("OPENAI_BASE_URL", raising=False)
-        with FaultServer(load_model(FIXTURE / "model.json")) as fault:
-            yield fault
-
-
-@pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("triage")
 

@@ -8,23 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.resources import resource_path
-from tests.servers.fault_server import FaultServer, load_model
+from tests.servers.fault_server import FaultServer
 
 FIXTURE = resource_path("fixtures", "triage-synthetic")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("OPENAI_API_KEY", "test")
-        patch.delenv("OPENAI_BASE_URL", raising=False)
-        with FaultServer(load_model(FIXTURE / "model.json")) as fault:
-            yield fault
 
 
 def _triage(server: FaultServer, out: Path, *args: str):
