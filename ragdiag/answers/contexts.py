@@ -13,6 +13,9 @@ grade (the max over references, as SQuAD's evaluation takes the max over its ans
 
 Answers the user already has (``AnswerJob.given``: ``triage --answers-from``) are graded, never generated.
 
+Without a reference (``AnswerJob.reference_free``: ``triage`` with neither ``--answers`` nor qrels) each
+context's answer is graded from its question and passages alone (:mod:`ragdiag.answers.reference_free`).
+
 Call accounting: a counting view of the client records, per item, the calls that reached the server
 (``sent``) and those answered by the cache or by an identical request already sent in this run
 (``reused``). Before any call, a dry pass over the cache counts the calls a run still needs, so
@@ -21,6 +24,7 @@ Call accounting: a counting view of the client records, per item, the calls that
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +35,7 @@ from typing import Any, TypedDict
 from ragdiag.answers.generation import answer_from_references
 from ragdiag.answers.judging import GradingOptions, Judge
 from ragdiag.answers.plan import AnswerPlan, answer_in_plan
+from ragdiag.answers.reference_free import FreeJudge, make_free_judge
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.chat_client import ChatClient
 from ragdiag.llm.client import ChatResult
@@ -46,6 +51,11 @@ def asking_for() -> str | None:
     """The id of the query whose ideal answer or context the calling thread is answering or grading
     (inside :func:`answer_all`), else None: how a client proxy attributes a call to its query."""
     return _ASKING_FOR.get()
+
+
+def for_query(query_id: str) -> contextlib.AbstractContextManager[None]:
+    """Calls made inside are attributed to ``query_id`` (:func:`asking_for`): for callers outside :func:`answer_all`."""
+    return _for_query(query_id)
 
 
 @contextmanager
@@ -77,6 +87,7 @@ class Answered:
     lang: str | None = None
     cut: dict[str, Any] | None = None
     reference_grades: list[float | None] | None = None  # --answers: one grade per reference; ``grade`` is their max
+    abstained: bool | None = None  # reference-free grading: the judge says the answer abstained
 
 
 class _WouldSend(Exception):
@@ -142,6 +153,11 @@ class AnswerJob:
     usable: dict[str, list[str]] = field(default_factory=dict)  # query id → references the gate let through
     retry_unparsed: bool = False  # a cached judge reply that held no grade is asked again (cache mode rw), as in grade
     given: dict[Context, str] = field(default_factory=dict)  # answers the user already has: graded, never generated
+    reference_free: bool = False  # graded without a reference, from the question and the passages
+
+    def free_judge_for(self, client: ChatClient) -> FreeJudge:
+        """The reference-free judge, asking again cached replies without a verdict as :meth:`judge_for` does."""
+        return make_free_judge(client, retry_unparsed=self.retry_unparsed and client.config.cache == "rw")
 
     def judge_for(self, client: ChatClient) -> Judge:
         """The judge of this job's grade mode and language, asking again cached replies without a grade
@@ -266,6 +282,8 @@ def count_needed(client: ChatClient, job: AnswerJob) -> CallsNeeded:
     generation = load_prompt("generation")
     judge = job.judge_for(dry)
     need = {"ideal": 0, "answers": 0, "grades": 0}
+    if job.reference_free:
+        return _count_free(dry, generation, job, need)
     if job.references is not None:
         job.gate_references()
         refs = {q: job.reference_answers(q) for q in job.references}
@@ -309,6 +327,26 @@ def count_needed(client: ChatClient, job: AnswerJob) -> CallsNeeded:
     return CallsNeeded(need["ideal"], need["answers"], need["grades"], exact=True)
 
 
+def _count_free(dry: CountingClient, generation: Prompt, job: AnswerJob, need: dict[str, int]) -> CallsNeeded:
+    """:func:`count_needed` for reference-free grading: per context its answer and its one grade, if not cached."""
+    free = make_free_judge(dry)
+    for context in job.contexts:
+        try:
+            answer = _given_or_generated(dry, generation, job, context).text
+        except _WouldSend:
+            need["answers"] += 1
+            need["grades"] += 1
+            continue
+        except ContextExceeded:
+            continue
+        try:
+            free(job.query_text[context.query_id], [job.doc_text(d) for d in context.doc_ids], answer,
+                 _context_label(context))
+        except _WouldSend:
+            need["grades"] += 1
+    return CallsNeeded(0, need["answers"], need["grades"], exact=True)
+
+
 def check_budget(needed: CallsNeeded, max_calls: int | None) -> None:
     """Refuse, before any call, a run that needs more than ``max_calls`` new LLM calls."""
     if max_calls is not None and needed.total > max_calls:
@@ -334,6 +372,7 @@ def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> Ans
             done = _generate_in_plan(counting, generation, job, query_id, job.ideal_docs[query_id], f"ideal {query_id}")
         return Answered(done.text, None, *counting.counts(), lang=done.lang, cut=done.cut)
 
+    free = job.free_judge_for(counting) if job.reference_free else None
     if job.references is None:
         ideal_ids = list(job.ideal_docs)
         outcome = run_items(client, ask_ideal, ideal_ids, [f"ideal {q}" for q in ideal_ids], "ideal answers", progress)
@@ -354,6 +393,12 @@ def answer_all(client: ChatClient, job: AnswerJob, progress: bool = True) -> Ans
             return Answered(None, None, *counting.counts(), error=skipped)
         done = _given_or_generated(counting, generation, job, context)
         answer = done.text
+        if free is not None:
+            verdict = free(job.query_text[context.query_id], [job.doc_text(d) for d in context.doc_ids], answer,
+                           _context_label(context))
+            return Answered(answer, verdict.grade, *counting.counts(), lang=done.lang, cut=done.cut,
+                            error=None if verdict.grade is not None else "reference-free judge reply held no verdict",
+                            abstained=verdict.abstained)
         references = job.reference_answers(context.query_id)
         if not references:
             return Answered(answer, None, *counting.counts(), error="no ideal answer", lang=done.lang, cut=done.cut)

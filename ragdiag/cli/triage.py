@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from ragdiag.cli import options as o
-from ragdiag.cli.options import FLOAT, TEXT, finite_float
+from ragdiag.cli.options import FLOAT, INTEGER, TEXT, finite_float
 
 TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or corpus.jsonl, ranked by --retriever (or give --texts and --ranked).")]
 TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus, one retriever: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
@@ -26,6 +26,8 @@ KSweep = Annotated[Optional[str], o.option(o.RETRIEVAL, "--k-sweep", help="Cut-o
 TriageRun = Annotated[Optional[Path], o.retold(o.Run, "With --corpus: your run (run.jsonl or TREC) gives each query's pool instead of --retriever.")]
 TriageIds = Annotated[Optional[str], o.option(o.INPUT, "--ids", help="Triage only these queries, a comma list (e.g. q05,q53), in this order.", metavar=TEXT)]
 FromCompare = Annotated[Optional[Path], o.option(o.INPUT, "--from-compare", help="Triage compare's regressed queries: its --per-query file (deltas.jsonl), Δ < 0 on its first metric, most regressed first (--max-queries caps them).", metavar=o.PATH)]
+ReferenceFree = Annotated[bool, o.option(o.INPUT, "--reference-free", help="Grade without a reference (answers the question, supported by its passages, abstains when they are insufficient) and find causes with the sufficient-context rater; automatic with neither --answers nor a relevant passage in the qrels.")]
+PoolK = Annotated[Optional[int], o.option(o.RETRIEVAL, "--pool-k", help="Reference-free: the sufficient-context rater's deeper pool, the first N passages of the candidate pool (above --k, at most --depth; default: the whole pool).", min=2, max=100_000, metavar=INTEGER)]
 TriageOutDir = Annotated[Path, o.retold(o.OutDir, "Folder for triage.json, per_query.jsonl and (single-passage) utility-qrels.tsv (created if missing).")]
 
 
@@ -42,6 +44,8 @@ def triage(
     ranked: o.Ranked = None,
     answers: TriageAnswers = None,
     answers_from: AnswersFrom = None,
+    reference_free: ReferenceFree = False,
+    pool_k: PoolK = None,
     k: TriageK = 5,
     depth: TriageDepth = None,
     fail_below: FailBelow = 3.0,
@@ -82,7 +86,8 @@ def triage(
             max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, queries=queries, qrels=qrels,
             retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, answers_from=answers_from, depth=depth,
             max_queries=max_queries, bootstrap=bootstrap, embed_base_url=embed_base_url, llm=config, out_dir=out_dir,
-            progress=client.progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare)
+            progress=client.progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare,
+            reference_free=reference_free, pool_k=pool_k)
         done = run_triage(request)
         print_triage(done.result, typer.echo)
         for name, path in done.paths.items():

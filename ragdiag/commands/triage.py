@@ -28,6 +28,7 @@ from ragdiag.triage.inputs import TriageData, default_depth, needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
 from ragdiag.triage.run import Triage, TriageConfig, start
 from ragdiag.triage.selection import parse_ids
+from ragdiag.triage.sufficiency import free_prompts
 
 __all__ = ["AnswerSettings", "ClientConfig", "GradingOptions", "TriageRequest", "TriageRun", "parse_ids",
            "parse_interventions", "run", "sweep_ks"]
@@ -86,6 +87,7 @@ def _check(request: TriageRequest) -> list[Path]:
         raise RagdiagError("give --ids or --from-compare, not both")
     if request.depth is not None and request.depth < request.k:
         raise RagdiagError(f"--depth {request.depth} is below --k {request.k}: the pool must hold the top K")
+    _check_free(request)
     check_paths(inputs={"--degenerate-patterns": request.grading.degenerate_patterns, "--answers": request.answers,
                         "--answers-from": request.answers_from, "--run": request.run, "--from-compare": request.from_compare})
     request.grading.gate()
@@ -96,6 +98,32 @@ def _check(request: TriageRequest) -> list[Path]:
     check_paths(inputs={str(p): p for p in inputs},
                 outputs={f"--out-dir ({path.name})": path for path in _outputs(request).values()})
     return inputs
+
+
+def _check_free(request: TriageRequest) -> None:
+    """--reference-free against --answers, and --pool-k's range: above --k, at most the candidate pool."""
+    if request.reference_free and request.answers is not None:
+        raise RagdiagError("give --answers or --reference-free, not both: with reference answers the grades compare "
+                           "with them")
+    if request.pool_k is None:
+        return
+    pool = request.depth if request.depth is not None else default_depth(request.k, request.ks)
+    if not request.k < request.pool_k <= pool:
+        raise RagdiagError(f"--pool-k must be above --k {request.k} and at most the candidate pool ({pool}: --depth), "
+                           f"got {request.pool_k}")
+
+
+def _reference_free(request: TriageRequest, data: TriageData, references: object) -> bool:
+    """The reference-free path: asked for, or neither reference answers nor a relevant passage for any query
+    (no ideal answer can be built from the qrels); --pool-k only there, within the pool as loaded."""
+    free = request.reference_free or (references is None and not any(q.relevant for q in data.queries))
+    if request.pool_k is not None and not free:
+        raise RagdiagError("--pool-k is the sufficient-context rater's pool, used only on the reference-free path "
+                           "(no --answers and no qrels, or --reference-free); leave it out")
+    if request.pool_k is not None and data.depth is not None and request.pool_k > data.depth:
+        raise RagdiagError(f"--pool-k {request.pool_k} is larger than the candidate pool ({data.depth} passages); give "
+                           f"--pool-k {data.depth} or less")
+    return free
 
 
 def _chosen_ids(request: TriageRequest) -> list[str] | None:
@@ -142,7 +170,8 @@ def run(request: TriageRequest) -> TriageRun:
                                    set(references) if references is not None else None, request.retriever,
                                    request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0, run=request.run, only=only,
-                                   given=None if given is None or answers_from is None else (set(given), answers_from))
+                                   given=None if given is None or answers_from is None else (set(given), answers_from),
+                                   qrels_optional=references is None)
         if given is not None and answers_from is not None:
             check_questions(given, answers_from, data.queries)
     else:
@@ -162,11 +191,14 @@ def run(request: TriageRequest) -> TriageRun:
         if given is not None and answers_from is not None:
             check_questions(given, answers_from, data.queries)
             data.queries = [q for q in data.queries if q.id in given][: request.max_queries]
-    needs_qrels(data)
+    request.reference_free = _reference_free(request, data, references)
+    if not request.reference_free:
+        needs_qrels(data)
     _check_utility_ids(request, data)
     seed = request.llm.seed or 0
     record = start_run("ragdiag triage", inputs=inputs, models={"llm": request.llm.model},
-                       prompts={"generation": load_prompt("generation").id, **grading_prompts(request.grading.grade_mode)},
+                       prompts={"generation": load_prompt("generation").id, **(free_prompts() if request.reference_free
+                                                                                else grading_prompts(request.grading.grade_mode))},
                        seeds={"seed": seed}, cache=request.llm.cache)
     client = LLMClient(request.llm)
     try:
@@ -186,6 +218,7 @@ def run(request: TriageRequest) -> TriageRun:
         all=request.all_queries, interventions=list(request.interventions), exhaustive=request.exhaustive,
         ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed,
         graded_against="dataset reference answers (--answers)" if references is not None
+        else "no reference: the reference-free rubric, causes from the sufficient-context rater" if request.reference_free
         else "ideal answer generated from the relevant passages",
         baseline="read from --answers-from (not generated)" if given is not None else "generated on the top K",
         fix="an intervention fixes a query when its grade reaches --fail-below or improves by at least 2",

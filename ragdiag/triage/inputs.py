@@ -68,30 +68,33 @@ def pool_depth(depth: int | None, k: int, ks: tuple[int, ...], passages: int, wh
 def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
                         retriever: str, depth: int | None, k: int, ks: tuple[int, ...], max_queries: int | None,
                         cache_dir: Path | None, embed_base_url: str | None, seed: int, run: Path | None = None,
-                        only: list[str] | None = None, given: tuple[set[str], Path] | None = None) -> TriageData:
+                        only: list[str] | None = None, given: tuple[set[str], Path] | None = None,
+                        qrels_optional: bool = False) -> TriageData:
     """BEIR folder → queries (with answers, else judged; ``given``: only the ids answered in --answers-from;
     ``only``: these ids, in this order), their pools
     from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) to ``depth`` (:func:`pool_depth`)
-    and their relevant ids."""
+    and their relevant ids. ``qrels_optional`` (no reference answers): a BEIR folder without qrels is read
+    with no judgements, every query kept (the reference-free path)."""
     from ragdiag.data.beir import load_corpus, load_queries
     from ragdiag.data.qrels_runs import read_qrels
     from ragdiag.pipeline.corpus_inputs import resolve_files
     from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, parse_retriever
 
     spec = parse_retriever(retriever)
-    files = resolve_files(corpus, queries, qrels)
+    unjudged = qrels_optional and qrels is None and corpus.is_dir() and not (corpus / "qrels").exists()
+    files = _files_without_qrels(corpus, queries) if unjudged else resolve_files(corpus, queries, qrels)
     doc_ids, doc_texts = load_corpus(files["corpus"])
     query_ids, query_texts = load_queries(files["queries"])
-    judgements = read_qrels(files["qrels"])
+    judgements = {} if unjudged else read_qrels(files["qrels"])
     known_docs = set(doc_ids)
     unknown = [(q, d) for q, rels in judgements.items() for d in rels if d not in known_docs]
     if unknown:
         raise DataError(f"qrels {files['qrels']}: document '{unknown[0][1]}' (judged for query '{unknown[0][0]}') "
                         f"is not in {files['corpus']}")
-    wanted = answers if answers is not None else set(judgements)
+    wanted = answers if answers is not None else set(query_ids) if unjudged else set(judgements)
     kept = [(q, t) for q, t in zip(query_ids, query_texts) if q in wanted]
     if not kept:
-        what = "--answers file" if answers is not None else f"qrels {files['qrels']}"
+        what = "--answers file" if answers is not None else f"qrels {files.get('qrels')}"
         raise DataError(f"{what}: no query of {files['queries']} has an entry (queries look like '{query_ids[0]}')")
     if given is not None:
         answered = [(q, t) for q, t in kept if q in given[0]]
@@ -111,7 +114,8 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
         out.append(TriageQuery(q, text, [], sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])))
     name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
     data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text, depth)
-    needs_qrels(data)  # before the retriever's index is built
+    if not qrels_optional:
+        needs_qrels(data)  # before the retriever's index is built
     if run is not None:
         _pools_from_run(out, run, known_docs, depth)
         data.retriever = f"run:{run}"
@@ -120,6 +124,15 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
     for query, hits in zip(out, ranked):
         query.pool = [doc_ids[r] for r, _ in hits]
     return data
+
+
+def _files_without_qrels(corpus: Path, queries: Path | None) -> dict[str, Path]:
+    """A BEIR folder without qrels: its corpus and queries (the reference-free path)."""
+    files = {"corpus": corpus / "corpus.jsonl", "queries": queries or corpus / "queries.jsonl"}
+    for what, path in files.items():
+        if not path.is_file():
+            raise RagdiagError(f"{what} {path}: file not found")
+    return files
 
 
 def _only(kept: list[tuple[str, str]], only: list[str], queries: Path) -> list[tuple[str, str]]:

@@ -33,12 +33,16 @@ from ragdiag.llm.client import ChatResult, LLMClient
 from ragdiag.remote.store import request_key
 from ragdiag.triage.inputs import TriageData, TriageQuery
 from ragdiag.triage.interventions import BASELINE, k_label, variants
+from ragdiag.triage.sufficiency import FreeRun, Sufficiency, worst_case_extra
 from ragdiag.triage.tree import Evidence, decide
 
 ORACLE_NOTE = ("oracle skipped: without --answers the oracle prompt is the ideal answer's own prompt, so it always "
                "agrees with itself; the cause that needs it (generator) is not tested: needs --answers; a retrieval "
                "miss rests on the qrels alone (no relevant passage in the pool)")
 PASSED = "passed"  # --all: a query whose baseline is right has no failure to explain
+FREE_NOTE = ("reference-free: neither reference answers nor qrels, so every answer is graded without a reference "
+             "(answers the question, supported by its passages, abstains when they are insufficient) and the causes "
+             "rest on the sufficient-context rater; oracle and closed-book need a reference and are skipped")
 
 
 @dataclass
@@ -53,6 +57,8 @@ class TriageConfig:
     max_calls: int | None = None
     grading: GradingOptions = field(default_factory=GradingOptions)
     answer: AnswerSettings | None = None
+    reference_free: bool = False  # graded without a reference; causes from the sufficient-context rater
+    pool_k: int | None = None  # the rater's deeper pool (None: the whole candidate pool)
 
 
 @dataclass
@@ -71,6 +77,7 @@ class QueryState:
     cause: str | None = None
     also: list[str] = field(default_factory=list)
     left_out: str | None = None
+    sufficiency: Sufficiency = field(default_factory=Sufficiency)  # reference-free: the rater's verdicts
 
     @property
     def decided(self) -> bool:
@@ -148,7 +155,10 @@ class Triage:
         self.plan: AnswerPlan | None = None
         self.notes: list[str] = []
         oracle_ok = references is not None
-        if "oracle" in cfg.interventions and not oracle_ok:
+        if cfg.reference_free:
+            self.notes.append(FREE_NOTE)
+            note(FREE_NOTE)
+        elif "oracle" in cfg.interventions and not oracle_ok:
             self.notes.append(ORACLE_NOTE)
             note(ORACLE_NOTE)
         self.states = []
@@ -156,6 +166,9 @@ class Triage:
             planned = plan_query(q, cfg, oracle_ok)
             if references is None and not q.relevant:  # no ideal answer can be generated: nothing to grade
                 planned = {}
+            if cfg.reference_free:  # the interventions wait for the rater (ragdiag.triage.sufficiency)
+                planned = {lb: ids for name in (BASELINE, "single-passage") if name == BASELINE or name in cfg.interventions
+                           for lb, ids in variants(q, name, cfg.k, cfg.ks, cfg.ideal_cap).items()}
             ev = Evidence(False, bool(q.relevant), q.first_relevant_rank() is not None, cfg.k, cfg.fail_below,
                           {lb for lb in planned if lb != BASELINE and not lb.startswith("single:")})
             self.states.append(QueryState(q, planned, ev))
@@ -166,13 +179,14 @@ class Triage:
         queries = {s.query.id: s.query for s, _ in contexts}
         unique = list(dict.fromkeys(Context(s.query.id, s.planned[lb]) for s, lb in contexts))
         job = AnswerJob({q: t.text for q, t in queries.items()}, self.data.doc_text.__getitem__,
-                        {} if self.references is not None else {q: t.relevant[: self.cfg.ideal_cap]
+                        {} if self.references is not None or self.cfg.reference_free else {q: t.relevant[: self.cfg.ideal_cap]
                                                                 for q, t in queries.items() if t.relevant},
                         unique, grading=self.cfg.grading,
                         references=None if self.references is None else {q: self.references[q] for q in queries},
                         retry_unparsed=True,
                         given={Context(q, self._baseline[q]): a for q, a in self.given.items()
-                               if q in queries and self._baseline.get(q)})
+                               if q in queries and self._baseline.get(q)},
+                        reference_free=self.cfg.reference_free)
         job.plan = self.plan
         return job
 
@@ -181,6 +195,8 @@ class Triage:
         for state in self.states:
             labels = list(state.planned)
             state.worst = count_needed(self.client, self.job([(state, lb) for lb in labels])).total if labels else 0
+            if self.cfg.reference_free and labels:
+                state.worst += worst_case_extra(self, state)
         paying = [s.worst for s in self.states if s.worst > 0]
         return {"worst_case_calls": sum(s.worst for s in self.states), "cheapest_query": min(paying, default=0),
                 "dearest_query": max(paying, default=0), "exact": self.client.cache is not None}
@@ -244,6 +260,9 @@ class Triage:
             state.calls = paid.get(state.query.id, 0)
 
     def _wave(self, wave: list[QueryState]) -> None:
+        if self.cfg.reference_free:
+            FreeRun(self).wave(wave)
+            return
         self._ask([(s, BASELINE) for s in wave if BASELINE in s.planned])
         for state in wave:
             grade = state.evidence.grades.get(BASELINE)

@@ -24,7 +24,9 @@ also fixed the query (complete with ``--exhaustive``).
 
 Each cause rests on evidence (:func:`evidence_of`): ``qrels`` (the relevant passages: which exist, where
 they rank, what the oracle, inject, position and drop-distractors contexts hold) and what the grades compare
-with — ``references`` (``--answers``) or, without them, the ideal answer built from the qrels (``qrels``).
+with — ``references`` (``--answers``) or, without them, the ideal answer built from the qrels (``qrels``);
+on the reference-free path (neither), ``sufficient-context``: the rater's verdicts and grades without a
+reference (:mod:`ragdiag.triage.sufficiency`, which also decides ``unsupported`` and ``over-abstains``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from ragdiag.triage.interventions import BASELINE
 
 CAUSES = ("reference", "qrels-gap", "parametric", "generator", "retrieval-miss", "ranking", "position",
-          "distractors", "context-size", "unexplained")
+          "distractors", "context-size", "unsupported", "over-abstains", "unexplained")
 FIX_CAUSES = ("parametric", "retrieval-miss", "ranking", "position", "distractors", "context-size")
 FIXES = {
     "reference": "fix the reference: the ideal or reference answer is degenerate (the reference gate flagged it)",
@@ -46,6 +48,8 @@ FIXES = {
     "position": "put the best passage first (a reranker, relevance-first ordering): its position costs the answer",
     "distractors": "filter distractors (a relevance filter, a reranker score cut-off): non-relevant passages mislead the answer",
     "context-size": "cut K: fewer passages fix the answer",
+    "unsupported": "make the generator abstain when the context is insufficient (hallucination risk): it answered without sufficient context",
+    "over-abstains": "let the generator answer from sufficient context (its prompt or model): it declined although the context sufficed",
     "unexplained": "no intervention fixed it: read the answers (judge error, or a fault outside retrieval)",
 }
 
@@ -61,6 +65,7 @@ class Evidence:
     fail_below: float
     planned: set[str] = field(default_factory=set)  # variant labels that apply and are enabled
     grades: dict[str, float | None] = field(default_factory=dict)  # variant label → grade (None: no grade)
+    sufficient_context: bool = False  # reference-free: the causes rest on the sufficient-context rater
 
     def ran(self, label: str) -> bool:
         return label in self.grades
@@ -113,10 +118,13 @@ def status(ev: Evidence, cause: str) -> bool | None:
     if cause == "context-size":
         tests = [_one(ev, lb) for lb in ev.smaller_ks()]
         return True if any(tests) else (None if None in tests else False)
+    if cause in FREE_ONLY:
+        return False  # decided by the sufficient-context rater (ragdiag.triage.sufficiency), never by this tree
     return True  # unexplained
 
 
 QRELS_ONLY = ("qrels-gap",)
+FREE_ONLY = ("unsupported", "over-abstains")
 GRADES_ONLY = ("parametric", "context-size")  # contexts built without the qrels: only the grades' basis
 
 
@@ -126,6 +134,8 @@ def evidence_of(ev: Evidence, cause: str, references: bool) -> list[str]:
     Without references the grades compare with the ideal answer built from the qrels; a retrieval miss
     decided without the oracle rests on the qrels alone.
     """
+    if ev.sufficient_context:  # reference-free: graded without a reference, decided by the rater
+        return ["sufficient-context"]
     basis = "references" if references else "qrels"
     if cause in QRELS_ONLY or (cause == "retrieval-miss" and not ev.ran("oracle")):
         return ["qrels"]

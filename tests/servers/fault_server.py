@@ -12,6 +12,15 @@ references and ``known``; or there are references, not ``cannot``, at most ``max
 passage holds the code at a position ≤ ``first``, and no passage holds the trap code (then the answer
 repeats the trap). Otherwise: "The references are insufficient." / "I do not know.".
 
+Two knobs read only when present (tests build them in memory; the bundled model has neither):
+``hallucinates`` — where no passage holds the code, the model makes one up ("The answer is ZX<n>H.")
+instead of declining; ``wrong`` — with references, it answers the trap code even when no passage holds it.
+
+A sufficient-context rater request (prompt ``sufficient-context``) is answered from the passages: sufficient
+when one holds the code (never the trap), ``needed`` = the passages that hold it. A reference-free judge
+request (prompt ``grading-reference-free``) is graded as the generator is right: 5 when the answer holds the
+code and a passage holds it, 2 with ``abstained`` when the answer holds no code, else 1.
+
 A judge request grades 5 when every code (``ZX\\d+[QT]``) of the ideal answer is in the candidate and the
 ideal holds one, else 1. Other requests get :class:`tests.servers.chat_server.ChatServer`'s replies.
 """
@@ -27,7 +36,8 @@ from typing import Any
 from tests.servers.chat_server import _JUDGE, _REFERENCE, ChatServer
 
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.DOTALL)
-_CODE = re.compile(r"\bZX\d+[QT]\b")
+_CODE = re.compile(r"\bZX\d+[QTH]\b")
+_CANDIDATE = re.compile(r"<candidate_answer>(.*?)</candidate_answer>", re.DOTALL)
 
 
 def load_model(path: Path) -> dict[str, dict[str, Any]]:
@@ -39,6 +49,10 @@ def answer(knobs: dict[str, Any], passages: list[str]) -> str:
     right = f"The answer is {knobs['code']}."
     if not passages:
         return right if knobs["known"] else "I do not know."
+    if knobs.get("wrong"):
+        return f"The answer is {knobs['trap']}."
+    if knobs.get("hallucinates") and not any(knobs["code"] in p for p in passages):
+        return f"The answer is {knobs['code'][:-1]}H."
     if knobs["cannot"] or (knobs["max_refs"] is not None and len(passages) > knobs["max_refs"]):
         return "The references are insufficient."
     if any(knobs["trap"] in p for p in passages):
@@ -47,6 +61,22 @@ def answer(knobs: dict[str, Any], passages: list[str]) -> str:
     if at is None or (knobs["first"] is not None and at > knobs["first"]):
         return "The references are insufficient."
     return right
+
+
+def sufficiency(knobs: dict[str, Any], passages: list[str]) -> dict[str, Any]:
+    """The oracle's rating: sufficient when a passage holds the code; the needed passages (1-based)."""
+    needed = [i for i, p in enumerate(passages, 1) if knobs["code"] in p]
+    return {"sufficient": bool(needed), "needed": needed,
+            "reason": "test server fault model: " + ("a passage holds the code" if needed else "no passage holds the code")}
+
+
+def free_grade(knobs: dict[str, Any], passages: list[str], candidate: str) -> dict[str, Any]:
+    """The reference-free verdict consistent with the generator: right and supported 5, abstained 2, else 1."""
+    if not _CODE.search(candidate):
+        return {"grade": 2, "abstained": True, "reason": "test server fault model: no code given"}
+    right = knobs["code"] in candidate and any(knobs["code"] in p for p in passages)
+    return {"grade": 5 if right else 1, "abstained": False,
+            "reason": "test server fault model: " + ("the code, supported" if right else "a code the context does not support")}
 
 
 def grade(ideal: str, candidate: str) -> int:
@@ -64,6 +94,9 @@ class FaultServer(ChatServer):
     def _text(self, body: dict[str, Any]) -> str:
         messages = body.get("messages", [])
         user = str(messages[-1].get("content", "")) if messages else ""
+        free = self._reference_free(user)
+        if free is not None:
+            return free
         judged = _JUDGE.search(user)
         if judged:
             g = grade(judged.group(1), judged.group(2))
@@ -75,3 +108,18 @@ class FaultServer(ChatServer):
             return super()._text(body)
         passages = [html.unescape(text) for _, _, text in _REFERENCE.findall(user)]
         return answer(knobs, passages)
+
+    def _reference_free(self, user: str) -> str | None:
+        """The reply to a sufficient-context or reference-free judge request (told by their prompts' closing
+        lines), else None."""
+        question = _QUESTION.search(user)
+        knobs = self.model.get(html.unescape(question.group(1)).strip()) if question else None
+        if knobs is None:
+            return None
+        passages = [html.unescape(text) for _, _, text in _REFERENCE.findall(user)]
+        if "Rate whether these passages are sufficient" in user:
+            return json.dumps(sufficiency(knobs, passages))
+        candidate = _CANDIDATE.search(user)
+        if "Grade the candidate answer without a reference" in user and candidate:
+            return json.dumps(free_grade(knobs, passages, html.unescape(candidate.group(1))))
+        return None
