@@ -107,7 +107,7 @@ def per_query_row(state: QueryState, erag: dict[str, Any] | None, references: bo
         row["utility"] = _utility(state)
         row["erag"] = erag
     if state.sufficiency.top_k is not None:  # reference-free: the rater's verdicts and the judge's abstentions
-        row["sufficient_context"] = state.sufficiency.to_json(len(state.query.pool[: len(state.planned.get(BASELINE, ()))]))
+        row["sufficient_context"] = state.sufficiency.to_json(len(state.planned.get(BASELINE, ())))
         row["abstained"] = {lb: a.abstained for lb, a in state.answered.items()}
     if state.left_out:
         row["left_out"] = state.left_out

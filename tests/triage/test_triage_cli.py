@@ -62,7 +62,7 @@ def test_primary_cause_matches_the_injected_fault(full_run):
         assert n >= 30
         assert confusion[(cause, cause)] / n >= 0.95, (cause, confusion)
     result = json.loads((out / "triage.json").read_text())
-    assert set(result["causes"]) == {*CAUSES, "unexplained"}
+    assert set(result["causes"]) == {*CAUSES, "unsupported", "over-abstains", "unexplained"}
     for cause in CAUSES:
         entry = result["causes"][cause]
         assert entry["count"] == confusion[(cause, cause)]
