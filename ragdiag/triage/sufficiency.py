@@ -28,7 +28,7 @@ An intervention *fixes* the query as in :mod:`ragdiag.triage.tree` (reaches ``--
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragdiag.answers.contexts import for_query
 from ragdiag.answers.reference_free import json_object
@@ -40,8 +40,8 @@ from ragdiag.remote.store import request_key
 from ragdiag.triage.interventions import BASELINE, k_label
 from ragdiag.triage.tree import Evidence
 
-if TYPE_CHECKING:
-    from ragdiag.triage.run import QueryState, Triage
+# The run's Triage and QueryState (ragdiag.triage.run, which imports this module) are typed Any here.
+Triage = QueryState = Any
 
 PROMPT, REPAIR = "sufficient-context", "sufficient-context-repair"
 FREE_INTERVENTIONS = ("inject", "position", "k-sweep", "drop-distractors")
@@ -107,7 +107,8 @@ def rate(client: ChatClient, question: str, doc_ids: tuple[str, ...], texts: lis
 
 def free_prompts() -> dict[str, str]:
     """Prompt name → version id of the reference-free path (for the run record)."""
-    from ragdiag.answers.reference_free import PROMPT as JUDGE, REPAIR as JUDGE_REPAIR
+    from ragdiag.answers.reference_free import PROMPT as JUDGE
+    from ragdiag.answers.reference_free import REPAIR as JUDGE_REPAIR
 
     return {name: load_prompt(name).id for name in (JUDGE, JUDGE_REPAIR, PROMPT, REPAIR)}
 

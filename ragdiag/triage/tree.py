@@ -118,9 +118,9 @@ def status(ev: Evidence, cause: str) -> bool | None:
     if cause == "context-size":
         tests = [_one(ev, lb) for lb in ev.smaller_ks()]
         return True if any(tests) else (None if None in tests else False)
-    if cause in FREE_ONLY:
-        return False  # decided by the sufficient-context rater (ragdiag.triage.sufficiency), never by this tree
-    return True  # unexplained
+    # unexplained is always true; unsupported and over-abstains are decided by the sufficient-context rater
+    # (ragdiag.triage.sufficiency), never by this tree
+    return cause not in FREE_ONLY
 
 
 QRELS_ONLY = ("qrels-gap",)

@@ -131,6 +131,35 @@ def judge_reply(user: str) -> str | None:
 
 
 _OVERLAP = re.compile(r"overlap (\d+(?:\.\d+)?)")
+_FREE_QUESTION = re.compile(r"<question>(.*?)</question>", re.DOTALL)
+_FREE_CANDIDATE = re.compile(r"<candidate_answer>(.*?)</candidate_answer>", re.DOTALL)
+_ABSTAINS = ("insufficient", "do not know", "don't know")
+
+
+def reference_free_reply(user: str) -> str | None:
+    """Test-server replies to the sufficient-context rater (sufficient when a passage holds at least half the
+    question's words; those passages needed) and to the reference-free judge (an abstention 2, else 1 + 4 × the
+    share of the answer's words found in the passages); None for other requests. Not an LLM's judgement."""
+    question = _FREE_QUESTION.search(user)
+    if question is None:
+        return None
+    asked = set(_WORD.findall(question.group(1).lower()))
+    passages = [set(_WORD.findall(text.lower())) for _, _, text in _REFERENCE.findall(user)]
+    if "Rate whether these passages are sufficient" in user:
+        needed = [i for i, words in enumerate(passages, 1) if asked and len(asked & words) >= len(asked) / 2]
+        return json.dumps({"sufficient": bool(needed), "needed": needed,
+                           "reason": "test server word overlap with the question (not an LLM's rating)"})
+    candidate = _FREE_CANDIDATE.search(user)
+    if "Grade the candidate answer without a reference" not in user or candidate is None:
+        return None
+    answer = candidate.group(1).lower()
+    if any(mark in answer for mark in _ABSTAINS):
+        return json.dumps({"grade": 2, "abstained": True, "reason": "test server: the answer declines"})
+    words = set(_WORD.findall(answer))
+    found = set().union(*passages) if passages else set()
+    share = len(words & found) / len(words) if words else 0.0
+    return json.dumps({"grade": 1 + round(4 * share), "abstained": False,
+                       "reason": f"test server word overlap with the passages {share:.2f} (not an LLM judgement)"})
 
 
 def top_logprobs(text: str, n: int, shift: float = 0.0) -> list[dict[str, Any]]:
@@ -332,7 +361,8 @@ class ChatServer(LocalServer):
             return answerable_reply(user) or testset_reply(html.unescape(source.group(1)), is_french(body), faults)
         if is_french(body):
             return french_reply(user, self.words_per_reference) or "réponse du serveur de test"
-        return (judge_reply(user) or label_reply(user) or generation_reply(user, self.words_per_reference)
+        return (judge_reply(user) or label_reply(user) or reference_free_reply(user)
+                or generation_reply(user, self.words_per_reference)
                 or "test server reply")
 
     @staticmethod

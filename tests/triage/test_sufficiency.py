@@ -7,7 +7,14 @@ import pytest
 
 from ragdiag.answers.reference_free import parse_verdict
 from ragdiag.triage.interventions import BASELINE
-from ragdiag.triage.sufficiency import Rating, Sufficiency, free_cause, inject_context, parse_rating, sufficient_contexts
+from ragdiag.triage.sufficiency import (
+    Rating,
+    Sufficiency,
+    free_cause,
+    inject_context,
+    parse_rating,
+    sufficient_contexts,
+)
 from ragdiag.triage.tree import CAUSES, FIXES, Evidence, decide, evidence_of
 
 
