@@ -28,7 +28,7 @@ An intervention *fixes* the query as in :mod:`ragdiag.triage.tree` (reaches ``--
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from ragdiag.answers.contexts import for_query
 from ragdiag.answers.reference_free import json_object
@@ -41,7 +41,8 @@ from ragdiag.triage.interventions import BASELINE, k_label
 from ragdiag.triage.tree import Evidence
 
 # The run's Triage and QueryState (ragdiag.triage.run, which imports this module) are typed Any here.
-Triage = QueryState = Any
+Triage: TypeAlias = Any
+QueryState: TypeAlias = Any
 
 PROMPT, REPAIR = "sufficient-context", "sufficient-context-repair"
 FREE_INTERVENTIONS = ("inject", "position", "k-sweep", "drop-distractors")
