@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ragdiag.llm.chat_client import ChatClient
@@ -38,7 +38,7 @@ class FreeVerdict:
     replies: list[str] = field(default_factory=list)
 
 
-def json_object(reply: str) -> dict[str, object] | None:
+def json_object(reply: str) -> Mapping[str, object] | None:
     """The JSON object of a reply (a ```json fence allowed), else None."""
     text = reply.strip()
     fenced = _FENCE.match(text)

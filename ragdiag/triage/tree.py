@@ -42,7 +42,7 @@ FIXES = {
     "reference": "fix the reference: the ideal or reference answer is degenerate (the reference gate flagged it)",
     "qrels-gap": "judge these queries: no relevant passage is known, so no retrieval cause can be tested",
     "parametric": "the model knows the answer but the references mislead it: filter the context or let it answer closed-book",
-    "generator": "change the generator or its prompt: it fails even with only the relevant passages",
+    "generator": "change the generator or its prompt: it fails even with only the relevant passages (reference-free: with sufficient context)",
     "retrieval-miss": "raise recall (better or hybrid retriever, query rewriting, a deeper pool): the relevant passage is never retrieved",
     "ranking": "a reranker or a larger K is the lever: the relevant passage is retrieved but ranked below K",
     "position": "put the best passage first (a reranker, relevance-first ordering): its position costs the answer",
