@@ -245,9 +245,10 @@ class FreeRun:
                 state.planned[label] = ids
                 state.evidence.planned.add(label)
 
-    def _decide(self, states: list[QueryState]) -> None:
+    def _decide(self, states: list[QueryState], again: bool = False) -> None:
+        """Each undecided query's cause (``again``: every query's, so ``also`` takes in later interventions)."""
         for state in states:
-            if not state.decided:
+            if again or not state.decided:
                 baseline = state.answered.get(BASELINE)
                 state.cause, state.also = free_cause(state.evidence, state.sufficiency,
                                                      baseline.abstained if baseline is not None else None)
@@ -280,9 +281,10 @@ class FreeRun:
         self._decide(failing)
         labels = ["inject", "position", *(k_label(c) for c in sorted(cfg.ks) if c < cfg.k), "drop-distractors"]
         for label in labels:
-            todo = [(s, label) for s in failing if not s.decided and label in s.planned and label not in s.answered]
+            todo = [(s, label) for s in failing if (cfg.exhaustive or not s.decided) and label in s.planned
+                    and label not in s.answered]  # --exhaustive: every intervention that applies
             triage._ask(todo)
-            self._decide(failing)
+            self._decide(failing, again=cfg.exhaustive)
         for state in wave:
             if state.passed:
                 state.cause = "passed"  # ragdiag.triage.run.PASSED

@@ -179,3 +179,13 @@ def test_reference_free_on_request_with_qrels_present(server, tmp_path):
     rows = _rows(tmp_path / "out")
     assert rows["q151"]["cause"] == "ranking" and rows["q211"]["cause"] == "distractors"
     assert rows["q151"]["sufficient_context"]["pool"]["passages"] == 10
+
+
+def test_exhaustive_keeps_the_primary_cause_and_fills_also(server, unjudged, free_run, tmp_path):
+    """Position faults: moving the needed passage first fixes them, and so do the needed passages alone."""
+    ids = ["q181", "q182", "q211", "q241"]
+    res = triage(server, unjudged, tmp_path / "out", free_run[0] / "cache", "--ids", ",".join(ids), "--exhaustive")
+    assert res.exit_code == 0, res.output
+    rows, first = _rows(tmp_path / "out"), _rows(free_run[0] / "out")
+    assert all(rows[q]["cause"] == first[q]["cause"] for q in ids)
+    assert rows["q181"]["also"] == ["distractors"] and "drop-distractors" in rows["q181"]["grades"]
