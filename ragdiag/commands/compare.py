@@ -13,11 +13,12 @@ from ragdiag.compare.gate import GateOptions, gate, per_query_rows
 from ragdiag.compare.inputs import Paired, read_pair
 from ragdiag.compare.paired import CORRECTIONS, TESTS
 from ragdiag.compare.sequential_gate import SequentialOptions
-from ragdiag.compare.spend import CallPrice, SpendRequest, check_spend
+from ragdiag.compare.spend import SpendRequest, check_spend
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
+from ragdiag.llm.prices import CallPrice
 from ragdiag.results.compare import CompareResult
 
 if TYPE_CHECKING:
@@ -139,10 +140,9 @@ def _check_spend(request: CompareRequest) -> CallPrice | None:
     if spend.price_call is not None:
         return CallPrice(spend.price_call, "--price-call")
     from ragdiag.commands.provenance import sidecar_manifests
-    from ragdiag.compare.spend import known_call_price
-    from ragdiag.llm.prices import load_prices
+    from ragdiag.llm.prices import load_prices, manifest_call_price
 
-    return known_call_price([(str(path), sidecar_manifests(path)) for path in (request.base, request.new)],
+    return manifest_call_price([(str(path), sidecar_manifests(path)) for path in (request.base, request.new)],
                             load_prices(request.prices))
 
 

@@ -5,8 +5,8 @@ human labels for a paired Δ = new − base of the mean human grade. Math:
 Inputs: the two graded files (their ``grades`` are the judge repeats) and ``--human``, the pilot's
 human grades of both answers per question (``id``, ``base``, ``new``, each 1–5; both empty: not
 labelled). The price of a call, when ``--price-call`` is not given, is the judge model's price from
-ragdiag's price table (:mod:`ragdiag.llm.prices`, ``--prices`` adds entries) times the tokens per call
-the grade manifests beside the graded files recorded.
+ragdiag's price table times the tokens per call the grade manifests beside the graded files recorded
+(:func:`ragdiag.llm.prices.manifest_call_price`).
 """
 
 from __future__ import annotations
@@ -106,49 +106,6 @@ def read_human_pairs(path: Path, ids: list[str]) -> tuple[np.ndarray, np.ndarray
     return base, new
 
 
-@dataclass
-class CallPrice:
-    """The price of one call and where it comes from (``--price-call``, or the model's price)."""
-
-    value: float
-    source: str
-
-
-def known_call_price(manifests: list[tuple[str, list[Any]]], prices: dict[str, dict[str, float]]) -> CallPrice:
-    """The judge's price per call: each side's grade manifest names the model and records its tokens and
-    calls; price = (prompt tokens · input + completion tokens · output) / calls / 10⁶ from the price
-    table, averaged over the sides (a paired design calls both equally). An answer call is priced as a
-    judge call. A side without such a manifest, or a model without a price, is an error naming the fix."""
-    from ragdiag.llm.prices import call_cost
-
-    found = []
-    for source, docs in manifests:
-        grade = next((d for d in docs if isinstance(d, dict) and isinstance(d.get("meta"), dict)
-                      and d["meta"].get("command") == "grade"), None)
-        if grade is None:
-            raise RagdiagError(f"--plan: no --price-call, and {source} has no grade manifest beside it "
-                               f"({Path(source).name}.manifest.json) to price its calls; give --price-call")
-        model = (grade["meta"].get("llm") or {}).get("model")
-        summary = grade.get("summary") or {}
-        calls = summary.get("calls") or 0
-        if not isinstance(calls, int) or calls < 1:
-            raise RagdiagError(f"--plan: no --price-call, and the grade manifest of {source} records no paid call "
-                               "(every grade came from the cache) to count tokens from; give --price-call")
-        cost = call_cost(prices, str(model), summary.get("prompt_tokens") or 0, summary.get("completion_tokens") or 0)
-        if cost is None:
-            raise RagdiagError(f"--plan: no --price-call, and the judge model {str(model)[:60]!r} of {source} has no "
-                               "price in ragdiag's table; give --price-call, or add the model with --prices")
-        entry = prices[str(model)]
-        found.append((cost / calls, f"{model} at {entry['input']:g}/{entry['output']:g} USD per 1M "
-                      f"tokens, {(summary.get('prompt_tokens') or 0) / calls:,.0f} + "
-                      f"{(summary.get('completion_tokens') or 0) / calls:,.0f} tokens per call ({source})"))
-    value = float(np.mean([v for v, _ in found]))
-    if value <= 0:
-        raise RagdiagError("--plan: the judge model's known price is 0 per call; give --price-call")
-    return CallPrice(value, "the judge model's price in ragdiag's table: " + "; ".join(s for _, s in found)
-                     + "; an answer call priced as a judge call")
-
-
 def _stats(repeats: list[list[float]] | None, judge: np.ndarray) -> np.ndarray:
     return bp.repeat_stats(repeats if repeats is not None else [[float(j)] for j in judge])
 
@@ -204,4 +161,4 @@ def paired_plan(base_repeats: list[list[float]] | None, new_repeats: list[list[f
                       components, rows, RESAMPLES, seed, note)
 
 
-__all__ = ["CallPrice", "SpendRequest", "check_spend", "known_call_price", "paired_plan", "read_human_pairs"]
+__all__ = ["SpendRequest", "check_spend", "paired_plan", "read_human_pairs"]
