@@ -30,10 +30,10 @@ def calibrate(
     answers: Annotated[Optional[Path], o.retold(o.Answers, "The answers file of 'ragdiag generate', to fill the sheet's question column.")] = None,
     keep_degenerate: Annotated[bool, o.retold(o.KeepDegenerate, "Use rows whose ideal answer is degenerate (a refusal, a prompt echo, an empty or overlong answer: the reference-quality gate); by default they are left out and counted, as correlate does.")] = False,
     plan: Annotated[bool, o.option(o.STATISTICS, "--plan", help="Also plan the next spend on new questions, judge repeats per question and human labels from this pilot's variance components: with --price-call, --price-human and --budget or --target-width.")] = False,
-    price_call: Annotated[Optional[float], o.float_option(o.STATISTICS, "--price-call", "--plan: price of one LLM call (an answer or one judge grade), in any currency.", 0.0, 1e6, lo_open=True, optional=True)] = None,
-    price_human: Annotated[Optional[float], o.float_option(o.STATISTICS, "--price-human", "--plan: price of one human label, same currency.", 0.0, 1e6, lo_open=True, optional=True)] = None,
-    budget: Annotated[Optional[float], o.float_option(o.STATISTICS, "--budget", "--plan: the spend to allocate (the narrowest interval it buys); at least one human label.", 0.0, 1e9, lo_open=True, optional=True)] = None,
-    target_width: Annotated[Optional[float], o.float_option(o.STATISTICS, "--target-width", "--plan: the interval width to reach at the least cost (grades 1–5).", 0.0, 4.0, lo_open=True, optional=True)] = None,
+    price_call: o.PriceCall = None,
+    price_human: o.PriceHuman = None,
+    budget: o.PlanBudget = None,
+    target_width: o.TargetWidth = None,
     seed: o.Seed = 0,
 ) -> None:
     """Judge–human agreement (weighted κ, Spearman, exact and ±1 agreement, confusion matrix, bias) and

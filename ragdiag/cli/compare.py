@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ragdiag.cli import options as o
+
+if TYPE_CHECKING:
+    from ragdiag.commands.compare import SpendRequest
 
 
 class PairedTest(str, Enum):
@@ -66,6 +69,11 @@ def compare(
     mde: Annotated[float, o.float_option(o.STATISTICS, "--mde", "With --plan: the drop to detect (metric units, above --max-drop).", 0.0, 1000.0, lo_open=True)] = 0.02,
     base_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--base-name", "The base side's name in every output (default: its file name); 1–80 printable characters.")] = None,
     new_name: Annotated[Optional[str], o.text_option(o.OUTPUT, "--new-name", "The new side's name in every output (default: its file name); 1–80 printable characters.")] = None,
+    human: Annotated[Optional[Path], o.retold(o.Human, "With --plan --budget/--target-width: the pilot's human grades of both answers per question: id, base, new (1–5; both empty: not labelled; at least 10 labelled).")] = None,
+    price_call: Annotated[Optional[float], o.retold(o.PriceCall, "--plan: price of one LLM call (an answer or one judge grade), in any currency; default: the judge model's price in ragdiag's table (--prices adds models) times the tokens per call the graded files' grade manifests recorded.")] = None,
+    price_human: Annotated[Optional[float], o.retold(o.PriceHuman, "--plan: price of one human grade, same currency (a labelled question takes two: base and new).")] = None,
+    budget: Annotated[Optional[float], o.retold(o.PlanBudget, "--plan: the spend to allocate over new questions, judge repeats and human labels for the paired Δ (the narrowest interval it buys); at least one labelled question (two human grades).")] = None,
+    target_width: Annotated[Optional[float], o.retold(o.TargetWidth, "--plan: the width of the Δ's interval to reach at the least cost (grade units).")] = None,
     power: Annotated[float, o.float_option(o.STATISTICS, "--power", "Power wanted: of the plan, and of the queries an inconclusive metric needs.", 0.0, 1.0, lo_open=True, hi_open=True)] = 0.8,
     sequential: Annotated[bool, o.option(o.STATISTICS, "--sequential", help="Anytime-valid gate: read the queries in a seeded random order (or --order-col), update a confidence sequence per metric after every --look-every queries, and decide each metric as soon as e-Holm over the metrics allows; valid however often it is watched.")] = False,
     sequence: Annotated[Sequence, o.option(o.STATISTICS, "--sequence", help="With --sequential: asymptotic (any metric; first look after --burn-in; decides in about a third of the fixed design's queries for a drop of twice the MDE) or betting (exact in finite samples, needs the metric's bounds: runs [0, 1], grades [1, 5], tables --bounds; wider when the differences are small against those bounds).", metavar=o.choices_metavar(Sequence))] = Sequence.asymptotic,
@@ -88,7 +96,8 @@ def compare(
 ) -> None:
     """Paired regression gate: per metric Δ = new − base with its interval, p-value, d_z and a decision
     (regression, no regression, inconclusive), corrected across metrics; exit 0 pass, 1 fail, 2 bad input.
-    --plan: queries needed (Sakai's topic set size design). Methods: docs/methods.md#regression-gate-compare."""
+    --plan: queries needed (Sakai's topic set size design); with --budget or --target-width, how to spend on new
+    questions, judge repeats and human labels (PPI++ on the paired Δ). Methods: docs/methods.md#regression-gate-compare."""
     from rich.console import Console
 
     from ragdiag.commands.compare import CompareRequest, GateOptions, SequentialOptions, run
@@ -101,6 +110,7 @@ def compare(
                                       ("--burn-in", burn_in != 20), ("--sequence", sequence != Sequence.asymptotic)) if given]
     if alone and not sequential:
         raise RagdiagError(f"{alone[0]} goes with --sequential (add --sequential, or leave out {alone[0]})")
+    spend = _spend(plan, human, price_call, price_human, budget, target_width)
     options = GateOptions(test.value, correction.value, alpha, max_drop, client.seed, plan, mde, power, strict)
     seq = (SequentialOptions(sequence.value, look_every, burn_in, max_queries,
                              None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
@@ -126,12 +136,33 @@ def compare(
                       by_document=by_document).activate():
         result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
                                     base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,
-                                    queries))
+                                    queries, spend, client.prices))
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("per-query differences", per_query), ("summary", summary_md)):
         if path is not None:
             typer.echo(f"wrote {path} ({label})", err=True)
     raise typer.Exit(result.exit_code)
+
+
+def _spend(plan: bool, human: Optional[Path], price_call: Optional[float], price_human: Optional[float],
+           budget: Optional[float], target_width: Optional[float]) -> SpendRequest | None:
+    """The spend --plan --budget / --target-width asks for (None without one); flags given alone refused."""
+    from ragdiag.commands.compare import SpendRequest
+    from ragdiag.errors import RagdiagError
+
+    given = [flag for flag, value in (("--human", human), ("--price-call", price_call), ("--price-human", price_human),
+                                      ("--budget", budget), ("--target-width", target_width)) if value is not None]
+    if given and not plan:
+        raise RagdiagError(f"{given[0]} goes with --plan (add --plan, or leave out {given[0]})")
+    if not given:
+        return None
+    if budget is None and target_width is None:
+        raise RagdiagError(f"{given[0]}: --plan spends with --budget (the narrowest interval it buys) or "
+                           "--target-width (the cheapest design reaching it); give one")
+    if human is None or price_human is None:
+        raise RagdiagError("--plan --budget/--target-width needs --human (the pilot's human grades: id, base, new) and "
+                           "--price-human (the price of one human grade)")
+    return SpendRequest(human, price_human, price_call, budget, target_width)
 
 
 def _judged(texts: Path, base_ranked: Path, new_ranked: Path, k: int, batch_size: int, max_calls: Optional[int],

@@ -13,16 +13,18 @@ from ragdiag.compare.gate import GateOptions, gate, per_query_rows
 from ragdiag.compare.inputs import Paired, read_pair
 from ragdiag.compare.paired import CORRECTIONS, TESTS
 from ragdiag.compare.sequential_gate import SequentialOptions
+from ragdiag.compare.spend import SpendRequest, check_spend
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import write_json, write_jsonl, write_text
+from ragdiag.llm.prices import CallPrice
 from ragdiag.results.compare import CompareResult
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "SequentialOptions", "check_options", "run"]
+__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "SequentialOptions", "SpendRequest", "check_options", "run"]
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -45,10 +47,13 @@ class CompareRequest:
     cluster_col: str | None = None
     cluster_by: str | None = None  # "doc"
     queries: Path | None = None  # --queries: the questions' source documents for --cluster-by doc
+    spend: SpendRequest | None = None  # --plan with --budget / --target-width
+    prices: Path | None = None  # --prices: the price table the known call price comes from
 
     @property
     def inputs(self) -> list[Path]:
-        return [p for p in (self.base, self.new, self.qrels, self.queries) if p is not None]
+        human = None if self.spend is None else self.spend.human
+        return [p for p in (self.base, self.new, self.qrels, self.queries, human) if p is not None]
 
 
 def check_options(o: GateOptions) -> None:
@@ -116,7 +121,33 @@ def _check_grouping(request: CompareRequest) -> None:
             raise RagdiagError("--order-col reads a column of per-query tables; runs are replayed in the seeded random order")
 
 
-def _check(request: CompareRequest) -> None:
+def _check_spend(request: CompareRequest) -> CallPrice | None:
+    """--plan --budget / --target-width: the ranges, two graded files, and the price of a call (given, or
+    the judge model's known price from the grade manifests), all before anything is read."""
+    spend = request.spend
+    if spend is None:
+        return None
+    check_spend(spend)
+    if not request.options.plan:
+        raise RagdiagError("--budget / --target-width plan a spend: add --plan")
+    if request.new is None or request.qrels is not None:
+        raise RagdiagError("--plan --budget / --target-width plans a paired Δ of judge grades: give two graded files "
+                           "as --base and --new (no --qrels)")
+    if request.sequential is not None:
+        raise RagdiagError("--sequential decides as it goes: leave out --budget / --target-width")
+    if not spend.human.is_file():
+        raise RagdiagError(f"--human {spend.human}: no such file")
+    if spend.price_call is not None:
+        return CallPrice(spend.price_call, "--price-call")
+    from ragdiag.commands.provenance import sidecar_manifests
+    from ragdiag.llm.prices import load_prices, manifest_call_price
+
+    return manifest_call_price([(str(path), sidecar_manifests(path)) for path in (request.base, request.new)],
+                            load_prices(request.prices))
+
+
+def _check(request: CompareRequest) -> CallPrice | None:
+    """Every check before anything is read; the price of a call when a spend is planned."""
     check_options(request.options)
     for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
         if name is not None:
@@ -126,7 +157,8 @@ def _check(request: CompareRequest) -> None:
     _check_grouping(request)
     if request.new is None and not request.options.plan:
         raise RagdiagError("give --new (the changed system), or --plan to size a comparison from --base alone")
-    check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels, "--queries": request.queries},
+    check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels, "--queries": request.queries,
+                        "--human": None if request.spend is None else request.spend.human},
                 outputs={"--out": request.out, "--per-query": request.per_query, "--summary-md": request.summary_md})
     for flag, path in (("--base", request.base), ("--new", request.new), ("--qrels", request.qrels),
                        ("--queries", request.queries)):
@@ -138,6 +170,7 @@ def _check(request: CompareRequest) -> None:
     if summary:
         check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
                     outputs={f"${STEP_SUMMARY}": Path(summary)})
+    return _check_spend(request)
 
 
 def _attach_groups(request: CompareRequest, data: Paired) -> np.ndarray | None:
@@ -159,9 +192,21 @@ def _attach_groups(request: CompareRequest, data: Paired) -> np.ndarray | None:
     return None
 
 
+def _human_pairs(request: CompareRequest, data: Paired) -> tuple[np.ndarray, np.ndarray] | None:
+    """--human's grades of both sides per paired question, when a spend is planned (graded files only)."""
+    if request.spend is None:
+        return None
+    if data.kind != "graded":
+        raise RagdiagError(f"--plan --budget / --target-width plans over graded files (judge grades, their repeats); "
+                           f"--base {request.base} is a {data.kind} input")
+    from ragdiag.compare.spend import read_human_pairs
+
+    return read_human_pairs(request.spend.human, data.ids)
+
+
 def run(request: CompareRequest) -> CompareResult:
     """Check, read, compute, write; the result carries its run record (exit code: ``result.exit_code``)."""
-    _check(request)
+    price = _check(request)
     o = request.options
     record = start_run("ragdiag compare", inputs=request.inputs, seeds={"compare": o.seed})
     data = read_pair(request.base, request.new, request.qrels, request.metrics, request.id_col, request.allow_missing)
@@ -177,7 +222,15 @@ def run(request: CompareRequest) -> CompareResult:
     if data.clusters is not None:
         meta["clusters"] = len(set(data.clusters))
         meta["cluster_by"] = request.cluster_col or "doc"
+    human = _human_pairs(request, data)
     result = gate(data, o, meta, request.sequential, order)
+    if request.spend is not None and price is not None and human is not None:
+        from ragdiag.compare.spend import paired_plan
+
+        assert data.new is not None
+        result.meta.update({"human": str(request.spend.human), "price_call_source": price.source})
+        result.budget_plan = paired_plan(data.base_repeats, data.new_repeats, data.base[:, 0], data.new[:, 0], *human,
+                                         2 * o.alpha, request.spend, price.value, o.seed)
     result.run_record = record.to_json()
     inputs = request.inputs
     if request.out is not None:

@@ -8,6 +8,9 @@ Batch prices (``--batch``): an entry may give ``batch_input`` / ``batch_output``
 OpenAI models cost half their synchronous price through the Batch API (OpenAI's pricing page:
 "Batch API: save 50% on inputs and outputs"), so their batch price is ``BATCH_DISCOUNT`` × the
 synchronous one. A user entry without batch prices has no batch price (``None``), never a guess.
+
+The price of one judge call a planner needs (``compare --plan`` without ``--price-call``) is the
+model's entry times the tokens per call a grade manifest recorded (:func:`manifest_call_price`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragdiag.errors import RagdiagError
 
@@ -89,3 +94,45 @@ def call_costs(prices: dict[str, dict[str, float]], model: str, prompt_tokens: i
     """(synchronous cost, batch cost) of one call, side by side."""
     return (call_cost(prices, model, prompt_tokens, completion_tokens),
             batch_call_cost(prices, model, prompt_tokens, completion_tokens))
+
+
+@dataclass
+class CallPrice:
+    """The price of one call and where it comes from (``--price-call``, or the model's known price)."""
+
+    value: float
+    source: str
+
+
+def manifest_call_price(manifests: list[tuple[str, list[Any]]], prices: dict[str, dict[str, float]]) -> CallPrice:
+    """The judge's price per call, from ``manifests`` = (graded file, the manifests beside it) for each
+    graded file: its grade manifest names the model and records its tokens and calls; price = (prompt
+    tokens · input + completion tokens · output) / calls / 10⁶ from ``prices``, averaged over the files
+    (compare's paired design calls both sides equally). An answer call is priced as a judge call. A file
+    without such a manifest, or a model without a price, is an error naming the fix (``--price-call``)."""
+    found = []
+    for source, docs in manifests:
+        grade = next((d for d in docs if isinstance(d, dict) and isinstance(d.get("meta"), dict)
+                      and d["meta"].get("command") == "grade"), None)
+        if grade is None:
+            raise RagdiagError(f"--plan: no --price-call, and {source} has no grade manifest beside it "
+                               f"({Path(source).name}.manifest.json) to price its calls; give --price-call")
+        model = (grade["meta"].get("llm") or {}).get("model")
+        summary = grade.get("summary") or {}
+        calls = summary.get("calls") or 0
+        if not isinstance(calls, int) or calls < 1:
+            raise RagdiagError(f"--plan: no --price-call, and the grade manifest of {source} records no paid call "
+                               "(every grade came from the cache) to count tokens from; give --price-call")
+        cost = call_cost(prices, str(model), summary.get("prompt_tokens") or 0, summary.get("completion_tokens") or 0)
+        if cost is None:
+            raise RagdiagError(f"--plan: no --price-call, and the judge model {str(model)[:60]!r} of {source} has no "
+                               "price in ragdiag's table; give --price-call, or add the model with --prices")
+        entry = prices[str(model)]
+        found.append((cost / calls, f"{model} at {entry['input']:g}/{entry['output']:g} USD per 1M "
+                      f"tokens, {(summary.get('prompt_tokens') or 0) / calls:,.0f} + "
+                      f"{(summary.get('completion_tokens') or 0) / calls:,.0f} tokens per call ({source})"))
+    value = sum(v for v, _ in found) / len(found)
+    if value <= 0:
+        raise RagdiagError("--plan: the judge model's known price is 0 per call; give --price-call")
+    return CallPrice(value, "the judge model's price in ragdiag's table: " + "; ".join(s for _, s in found)
+                     + "; an answer call priced as a judge call")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console, JustifyMethod
 
 from ragdiag.report.safe_text import markdown_text, visible
+from ragdiag.results.calibrate import BudgetPlan
 from ragdiag.results.compare import CompareResult, JudgeSplit, MetricComparison, PlanEntry
 
 WORST_SHOWN = 5
@@ -153,7 +154,27 @@ def summary_lines(result: CompareResult, show: Callable[[str], str] = label_at) 
     for entry in result.plan or []:
         lines.append(plan_line(entry, meta["alpha"], show, meta["max_drop"], meta))
     lines += [judge_line(split, show) for split in result.judge or []]
+    if result.budget_plan is not None:
+        lines += budget_lines(result.budget_plan, result.meta)
     return lines
+
+
+def budget_lines(plan: BudgetPlan, meta: dict) -> list[str]:
+    """--plan --budget / --target-width: the aim and prices, one line per design (what it adds, its
+    predicted width with the bootstrap interval, its cost), then the pilot's variance components."""
+    from ragdiag.report.calibrate_report import plan_lines
+
+    level = f"{100 * meta['interval_level']:g}%"
+    aim = f"budget {plan.budget:g}" if plan.budget is not None else f"target width {plan.target_width:g}"
+    lines = [f"spend — {plan.estimand}: {aim}; a call {plan.price_call:.6g} ({meta.get('price_call_source', '--price-call')}), "
+             f"a human grade {plan.price_human:g}; predicted width of the {level} interval"]
+    for row in plan.designs:
+        low, high = row.width_interval
+        spread = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
+        width = "–" if row.predicted_width is None else f"{row.predicted_width:.3f}{spread}"
+        lines.append(f"spend — {row.design}: +{row.new_questions:,} questions ({row.questions:,}), {row.repeats} repeats, "
+                     f"+{row.new_labels:,} labelled ({row.labels:,}) → width {width}, cost {row.cost:,.6g}")
+    return lines + [f"spend — {line}" for line in plan_lines(plan)]
 
 
 def names_text(result: CompareResult) -> str:

@@ -4,9 +4,11 @@ Keys (issue 31): ``metrics`` (one object per metric: ``metric``, ``n``, ``mean_b
 ``delta`` = new − base, ``ci_low``/``ci_high`` its 1 − 2α interval, ``p`` the chosen test's one-sided
 p-value of H0: no drop beyond ``--max-drop``, ``p_adjusted``, ``d_z``, ``decision``,
 ``queries_needed``), ``decision`` (the gate: ``"fail"``/``"pass"``; null for a plan on one run),
-``plan`` (with ``--plan``), ``judge`` (with repeated grades), ``worst`` (the most regressed queries).
+``plan`` (with ``--plan``), ``budget_plan`` (with ``--plan --budget`` or ``--target-width``: the spend over
+questions, judge repeats and human labels, a calibrate ``BudgetPlan``), ``judge`` (with repeated grades), ``worst`` (the most regressed queries).
 ``meta`` names the two sides (``base_name``, ``new_name``: ``--base-name`` / ``--new-name`` or the
-file names) and ``plan_alpha``, the level the plan and ``queries_needed`` size a regression at.
+file names) and ``plan_alpha``, the level the plan and ``queries_needed`` size a regression at; with a
+budget plan, ``human`` and ``price_call_source`` (``--price-call``, or the judge model's known price).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ragdiag.results.base import JsonRecord
+from ragdiag.results.calibrate import BudgetPlan
 
 
 @dataclass(kw_only=True)
@@ -112,14 +115,17 @@ class CompareResult(JsonRecord):
     decision: str | None = None
     metrics: list[MetricComparison] = field(default_factory=list)
     plan: list[PlanEntry] | None = None
+    budget_plan: BudgetPlan | None = None  # --plan with --budget / --target-width
     judge: list[JudgeSplit] | None = None
     sequential: SequentialRun | None = None
     worst: list[dict[str, Any]] = field(default_factory=list)
     run_record: dict[str, Any] | None = None
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"metrics": MetricComparison, "plan": PlanEntry,
-                                                     "judge": JudgeSplit, "sequential": SequentialRun}
-    # a record built in code writes every key (plan: null) but ``sequential``, which only --sequential writes
-    optional: ClassVar[frozenset[str] | None] = frozenset({"sequential"})
+                                                     "budget_plan": BudgetPlan, "judge": JudgeSplit,
+                                                     "sequential": SequentialRun}
+    # a record built in code writes every key (plan: null) but ``sequential`` and ``budget_plan``, which
+    # only --sequential and --plan --budget / --target-width write
+    optional: ClassVar[frozenset[str] | None] = frozenset({"sequential", "budget_plan"})
 
     @property
     def exit_code(self) -> int:
