@@ -11,8 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag.commands.compare import GateOptions, SequentialOptions, check_name, check_options, write_summary
+from ragdiag.compare.checks import check_names, check_options, side_names
+from ragdiag.compare.gate import GateOptions
 from ragdiag.compare.judged import JudgedOptions, JudgedSides, judged_loop
+from ragdiag.compare.sequential_gate import SequentialOptions
+from ragdiag.compare.step_summary import STEP_SUMMARY, step_summary_path, summary_writes
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.compare import CompareResult
@@ -46,9 +49,7 @@ def _check(request: JudgedRequest) -> None:
     from ragdiag.io.paths import check_paths
 
     check_options(request.options)
-    for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
-        if name is not None:
-            check_name(flag, name)
+    check_names(request.base_name, request.new_name)
     j, seq = request.judged, request.sequential
     if not 1 <= j.batch_size <= BATCH_MAX:
         raise RagdiagError(f"--batch-size must be in 1–{BATCH_MAX}, got {j.batch_size}")
@@ -60,10 +61,12 @@ def _check(request: JudgedRequest) -> None:
     if seq.bounds is not None or seq.order_col is not None:
         raise RagdiagError("the judged loop grades on the 1–5 scale in a seeded random order: leave out --bounds and "
                            "--order-col")
-    check_paths(inputs={"--texts": request.texts, "--base-ranked": request.base_ranked,
-                        "--new-ranked": request.new_ranked},
-                outputs={"--out": request.out, "--summary-md": request.summary_md},
+    inputs = {"--texts": request.texts, "--base-ranked": request.base_ranked, "--new-ranked": request.new_ranked}
+    check_paths(inputs=inputs, outputs={"--out": request.out, "--summary-md": request.summary_md},
                 folders={"--cache-dir": request.config.cache_dir})
+    step = step_summary_path()
+    if step is not None:  # checked alone: it may be the --summary-md file (written once)
+        check_paths(inputs=inputs, outputs={f"${STEP_SUMMARY}": step})
     for flag, path in (("--texts", request.texts), ("--base-ranked", request.base_ranked),
                        ("--new-ranked", request.new_ranked)):
         if not path.is_file():
@@ -74,7 +77,8 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
     """Check, read, judge until decided, write; the result carries its run record."""
     from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
     from ragdiag.io.run_record import start_run
-    from ragdiag.io.writer import guard_outputs, write_json
+    from ragdiag.io.writer import guard_outputs, write_json, write_text
+    from ragdiag.report.compare_report import markdown
 
     _check(request)
     guard_outputs([p for p in (request.out, request.summary_md) if p is not None], request.inputs)
@@ -84,9 +88,7 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
     dataset = request.judged.dataset
     sides = JudgedSides(load_texts(str(request.texts), dataset), load_ranked(str(request.base_ranked), dataset),
                         load_ranked(str(request.new_ranked), dataset), k)
-    same = request.base_ranked.name == request.new_ranked.name
-    base_name = request.base_name or (str(request.base_ranked) if same else request.base_ranked.name)
-    new_name = request.new_name or (str(request.new_ranked) if same else request.new_ranked.name)
+    base_name, new_name = side_names(request.base_ranked, request.new_ranked, request.base_name, request.new_name)
     meta = {"command": "ragdiag compare", "base": str(request.base_ranked), "new": str(request.new_ranked),
             "base_name": base_name, "new_name": new_name, "qrels": None, "input_kind": "graded",
             "queries": 0, "dropped": {"base_only": 0, "new_only": 0}, "test": o.test, "correction": o.correction,
@@ -97,5 +99,6 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
     result.run_record = record.to_json()
     if request.out is not None:
         write_json(request.out, result.to_json(), inputs=request.inputs)
-    write_summary(result, request.summary_md, request.inputs)
+    for path, text in summary_writes(markdown(result), request.summary_md):
+        write_text(path, text, inputs=request.inputs)
     return result
