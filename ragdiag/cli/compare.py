@@ -48,9 +48,11 @@ def compare(
     new: Annotated[Optional[Path], o.path_option(o.INPUT, "--new", "The changed side, same kind as --base; paired with it by query id.")] = None,
     texts: Annotated[Optional[str], o.retold(o.Texts, "The judged loop (with --sequential, instead of --base/--new): the questions' texts samples (JSON/JSONL), answered from --base-ranked and --new-ranked and graded batch by batch.")] = None,
     base_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--base-ranked", "The judged loop: the reference side's ranked samples of --texts.")] = None,
-    new_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--new-ranked", "The judged loop: the changed side's ranked samples of the same questions.")] = None,
+    new_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--new-ranked", "The judged loop: the changed side's ranked samples of the same questions (with --new-model it may be left out: both sides answer from --base-ranked).")] = None,
     client: o.ClientGroup = o.CLIENT,
     k: Annotated[int, o.int_option(o.LLM, "--k", "The judged loop: answer from each side's top K passages.", 1, 1000)] = 5,
+    new_model: Annotated[Optional[str], o.text_option(o.LLM, "--new-model", "The judged loop: the model answering the new side (--model answers the base side); the same questions and passages, graded on one ruler.")] = None,
+    judge_model: Annotated[Optional[str], o.text_option(o.LLM, "--judge-model", "The judged loop: the model that writes the ideal answers and grades both sides against them (default --model).")] = None,
     batch_size: Annotated[int, o.int_option(o.LLM, "--batch-size", "The judged loop: questions answered and graded per batch before the gate looks again (a multiple of --look-every).", 1, 10_000)] = 10,
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "The judged loop: stop before a batch whose worst case (every call uncached) would take the new calls past N; refused before any call when the first batch does not fit.")] = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With runs: graded qrels 1–5 (or binary) to score both runs with the evaluate metrics.")] = None,
@@ -115,7 +117,8 @@ def compare(
     seq = (SequentialOptions(sequence.value, look_every, burn_in, max_queries,
                              None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
            if sequential else None)
-    judged = [flag for flag, path in (("--texts", texts), ("--base-ranked", base_ranked), ("--new-ranked", new_ranked)) if path]
+    judged = [flag for flag, path in (("--texts", texts), ("--base-ranked", base_ranked), ("--new-ranked", new_ranked),
+                                      ("--new-model", new_model), ("--judge-model", judge_model)) if path]
     if judged:
         files = [flag for flag, path in (("--base", base), ("--new", new), ("--qrels", qrels), ("--queries", queries)) if path]
         if files:
@@ -123,12 +126,15 @@ def compare(
                                "the sides: give --texts --base-ranked --new-ranked, or --base/--new, not both")
         if seq is None:
             raise RagdiagError(f"{judged[0]}: the judged loop answers and grades as the gate decides; add --sequential")
-        missing = [flag for flag in ("--texts", "--base-ranked", "--new-ranked") if flag not in judged]
+        needed = ("--texts", "--base-ranked") + (() if new_model else ("--new-ranked",))
+        missing = [flag for flag in needed if flag not in judged]
         if missing:
-            raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked; give {missing[0]}")
-        assert texts is not None and base_ranked is not None and new_ranked is not None
+            raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked (or --new-model: another "
+                               f"model answering from --base-ranked); give {missing[0]}")
+        assert texts is not None and base_ranked is not None
         _judged(Path(texts), base_ranked, new_ranked, k, batch_size, max_calls, client, answer, grading, engine, options, seq,
-                out, summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing)
+                out, summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
+                new_model, judge_model)
     if base is None:
         raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
                            "(the judged loop)")
@@ -165,11 +171,12 @@ def _spend(plan: bool, human: Optional[Path], price_call: Optional[float], price
     return SpendRequest(human, price_human, price_call, budget, target_width)
 
 
-def _judged(texts: Path, base_ranked: Path, new_ranked: Path, k: int, batch_size: int, max_calls: Optional[int],
+def _judged(texts: Path, base_ranked: Path, new_ranked: Optional[Path], k: int, batch_size: int, max_calls: Optional[int],
             client: o.ClientGroup, answer: o.AnswerGroup, grading: o.GradingGroup, engine: o.EngineGroup,
             options: object, seq: object, out: Optional[Path], summary_md: Optional[Path], base_name: Optional[str],
             new_name: Optional[str], per_query: Optional[Path], plan: bool, cluster_col: Optional[str],
-            cluster_by: object, metrics: Optional[str], allow_missing: bool) -> None:
+            cluster_by: object, metrics: Optional[str], allow_missing: bool, new_model: Optional[str],
+            judge_model: Optional[str]) -> None:
     """``compare --sequential --texts … --base-ranked … --new-ranked …``: judge batch by batch until decided."""
     from rich.console import Console
 
@@ -189,7 +196,7 @@ def _judged(texts: Path, base_ranked: Path, new_ranked: Path, k: int, batch_size
             texts, base_ranked, new_ranked, k, client.config(), options, seq,  # type: ignore[arg-type]
             command.JudgedOptions(batch_size, max_calls, answer=answer.settings(), grading=grading.options(),
                                   progress=client.progress),
-            out, summary_md, base_name, new_name)
+            out, summary_md, base_name, new_name, new_model, judge_model)
         result = command.run(request, stderr_notice)
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("summary", summary_md)):

@@ -4,16 +4,16 @@ once when it is the ``--summary-md`` file), and stamp the run record. Math: :mod
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragdiag.compare import checks
 from ragdiag.compare.gate import GateOptions, gate, per_query_rows
 from ragdiag.compare.inputs import Paired, read_pair
-from ragdiag.compare.paired import CORRECTIONS, TESTS
 from ragdiag.compare.sequential_gate import SequentialOptions
 from ragdiag.compare.spend import SpendRequest, check_spend
+from ragdiag.compare.step_summary import STEP_SUMMARY, step_summary_path, summary_writes
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
 from ragdiag.io.run_record import start_run
@@ -24,9 +24,7 @@ from ragdiag.results.compare import CompareResult
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["STEP_SUMMARY", "CompareRequest", "GateOptions", "SequentialOptions", "SpendRequest", "check_options", "run"]
-
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+__all__ = ["CompareRequest", "GateOptions", "SequentialOptions", "SpendRequest", "run"]
 
 
 @dataclass
@@ -56,46 +54,11 @@ class CompareRequest:
         return [p for p in (self.base, self.new, self.qrels, self.queries, human) if p is not None]
 
 
-def check_options(o: GateOptions) -> None:
-    """The ranges of issue 31, checked again for callers of the library (the CLI checks them first)."""
-    if o.test not in TESTS:
-        raise RagdiagError(f"--test must be one of {', '.join(TESTS)}, got {o.test!r}")
-    if o.correction not in CORRECTIONS:
-        raise RagdiagError(f"--correction must be one of {', '.join(CORRECTIONS)}, got {o.correction!r}")
-    if not 0 < o.alpha < 0.5:
-        raise RagdiagError(f"--alpha must be in (0, 0.5), got {o.alpha}")
-    if not 0 < o.power < 1:
-        raise RagdiagError(f"--power must be in (0, 1), got {o.power}")
-    if not o.mde > 0:
-        raise RagdiagError(f"--mde must be above 0, got {o.mde}")
-    if not o.max_drop >= 0:
-        raise RagdiagError(f"--max-drop must be at least 0, got {o.max_drop}")
-    if o.plan and o.mde <= o.max_drop:
-        raise RagdiagError(f"--mde {o.mde:g} must exceed --max-drop {o.max_drop:g}: the plan sizes the test that tells a "
-                           "drop of --mde from one within the margin")
-
-
-NAME_MAX = 80
-
-
-def check_name(flag: str, name: str) -> None:
-    """A side's name (--base-name, --new-name): 1–80 characters, none of them a control character."""
-    if not name.strip() or len(name) > NAME_MAX or not name.isprintable():
-        raise RagdiagError(f"{flag} {name!r}: expected 1–{NAME_MAX} printable characters (no line breaks or control "
-                           "characters)")
-
-
 def side_names(request: CompareRequest) -> tuple[str, str | None]:
-    """The names the outputs call the two sides: --base-name / --new-name, else the file names (the
-    paths as given when both files have the same name)."""
-    base, new = request.base, request.new
-    same = new is not None and base.name == new.name
-    return (request.base_name or (str(base) if same else base.name),
-            None if new is None else request.new_name or (str(new) if same else new.name))
+    """The names the outputs call the two sides (:func:`ragdiag.compare.checks.side_names`)."""
+    return checks.side_names(request.base, request.new, request.base_name, request.new_name)
 
 
-def _same_file(one: Path, two: Path) -> bool:
-    return one.resolve() == two.resolve()
 def _check_grouping(request: CompareRequest) -> None:
     """--sequential, --cluster-col, --cluster-by and --order-col: what each needs, before anything is read."""
     if request.cluster_col is not None and request.cluster_by is not None:
@@ -148,10 +111,8 @@ def _check_spend(request: CompareRequest) -> CallPrice | None:
 
 def _check(request: CompareRequest) -> CallPrice | None:
     """Every check before anything is read; the price of a call when a spend is planned."""
-    check_options(request.options)
-    for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
-        if name is not None:
-            check_name(flag, name)
+    checks.check_options(request.options)
+    checks.check_names(request.base_name, request.new_name)
     if request.new_name is not None and request.new is None:
         raise RagdiagError("--new-name names --new: give --new too")
     _check_grouping(request)
@@ -166,10 +127,10 @@ def _check(request: CompareRequest) -> CallPrice | None:
             raise RagdiagError(f"{flag} {path}: no such file")
     if request.per_query is not None and request.new is None:
         raise RagdiagError("--per-query needs --new: it writes the per-query differences")
-    summary = os.environ.get(STEP_SUMMARY)
-    if summary:
+    step = step_summary_path()
+    if step is not None:
         check_paths(inputs={"--base": request.base, "--new": request.new, "--qrels": request.qrels},
-                    outputs={f"${STEP_SUMMARY}": Path(summary)})
+                    outputs={f"${STEP_SUMMARY}": step})
     return _check_spend(request)
 
 
@@ -245,11 +206,5 @@ def write_summary(result: CompareResult, summary_md: Path | None, inputs: list[P
     """The Markdown summary to ``--summary-md`` and appended to ``$GITHUB_STEP_SUMMARY`` (once when they are one file)."""
     from ragdiag.report.compare_report import markdown
 
-    text = markdown(result)
-    summary = os.environ.get(STEP_SUMMARY)
-    step = Path(summary) if summary else None
-    if summary_md is not None and not (step is not None and _same_file(step, summary_md)):
-        write_text(summary_md, text, inputs=inputs)
-    if step is not None:  # appended to (GitHub's step summary collects every step's text); once when it is --summary-md
-        before = step.read_text(encoding="utf-8") if step.is_file() else ""
-        write_text(step, before + ("\n" if before and not before.endswith("\n") else "") + text, inputs=inputs)
+    for path, text in summary_writes(markdown(result), summary_md):
+        write_text(path, text, inputs=inputs)

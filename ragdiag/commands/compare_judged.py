@@ -1,4 +1,5 @@
-"""``ragdiag compare --sequential --texts T --base-ranked A --new-ranked B --k K``: the judged loop.
+"""``ragdiag compare --sequential --texts T --base-ranked A --new-ranked B --k K``: the judged loop (or
+``--base-ranked A --new-model M``: two models answering from the same passages).
 
 Checks every option, input and output before any call, reads the texts and both rankings, runs
 :func:`ragdiag.compare.judged.judged_loop` (answers and grades batch by batch until the gate decides),
@@ -11,8 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiag.commands.compare import GateOptions, SequentialOptions, check_name, check_options, write_summary
-from ragdiag.compare.judged import JudgedOptions, JudgedSides, judged_loop
+from ragdiag.compare.checks import check_names, check_options, side_names
+from ragdiag.compare.gate import GateOptions
+from ragdiag.compare.judged import JudgedModels, JudgedOptions, JudgedSides, judged_loop
+from ragdiag.compare.sequential_gate import SequentialOptions
+from ragdiag.compare.step_summary import STEP_SUMMARY, step_summary_path, summary_writes
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.compare import CompareResult
@@ -20,13 +24,14 @@ from ragdiag.results.compare import CompareResult
 __all__ = ["JudgedOptions", "JudgedRequest", "run"]
 
 BATCH_MAX = 10_000
+MODEL_NAME_MAX = 200
 
 
 @dataclass
 class JudgedRequest:
     texts: Path
     base_ranked: Path
-    new_ranked: Path
+    new_ranked: Path | None  # None: the new side answers from --base-ranked's passages (with --new-model)
     k: int
     config: ClientConfig
     options: GateOptions
@@ -36,19 +41,37 @@ class JudgedRequest:
     summary_md: Path | None = None
     base_name: str | None = None
     new_name: str | None = None
+    new_model: str | None = None  # --new-model: the model answering the new side (default --model)
+    judge_model: str | None = None  # --judge-model: the model writing the ideal answers and grading (default --model)
 
     @property
     def inputs(self) -> list[Path]:
-        return [self.texts, self.base_ranked, self.new_ranked]
+        return [self.texts, self.base_ranked, *([] if self.new_ranked is None else [self.new_ranked])]
+
+    @property
+    def new_side_ranked(self) -> Path:
+        """The new side's ranked file: --new-ranked, else --base-ranked."""
+        return self.base_ranked if self.new_ranked is None else self.new_ranked
+
+    def side_names(self) -> tuple[str, str]:
+        """--base-name / --new-name; else the file names when only the rankings differ, the model names when
+        only the models differ, ``file · model`` when both do."""
+        config, new_model = self.config, self.new_model or self.config.model
+        same_ranking = self.base_ranked.resolve() == self.new_side_ranked.resolve()
+        if same_ranking:
+            return self.base_name or config.model, self.new_name or new_model
+        base, new = side_names(self.base_ranked, self.new_side_ranked, None, None)
+        assert new is not None
+        if new_model != config.model:
+            base, new = f"{base} · {config.model}", f"{new} · {new_model}"
+        return self.base_name or base, self.new_name or new
 
 
 def _check(request: JudgedRequest) -> None:
     from ragdiag.io.paths import check_paths
 
     check_options(request.options)
-    for flag, name in (("--base-name", request.base_name), ("--new-name", request.new_name)):
-        if name is not None:
-            check_name(flag, name)
+    check_names(request.base_name, request.new_name)
     j, seq = request.judged, request.sequential
     if not 1 <= j.batch_size <= BATCH_MAX:
         raise RagdiagError(f"--batch-size must be in 1–{BATCH_MAX}, got {j.batch_size}")
@@ -57,15 +80,24 @@ def _check(request: JudgedRequest) -> None:
                            "looks only at the ends of its batches)")
     if j.max_calls is not None and j.max_calls < 0:
         raise RagdiagError(f"--max-calls must be at least 0, got {j.max_calls}")
+    for flag, model in (("--new-model", request.new_model), ("--judge-model", request.judge_model)):
+        if model is not None and (not model.strip() or len(model) > MODEL_NAME_MAX or not model.isprintable()):
+            raise RagdiagError(f"{flag} {model!r}: expected a model name of 1–{MODEL_NAME_MAX} printable characters")
+    same_ranking = request.new_ranked is None or request.new_ranked.resolve() == request.base_ranked.resolve()
+    if same_ranking and (request.new_model is None or request.new_model == request.config.model):
+        raise RagdiagError("the two sides are the same ranking answered by the same model: give --new-ranked (another "
+                           f"ranking) or --new-model (another model than --model {request.config.model})")
     if seq.bounds is not None or seq.order_col is not None:
         raise RagdiagError("the judged loop grades on the 1–5 scale in a seeded random order: leave out --bounds and "
                            "--order-col")
-    check_paths(inputs={"--texts": request.texts, "--base-ranked": request.base_ranked,
-                        "--new-ranked": request.new_ranked},
-                outputs={"--out": request.out, "--summary-md": request.summary_md},
+    given = {"--texts": request.texts, "--base-ranked": request.base_ranked, "--new-ranked": request.new_ranked}
+    inputs = {flag: path for flag, path in given.items() if path is not None}
+    check_paths(inputs=inputs, outputs={"--out": request.out, "--summary-md": request.summary_md},
                 folders={"--cache-dir": request.config.cache_dir})
-    for flag, path in (("--texts", request.texts), ("--base-ranked", request.base_ranked),
-                       ("--new-ranked", request.new_ranked)):
+    step = step_summary_path()
+    if step is not None:  # checked alone: it may be the --summary-md file (written once)
+        check_paths(inputs=inputs, outputs={f"${STEP_SUMMARY}": step})
+    for flag, path in inputs.items():
         if not path.is_file():
             raise RagdiagError(f"{flag} {path}: no such file")
 
@@ -74,28 +106,32 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
     """Check, read, judge until decided, write; the result carries its run record."""
     from ragdiag.data.texts_ranked_loaders import load_ranked, load_texts
     from ragdiag.io.run_record import start_run
-    from ragdiag.io.writer import guard_outputs, write_json
+    from ragdiag.io.writer import guard_outputs, write_json, write_text
+    from ragdiag.report.compare_report import markdown
 
     _check(request)
     guard_outputs([p for p in (request.out, request.summary_md) if p is not None], request.inputs)
     o, config, k = request.options, request.config, request.k
-    record = start_run("ragdiag compare", inputs=request.inputs, models={"llm": [config.model]},
+    models = JudgedModels.of(config, request.new_model, request.judge_model)
+    record = start_run("ragdiag compare", inputs=request.inputs,
+                       models={"llm": list(dict.fromkeys([config.model, models.new.model, models.judge.model]))},
                        seeds={"compare": o.seed, "llm": config.seed}, cache=config.cache)
     dataset = request.judged.dataset
-    sides = JudgedSides(load_texts(str(request.texts), dataset), load_ranked(str(request.base_ranked), dataset),
-                        load_ranked(str(request.new_ranked), dataset), k)
-    same = request.base_ranked.name == request.new_ranked.name
-    base_name = request.base_name or (str(request.base_ranked) if same else request.base_ranked.name)
-    new_name = request.new_name or (str(request.new_ranked) if same else request.new_ranked.name)
-    meta = {"command": "ragdiag compare", "base": str(request.base_ranked), "new": str(request.new_ranked),
+    base_ranked = load_ranked(str(request.base_ranked), dataset)
+    new_ranked = base_ranked if request.new_ranked is None else load_ranked(str(request.new_ranked), dataset)
+    sides = JudgedSides(load_texts(str(request.texts), dataset), base_ranked, new_ranked, k)
+    base_name, new_name = request.side_names()
+    meta = {"command": "ragdiag compare", "base": str(request.base_ranked), "new": str(request.new_side_ranked),
             "base_name": base_name, "new_name": new_name, "qrels": None, "input_kind": "graded",
             "queries": 0, "dropped": {"base_only": 0, "new_only": 0}, "test": o.test, "correction": o.correction,
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": None, "sequential": True,
-            "judged": {"texts": str(request.texts), "k": k, "model": config.model}}
-    result = judged_loop(sides, config, o, request.sequential, request.judged, meta, notice)
+            "judged": {"texts": str(request.texts), "k": k, "model": config.model, "new_model": models.new.model,
+                       "judge_model": models.judge.model}}
+    result = judged_loop(sides, models, o, request.sequential, request.judged, meta, notice)
     result.run_record = record.to_json()
     if request.out is not None:
         write_json(request.out, result.to_json(), inputs=request.inputs)
-    write_summary(result, request.summary_md, request.inputs)
+    for path, text in summary_writes(markdown(result), request.summary_md):
+        write_text(path, text, inputs=request.inputs)
     return result

@@ -1,12 +1,17 @@
 """The judged loop of ``compare --sequential``: answer and grade both sides batch by batch, in the gate's
 seeded random order, and stop once every metric is decided.
 
-Both sides answer the same questions (one texts file) from their own ranked file at one cut-off K; each
-batch is generated and graded through the answer engine (:func:`ragdiag.answers.runs.generate` and
-:func:`~ragdiag.answers.runs.grade`: cache, batch API, retries), the answers handed to the judge in memory
-as ``pipeline`` hands them. After each batch the sequential gate (:func:`ragdiag.compare.sequential_gate.run`)
-is replayed on the queries judged so far, tuned for the planned number of queries (so the decision and its
-n are those of ``compare --sequential`` over the same grades of every query). A query costs at most
+Both sides answer the same questions (one texts file) at one cut-off K: from two ranked files (two
+retrievers), or from one ranked file by two models (``--new-model``), or both. Who does what
+(:class:`JudgedModels`): the judge model (``--judge-model``, default ``--model``) writes each question's
+ideal answer from its positive passages, once per question, and grades both sides' answers against it on
+1–5 with the grading prompt ``grade`` uses; the base side answers with ``--model`` and the new side with
+``--new-model`` (default ``--model``). Without a shared ground truth the two sides are thus compared on one
+ruler: the same reference answer, the same judge, the same prompt. Every call goes through the answer engine
+(:func:`ragdiag.answers.generation.generate_answers`, :func:`ragdiag.answers.runs.grade`: cache, batch API,
+retries). After each batch the sequential gate (:func:`ragdiag.compare.sequential_gate.run`) is replayed on
+the queries judged so far, tuned for the planned number of queries (so the decision and its n are those of
+``compare --sequential`` over the same grades of every query). A query costs at most
 :data:`CALLS_PER_QUERY` new calls; ``max_calls`` is checked against a batch's worst case before it is sent.
 """
 
@@ -19,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.answers.generation import Row
 from ragdiag.answers.judging import GradingOptions
 from ragdiag.answers.plan import AnswerSettings
 from ragdiag.compare.gate import GateOptions, gate
@@ -30,22 +36,52 @@ from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.compare import CompareResult
 
-CALLS_PER_QUERY = 5  # one ideal answer (shared by both sides through the cache), two top-K answers, two grades
-
-
-def calls_per_query(config: ClientConfig) -> int:
-    """The worst case of one question: :data:`CALLS_PER_QUERY`, one more when no cache shares the ideal answer."""
-    return CALLS_PER_QUERY + (1 if config.cache in ("off", "refresh") else 0)
+# one ideal answer (shared by both sides), two top-K answers, two grades each with at most one repair request
+CALLS_PER_QUERY = 7
 
 
 @dataclass(frozen=True)
 class JudgedSides:
-    """The questions and the two rankings of them, judged at cut-off ``k``."""
+    """The questions and the two rankings of them (one file twice when two models answer), judged at cut-off ``k``."""
 
     texts: Loaded[TextsSample]
     base: Loaded[RankedSample]
     new: Loaded[RankedSample]
     k: int
+
+
+@dataclass(frozen=True)
+class JudgedModels:
+    """Who answers and who grades: ``judge`` writes the ideal answers and grades both sides; ``base`` and
+    ``new`` answer their sides (the same client settings, another model name)."""
+
+    judge: ClientConfig
+    base: ClientConfig
+    new: ClientConfig
+
+    @classmethod
+    def of(cls, config: ClientConfig, new_model: str | None = None, judge_model: str | None = None) -> JudgedModels:
+        """``config`` answers the base side; ``new_model`` the new side and ``judge_model`` judges (default: ``config``'s model)."""
+        def named(model: str | None) -> ClientConfig:
+            return config if model is None or model == config.model else replace(config, model=model)
+
+        return cls(named(judge_model), config, named(new_model))
+
+    @property
+    def two_models(self) -> bool:
+        return self.base.model != self.new.model
+
+    def notices(self) -> list[str]:
+        """What a reader of a model comparison should know about who grades whom."""
+        if not self.two_models:
+            return []
+        line = (f"two models answer the same passages: base {self.base.model}, new {self.new.model}; "
+                f"{self.judge.model} writes the ideal answers and grades both sides against them")
+        own = [side for side, config in (("base", self.base), ("new", self.new)) if config.model == self.judge.model]
+        if own:
+            line += (f" (it also answers the {own[0]} side, and a judge may favour its own answers: --judge-model "
+                     "names a third model)")
+        return [line]
 
 
 @dataclass(frozen=True)
@@ -78,33 +114,65 @@ def query_ids(sides: JudgedSides) -> list[str]:
     return base
 
 
-def _subset(loaded: Loaded[RankedSample], ids: set[str]) -> Loaded[RankedSample]:
-    return Loaded([r for r in loaded.samples if r.id in ids], loaded.source, loaded.sha256)
+def _answer(rows: list[Row], texts: dict[str, TextsSample], config: ClientConfig, o: JudgedOptions,
+            notice: Callable[[str], None]) -> tuple[int, int]:
+    """Answer ``rows`` in place through one client of ``config`` (the engine's generation, as ``generate``
+    asks); its new and cached (or shared in flight) calls."""
+    from ragdiag.answers.generation import generate_answers, plan_lines
+    from ragdiag.answers.plan import AnswerPlan
+    from ragdiag.llm.client import LLMClient
+
+    client = LLMClient(config)
+    try:
+        plan = AnswerPlan.resolve(o.answer, client)
+        generate_answers(texts, rows, client, o.progress, plan)
+        for line in [*plan.notices, *plan_lines(plan, rows, o.answer)]:
+            notice(line)
+        stats = client.stats
+        return stats.calls, stats.cache_hits + stats.shared
+    finally:
+        client.close()
 
 
-def _grades(texts: Loaded[TextsSample], ranked: Loaded[RankedSample], k: int, config: ClientConfig,
-            o: JudgedOptions, notice: Callable[[str], None]) -> tuple[dict[str, float], int, int]:
-    """One side's batch: answer at K, grade; each query's grade (mean of the repeats) and the new and
-    cached (or shared in flight) calls of both steps."""
+def _grade(ideal: list[Row], answered: list[Row], ranked: Loaded[RankedSample], judge: ClientConfig,
+           o: JudgedOptions) -> tuple[dict[str, float], int, int]:
+    """Grade one side's answers against the ideal answers, as ``grade`` grades an answers file; each query's
+    grade (mean of the repeats) and the new and cached calls."""
     from ragdiag.answers.answers_file import AnswersFile
-    from ragdiag.answers.runs import Samples, generate, grade
+    from ragdiag.answers.runs import grade
 
-    inputs = {"texts": {"source": texts.source, "sha256": texts.sha256},
-              "ranked": {"source": ranked.source, "sha256": ranked.sha256}}  # as generate's answers meta names them
-    samples = Samples({s.id: s for s in texts.samples}, ranked.samples, ranked.source, texts.source, inputs)
-    gate_ = o.grading.gate()
-    answered = generate(samples, [k], o.dataset, config, gate_, o.answer, o.progress, notice)
     source = Path(ranked.source)
-    answers = AnswersFile.from_rows(answered.meta.to_json(), answered.rows, source)
-    graded = grade(answers, source, ranked.sha256, config, [config.model], 1, gate_, o.grading.grade_mode,
-                   o.grading.top_logprobs, o.grading.keep_degenerate, True, o.answer.lang, o.progress)
+    answers = AnswersFile.from_rows({"command": "compare --sequential (judged loop)"}, [*ideal, *answered], source)
+    g = o.grading
+    graded = grade(answers, source, ranked.sha256, judge, [judge.model], 1, g.gate(), g.grade_mode, g.top_logprobs,
+                   g.keep_degenerate, True, o.answer.lang, o.progress)
     values: dict[str, float] = {}
     for row in graded.graded:
-        repeats = [g for g in row.get("grades") or [] if g is not None]
+        repeats = [x for x in row.get("grades") or [] if x is not None]
         values[str(row["id"])] = float(np.mean(repeats)) if repeats else (
             float(row["grade"]) if row.get("grade") is not None else float("nan"))
-    stats = [answered.summary.stats, graded.summary.stats]
-    return values, sum(s.calls for s in stats), sum(s.cache_hits + s.shared for s in stats)
+    stats = graded.summary.stats
+    return values, stats.calls, stats.cache_hits + stats.shared
+
+
+def _judge_batch(batch: list[str], sides: JudgedSides, models: JudgedModels, o: JudgedOptions,
+                 notice: Callable[[str], None]) -> tuple[dict[str, float], dict[str, float], int, int]:
+    """One batch: the ideal answers once (judge), each side's top-K answers (its model), both sides graded
+    (judge); the base and new grades and the new and cached calls."""
+    from ragdiag.answers.generation import topk_rows
+
+    texts = {s.id: s for s in sides.texts.samples}
+    wanted = set(batch)
+    ideal: list[Row] = [{"kind": "ideal", "id": q, "q": texts[q].q} for q in dict.fromkeys(batch)]
+    paid, cached = _answer(ideal, texts, models.judge, o, notice)
+    grades = []
+    for ranked, config in ((sides.base, models.base), (sides.new, models.new)):
+        rows = topk_rows(texts, [r for r in ranked.samples if r.id in wanted], [sides.k], ranked.source)
+        calls, hits = _answer(rows, texts, config, o, notice)
+        got, graded_calls, graded_hits = _grade(ideal, rows, ranked, models.judge, o)
+        grades.append(got)
+        paid, cached = paid + calls + graded_calls, cached + hits + graded_hits
+    return grades[0], grades[1], paid, cached
 
 
 def _paired(ids: list[str], base: dict[str, float], new: dict[str, float]) -> Paired:
@@ -112,19 +180,21 @@ def _paired(ids: list[str], base: dict[str, float], new: dict[str, float]) -> Pa
     return Paired("graded", list(ids), ["grade"], column(base), column(new), [False], {"base_only": 0, "new_only": 0})
 
 
-def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOptions, seq: SequentialOptions,
+def judged_loop(sides: JudgedSides, models: JudgedModels, gate_options: GateOptions, seq: SequentialOptions,
                 o: JudgedOptions, meta: dict[str, Any], notice: Callable[[str], None]) -> CompareResult:
     """Judge batches in the seeded order until every metric is decided, ``max_queries`` or ``max_calls``."""
     ids = query_ids(sides)
     available = len(ids)
     limit = available if seq.max_queries is None else min(seq.max_queries, available)
     order = [ids[i] for i in replay_order(available, gate_options.seed)[:limit]]
-    per_query = calls_per_query(config)
+    per_query = CALLS_PER_QUERY
+    for line in models.notices():
+        notice(line)
     cap = "" if o.max_calls is None else f"; --max-calls {o.max_calls} is a hard cap on each batch's worst case"
     notice(f"judged loop: up to {limit} of {available} questions in a random order (seed {gate_options.seed}), "
            f"judged in batches of {o.batch_size} at K = {sides.k}; cost before any call: at most {per_query} new "
-           f"LLM calls per question (an ideal answer{'' if per_query == CALLS_PER_QUERY else ' per side'}, two answers, "
-           f"two grades), at most {per_query * limit} "
+           f"LLM calls per question (an ideal answer, two answers, two grades, each grade with at most one repair), "
+           f"at most {per_query * limit} "
            f"for all of them; the cache pays for the calls it holds{cap}")
     first_look = seq.burn_in if seq.sequence == "asymptotic" else MIN_QUERIES
     tuned = replace(seq, planned=limit, max_queries=None)
@@ -150,11 +220,10 @@ def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOpti
                                    f"{'nothing was sent; ' if paid == 0 else ''}raise --max-calls or lower --batch-size")
             stopped_by = "max-calls"
             break
-        wanted = set(batch)
-        for side, grades in ((sides.base, base), (sides.new, new)):
-            got, calls, hits = _grades(sides.texts, _subset(side, wanted), sides.k, config, o, once)
-            grades.update(got)
-            paid, cached = paid + calls, cached + hits
+        got_base, got_new, calls, hits = _judge_batch(batch, sides, models, o, once)
+        base.update(got_base)
+        new.update(got_new)
+        paid, cached = paid + calls, cached + hits
         judged = order[:start + len(batch)]
         if len(judged) < min(first_look, limit):
             continue
@@ -169,13 +238,10 @@ def judged_loop(sides: JudgedSides, config: ClientConfig, gate_options: GateOpti
     assert result.sequential is not None
     run = result.sequential
     judged_n = len(base)
-    # the new side asks for the ideal answers the base side just got: replayed, not counted (a cold fixed plan pays once)
-    reused = min(judged_n, cached) if per_query == CALLS_PER_QUERY else 0
-    cached -= reused
     used = paid + cached
     fixed = round(used * available / judged_n)
     run.available, run.max_queries = available, limit
-    run.calls = {"paid": paid, "from_cache": cached, "ideal_reused": reused, "requests": used, "questions_judged": judged_n, "fixed_plan": fixed,
+    run.calls = {"paid": paid, "from_cache": cached, "requests": used, "questions_judged": judged_n, "fixed_plan": fixed,
                  "saved": fixed - used, "upper_bound": per_query * limit, "max_calls": o.max_calls,
                  "batch_size": o.batch_size, "stopped_by": stopped_by}
     result.meta["queries"] = available

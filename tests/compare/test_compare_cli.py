@@ -203,3 +203,22 @@ def test_the_step_summary_that_is_the_summary_file_is_written_once(tmp_path):
     assert result.exit_code == 1, result.output
     text = step.read_text()
     assert text.startswith("## earlier step\n") and text.count("## ragdiag compare") == 1
+
+
+def test_the_gate_says_what_it_compared_and_an_open_metric_in_words(tmp_path):
+    """Issue 42: the names (--base-name / --new-name) on the terminal, in the JSON and the Markdown summary;
+    a PASS with an inconclusive metric says so in words, with its interval, which way it leans and that
+    --strict fails on it; each inconclusive metric gets its one "queries needed" figure, named."""
+    out, summary = tmp_path / "c.json", tmp_path / "s.md"
+    result = _run(*RUNS, "--max-drop", "0.03", "--base-name", "bm25 (main)", "--new-name", "dense v2", "--out", str(out),
+                  "--summary-md", str(summary))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert (doc["meta"]["base_name"], doc["meta"]["new_name"]) == ("bm25 (main)", "dense v2")
+    shown = " ".join(result.output.split())
+    assert shown.startswith("GATE PASS: no metric shown worse than −0.030;")
+    assert "— --strict fails on this" in shown.split("inconclusive —")[0]
+    assert "dense v2 against bm25 (main)" in shown and "dense v2 against bm25 (main)" in summary.read_text()
+    for entry in (m for m in doc["metrics"] if m["decision"] == "inconclusive"):
+        assert isinstance(entry["queries_needed"], int)
+        assert f"about {entry['queries_needed']:,} queries would show it" in shown

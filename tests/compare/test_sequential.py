@@ -154,6 +154,8 @@ def test_bad_sequential_input_is_one_line_and_exit_2(tmp_path):
         result = _compare(tmp_path, *args, "--out", str(tmp_path / "never.json"))
         assert result.exit_code == 2, (args, result.output)
         assert words in result.output, (args, result.output)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("ragdiag: error:"), (args, result.output)
         assert not (tmp_path / "never.json").exists()
 
 

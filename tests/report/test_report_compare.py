@@ -65,3 +65,19 @@ def test_a_wrong_field_is_one_error_line(compare_json, tmp_path):
     doc = json.loads(compare_json.read_text())
     assert_report_refuses(doc, ["metrics", 0, "ci_low"], "low", "metrics[0].ci_low", tmp_path / "bad.json")
     assert_report_refuses(doc, ["meta", "max_drop"], KeyError, "meta.max_drop", tmp_path / "bad2.json")
+
+
+def test_a_sequential_compare_draws_its_confidence_sequences(tmp_path):
+    """Issue 42: the sequence of bounds of ``compare --sequential`` is drawn in the report, after the forest plot."""
+    seq = tmp_path / "sequential.json"
+    done = runner.invoke(app, ["compare", "--base", str(FIX / "base.jsonl"), "--new", str(FIX / "new.trec"),
+                               "--qrels", str(FIX / "qrels.tsv"), "--sequential", "--out", str(seq)])
+    assert done.exit_code == 1, done.output
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(seq), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    section = page[page.index('data-kind="compare"'):]
+    plot = section.index('<img alt="confidence sequence of Δ per metric against the queries read"')
+    assert section.index('<img alt="forest plot') < plot
+    assert section[plot:section.index(">", plot)].count("data:image/png;base64,") == 1

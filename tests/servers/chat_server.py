@@ -20,6 +20,9 @@ Its replies are deterministic text computed by this test server — never an LLM
   passage lacks), ``duplicate`` (the question written for the passage ``other``), ``language`` (the
   question in the other language), ``not-json`` or ``no-question``;
 - anything else gets ``"test server reply"``;
+- ``words_by_model`` (model name → n): a generation request naming that model gets n words of each
+  reference instead of ``words_per_reference`` (two "models" that answer differently, for comparisons
+  of two models; still this test server's text);
 - a French prompt (its system message says ``en français``, as the ``*-fr`` prompts do) gets the same
   replies in French: ``"D'après les références : "`` …, and a judge reason in French.
 
@@ -288,6 +291,7 @@ class ChatServer(LocalServer):
     def __init__(self, latency: float = 0.0, words_per_reference: int = 12, api_key: str | None = None) -> None:
         super().__init__(latency, api_key)
         self.words_per_reference = words_per_reference
+        self.words_by_model: dict[str, int] = {}
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
         self.honour_limit = True  # False: a server that ignores max_tokens (a reply as long as it likes)
@@ -359,10 +363,11 @@ class ChatServer(LocalServer):
         source = _SOURCE.search(user)
         if source is not None:
             return answerable_reply(user) or testset_reply(html.unescape(source.group(1)), is_french(body), faults)
+        words = self.words_by_model.get(str(body.get("model")), self.words_per_reference)
         if is_french(body):
-            return french_reply(user, self.words_per_reference) or "réponse du serveur de test"
+            return french_reply(user, words) or "réponse du serveur de test"
         return (judge_reply(user) or label_reply(user) or reference_free_reply(user)
-                or generation_reply(user, self.words_per_reference)
+                or generation_reply(user, words)
                 or "test server reply")
 
     @staticmethod
