@@ -11,7 +11,7 @@ import typer
 from ragdiag.cli import options as o
 from ragdiag.cli.options import FLOAT, TEXT, finite_float
 
-TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or corpus.jsonl, ranked by --retriever (or give --texts and --ranked).")]
+TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), a corpus file, or a folder of documents (passages 'path#n' of 256 words; with --queries and --qrels), ranked by --retriever or --run (or give --index-dir, or --texts and --ranked).")]
 TriageIndexDir = Annotated[Optional[Path], o.retold(o.IndexDir, "Instead of --corpus: the passages of an index folder written by 'ragdiag index build' (a folder of documents' passages 'path#n', or the corpus file it was built from), with --queries, --qrels and --run (or --retriever).")]
 TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus or --index-dir, one retriever over its passages: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
 TriageTexts = Annotated[Optional[str], o.retold(o.Texts, "Texts samples (id, q, p, n): JSON/JSONL file, hub-layout folder, or hf:[REPO]; with --ranked, instead of --corpus.")]

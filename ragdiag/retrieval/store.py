@@ -28,7 +28,7 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.data.beir import corpus_file, load_corpus
-from ragdiag.data.doc_folder import is_document_folder, passage_ids, read_folder
+from ragdiag.data.doc_folder import cut_folder, is_document_folder, read_folder
 from ragdiag.errors import RagdiagError
 from ragdiag.io.fields import Reading, current_reading
 from ragdiag.io.progress import note
@@ -243,10 +243,10 @@ def _folder_corpus(root: Path, reading: Reading, embedder) -> BuiltIndexes:
     spec = ChunkSpec(reading.chunk_size, reading.chunk_overlap)
     if has_tokenizer:
         check_fits(spec, embedder.window)
-    passages, owners = split_documents(documents.texts, tokenizer, spec)
-    built = BuiltIndexes(doc_ids=passage_ids(documents.paths, owners.tolist()), bm25=None, timings={})  # type: ignore[arg-type]
-    built.texts = passages
-    built.sources = [documents.paths[o] for o in owners.tolist()]
+    cut = cut_folder(documents, tokenizer, spec)
+    built = BuiltIndexes(doc_ids=cut.ids, bm25=None, timings={})  # type: ignore[arg-type]
+    built.texts = cut.texts
+    built.sources = cut.sources
     built.folder = {"files": len(documents.paths), "skipped_files": len(documents.skipped),
                     "chunk_size": spec.tokens, "chunk_overlap": spec.overlap,
                     "tokens": "the embedder's tokenizer" if has_tokenizer else "whitespace-separated words"}

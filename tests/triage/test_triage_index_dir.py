@@ -1,6 +1,7 @@
 """Issue 39: ``triage --index-dir`` reads the passages of a built index folder instead of a corpus —
 the corpus file it was built from (checked unchanged) or, for a folder of documents, the passages it
-cut (``passages.json``, ids ``path#n``; ``--by-document`` for qrels that judge the documents). Against
+cut (``passages.json``, ids ``path#n``; ``--by-document`` for qrels that judge the documents); the
+folder itself is a ``--corpus`` too. Against
 the fault-model test server (test-server replies, never an LLM's)."""
 
 from __future__ import annotations
@@ -100,6 +101,11 @@ def test_index_of_a_folder_of_documents_triages_its_passages_judged_by_document(
     rows = _rows(tmp_path / "out")
     assert [row["id"] for row in rows] == list(QUERIES)
     assert [row["relevant"] for row in rows] == [[f"{q}/{q}-d01.md#0"] for q in QUERIES]
+
+    from_folder = _triage(server, tmp_path / "folder-out", "--corpus", folder, "--queries", FIXTURE / "queries.jsonl",
+                          "--qrels", qrels, "--run", run, "--by-document")
+    assert from_folder.exit_code == 0, from_folder.output  # the folder itself as --corpus: the same passages
+    assert _rows(tmp_path / "folder-out") == rows
 
     flat = _triage(server, tmp_path / "flat", "--corpus", FIXTURE, "--qrels", _qrels(tmp_path / "flat-qrels.trec"), "--run",
                    _run(tmp_path / "flat.trec", [r["_id"] for r in _documents()]))
