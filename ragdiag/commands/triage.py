@@ -147,7 +147,7 @@ def run(request: TriageRequest) -> TriageRun:
                                    request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0, run=request.run, only=only,
                                    given=None if given is None or answers_from is None else (set(given), answers_from),
-                                   index_dir=request.index_dir)
+                                   index_dir=request.index_dir, progress=request.progress)
         if given is not None and answers_from is not None:
             check_questions(given, answers_from, data.queries)
     else:

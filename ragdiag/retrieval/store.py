@@ -31,7 +31,7 @@ from ragdiag.data.beir import corpus_file, load_corpus
 from ragdiag.data.doc_folder import cut_folder, is_document_folder, read_folder
 from ragdiag.errors import RagdiagError
 from ragdiag.io.fields import Reading, current_reading
-from ragdiag.io.progress import note
+from ragdiag.io.progress import note, step
 from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.bm25 import (
@@ -148,12 +148,13 @@ def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltInde
     if opts.embedder != NO_EMBEDDER:
         embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
                                  batch_size=opts.batch_size, device=opts.device, cache_mode=opts.cache_mode)
-    if is_document_folder(opts.corpus):
-        built = _folder_corpus(Path(opts.corpus), current_reading(opts.reading), embedder)
-        texts = built.texts or []
-    else:
-        doc_ids, texts = load_corpus(opts.corpus, opts.reading)
-        built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
+    with step(f"reading the corpus {opts.corpus}", progress):
+        if is_document_folder(opts.corpus):
+            built = _folder_corpus(Path(opts.corpus), current_reading(opts.reading), embedder)
+            texts = built.texts or []
+        else:
+            doc_ids, texts = load_corpus(opts.corpus, opts.reading)
+            built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
     if embedder is not None:
         passages, built.owners, built.truncated = _passages(embedder, texts, opts.chunk)
         built.embedder, built.n_passages = embedder, len(passages)
@@ -169,11 +170,13 @@ def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltInde
             built.pg_block = build_dense(opts.backend, spec, built.vectors, opts.metric, Path(opts.out))
         else:
             check_index_params(spec, n_vectors=len(passages))
-            built.index = build_index(spec, built.vectors, opts.metric, seed=opts.seed)
+            with step(f"building the faiss index {spec.text} over {len(passages):,} vectors", progress):
+                built.index = build_index(spec, built.vectors, opts.metric, seed=opts.seed)
             set_search_params(built.index, built.point)
         built.timings["index"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    built.bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
+    with step(f"building the BM25 index over {len(texts):,} passages", progress):
+        built.bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
     built.timings["bm25"] = time.perf_counter() - t0
     return built
 

@@ -74,7 +74,7 @@ def load_corpus_queries(corpus: Path | None, queries: Path | None, qrels: Path |
                         retriever: str, depth: int | None, k: int, ks: tuple[int, ...], max_queries: int | None,
                         cache_dir: Path | None, embed_base_url: str | None, seed: int, run: Path | None = None,
                         only: list[str] | None = None, given: tuple[set[str], Path] | None = None,
-                        index_dir: Path | None = None) -> TriageData:
+                        index_dir: Path | None = None, progress: bool = False) -> TriageData:
     """BEIR folder (or the passages of ``index_dir``) → queries (with answers, else judged; ``given``: only the ids answered in --answers-from;
     ``only``: these ids, in this order), their pools
     from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) to ``depth`` (:func:`pool_depth`)
@@ -122,7 +122,8 @@ def load_corpus_queries(corpus: Path | None, queries: Path | None, qrels: Path |
         _pools_from_run(out, run, known_docs, depth)
         data.retriever = f"run:{run}"
         return data
-    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed).rank(spec, depth)
+    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed,
+                             progress).rank(spec, depth)
     for query, hits in zip(out, ranked):
         query.pool = [doc_ids[r] for r, _ in hits]
     return data
