@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
@@ -51,3 +52,24 @@ def test_compare_pairs_tables_on_a_common_query_id_name(tmp_path):
     jsonl = _table(tmp_path / "new.jsonl", shift=0.05)
     refused = runner.invoke(app, ["compare", "--base", str(base), "--new", str(jsonl)])
     assert refused.exit_code == 2 and "read it with `--table-format csv`" in refused.stderr, refused.output
+
+
+def test_reference_answers_are_read_from_a_table(tmp_path):
+    """Before: ``--answers answers.csv`` stopped on malformed JSON; now CSV, TSV, a JSON list or Parquet."""
+    from ragdiag.data.reference_answers import load_reference_answers
+    from ragdiag.errors import DataError
+
+    csv = tmp_path / "answers.csv"
+    csv.write_text('qid,answer\nq1,"Paris, the capital"\nq2,42\n')
+    assert load_reference_answers(csv) == {"q1": ["Paris, the capital"], "q2": ["42"]}
+    listed = tmp_path / "answers.json"
+    listed.write_text('[{"query_id": "q1", "answers": ["a", "b", "a"]}]')
+    assert load_reference_answers(listed) == {"q1": ["a", "b"]}
+    lines = tmp_path / "answers.jsonl"
+    lines.write_text('{"query_id": "q1", "answer": "a"}\n')
+    assert load_reference_answers(lines) == {"q1": ["a"]}  # JSON lines as before
+    unnamed = tmp_path / "other.csv"
+    unnamed.write_text("question,text\nq1,a\n")
+    with pytest.raises(DataError, match=r"no query id field \(recognised: query_id\|_id\|qid\|id\|question_id\); "
+                                        r"this looks like CSV with columns question, text"):
+        load_reference_answers(unnamed)
