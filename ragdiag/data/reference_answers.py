@@ -101,7 +101,7 @@ def _table_answers(path: Path) -> dict[str, list[str]]:
         values = answers if isinstance(answers, list) else [answers]
         if not values or not all(isinstance(v, str) and v.strip() for v in values):
             raise DataError(f"--answers {path} {where}: field '{answer_field}' holds an empty or non-string answer")
-        out[query_id] = list(dict.fromkeys(v.strip() for v in values))
+        out[query_id] = list(dict.fromkeys(str(v).strip() for v in values))
         first[query_id] = where
     if not out:
         raise DataError(f"--answers {path}: no answers")
