@@ -62,7 +62,7 @@ def triage(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
-    by_document: Annotated[bool, o.retold(o.ByDocument, "Qrels that judge documents ('guide/install') judge every passage cut from them ('guide/install.md#0', '#1' …) at their grade (an index of a folder of documents).")] = False,
+    by_document: Annotated[bool, o.retold(o.ByDocument, "Qrels that judge documents ('guide/install') judge every passage cut from them ('guide/install.md#0', '#1', and so on) at their grade (an index of a folder of documents).")] = False,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
