@@ -27,6 +27,7 @@ from ragdiag.data.qrels_runs import read_qrels, read_run, run_depth, run_ids
 from ragdiag.errors import RagdiagError
 from ragdiag.io.files import file_sha256
 from ragdiag.io.npy_input import read_npy
+from ragdiag.io.run_record import describe_input
 from ragdiag.results.robustness import RobustnessResult
 from ragdiag.retrieval.index_specs import expand_specs
 from ragdiag.retrieval.indexes import prepare_vectors
@@ -89,7 +90,7 @@ def _vectors(opts: RobustnessOptions, progress: bool) -> tuple[np.ndarray, np.nd
         _, texts = load_queries(opts.query_texts)
         base = prepare_vectors(embedder.encode(docs, progress=progress), opts.metric, f"embeddings of {opts.corpus}")
         queries = prepare_vectors(query_embedder.encode(texts, progress=progress), opts.metric, "query embeddings")
-        files = {"corpus": str(opts.corpus), "corpus_sha256": file_sha256(opts.corpus),
+        files = {"corpus": str(opts.corpus), "corpus_sha256": describe_input(opts.corpus)["sha256"],
                  "query_texts": str(opts.query_texts), "query_texts_sha256": file_sha256(opts.query_texts),
                  "embedder": embedder.identity}
         return base, queries, files

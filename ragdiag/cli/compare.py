@@ -91,6 +91,7 @@ def compare(
     score_field: o.ScoreField = None,
     qrels_format: o.QrelsFormat = None,
     run_format: o.RunFormat = None,
+    table_format: o.PerQueryFormat = None,
     by_document: o.ByDocument = False,
     answer: o.AnswerGroup = o.ANSWER,
     grading: o.GradingGroup = o.GRADING,
@@ -138,7 +139,7 @@ def compare(
     if base is None:
         raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
                            "(the judged loop)")
-    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format,
+    with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format, table=table_format,
                       by_document=by_document).activate():
         result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
                                     base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,

@@ -52,6 +52,7 @@ def correlate(
     degenerate_patterns: o.DegeneratePatterns = None,
     long_answer_ratio: o.LongAnswerRatio = o.DEFAULT_LONG_ANSWER_RATIO,
     complete_cases: Annotated[bool, o.retold(o.CompleteCases, "Keep only the queries graded at every K (missing grades are not missing at random: a failed call is likelier at large K); the verdict says which rows it used.")] = False,
+    table_format: o.PerQueryFormat = None,
 ) -> None:
     """Correlate retrieval measures with answer grades, per segment, maximising over α (paper 003).
 
@@ -79,7 +80,8 @@ def correlate(
         long_answer_ratio=long_answer_ratio, complete_cases=complete_cases, given=given_flags(ctx),
     )
     stderr = Console(stderr=True)
-    result = run(request, on_notice=lambda notice: stderr.print(f"note: {notice}", style="yellow"))
+    with o.reading_of(table=table_format).activate():
+        result = run(request, on_notice=lambda notice: stderr.print(f"note: {notice}", style="yellow"))
     basis = verdict_basis(result)
     from ragdiag.cli.show import fmt_value, show_result
     from ragdiag.io.out_format import screen_format

@@ -13,7 +13,7 @@ from ragdiag.report.llm_summary import render_summary
 
 
 def label(
-    corpus: Annotated[Path, o.retold(o.Corpus, "Corpus: JSONL, JSON list, CSV, TSV or Parquet with id, text and optional title fields (BEIR corpus.jsonl), or a BEIR folder.")],
+    corpus: Annotated[Path, o.retold(o.Corpus, "Corpus: JSONL, JSON list, CSV, TSV or Parquet with id, text and optional title fields (BEIR corpus.jsonl), a BEIR folder, or a folder of documents (passages 'path#n').")],
     queries: o.Queries,
     out: Annotated[Path, o.retold(o.OutRequired, "Graded qrels to write (BEIR TSV query-id, corpus-id, score 1–5); its manifest is OUT.manifest.json.")],
     pool: Annotated[str, o.text_option(o.RETRIEVAL, "--pool", "Pool retrievers, comma-separated: dense:EMBEDDER (faiss flat, cosine), bm25[:SPEC], run:PATH; fused by RRF (c = 60).")] = "dense:local,bm25",

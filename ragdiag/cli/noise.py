@@ -15,7 +15,7 @@ def noise(
     queries: Annotated[str, o.text_option(o.INPUT, "--queries", "bundled, or a JSONL file of {query, reference} (or BEIR queries: _id, text).")] = "bundled",
     seed: o.Seed = o.DEFAULT_SEED,
     variants: o.Variants = 3,
-    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR folder or corpus.jsonl: retrieval impact.")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR folder, a corpus file or a folder of documents: retrieval impact.")] = None,
     k: o.K = o.DEFAULT_K,
     output: o.ProbeOutputGroup = o.PROBE_OUTPUT,
     cache_dir: o.EmbeddingCacheDir = None,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ragdiag.commands.pipeline import CorpusRunResult, PipelineResult
 
 TextsOpt = Annotated[Optional[str], o.retold(o.Texts, "Texts samples: JSON/JSONL file, hub-layout folder, or hf:[REPO] (or rank your own corpus with --corpus).")]
-CorpusOpt = Annotated[Optional[Path], o.retold(o.CorpusFolder, "Rank your own corpus: BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv); use with --retriever instead of --texts.")]
+CorpusOpt = Annotated[Optional[Path], o.retold(o.CorpusFolder, "Rank your own corpus: BEIR corpus.jsonl (or any corpus file), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), or a folder of documents (passages 'path#n'); use with --retriever instead of --texts.")]
 QrelsOpt = Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")]
 RetrieverOpt = o.Retriever
 DepthOpt = o.Depth

@@ -27,7 +27,7 @@ def names(
     cache_dir: o.EmbeddingCacheDir = None,
     cache: o.EmbeddingCache = o.DEFAULT_CACHE_MODE,
     queries: Annotated[Optional[Path], o.retold(o.Queries, "Your own queries (BEIR queries.jsonl): detect the names in them, ablate them (--ablations mask, gibberish, replace) and measure the retrieval change against --qrels on --corpus.")] = None,
-    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "With --queries: BEIR folder or corpus.jsonl searched (exact cosine).")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "With --queries: BEIR folder, a corpus file or a folder of documents, searched (exact cosine).")] = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --queries: graded qrels 1–5 (binary 0/1 read as 1 and 5).")] = None,
     k: Annotated[int, o.retold(o.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.")] = 10,
     names: Annotated[Optional[Path], o.path_option(o.INPUT, "--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,

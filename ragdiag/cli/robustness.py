@@ -12,7 +12,7 @@ from ragdiag.cli import options as o
 def robustness(
     base_vectors: o.BaseVectors = None,
     query_vectors: o.QueryVectors = None,
-    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "BEIR corpus.jsonl, embedded with --embedder.")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "A corpus file (BEIR corpus.jsonl or another shape) or a folder of documents, embedded with --embedder.")] = None,
     queries: Annotated[Optional[Path], o.retold(o.Queries, "BEIR queries.jsonl, embedded with --embedder.")] = None,
     embedder: o.Embedder = o.DEFAULT_EMBEDDER,
     run: Annotated[Optional[list[Path]], o.retold(o.Run, "Run file (with --qrels): run.jsonl from 'ragdiag retrieve' or a TREC run; repeat to compare runs side by side, each labelled by its file name.")] = None,

@@ -50,7 +50,7 @@ def certify(
 def testset(
     ctx: typer.Context,
     client: o.ClientGroup = o.CLIENT,
-    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "The corpus to write questions from: BEIR corpus.jsonl (_id, title, text) or its folder.")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.Corpus, "The corpus to write questions from: BEIR corpus.jsonl (_id, title, text) or its folder, any corpus file, or a folder of documents (passages 'path#n').")] = None,
     out_dir: Annotated[Optional[Path], o.retold(o.OutDir, "Folder for the test collection: corpus.jsonl, queries.jsonl, qrels/test.tsv, answers.jsonl, candidates.jsonl, manifest.json.")] = None,
     n: Annotated[int, o.int_option(o.INPUT, "--n", "Passages sampled, one question each (the filters keep fewer).", 1, 1_000_000)] = 200,
     per_doc: Annotated[int, o.int_option(o.INPUT, "--per-doc", "At most this many passages per document (the sample is stratified over documents).", 1, 10_000)] = 1,

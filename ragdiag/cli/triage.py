@@ -11,8 +11,9 @@ import typer
 from ragdiag.cli import options as o
 from ragdiag.cli.options import FLOAT, INTEGER, TEXT, finite_float
 
-TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or corpus.jsonl, ranked by --retriever (or give --texts and --ranked).")]
-TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus, one retriever: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
+TriageCorpus = Annotated[Optional[Path], o.retold(o.CorpusFolder, "BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), a corpus file, or a folder of documents (passages 'path#n' of 256 words; with --queries and --qrels), ranked by --retriever or --run (or give --index-dir, or --texts and --ranked).")]
+TriageIndexDir = Annotated[Optional[Path], o.retold(o.IndexDir, "Instead of --corpus: the passages of an index folder written by 'ragdiag index build' (a folder of documents' passages 'path#n', or the corpus file it was built from), with --queries, --qrels and --run (or --retriever).")]
+TriageRetriever = Annotated[Optional[list[str]], o.retold(o.Retriever, "With --corpus or --index-dir, one retriever over its passages: bm25[:VARIANT], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF); default bm25.")]
 TriageTexts = Annotated[Optional[str], o.retold(o.Texts, "Texts samples (id, q, p, n): JSON/JSONL file, hub-layout folder, or hf:[REPO]; with --ranked, instead of --corpus.")]
 TriageAnswers = Annotated[Optional[Path], o.retold(o.Answers, "Reference answers, JSON lines {\"query_id\": ID, \"answer\": TEXT} or {..., \"answers\": [...]} (the format sweep --answers reads): grades are against them, and the oracle runs; without it, grades are against the ideal answer from the relevant passages and the oracle is skipped.")]
 AnswersFrom = Annotated[Optional[Path], o.option(o.INPUT, "--answers-from", help="Answers you already have (production answers): the answers file of import traces or generate, its topK rows at K = --k. Each query's baseline is read, graded, never generated; queries without an answer are left out.", metavar=o.PATH)]
@@ -23,7 +24,7 @@ AllQueries = Annotated[bool, o.option(o.INPUT, "--all", help="Triage every query
 Interventions = Annotated[str, o.option(o.LLM, "--interventions", help="Comma list of oracle, inject, position, drop-distractors, k-sweep, closed-book, single-passage (opt-in: K calls per query for the utility labels).", metavar=TEXT)]
 Exhaustive = Annotated[bool, o.option(o.LLM, "--exhaustive", help="Run every intervention that applies (complete 'also' lists) instead of stopping once the cause is known.")]
 KSweep = Annotated[Optional[str], o.option(o.RETRIEVAL, "--k-sweep", help="Cut-offs of the k-sweep intervention, comma list (default: 1,3,K,2K).", metavar=TEXT)]
-TriageRun = Annotated[Optional[Path], o.retold(o.Run, "With --corpus: your run (run.jsonl or TREC) gives each query's pool instead of --retriever.")]
+TriageRun = Annotated[Optional[Path], o.retold(o.Run, "With --corpus or --index-dir: your run (run.jsonl or TREC) gives each query's pool instead of --retriever.")]
 TriageIds = Annotated[Optional[str], o.option(o.INPUT, "--ids", help="Triage only these queries, a comma list (e.g. q05,q53), in this order.", metavar=TEXT)]
 FromCompare = Annotated[Optional[Path], o.option(o.INPUT, "--from-compare", help="Triage compare's regressed queries: its --per-query file (deltas.jsonl), Δ < 0 on its first metric, most regressed first (--max-queries caps them).", metavar=o.PATH)]
 ReferenceFree = Annotated[bool, o.option(o.INPUT, "--reference-free", help="Grade without a reference (answers the question, supported by its passages, abstains when they are insufficient) and find causes with the sufficient-context rater; automatic with neither --answers nor a relevant passage in the qrels.")]
@@ -34,8 +35,9 @@ TriageOutDir = Annotated[Path, o.retold(o.OutDir, "Folder for triage.json, per_q
 def triage(
     out_dir: TriageOutDir = Path("triage"),
     corpus: TriageCorpus = None,
-    queries: Annotated[Optional[Path], o.given(o.FolderQueries, "--corpus")] = None,
-    qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus: qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")] = None,
+    index_dir: TriageIndexDir = None,
+    queries: Annotated[Optional[Path], o.given(o.FolderQueries, "--corpus or --index-dir")] = None,
+    qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus or --index-dir: qrels, BEIR or TREC (default: the --corpus folder's qrels/test.tsv).")] = None,
     retriever: TriageRetriever = None,
     run: TriageRun = None,
     ids: TriageIds = None,
@@ -64,13 +66,14 @@ def triage(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
+    by_document: Annotated[bool, o.retold(o.ByDocument, "Qrels that judge documents ('guide/install') judge every passage cut from them ('guide/install.md#0', '#1', and so on) at their grade (an index of a folder of documents).")] = False,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
     query, the share of each cause with its fix, and the cost (files in --out-dir)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, by_document=by_document).activate():
         from ragdiag.commands.triage import TriageRequest, parse_ids, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError
@@ -83,7 +86,8 @@ def triage(
         request = TriageRequest(
             k=k, fail_below=fail_below, all_queries=all_queries, interventions=names, exhaustive=exhaustive,
             ks=sweep_ks(k, tuple(parse_ks(k_sweep, "--k-sweep")) if k_sweep else None), ideal_cap=ideal_cap,
-            max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, queries=queries, qrels=qrels,
+            max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, index_dir=index_dir,
+            queries=queries, qrels=qrels,
             retriever=retriever[0] if retriever else "bm25", texts=texts, ranked=ranked, answers=answers, answers_from=answers_from, depth=depth,
             max_queries=max_queries, bootstrap=bootstrap, embed_base_url=embed_base_url, llm=config, out_dir=out_dir,
             progress=client.progress, run=run, ids=parse_ids(ids) if ids is not None else None, from_compare=from_compare,

@@ -66,7 +66,9 @@ def refined_output(out: Path) -> Path:
 
 
 def _corpus_file(path: Path) -> Path:
-    return path / "corpus.jsonl" if path.is_dir() else path
+    from ragdiag.data.beir import corpus_file
+
+    return corpus_file(path)
 
 
 def run(request: LabelRequest) -> LabelResult:

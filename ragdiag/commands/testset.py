@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ragdiag.data.beir import corpus_file
 from ragdiag.errors import RagdiagError
 from ragdiag.io.paths import check_paths
-from ragdiag.io.run_record import start_run
+from ragdiag.io.run_record import describe_input, start_run
 from ragdiag.io.writer import write_json
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.testset import CertifyResult, TestsetManifest
@@ -179,7 +179,6 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     from ragdiag.answers.run_stats import run_meta
     from ragdiag.commands.llm_files import local, open_record
     from ragdiag.data.beir import load_corpus
-    from ragdiag.io.files import file_sha256
     from ragdiag.io.writer import write_bytes, write_jsonl, write_text
     from ragdiag.llm.client import LLMClient
     from ragdiag.llm.prompts import load_prompt, prompt_name
@@ -240,7 +239,7 @@ def testset_run(request: TestsetRequest) -> TestsetManifest:
     certificate, runs = (None, []) if human is None else _certify(request, human, built.qrels, queries, doc_ids, doc_texts,
                                                                    options.label_pool is not None, outputs)
     manifest = TestsetManifest(
-        meta={"command": "ragdiag testset", "corpus": str(corpus), "corpus_sha256": file_sha256(corpus),
+        meta={"command": "ragdiag testset", "corpus": str(corpus), "corpus_sha256": describe_input(corpus)["sha256"],
               "model": request.config.model, "llm": meta_llm, "sample_seed": request.sample_seed, "n": request.n,
               "per_doc": request.per_doc, "min_words": request.min_words, "max_words": request.max_words,
               "lang": request.lang, "kinds": kinds, "examples": None if request.examples is None else str(request.examples),

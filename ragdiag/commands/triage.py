@@ -41,6 +41,7 @@ class TriageRequest(TriageConfig):
     """Every option of ``ragdiag triage``."""
 
     corpus: Path | None = None
+    index_dir: Path | None = None  # instead of --corpus: the passages of an index folder
     queries: Path | None = None
     qrels: Path | None = None
     retriever: str = "bm25"
@@ -69,8 +70,9 @@ class TriageRun:
 
 def _check(request: TriageRequest) -> list[Path]:
     """Options, inputs and outputs, before any work; the input files."""
-    if (request.corpus is None) == (request.texts is None):
-        raise RagdiagError("give either --corpus DIR (with --retriever) or --texts T --ranked R")
+    if sum(given is not None for given in (request.corpus, request.index_dir, request.texts)) != 1:
+        raise RagdiagError("give one of --corpus DIR (with --retriever or --run), --index-dir DIR (with --queries, "
+                           "--qrels and --run or --retriever) or --texts T --ranked R")
     if request.texts is not None and request.ranked is None:
         raise RagdiagError("--texts needs --ranked (the ranked candidates of each sample)")
     lo, hi = FAIL_BELOW_RANGE
@@ -81,8 +83,9 @@ def _check(request: TriageRequest) -> list[Path]:
             raise RagdiagError(f"{name} must be at least 1, got {value}")
     if request.max_calls is not None and request.max_calls < 0:
         raise RagdiagError(f"--max-calls must be at least 0, got {request.max_calls}")
-    if request.run is not None and request.corpus is None:
-        raise RagdiagError("--run needs --corpus (the passages the run names); with --texts/--ranked the ranking is given")
+    if request.run is not None and request.texts is not None:
+        raise RagdiagError("--run needs --corpus or --index-dir (the passages the run names); with --texts/--ranked the "
+                           "ranking is given")
     if request.ids is not None and request.from_compare is not None:
         raise RagdiagError("give --ids or --from-compare, not both")
     if request.depth is not None and request.depth < request.k:
@@ -92,7 +95,8 @@ def _check(request: TriageRequest) -> list[Path]:
                         "--answers-from": request.answers_from, "--run": request.run, "--from-compare": request.from_compare})
     request.grading.gate()
     check_output_dir(request.out_dir, "--out-dir")
-    inputs = [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.answers_from,
+    index = [request.index_dir / "manifest.json"] if request.index_dir is not None else []
+    inputs = index + [p for p in (request.corpus, request.queries, request.qrels, request.answers, request.answers_from,
                           request.run, request.from_compare) if p is not None]
     inputs += [Path(p) for p in (request.texts, request.ranked) if p is not None and not str(p).startswith("hf:")]
     check_paths(inputs={str(p): p for p in inputs},
@@ -165,13 +169,14 @@ def run(request: TriageRequest) -> TriageRun:
     if answers_from is not None:
         given = read_given_answers(answers_from, request.k)
         check_named(given, answers_from, only)
-    if request.corpus is not None:
+    if request.texts is None:
         data = load_corpus_queries(request.corpus, request.queries, request.qrels,
                                    set(references) if references is not None else None, request.retriever,
                                    request.depth, request.k, request.ks, request.max_queries, request.llm.cache_dir,
                                    request.embed_base_url, request.llm.seed or 0, run=request.run, only=only,
                                    given=None if given is None or answers_from is None else (set(given), answers_from),
-                                   qrels_optional=references is None)
+                                   qrels_optional=references is None, index_dir=request.index_dir,
+                                   progress=request.progress)
         if given is not None and answers_from is not None:
             check_questions(given, answers_from, data.queries)
     else:

@@ -177,15 +177,18 @@ def _unique_ids(source: str, id_col: str, ids: list[str]) -> list[str]:
 def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     """A per-query table: ``id_col`` and the metric columns (all numeric columns when none are named).
     Every row and every column is checked: a column only some rows hold is missing on the others."""
-    from ragdiag.data.metric_table import table_rows
+    from ragdiag.data.metric_table import table_format, table_rows
 
     source = str(path)
-    if path.suffix.lower() in (".csv", ".tsv"):
-        return _read_delimited(path, id_col, columns)
+    fmt = table_format(path)  # --table-format, the suffix, else the content
+    if fmt in ("csv", "tsv"):
+        return _read_delimited(path, id_col, columns, fmt == "tsv")
     rows = []
     for index, row in enumerate(table_rows(path)):
         if not isinstance(row, dict):
             raise DataError.at(source, index, None, "expected an object with named columns")
+        if index == 0:
+            id_col = id_column(id_col, list(row))
         if id_col not in row:
             raise DataError.at(source, index, id_col, f"no such column (--id-col); columns: {', '.join(map(str, row))[:200]}")
         rows.append(row)
@@ -205,7 +208,17 @@ def read_table(path: Path, id_col: str, columns: list[str] | None) -> Side:
     return Side(source, ids, list(wanted), _matrix(source, wanted, [[row.get(c) for row in rows] for c in wanted], known))
 
 
-def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
+def id_column(id_col: str, columns: list[str]) -> str:
+    """The query-id column: ``id_col``; when that is the default ``query_id`` and the table lacks it, the
+    first of the common names present (``query-id``, ``qid``, ``question_id``: :data:`ragdiag.io.fields.COMMON_NAMES`)."""
+    from ragdiag.io.fields import COMMON_NAMES
+
+    if id_col in columns or id_col != "query_id":
+        return id_col
+    return next((name for name in COMMON_NAMES["query_id"] if name in columns), id_col)
+
+
+def _read_delimited(path: Path, id_col: str, columns: list[str] | None, tabs: bool = False) -> Side:
     """A CSV/TSV table read as lists (``csv.reader``), the columns picked by their header position:
     the same checks and messages as :func:`read_table`, without a dict per row; every row must have
     the header's width, and no two header cells may share a name."""
@@ -215,7 +228,7 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
     from ragdiag.io.text_input import decode_utf8
 
     source = str(path)
-    reader = csv.reader(io.StringIO(decode_utf8(path, path.read_bytes())), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    reader = csv.reader(io.StringIO(decode_utf8(path, path.read_bytes())), delimiter="\t" if tabs else ",")
     header = next(reader, None)
     if not header:
         raise DataError(f"{source}: no rows")
@@ -224,6 +237,7 @@ def _read_delimited(path: Path, id_col: str, columns: list[str] | None) -> Side:
         where = [str(i + 1) for i, c in enumerate(header) if c == twice[0]]
         raise DataError.at(source, None, twice[0], f"the header names this column twice (columns {', '.join(where)}); "
                            "rename one")
+    id_col = id_column(id_col, header)
     if id_col not in header:
         raise DataError.at(source, 0, id_col, f"no such column (--id-col); columns: {', '.join(header)[:200]}")
     rows = [row for row in reader if row]  # a blank line is no row
@@ -278,7 +292,9 @@ def _is_number(value: Any) -> bool:
 
 def sniff(path: Path) -> str:
     """'graded' for a JSON/JSONL list of rows with id and grade, 'run' for a run.jsonl or TREC run, else 'table'."""
-    if path.suffix.lower() in TABLE_SUFFIXES:
+    from ragdiag.io.fields import current_reading
+
+    if path.suffix.lower() in TABLE_SUFFIXES or current_reading().format_of("table") is not None:
         return "table"
     from ragdiag.io.jsonl import read_json_records
 

@@ -4,7 +4,8 @@ with the ``pdf`` extra, pypdf) file under it, in sorted path order, read as text
 HTML keeps its visible text (``<script>``/``<style>`` dropped) through the standard library's
 :class:`html.parser.HTMLParser`; a PDF is its pages' text (``pypdf.PdfReader.extract_text``). The
 passages are cut by the retrieval layer's chunker (``--chunk-size``/``--chunk-overlap`` tokens of
-the embedder's tokenizer); their ids are ``relative/path#n`` (n from 0) and each keeps its file.
+the embedder's tokenizer in ``index build``, whitespace words elsewhere: :func:`folder_passages`);
+their ids are ``relative/path#n`` (n from 0) and each keeps its file.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ragdiag.data.chunks import ChunkSpec, WordTokenizer, split_documents
 from ragdiag.errors import DataError
+from ragdiag.io.fields import Reading, current_reading
 from ragdiag.io.text_input import decode_utf8
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
@@ -123,3 +126,28 @@ def passage_ids(paths: list[str], owners: list[int]) -> list[str]:
         counts[owner] = n + 1
         ids.append(f"{paths[owner]}#{n}")
     return ids
+
+
+@dataclass
+class FolderPassages:
+    """The passages cut from a folder of documents: ids ``relative/path#n``, texts, each one's file."""
+
+    ids: list[str]
+    texts: list[str]
+    sources: list[str]
+    documents: Documents
+
+
+def cut_folder(documents: Documents, tokenizer, spec: ChunkSpec) -> FolderPassages:
+    """The folder's documents cut into windows of ``spec`` tokens of ``tokenizer`` (:mod:`ragdiag.data.chunks`)."""
+    passages, owners = split_documents(documents.texts, tokenizer, spec)
+    rows = owners.tolist()
+    return FolderPassages(passage_ids(documents.paths, rows), passages, [documents.paths[o] for o in rows], documents)
+
+
+def folder_passages(root: Path, reading: Reading | None = None) -> FolderPassages:
+    """A folder of documents as a corpus for every command but ``index build``: passages of
+    ``--chunk-size`` whitespace words, ``--chunk-overlap`` shared (the reading's; defaults 256 and 32),
+    the cut of ``index build --embedder none`` at the same sizes, so the ids agree."""
+    chosen = current_reading(reading)
+    return cut_folder(read_folder(root), WordTokenizer(), ChunkSpec(chosen.chunk_size, chosen.chunk_overlap))

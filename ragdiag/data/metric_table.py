@@ -44,31 +44,77 @@ class MetricTable:
         return len(self.grade)
 
 
-def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(where, row) of a table file: where is ``line N`` (CSV/TSV, JSON lines: 1-based line of the
-    file) or ``record N`` (JSON list, Parquet: 1-based position)."""
+SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
+
+
+def table_format(path: Path) -> str:
+    """The format of a per-query table: ``--table-format`` (the active reading's), else its suffix, else
+    its content (:func:`ragdiag.data.own_inputs.content_format`); content that is no table is refused saying
+    what it looks like."""
+    from ragdiag.data.own_inputs import content_format
+    from ragdiag.io.fields import current_reading
+
+    given = current_reading().format_of("table")
+    if given is not None:
+        if given not in SUFFIX_FORMATS.values():
+            raise RagdiagError(f"--table-format {given}: a per-query table is csv, tsv, jsonl, json or parquet")
+        return given
     suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        for number, row in csv_rows(path, delimiter="\t" if suffix == ".tsv" else ","):
+    if suffix in SUFFIX_FORMATS:
+        return SUFFIX_FORMATS[suffix]
+    sniffed = content_format(path)  # no table suffix: the content decides
+    if sniffed not in SUFFIX_FORMATS.values():
+        raise RagdiagError(f"{path}: unknown table format '{suffix}', and its content is no table (not JSON, no tab or "
+                           f"comma on its first line): expected {', '.join(SUFFIXES)} (or --table-format "
+                           "csv|tsv|jsonl|json|parquet)")
+    return sniffed
+
+
+def _shape_note(path: Path, fmt: str) -> str:
+    """``; this looks like CSV with columns …: read it with `--table-format csv``` for a table read as
+    ``fmt`` whose content is another table format (empty when it is not)."""
+    from ragdiag.data.own_inputs import content_format
+    from ragdiag.data.records import read_records
+
+    actual = content_format(path)
+    if actual == fmt or actual not in SUFFIX_FORMATS.values():
+        return ""
+    try:
+        looks = read_records(path, actual).looks_like()
+    except RagdiagError:
+        return ""
+    return f"; this looks like {looks}: read it with `--table-format {actual}`"
+
+
+def _rows(path: Path, fmt: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, row) of a table file: where is ``line N`` (CSV/TSV, JSON lines: 1-based line of the
+    file) or ``record N`` (JSON list, Parquet: 1-based position). ``fmt``: :func:`table_format`."""
+    fmt = fmt or table_format(path)
+    if fmt in ("csv", "tsv"):
+        for number, row in csv_rows(path, delimiter="\t" if fmt == "tsv" else ","):
             yield f"line {number}", row
-    elif suffix == ".jsonl":
-        for number, row in read_jsonl_lines(path):
-            yield f"line {number}", row
-    elif suffix == ".json":
+    elif fmt == "jsonl":
+        try:
+            for number, row in read_jsonl_lines(path):
+                yield f"line {number}", row
+        except DataError as err:
+            note = _shape_note(path, fmt)
+            if not note:
+                raise
+            raise DataError(f"{err}{note}") from None
+    elif fmt == "json":
         data = path.read_bytes()
         try:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError as err:
             check_utf8(path, data)
-            raise DataError.at(str(path), None, None, f"not valid JSON ({err})") from None
+            raise DataError.at(str(path), None, None, f"not valid JSON ({err}){_shape_note(path, fmt)}") from None
         if not isinstance(parsed, list):
             raise DataError.at(str(path), None, None, "expected a JSON list of row objects")
         yield from ((f"record {index}", row) for index, row in enumerate(parsed, start=1))
-    elif suffix == ".parquet":
+    else:
         require("pyarrow")  # the install hint of ragdiag.extras when it is missing
         yield from ((f"record {index}", row) for index, row in enumerate(parquet_rows(path), start=1))
-    else:
-        raise RagdiagError(f"{path}: unknown table format '{suffix}': expected {', '.join(SUFFIXES)}")
 
 
 def _at(source: str, where: str, column: str | None, problem: str) -> DataError:
@@ -97,7 +143,7 @@ def load_metric_table(path: Path, grade_col: str, measure_cols: list[str], group
         raise RagdiagError(f"{path}: no such file")
     if not measure_cols:
         raise RagdiagError("no metric columns given: name at least one, e.g. ndcg@10,recall@10")
-    if path.suffix.lower() == ".parquet":
+    if table_format(path) == "parquet":
         from ragdiag.data.metric_parquet import read_metric_parquet
 
         return MetricTable(source=str(path), sha256=file_sha256(path), simulated_grades=_is_bundled_sample(path),

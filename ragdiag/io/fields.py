@@ -71,7 +71,7 @@ def parse_format(text: str) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    """Field names per role and formats per input kind (``corpus``, ``queries``, ``qrels``, ``run``),
+    """Field names per role and formats per input kind (``corpus``, ``queries``, ``qrels``, ``run``, ``table``),
     plus how a folder of documents is cut into passages (``chunk_size``/``chunk_overlap`` tokens)."""
 
     fields: dict[str, str] = field(default_factory=dict)

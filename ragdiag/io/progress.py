@@ -68,6 +68,34 @@ def waiting(message: str, every: float = LINE_EVERY_S, stream: TextIO | None = N
         ticker.stop()
 
 
+@contextmanager
+def step(message: str, enabled: bool = True, after: float = 1.0, every: float = LINE_EVERY_S,
+         stream: TextIO | None = None) -> Iterator[None]:
+    """A step without a count (a BM25 or faiss build, reading a large file): silent when it ends within
+    ``after`` seconds; otherwise ``ragdiag: note: <message> …`` at ``after`` seconds, then ``ragdiag:
+    note: still <message> (N s)`` every ``every`` seconds until it ends. Nothing when not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    stream = stream or sys.stderr
+    start, stop = time.monotonic(), threading.Event()
+
+    def report() -> None:
+        if stop.wait(after):
+            return
+        note(f"{message} …", stream)
+        while not stop.wait(every):
+            note(f"still {message} ({time.monotonic() - start:.0f} s)", stream)
+
+    thread = threading.Thread(target=report, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 class LineProgress:
     """Plain-text progress for logs: a line every ``every`` seconds with done/total, rate, ETA — also
     while a single long step runs (a ticker thread prints when no line came for ``every`` seconds)."""

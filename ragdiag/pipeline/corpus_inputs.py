@@ -2,7 +2,8 @@
 
 Layout: BEIR (``corpus.jsonl`` ``_id/title/text``, ``queries.jsonl`` ``_id/text``, qrels TSV) — a
 folder given as ``--corpus DIR`` alone supplies ``DIR/queries.jsonl`` and ``DIR/qrels/test.tsv``
-(or the folder's only qrels file); qrels may also be TREC (``qid 0 docid rel``), sniffed by
+(or the folder's only qrels file); a folder without ``corpus.jsonl`` is a folder of documents
+(passages ``path#n``, :func:`ragdiag.data.doc_folder.folder_passages`), with ``--queries`` and ``--qrels``; qrels may also be TREC (``qid 0 docid rel``), sniffed by
 :func:`ragdiag.data.qrels_runs.read_qrels`. Used by ``pipeline --corpus`` and ``sweep``.
 
 Checks (one line each, exit 2): a qrels document missing from the corpus (:func:`check_judged_documents`), a qrels query missing
@@ -50,7 +51,7 @@ def resolve_files(corpus: Path, queries: Path | None, qrels: Path | None) -> dic
         from ragdiag.io.paths import not_found
 
         raise RagdiagError(not_found("--corpus", corpus, DATA_DIR_ENV))
-    if corpus.is_dir():
+    if corpus.is_dir() and (corpus / "corpus.jsonl").is_file():
         folder, corpus = corpus, corpus / "corpus.jsonl"
         queries = queries or folder / "queries.jsonl"
         if qrels is None:
@@ -64,9 +65,10 @@ def resolve_files(corpus: Path, queries: Path | None, qrels: Path | None) -> dic
                 names = ", ".join(p.name for p in found) or "none"
                 raise RagdiagError(f"{folder}/qrels: cannot tell which qrels file to use (found: {names}); give --qrels")
     if queries is None or qrels is None:
-        raise RagdiagError(f"{corpus}: a corpus file needs --queries and --qrels (or give a BEIR folder as --corpus)")
+        what = "a folder of documents" if corpus.is_dir() else "a corpus file"
+        raise RagdiagError(f"{corpus}: {what} needs --queries and --qrels (or give a BEIR folder as --corpus)")
     for what, path in (("corpus", corpus), ("queries", queries), ("qrels", qrels)):
-        if not Path(path).is_file():
+        if not Path(path).is_file() and not (what == "corpus" and Path(path).is_dir()):
             raise RagdiagError(f"{what} {path}: file not found")
     return {"corpus": corpus, "queries": Path(queries), "qrels": Path(qrels)}
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragdiag.errors import RagdiagError
+from ragdiag.io.progress import progress_reporter, step
 from ragdiag.retrieval.index_specs import IndexSpec, parse_index_spec
 
 if TYPE_CHECKING:
@@ -115,18 +116,22 @@ class CorpusRetrieval:
             if spec.index is None:
                 raise RagdiagError(f"retriever '{spec.text}': a dense retriever needs an index spec")
             docs, queries = self._dense_vectors(spec.embedder)
-            index = build_index(spec.index, docs, "ip", seed=self.seed)
+            with step(f"building the faiss index {spec.index.text} over {len(docs):,} passages", self.progress):
+                index = build_index(spec.index, docs, "ip", seed=self.seed)
             set_search_params(index, spec.index.operating_points()[0], k=depth)
             scores, rows = search(index, queries, depth)
             return [[(int(r), float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
         if spec.kind == "bm25":
             from ragdiag.retrieval.bm25 import BM25Index
 
-            bm25 = BM25Index.build(self.doc_texts, spec.bm25)
+            with step(f"building the BM25 index over {len(self.doc_texts):,} passages", self.progress):
+                bm25 = BM25Index.build(self.doc_texts, spec.bm25)
             out = []
-            for text in self.query_texts:
-                rows, scores = bm25.top_k(text, depth)
-                out.append([(int(r), float(s)) for r, s in zip(rows, scores)])
+            with progress_reporter("BM25 search", len(self.query_texts), enabled=self.progress) as bar:
+                for text in self.query_texts:
+                    rows, scores = bm25.top_k(text, depth)
+                    out.append([(int(r), float(s)) for r, s in zip(rows, scores)])
+                    bar.advance()
             return out
         from ragdiag.retrieval.fusion import reciprocal_rank_fusion
 

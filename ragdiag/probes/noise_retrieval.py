@@ -36,13 +36,13 @@ class Corpus:
 
 
 def load_corpus(path: Path) -> Corpus:
-    """A BEIR folder (with ``corpus.jsonl``) or a ``corpus.jsonl`` file (retrieval core's loader)."""
+    """A BEIR folder (with ``corpus.jsonl``), a corpus file or a folder of documents (``beir.load_corpus``)."""
     from ragdiag.data import beir
+    from ragdiag.io.run_record import describe_input
 
-    path = Path(path)
-    file = path / "corpus.jsonl" if path.is_dir() else path
+    file = beir.corpus_file(Path(path))
     ids, texts = beir.load_corpus(file)
-    return Corpus(file, ids, texts, file_sha256(file))
+    return Corpus(file, ids, texts, file_sha256(file) if file.is_file() else describe_input(file)["sha256"])
 
 
 def kendall_tau_topk(clean_order_scores: np.ndarray) -> float:

@@ -4,26 +4,18 @@
 tokenizer, special tokens not counted), each starting ``TOKENS − OVERLAP`` tokens after the
 previous one, cut from the original text by character offsets (the text is never re-decoded). A
 document that fits in one window stays one passage. At retrieval a document scores the best of its
-passages (max-pooling; Dai & Callan 2019's FirstP/MaxP, "MaxP"), so runs stay per document.
+passages (max-pooling; Dai & Callan 2019's FirstP/MaxP, "MaxP"), so runs stay per document. The cut
+itself is :mod:`ragdiag.data.chunks` (a folder of documents is cut there for every command).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ragdiag.data.chunks import ChunkSpec, WordTokenizer, split_documents
 from ragdiag.errors import RagdiagError
 
-
-@dataclass(frozen=True)
-class ChunkSpec:
-    tokens: int
-    overlap: int = 0
-
-    @property
-    def text(self) -> str:
-        return f"{self.tokens}:{self.overlap}"
+__all__ = ["ChunkSpec", "WordTokenizer", "check_fits", "parse_chunk", "pool_max", "split_documents"]
 
 
 def parse_chunk(spec: str) -> ChunkSpec:
@@ -47,36 +39,6 @@ def check_fits(spec: ChunkSpec, window: int, prefix_tokens: int = 0, special_tok
         raise RagdiagError(f"chunk of {spec.tokens} tokens does not fit the model window of {window} tokens "
                            f"({prefix_tokens} prefix + {special_tokens} special tokens also count); "
                            f"use at most {window - prefix_tokens - special_tokens}")
-
-
-class WordTokenizer:
-    """Whitespace-separated words as tokens, in the fast tokenizers' call shape (``offset_mapping``):
-    how a folder of documents is cut when the index has no embedder (``--embedder none``)."""
-
-    def __call__(self, texts: list[str], **_: object) -> dict[str, list[list[tuple[int, int]]]]:
-        import re
-
-        return {"offset_mapping": [[m.span() for m in re.finditer(r"\S+", text)] for text in texts]}
-
-
-def split_documents(texts: list[str], tokenizer, spec: ChunkSpec) -> tuple[list[str], np.ndarray]:
-    """(passages, passage → document position). Uses the fast tokenizer's offset mapping."""
-    encoded = tokenizer(texts, add_special_tokens=False, truncation=False, return_offsets_mapping=True, verbose=False)
-    passages: list[str] = []
-    owners: list[int] = []
-    step = spec.tokens - spec.overlap
-    for position, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"])):
-        if len(offsets) <= spec.tokens:
-            passages.append(text)
-            owners.append(position)
-            continue
-        for start in range(0, len(offsets), step):
-            window = offsets[start : start + spec.tokens]
-            passages.append(text[window[0][0] : window[-1][1]])
-            owners.append(position)
-            if start + spec.tokens >= len(offsets):
-                break
-    return passages, np.asarray(owners, dtype=np.int64)
 
 
 def pool_max(rows: np.ndarray, scores: np.ndarray, owners: np.ndarray, k: int) -> list[tuple[int, float]]:

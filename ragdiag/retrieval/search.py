@@ -70,12 +70,16 @@ def _search_dense(store, opts, vectors, k):
     return search(store.dense(), vectors, k)
 
 
-def _bm25(store, texts, k):
+def _bm25(store, texts, k, progress=False):
+    from ragdiag.io.progress import progress_reporter
+
     bm25 = store.bm25()
     lists = []
-    for text in texts:
-        rows, scores = bm25.top_k(text, k)
-        lists.append([(store.doc_ids[r], float(s)) for r, s in zip(rows, scores)])
+    with progress_reporter("BM25 search", len(texts), enabled=progress) as bar:
+        for text in texts:
+            rows, scores = bm25.top_k(text, k)
+            lists.append([(store.doc_ids[r], float(s)) for r, s in zip(rows, scores)])
+            bar.advance()
     return lists
 
 
@@ -120,11 +124,11 @@ def rank(store: IndexDir, opts: RetrieveOptions, texts: list[str], progress: boo
     n_docs = len(store.doc_ids)
     depth = min(max(opts.k, opts.candidates), n_docs) if opts.mode == "hybrid" else opts.k
     if opts.mode == "hybrid":
-        dense, sparse = _dense(store, texts, depth, opts, progress), _bm25(store, texts, depth)
+        dense, sparse = _dense(store, texts, depth, opts, progress), _bm25(store, texts, depth, progress)
         ranked = [
             reciprocal_rank_fusion([[d for d, _ in a], [d for d, _ in b]], k=opts.rrf_k, top=opts.k)
             for a, b in zip(dense, sparse)
         ]
     else:  # MODES: dense or bm25
-        ranked = _dense(store, texts, depth, opts, progress) if opts.mode == "dense" else _bm25(store, texts, depth)
+        ranked = _dense(store, texts, depth, opts, progress) if opts.mode == "dense" else _bm25(store, texts, depth, progress)
     return ranked, depth

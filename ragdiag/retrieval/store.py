@@ -8,6 +8,8 @@ Layout (nothing in it can execute code when loaded — no pickle anywhere):
 * ``passage_docs.json`` — with ``--chunk``: dense row (passage) → document row (max-pooled at retrieval);
 * ``sources.json`` — a folder of documents as the corpus: row → the file its passage was cut from
   (its id is ``relative/path#n``);
+* ``passages.json`` — a folder of documents as the corpus: row → the text of the passage cut (what
+  ``triage --index-dir`` shows the generator; a corpus file is read again from ``meta.corpus``);
 * ``bm25/`` — the bm25s index in bm25s's own layout (``.npy`` arrays loaded with
   ``allow_pickle=False``, JSON vocabulary and parameters).
 
@@ -26,10 +28,10 @@ import numpy as np
 
 from ragdiag import __version__
 from ragdiag.data.beir import corpus_file, load_corpus
-from ragdiag.data.doc_folder import is_document_folder, passage_ids, read_folder
+from ragdiag.data.doc_folder import cut_folder, is_document_folder, read_folder
 from ragdiag.errors import RagdiagError
 from ragdiag.io.fields import Reading, current_reading
-from ragdiag.io.progress import note
+from ragdiag.io.progress import note, step
 from ragdiag.io.run_record import describe_input
 from ragdiag.io.writer import atomic_path, check_output_dir, guard_outputs, write_json
 from ragdiag.retrieval.bm25 import (
@@ -57,6 +59,7 @@ MANIFEST = "manifest.json"
 DOC_IDS = "doc_ids.json"
 PASSAGE_DOCS = "passage_docs.json"
 SOURCES = "sources.json"
+PASSAGES = "passages.json"
 DENSE = "index.faiss"
 BM25_DIR = "bm25"
 LEGACY_PICKLE = "bm25.pkl"
@@ -113,7 +116,7 @@ def check_build_options(opts: BuildOptions):
         raise RagdiagError(f"batch size must be ≥ 1, got {opts.batch_size}")
     check_output_dir(opts.out, "index folder")
     out = Path(opts.out)
-    guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, out / SOURCES, *(out / BM25_DIR / n for n in BM25_FILES)],
+    guard_outputs([out / MANIFEST, out / DOC_IDS, out / DENSE, out / SOURCES, out / PASSAGES, *(out / BM25_DIR / n for n in BM25_FILES)],
                   [opts.corpus] if Path(opts.corpus).is_file() else [])
     return spec
 
@@ -145,12 +148,13 @@ def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltInde
     if opts.embedder != NO_EMBEDDER:
         embedder = load_embedder(opts.embedder, opts.cache_dir, opts.use_cache, base_url=opts.base_url,
                                  batch_size=opts.batch_size, device=opts.device, cache_mode=opts.cache_mode)
-    if is_document_folder(opts.corpus):
-        built = _folder_corpus(Path(opts.corpus), current_reading(opts.reading), embedder)
-        texts = built.texts or []
-    else:
-        doc_ids, texts = load_corpus(opts.corpus, opts.reading)
-        built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
+    with step(f"reading the corpus {opts.corpus}", progress):
+        if is_document_folder(opts.corpus):
+            built = _folder_corpus(Path(opts.corpus), current_reading(opts.reading), embedder)
+            texts = built.texts or []
+        else:
+            doc_ids, texts = load_corpus(opts.corpus, opts.reading)
+            built = BuiltIndexes(doc_ids=doc_ids, bm25=None, timings={})  # type: ignore[arg-type]
     if embedder is not None:
         passages, built.owners, built.truncated = _passages(embedder, texts, opts.chunk)
         built.embedder, built.n_passages = embedder, len(passages)
@@ -166,11 +170,13 @@ def build_indexes(opts: BuildOptions, spec, progress: bool = False) -> BuiltInde
             built.pg_block = build_dense(opts.backend, spec, built.vectors, opts.metric, Path(opts.out))
         else:
             check_index_params(spec, n_vectors=len(passages))
-            built.index = build_index(spec, built.vectors, opts.metric, seed=opts.seed)
+            with step(f"building the faiss index {spec.text} over {len(passages):,} vectors", progress):
+                built.index = build_index(spec, built.vectors, opts.metric, seed=opts.seed)
             set_search_params(built.index, built.point)
         built.timings["index"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    built.bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
+    with step(f"building the BM25 index over {len(texts):,} passages", progress):
+        built.bm25 = BM25Index.build(texts, opts.bm25_config(), source=str(opts.corpus))
     built.timings["bm25"] = time.perf_counter() - t0
     return built
 
@@ -187,10 +193,11 @@ def save_index_folder(out: Path, built: BuiltIndexes) -> None:
     else:
         (out / DENSE).unlink(missing_ok=True)
     write_json(out / DOC_IDS, built.doc_ids, indent=None)
-    if built.sources is not None:
-        write_json(out / SOURCES, built.sources, indent=None)
-    else:
-        (out / SOURCES).unlink(missing_ok=True)
+    for name, rows in ((SOURCES, built.sources), (PASSAGES, built.texts if built.sources is not None else None)):
+        if rows is not None:
+            write_json(out / name, rows, indent=None)
+        else:
+            (out / name).unlink(missing_ok=True)
     if built.owners is not None:
         write_json(out / PASSAGE_DOCS, built.owners.tolist(), indent=None)
     else:
@@ -239,10 +246,10 @@ def _folder_corpus(root: Path, reading: Reading, embedder) -> BuiltIndexes:
     spec = ChunkSpec(reading.chunk_size, reading.chunk_overlap)
     if has_tokenizer:
         check_fits(spec, embedder.window)
-    passages, owners = split_documents(documents.texts, tokenizer, spec)
-    built = BuiltIndexes(doc_ids=passage_ids(documents.paths, owners.tolist()), bm25=None, timings={})  # type: ignore[arg-type]
-    built.texts = passages
-    built.sources = [documents.paths[o] for o in owners.tolist()]
+    cut = cut_folder(documents, tokenizer, spec)
+    built = BuiltIndexes(doc_ids=cut.ids, bm25=None, timings={})  # type: ignore[arg-type]
+    built.texts = cut.texts
+    built.sources = cut.sources
     built.folder = {"files": len(documents.paths), "skipped_files": len(documents.skipped),
                     "chunk_size": spec.tokens, "chunk_overlap": spec.overlap,
                     "tokens": "the embedder's tokenizer" if has_tokenizer else "whitespace-separated words"}
@@ -329,6 +336,35 @@ class IndexDir:
         embedder = load_embedder(meta["embedder"], cache_dir, base_url=base_url, role="query", device=device,
                                  batch_size=batch_size, cache_mode=cache_mode)
         return prepare_vectors(embedder.encode(texts, progress=progress), meta["metric"], "query embeddings")
+
+
+def index_passages(index: IndexDir, reading: Reading | None = None) -> tuple[list[str], Path]:
+    """The text of each row of ``index`` (row order, as ``doc_ids``) and where it was read: the
+    ``passages.json`` a folder of documents left, else the corpus file named in the manifest, read
+    again (``reading``: the fields it was built with) and checked unchanged (its sha256) with the same ids."""
+    if (index.path / PASSAGES).is_file():
+        texts = _read_json(index.path / PASSAGES, index.path)
+        if not isinstance(texts, list) or len(texts) != len(index.doc_ids) or not all(isinstance(t, str) for t in texts):
+            raise RagdiagError(f"index folder {index.path}: {PASSAGES} does not match {DOC_IDS}; rebuild the index")
+        return texts, index.path / PASSAGES
+    meta = index.manifest["meta"]
+    corpus = Path(str(meta.get("corpus") or ""))
+    if meta.get("documents") is not None:
+        raise RagdiagError(f"index folder {index.path} was cut from a folder of documents by an older ragdiag and keeps "
+                           f"no {PASSAGES}; rebuild it with 'ragdiag index build --corpus {corpus}'")
+    if not corpus.is_file():
+        raise RagdiagError(f"index folder {index.path} was built from the corpus {corpus}, which is not there from here "
+                           f"(run from the folder the index was built in, or rebuild the index)")
+    if meta.get("corpus_sha256") and describe_input(corpus)["sha256"] != meta["corpus_sha256"]:
+        raise RagdiagError(f"index folder {index.path}: its corpus {corpus} changed since the index was built (sha256 "
+                           f"differs); rebuild the index with 'ragdiag index build --corpus {corpus}'")
+    ids, texts = load_corpus(corpus, reading)
+    if ids != index.doc_ids:
+        first = next((i for i, (a, b) in enumerate(zip(ids, index.doc_ids)) if a != b), min(len(ids), len(index.doc_ids)))
+        raise RagdiagError(f"index folder {index.path}: the ids read from {corpus} differ from {DOC_IDS} (row {first + 1}"
+                           f"{f': {ids[first]!r} vs {index.doc_ids[first]!r}' if first < min(len(ids), len(index.doc_ids)) else ''}); "
+                           "give the --fields the index was built with")
+    return texts, corpus
 
 
 def _read_json(path: Path, folder: Path):

@@ -5,6 +5,11 @@ first, to ``depth``) and its relevant passages (qrels, highest grade first; empt
   through the shared retrieval core (:mod:`ragdiag.pipeline.corpus_retrievers`). Queries: those with
   a reference answer (``--answers``), else those the qrels judge (a query judged only non-relevant
   is kept: it is a qrels gap).
+- ``--index-dir DIR`` (with ``--queries`` and ``--qrels``): the passages of an index folder
+  (:func:`ragdiag.retrieval.store.index_passages`: a folder of documents' ``passages.json``, ids
+  ``relative/path#n``, or the corpus file it was built from), ranked by ``--run`` or ``--retriever``.
+  With ``--by-document``, qrels that judge documents (``guide/install``) make every passage of the
+  document (``guide/install.md#0``, ``#1`` …) relevant at its grade.
 - ``--texts T --ranked R`` (the retrieval-response schema, docs/methods.md#1-the-retrieval-response-dataset): each ranked sample is a
   query whose pool is its ranking (``rank``, candidate i < Np positive); passage ids are
   ``ID#p<i>`` / ``ID#n<j>``. A ranked sample without a texts sample is refused (one line, exit 2).
@@ -65,27 +70,30 @@ def pool_depth(depth: int | None, k: int, ks: tuple[int, ...], passages: int, wh
     return depth
 
 
-def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, answers: set[str] | None,
+def load_corpus_queries(corpus: Path | None, queries: Path | None, qrels: Path | None, answers: set[str] | None,
                         retriever: str, depth: int | None, k: int, ks: tuple[int, ...], max_queries: int | None,
                         cache_dir: Path | None, embed_base_url: str | None, seed: int, run: Path | None = None,
                         only: list[str] | None = None, given: tuple[set[str], Path] | None = None,
-                        qrels_optional: bool = False) -> TriageData:
-    """BEIR folder → queries (with answers, else judged; ``given``: only the ids answered in --answers-from;
-    ``only``: these ids, in this order), their pools
+                        qrels_optional: bool = False, index_dir: Path | None = None,
+                        progress: bool = False) -> TriageData:
+    """BEIR folder (or the passages of ``index_dir``) → queries (with answers, else judged; ``given``: only the
+    ids answered in --answers-from; ``only``: these ids, in this order), their pools
     from ``retriever`` (or from the user's ``run``: TREC or run.jsonl) to ``depth`` (:func:`pool_depth`)
     and their relevant ids. ``qrels_optional`` (no reference answers): a BEIR folder without qrels is read
     with no judgements, every query kept (the reference-free path)."""
-    from ragdiag.data.beir import load_corpus, load_queries
+    from ragdiag.data.beir import load_queries
     from ragdiag.data.qrels_runs import read_qrels
-    from ragdiag.pipeline.corpus_inputs import resolve_files
+    from ragdiag.io.fields import current_reading
     from ragdiag.pipeline.corpus_retrievers import CorpusRetrieval, parse_retriever
 
     spec = parse_retriever(retriever)
-    unjudged = qrels_optional and qrels is None and corpus.is_dir() and not (corpus / "qrels").exists()
-    files = _files_without_qrels(corpus, queries) if unjudged else resolve_files(corpus, queries, qrels)
-    doc_ids, doc_texts = load_corpus(files["corpus"])
+    unjudged = (qrels_optional and qrels is None and index_dir is None and corpus is not None and corpus.is_dir()
+                and not (corpus / "qrels").exists())
+    doc_ids, doc_texts, files, name = _passages(corpus, index_dir, queries, qrels, unjudged)
     query_ids, query_texts = load_queries(files["queries"])
     judgements = {} if unjudged else read_qrels(files["qrels"])
+    if not unjudged and current_reading().by_document:
+        judgements = passage_judgements(judgements, doc_ids, files["qrels"])
     known_docs = set(doc_ids)
     unknown = [(q, d) for q, rels in judgements.items() for d in rels if d not in known_docs]
     if unknown:
@@ -112,7 +120,6 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
     for q, text in kept:
         rels = judgements.get(q, {})
         out.append(TriageQuery(q, text, [], sorted((d for d, g in rels.items() if g > 0), key=lambda d: -rels[d])))
-    name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
     data = TriageData(name, out, dict(zip(doc_ids, doc_texts)), files, spec.text, depth)
     if not qrels_optional:
         needs_qrels(data)  # before the retriever's index is built
@@ -120,7 +127,8 @@ def load_corpus_queries(corpus: Path, queries: Path | None, qrels: Path | None, 
         _pools_from_run(out, run, known_docs, depth)
         data.retriever = f"run:{run}"
         return data
-    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed).rank(spec, depth)
+    ranked = CorpusRetrieval(doc_texts, [t for _, t in kept], cache_dir, embed_base_url, seed,
+                             progress).rank(spec, depth)
     for query, hits in zip(out, ranked):
         query.pool = [doc_ids[r] for r, _ in hits]
     return data
@@ -133,6 +141,51 @@ def _files_without_qrels(corpus: Path, queries: Path | None) -> dict[str, Path]:
         if not path.is_file():
             raise RagdiagError(f"{what} {path}: file not found")
     return files
+
+
+def _passages(corpus: Path | None, index_dir: Path | None, queries: Path | None, qrels: Path | None,
+              unjudged: bool = False) -> tuple[list[str], list[str], dict[str, Path], str]:
+    """(passage ids, texts, the files read, the dataset's name) of ``--corpus`` or ``--index-dir``."""
+    if index_dir is None:
+        from ragdiag.data.beir import load_corpus
+        from ragdiag.pipeline.corpus_inputs import resolve_files
+
+        assert corpus is not None  # one of the two: checked by the command
+        files = _files_without_qrels(corpus, queries) if unjudged else resolve_files(corpus, queries, qrels)
+        doc_ids, doc_texts = load_corpus(files["corpus"])
+        name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
+        return doc_ids, doc_texts, files, name
+    from ragdiag.retrieval.store import index_passages, open_index_dir
+
+    if queries is None or qrels is None:
+        raise RagdiagError(f"--index-dir {index_dir}: give --queries and --qrels too (an index folder holds passages only)")
+    index = open_index_dir(index_dir)
+    texts, where = index_passages(index)
+    return index.doc_ids, texts, {"corpus": where, "queries": Path(queries), "qrels": Path(qrels)}, Path(index_dir).name
+
+
+def passage_judgements(judgements: dict[str, dict[str, int]], passage_ids: list[str],
+                       qrels: Path) -> dict[str, dict[str, int]]:
+    """Qrels that judge documents as qrels of their passages (``--by-document``): each passage
+    ``path#n`` of a judged document (:func:`ragdiag.io.fields.document_of`) at the document's grade,
+    in passage order; a judged document without passages is refused, as an unknown document is."""
+    from ragdiag.io.fields import document_of
+
+    passages: dict[str, list[str]] = {}
+    for passage in passage_ids:
+        passages.setdefault(document_of(passage), []).append(passage)
+    out: dict[str, dict[str, int]] = {}
+    for query, rels in judgements.items():
+        expanded: dict[str, int] = {}
+        for doc, grade in rels.items():
+            cut = passages.get(doc)
+            if cut is None:
+                raise DataError(f"qrels {qrels}: document '{doc}' (judged for query '{query}') has no passage "
+                                f"'{doc}.<suffix>#n' in the index (--by-document reads document ids)")
+            for passage in cut:
+                expanded[passage] = max(grade, expanded.get(passage, grade))
+        out[query] = expanded
+    return out
 
 
 def _only(kept: list[tuple[str, str]], only: list[str], queries: Path) -> list[tuple[str, str]]:
@@ -148,9 +201,12 @@ def _only(kept: list[tuple[str, str]], only: list[str], queries: Path) -> list[t
 def _pools_from_run(queries: list[TriageQuery], run: Path, known_docs: set[str], depth: int) -> None:
     """Each query's pool: the user's run, cut at ``depth``; a query the run lacks or a passage missing
     from the corpus is refused (one line)."""
-    from ragdiag.data.qrels_runs import read_run_ids
+    from dataclasses import replace
 
-    ranking = read_run_ids(run)
+    from ragdiag.data.qrels_runs import read_run_ids
+    from ragdiag.io.fields import current_reading
+
+    ranking = read_run_ids(run, replace(current_reading(), by_document=False))  # the pools are passages
     for query in queries:
         ids = ranking.get(query.id)
         if ids is None:

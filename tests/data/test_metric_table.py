@@ -73,8 +73,11 @@ def test_errors_name_the_column_and_row(tmp_path):
     bad = _write_csv(tmp_path / "b.csv", HAND[:2] + [{**HAND[2], "good": "high"}])
     with pytest.raises(DataError, match=r"line 4: field 'good': not a number: 'high'"):
         load_metric_table(bad, "grade", ["good"])
-    with pytest.raises(RagdiagError, match="unknown table format '.txt'"):
-        load_metric_table(path.rename(tmp_path / "t.txt"), "grade", ["good"])
+    renamed = path.rename(tmp_path / "t.txt")  # another suffix: read by its content (issue 39)
+    assert len(load_metric_table(renamed, "grade", ["good"])) == len(HAND)
+    renamed.write_text("no table here\n")
+    with pytest.raises(RagdiagError, match="unknown table format '.txt', and its content is no table"):
+        load_metric_table(renamed, "grade", ["good"])
 
 
 def _noisy(n: int = 200, seed: int = 0) -> list[dict]:

@@ -178,11 +178,40 @@ def test_a_folder_of_documents_is_a_corpus(tmp_path):
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["meta"]["documents"] == {"files": 3, "skipped_files": 1, "chunk_size": 10, "chunk_overlap": 2,
                                              "tokens": "whitespace-separated words"}
+    passages = json.loads((tmp_path / "idx" / "passages.json").read_text())
+    assert len(passages) == len(ids) and passages[1] == "plain text"  # what triage --index-dir shows
     from ragdiag.data.doc_folder import html_text
 
     assert html_text((folder / "b.html").read_text()) == "Hello web"
     result = _index(tmp_path, folder, "--chunk-size", "10", "--chunk-overlap", "10")
     assert result.exit_code == 2 and "--chunk-overlap 10 must be smaller than --chunk-size 10" in result.stderr
+
+
+def test_a_folder_of_documents_is_a_corpus_for_every_command(tmp_path):
+    """Before: ``a folder of documents is read by 'ragdiag index build'`` from every other loader. Now
+    every loader cuts it as ``index build --embedder none`` does at the same sizes (the same ids)."""
+    from ragdiag.io.fields import reading
+    from ragdiag.pipeline.corpus_inputs import load_corpus_data, resolve_files
+    from ragdiag.probes.noise_retrieval import load_corpus as probe_corpus
+
+    folder = tmp_path / "docs"
+    (folder / "guide").mkdir(parents=True)
+    (folder / "guide" / "a.md").write_text(" ".join(f"word{i}" for i in range(30)))
+    (folder / "c.txt").write_text("plain text")
+    assert _index(tmp_path, folder, "--chunk-size", "10", "--chunk-overlap", "2").exit_code == 0
+    with reading(chunk_size=10, chunk_overlap=2).activate():
+        ids, texts = load_corpus(folder)
+        assert probe_corpus(folder).ids == ids
+    assert ids == json.loads((tmp_path / "idx" / "doc_ids.json").read_text())
+    assert texts == json.loads((tmp_path / "idx" / "passages.json").read_text())
+    assert load_corpus(folder)[0] == ["c.txt#0", "guide/a.md#0"]  # the default cut: 256 words
+    queries, qrels = tmp_path / "q.csv", tmp_path / "qrels.trec"
+    queries.write_text("id,question\nq1,word3 word4\n")
+    qrels.write_text("q1 0 guide/a.md#0 1\n")
+    data = load_corpus_data(folder, queries, qrels)
+    assert data.doc_ids == ["c.txt#0", "guide/a.md#0"] and data.relevant == {"q1": ["guide/a.md#0"]}
+    with pytest.raises(RagdiagError, match="a folder of documents needs --queries and --qrels"):
+        resolve_files(folder, None, None)
 
 
 def test_a_pdf_is_read_through_pypdf(tmp_path):

@@ -35,3 +35,41 @@ def test_a_model_load_says_it_is_still_loading():
     printed = stream.getvalue().splitlines()
     assert printed[0] == "ragdiag: note: loading model st:x on cpu …"
     assert len(printed) >= 3 and printed[1].startswith("ragdiag: note: still loading model st:x on cpu (")
+
+
+def test_a_step_without_a_count_speaks_after_its_first_second_and_every_few_seconds():
+    from ragdiag.io.progress import step
+
+    stream = io.StringIO()
+    with step("building the BM25 index over 9 passages", after=0.05, every=0.05, stream=stream):
+        time.sleep(0.3)
+    printed = stream.getvalue().splitlines()
+    assert printed[0] == "ragdiag: note: building the BM25 index over 9 passages …"
+    assert len(printed) >= 3 and printed[1].startswith("ragdiag: note: still building the BM25 index")
+    quiet = io.StringIO()
+    with step("short", after=0.5, stream=quiet):
+        pass
+    with step("disabled", enabled=False, after=0.0, every=0.01, stream=quiet):
+        time.sleep(0.05)
+    assert quiet.getvalue() == ""
+
+
+def test_index_build_and_bm25_search_report_their_uncounted_steps(tmp_path, monkeypatch, capsys):
+    """Before: BM25 indexing, the faiss build and reading the corpus printed nothing however long they took."""
+    from ragdiag.retrieval import store
+    from ragdiag.retrieval.bm25 import BM25Index
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"_id": "d{i}", "text": "word{i} common"}}\n' for i in range(5)))
+    slow_build = BM25Index.build.__func__
+
+    def build(cls, *args, **kwargs):
+        time.sleep(1.3)  # a large corpus
+        return slow_build(cls, *args, **kwargs)
+
+    monkeypatch.setattr(BM25Index, "build", classmethod(build))
+    options = store.BuildOptions(corpus=corpus, out=tmp_path / "idx", embedder="none")
+    store.build_indexes(options, store.check_build_options(options), progress=True)
+    assert "ragdiag: note: building the BM25 index over 5 passages …" in capsys.readouterr().err
+    store.build_indexes(options, store.check_build_options(options), progress=False)
+    assert "building the BM25 index" not in capsys.readouterr().err

@@ -30,6 +30,7 @@ CorpusFormat = Annotated[Optional[str], _format("corpus", "--corpus-format")]
 QueriesFormat = Annotated[Optional[str], _format("questions (txt: one a line, ids the line numbers)", "--queries-format")]
 QrelsFormat = Annotated[Optional[str], _format("qrels (trec: TREC or BEIR columns; a table: query_id, doc_id, relevance)", "--qrels-format")]
 RunFormat = Annotated[Optional[str], _format("run (trec: TREC columns; jsonl: run.jsonl or rows; a table: query_id, doc_id, score)", "--run-format")]
+PerQueryFormat = Annotated[Optional[str], _format("per-query table (csv, tsv, jsonl, json or parquet)", "--table-format")]
 InputFormat = Annotated[Optional[str], _format("file", "--input-format")]
 ChunkSize = Annotated[int, option(INPUT, "--chunk-size", help="A folder of documents as --corpus: passages of this many tokens (the embedder's tokenizer; whitespace words with --embedder none).", min=8, max=100_000, metavar=INTEGER)]
 ChunkOverlap = Annotated[int, option(INPUT, "--chunk-overlap", help="A folder of documents as --corpus: tokens shared by neighbouring passages (below --chunk-size).", min=0, max=99_999, metavar=INTEGER)]
@@ -40,14 +41,14 @@ DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP = 256, 32
 def reading_of(fields: Optional[str] = None, id_field: Optional[str] = None, text_field: Optional[str] = None,
                title_field: Optional[str] = None, query_field: Optional[str] = None, score_field: Optional[str] = None,
                *, corpus: Optional[str] = None, queries: Optional[str] = None, qrels: Optional[str] = None,
-               run: Optional[str] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+               run: Optional[str] = None, table: Optional[str] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
                chunk_overlap: int = DEFAULT_CHUNK_OVERLAP, by_document: bool = False) -> Reading:
     """The one typed call that turns the reading options into a ``Reading``."""
     return reading(fields, id_field=id_field, text_field=text_field, title_field=title_field, query_field=query_field,
-                   score_field=score_field, formats={"corpus": corpus, "queries": queries, "qrels": qrels, "run": run},
+                   score_field=score_field, formats={"corpus": corpus, "queries": queries, "qrels": qrels, "run": run, "table": table},
                    chunk_size=chunk_size, chunk_overlap=chunk_overlap, by_document=by_document)
 
 
 __all__ = ["ByDocument", "ChunkOverlap", "ChunkSize", "CorpusFormat", "DEFAULT_CHUNK_OVERLAP", "DEFAULT_CHUNK_SIZE", "Fields",
-           "IdField", "InputFormat", "QrelsFormat", "QueriesFormat", "QueryField", "RunFormat", "ScoreField", "TextField",
+           "IdField", "InputFormat", "PerQueryFormat", "QrelsFormat", "QueriesFormat", "QueryField", "RunFormat", "ScoreField", "TextField",
            "TitleField", "reading_of"]

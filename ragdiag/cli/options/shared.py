@@ -68,7 +68,7 @@ Qrels = Annotated[Optional[Path], option(INPUT, "--qrels", help="Qrels: BEIR TSV
 Run = Annotated[Optional[Path], option(INPUT, "--run", help="Run file: run.jsonl from 'ragdiag retrieve' or a TREC run (qid Q0 docid rank score tag).", metavar=PATH)]
 
 # A corpus given as a BEIR folder (sweep, pipeline --corpus): queries and qrels default to the folder's
-CorpusFolder = Annotated[Path, option(INPUT, "--corpus", help="BEIR corpus.jsonl, or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv).", metavar=PATH)]
+CorpusFolder = Annotated[Path, option(INPUT, "--corpus", help="BEIR corpus.jsonl (or any corpus file), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), or a folder of documents (.txt, .md, .html, .pdf; passages 'path#n', with --queries and --qrels).", metavar=PATH)]
 FolderQueries = Annotated[Optional[Path], option(INPUT, "--queries", help="BEIR queries.jsonl (default: the --corpus folder's).", metavar=PATH)]
 IdCol = Annotated[Optional[str], option(INPUT, "--id-col", help="The query-id column of a per-query table.", metavar=TEXT)]
 MaxQueries = Annotated[Optional[int], option(INPUT, "--max-queries", help="Use only the first N judged queries.", min=1, max=10**7, metavar=INTEGER)]
