@@ -15,10 +15,9 @@ HELPERS = {
     "names_real": "probe names --queries: the name probe on a user's own queries (probe's second half)",
     "calibrate_plan": "calibrate --plan: the budget plan over questions, judge repeats and human labels",
 }
-# Sideways calls still to remove: pipeline's stages live in commands/ (issue 38: they move into
-# ragdiag/pipeline/); compare's judged loop reuses compare's option checks and summary writer (they
-# move into a helper module). The list may only shrink; a new sideways call fails the test.
-STILL_SIDEWAYS = {("pipeline", "pipeline_stages"), ("compare_judged", "compare")}
+# Sideways calls still to remove: compare's judged loop reuses compare's option checks and summary
+# writer (they move into a helper module). The list may only shrink; a new sideways call fails the test.
+STILL_SIDEWAYS = {("compare_judged", "compare")}
 
 
 def _sideways() -> set[tuple[str, str]]:
