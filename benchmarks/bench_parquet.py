@@ -37,21 +37,23 @@ ARGS = ["--measures", "F,E,T,nDCG", "--corr", "spearman,pearson", "--segments", 
 GIB = 2**30
 WRAPPER = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-           "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+           "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+           "print(time.perf_counter() - t, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)")
 
 
-def run_once(graded: Path, out: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS in GiB) of one ``ragdiag correlate`` process."""
+def run_once(graded: Path, out: Path) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS in GiB, CPU seconds: user + system) of one ``ragdiag correlate`` process."""
     result = subprocess.run([sys.executable, "-c", WRAPPER, RAGDIAG, "correlate", "--graded", str(graded), *ARGS,
                              "--out", str(out)], check=True, capture_output=True, text=True)
-    seconds, kib = result.stdout.split()
-    return float(seconds), int(kib) * 1024 / GIB
+    seconds, kib, cpu = result.stdout.split()
+    return float(seconds), int(kib) * 1024 / GIB, float(cpu)
 
 
 def measure(graded: Path, out: Path, repeats: int) -> dict:
     runs = [run_once(graded, out) for _ in range(repeats)]
-    return {"median": statistics.median(s for s, _ in runs), "times": [s for s, _ in runs],
-            "peak_gib": max(r for _, r in runs), "results": json.loads(out.read_text())["results"]}
+    return {"median": statistics.median(s for s, _, _ in runs), "times": [s for s, _, _ in runs],
+            "cpu": statistics.median(c for _, _, c in runs),
+            "peak_gib": max(r for _, r, _ in runs), "results": json.loads(out.read_text())["results"]}
 
 
 def main() -> None:
@@ -80,8 +82,9 @@ def main() -> None:
     same = results["536k JSON"][0]["results"] == results["536k Parquet"][0]["results"]
     if only_536k:
         json_s, parquet_s = results["536k JSON"][0], results["536k Parquet"][0]
-        print(f"536k rows, median of {repeats}: JSON {json_s['median']:.2f} s ({json_s['times']}), Parquet "
-              f"{parquet_s['median']:.2f} s ({parquet_s['times']}), JSON / Parquet "
+        print(f"536k rows, median of {repeats}: JSON {json_s['median']:.2f} s wall ({json_s['times']}), "
+              f"{json_s['cpu']:.2f} s CPU; Parquet {parquet_s['median']:.2f} s wall ({parquet_s['times']}), "
+              f"{parquet_s['cpu']:.2f} s CPU; JSON / Parquet (wall) "
               f"{json_s['median'] / parquet_s['median']:.2f}; results {'identical' if same else 'DIFFERENT'}; "
               f"load average {load_before[0]:.1f} → {load_after[0]:.1f}")
         return

@@ -30,7 +30,7 @@ from ragdiag.io.jsonl import read_json_records
 from ragdiag.io.run_record import start_run
 from ragdiag.io.writer import guard_outputs, write_json, write_text
 from ragdiag.measures.registry import CALIBRATE_SLOPES
-from ragdiag.measures.sample import ndcg_from_in_k
+from ragdiag.metrics.measure_tables import evaluate, record_columns
 from ragdiag.metrics.ppi_estimates import (
     MIN_LABELLED,
     grade_entropy,
@@ -41,6 +41,7 @@ from ragdiag.results.calibrate import Agreement, CalibrateMeta, CalibrateResult,
 
 GROUPINGS = ("config", "K", "system")
 SLOPE_MEASURES = CALIBRATE_SLOPES  # ("P", "R", "nDCG"), from the measure registry
+NO_ALPHAS = np.empty(0)  # the slope measures take no α
 SHEET_COLUMNS = ("question", "ideal_answer", "candidate_answer", "id", "E", "K", "Nc", "Np", "grade")
 
 
@@ -84,13 +85,13 @@ def _items(path: Path, keep_degenerate: bool = False) -> tuple[list[Item], list[
     gate = {"applied": kinds is not None, "rows_checked": len(graded), "degenerate_rows": len(degenerate),
             "by_kind": {kind: n for kind, n in count_kinds(degenerate).items() if kind in KINDS and n}, "kept": keep_degenerate,
             "excluded_rows": 0 if keep_degenerate else len(degenerate)}
-    items = []
-    for index, record in enumerate(graded):
-        if kinds is not None and kinds[index] and not keep_degenerate:
-            continue
-        n = sum(record["inK"])
-        measures = {"P": n / record["K"], "R": n / record["Np"], "nDCG": ndcg_from_in_k(record["inK"])}
-        items.append(Item(_key(record), record, float(record["grade"]), measures))
+    kept = [record for index, record in enumerate(graded)
+            if kinds is None or not kinds[index] or keep_degenerate]
+    # each slope measure computed by its registry implementation on the rows' columns (as correlate does)
+    columns = record_columns(kept, SLOPE_MEASURES)
+    values = {name: evaluate(name, columns, NO_ALPHAS)[0].tolist() for name in SLOPE_MEASURES}
+    items = [Item(_key(record), record, float(record["grade"]), {name: values[name][row] for name in SLOPE_MEASURES})
+             for row, record in enumerate(kept)]
     if not items:
         raise RagdiagError(f"{path}: no graded rows with a grade" + (
             f" once the {gate['excluded_rows']} graded against a degenerate ideal answer are left out "

@@ -9,19 +9,20 @@ and sha256 for the run record come from the bytes written, :class:`ragdiag.comma
 Every file goes through ``ragdiag.io.writer`` (``answers.jsonl``, ``graded.json`` or ``graded.parquet``,
 their manifests, ``ranked.json`` with ``--embedder``, ``correlation.json``; with ``--corpus`` also the
 samples, one run file per retriever, ``evaluation.json`` and ``corpus_run.json``), each JSON stamped
-with the run record. Engine: :mod:`ragdiag.answers`; library parts: :mod:`ragdiag.pipeline.end_to_end`,
-:mod:`ragdiag.pipeline.corpus_run`.
+with the run record. Engine: :mod:`ragdiag.answers`; library parts: :mod:`ragdiag.pipeline.stages`,
+:mod:`ragdiag.pipeline.end_to_end`, :mod:`ragdiag.pipeline.corpus_run`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragdiag.answers.judging import GradingOptions
 from ragdiag.answers.plan import AnswerSettings
 from ragdiag.commands.llm_files import Written
-from ragdiag.commands.pipeline_stages import CorpusRunConfig, HeldSamples, PipelineRequest, run_stages
 from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import Loaded
 from ragdiag.errors import RagdiagError
@@ -29,11 +30,21 @@ from ragdiag.llm.client import ClientConfig
 from ragdiag.pipeline.corpus_run import CorpusRunResult
 from ragdiag.pipeline.end_to_end import PipelineResult
 from ragdiag.pipeline.run_meta import CoverageError, check_coverage
+from ragdiag.pipeline.stages import CorpusRunConfig, PipelineRequest
 from ragdiag.results.pipeline import CorpusRunManifest, CorpusRunMeta, PipelineMeta, QueryCounts
 
 __all__ = ["AnswerSettings", "ClientConfig", "CorpusRunConfig", "CorpusRunManifest", "CorpusRunMeta",
            "CorpusRunResult", "CoverageError", "GradingOptions", "PipelineMeta", "PipelineRequest", "PipelineResult",
            "HeldSamples", "check_corpus_flags", "check_coverage", "run", "run_corpus_pipeline", "run_pipeline"]
+
+
+@dataclass
+class HeldSamples:
+    """Samples this run built and wrote (``pipeline --corpus``), handed to the stages in memory."""
+
+    texts: Loaded[TextsSample]
+    ranked: Loaded[RankedSample]
+    written: list[Written]
 
 
 def check_corpus_flags(corpus: Path | None, retriever: list[str] | tuple[str, ...] | None, texts: str | None,
@@ -84,8 +95,80 @@ def run_pipeline(request: PipelineRequest, held: HeldSamples | None = None,
     prompt budget; ``request.complete_cases``: correlate only the queries graded at every K. ``held``: the
     samples already in memory (``--corpus``), else read from ``request.texts`` / ``request.ranked``. Segment
     sizes are checked from the samples before any model or LLM call: when every segment would be dropped,
-    the run falls back to ``pooled`` (``notice`` says so) or stops at once."""
-    return run_stages(request, held, notice)
+    the run falls back to ``pooled`` (``notice`` says so) or stops at once. Each stage's files are written
+    and stamped here, from the objects the library returns."""
+    import hashlib
+
+    from ragdiag.answers.answers_file import AnswersFile
+    from ragdiag.answers.runs import generate, grade, grade_prompt_versions
+    from ragdiag.commands.answer_files import grade_record, load_samples, rank_with, write_answers, write_graded
+    from ragdiag.commands.llm_files import json_bytes, local, manifest_path, open_record, stderr_notice
+    from ragdiag.data.graded_parquet import check_graded_output, is_parquet
+    from ragdiag.io.run_record import stamp, start_run
+    from ragdiag.io.writer import check_output_dir, guard_outputs, write_json
+    from ragdiag.pipeline import stages
+
+    out_dir, config, grading, settings = request.out_dir, request.config, request.grading, request.answer
+    stages.check_segments(request.segments)
+    check_output_dir(out_dir, "--out-dir")
+    paths = stages.stage_paths(request)
+    held_files = held.written if held is not None else []
+    inputs: list[Any] = [] if held is not None else local([request.texts, request.ranked])
+    guard_outputs([*paths.values(), manifest_path(paths["answers"]), manifest_path(paths["graded"])],
+                  inputs + [w.path for w in held_files])
+    check_graded_output(paths["graded"])
+    start = stages.stage_inputs(request, (held.texts, held.ranked) if held is not None else None,
+                                notice or stderr_notice)
+    judges = request.judges or [config.model]
+    record = start_run("ragdiag pipeline", inputs=inputs, models={"llm": judges}, seeds={"llm": config.seed},
+                       cache=config.cache)
+    record.inputs.extend(dict(w.described()) for w in held_files)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gate = grading.gate()
+    # generate: its own run record and manifest, the answers kept in memory for the judge
+    generate_inputs: list[Any] = [request.texts, request.ranked] if held is None else []
+    generate_record = open_record("generate", config, generate_inputs, settings.prompt_ids(), held=held_files)
+    if request.embedder is not None:
+        assert request.texts is not None
+        ranked, ranked_file = rank_with(start.texts, request.texts, request.embedder, list(request.ks),
+                                        paths["ranked"], config, request.progress)
+        samples = load_samples(start.texts, ranked)
+        samples.inputs["ranked"] = {"ranked_with": request.embedder, "written_to": str(ranked_file.path)}
+    else:
+        assert start.ranked is not None
+        samples = load_samples(start.texts, start.ranked)
+    samples.ranked_source = str(request.ranked)
+    answered = generate(samples, list(request.ks), request.dataset, config, gate, settings, request.progress,
+                        notice or stderr_notice)
+    generated = write_answers(paths["answers"], manifest_path(paths["answers"]), answered, generate_record,
+                              generate_inputs + [w.path for w in held_files])
+    assert generated.written is not None
+    answers_file: Written = generated.written
+    # grade: the answers as generate holds them (checked as the file would be)
+    answers = AnswersFile.from_rows(answered.meta.to_json(), answered.rows, paths["answers"])
+    prompts = dict(grade_prompt_versions(answers, grading.grade_mode, settings.lang))
+    grade_run_record = grade_record(config, prompts, judges, gate.patterns.source, [], held=[answers_file])
+    judged = grade(answers, paths["answers"], answers_file.sha256, config, judges, request.repeats, gate,
+                   grading.grade_mode, grading.top_logprobs, grading.keep_degenerate, True, settings.lang,
+                   request.progress)
+    graded = write_graded(paths["graded"], manifest_path(paths["graded"]), judged, grade_run_record,
+                          [answers_file.path])
+    # correlate: the graded rows in memory (a Parquet table is read columnar, as correlate reads it)
+    if is_parquet(paths["graded"]):
+        from ragdiag.data.loaders import load_graded_file
+
+        table = load_graded_file(paths["graded"], gate=gate)
+    else:
+        sha256 = hashlib.sha256(json_bytes(judged.graded)).hexdigest()
+        table = stages.graded_table(judged.graded, paths["graded"], sha256, gate)
+    correlated = stages.correlate_stage(table, start.segments, request)
+    correlation = stages.correlation_document(
+        correlated, paths["graded"], start.segments, request, generated.meta, graded.meta,
+        (generated.summary.reference_gate, graded.summary.reference_gate))
+    record.prompts.update(stages.run_prompts(correlated, [*generated.meta.prompts, *graded.meta.prompts],
+                                             gate.patterns.source))
+    write_json(paths["correlation"], stamp(correlation, record), inputs=inputs + [w.path for w in held_files])
+    return PipelineResult(generated, graded, correlation, paths)
 
 
 def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bool = True) -> CorpusRunResult:
@@ -151,12 +234,17 @@ def run_corpus_pipeline(cfg: CorpusRunConfig, config: ClientConfig, progress: bo
     result = run_pipeline(request, held)
     evaluation = None
     if data.graded:
-        from ragdiag.commands.pipeline_stages import evaluate_held_runs
         from ragdiag.evaluate.evaluation import EvaluateParams
+        from ragdiag.io.run_record import start_run
+        from ragdiag.pipeline.stages import evaluate_runs
 
-        evaluation = evaluate_held_runs(data.files["qrels"], list(runs.values()),
-                                        EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap,
-                                                       seed=config.seed)).to_json()
+        params = EvaluateParams(ks=tuple(cfg.ks), bootstrap=cfg.bootstrap, seed=config.seed)
+        # the run record of ``ragdiag evaluate QRELS RUN…``: the qrels, then each run named by the bytes written
+        evaluate_record = start_run("ragdiag evaluate", inputs=[data.files["qrels"]], seeds={"bootstrap": params.seed})
+        evaluate_record.inputs.extend(dict(written.described()) for _, written in runs.values())
+        evaluated = evaluate_runs(data.files["qrels"], [(ids, written.path) for ids, written in runs.values()], params)
+        evaluated.run_record = evaluate_record.to_json()
+        evaluation = evaluated.to_json()
         paths["evaluation"] = out_dir / "evaluation.json"
         write_json(paths["evaluation"], evaluation, inputs=inputs)
     meta = CorpusRunMeta(

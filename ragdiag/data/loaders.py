@@ -8,6 +8,7 @@ unreachable hub an error).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -52,7 +53,8 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
         source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
         return read_graded_parquet(path, source)
     data = read_json_bytes(path, checked=False)
-    sha256 = file_sha256(path)
+    # the file's sha256 from the bytes in memory (a .gz file's bytes were decompressed: read it again)
+    sha256 = file_sha256(path) if path.suffix == ".gz" else hashlib.sha256(data).hexdigest()
     bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: its grades are simulated
     with no_cyclic_gc():
         rows = decode_graded_rows(data)

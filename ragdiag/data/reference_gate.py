@@ -167,9 +167,13 @@ class ReferenceGate:
     long_ratio: float = DEFAULT_LONG_RATIO
 
     def classify(self, answers: Sequence[str | None], questions: Sequence[str | None]) -> list[str | None]:
-        """The degenerate kind (or None) of each answer, the median taken over these answers."""
+        """The degenerate kind (or None) of each answer, the median taken over these answers; each distinct
+        (answer, question) pair is judged once (the kind depends on nothing else)."""
         median = median_length(answers)
-        return [degenerate_kind(a, q, self.patterns, median, self.long_ratio) for a, q in zip(answers, questions)]
+        pairs = list(zip(answers, questions))
+        kinds = {pair: degenerate_kind(pair[0], pair[1], self.patterns, median, self.long_ratio)
+                 for pair in dict.fromkeys(pairs)}
+        return list(map(kinds.__getitem__, pairs))
 
     def describe(self) -> dict[str, object]:
         return {"patterns": self.patterns.source, "long_answer_ratio": self.long_ratio, "kinds": list(KINDS)}

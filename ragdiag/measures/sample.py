@@ -9,7 +9,6 @@ the paper's released analysis evaluates them in float64, so the values carry the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -79,12 +78,6 @@ def ndcg(in_k: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
     if not width:
         return np.zeros(len(np.asarray(k)))
     return dcg.ndcg(matrix, k, dcg.ones_ideal(np.minimum(counts, width), width))
-
-
-def ndcg_from_in_k(in_k: Sequence[int] | npt.ArrayLike) -> float:
-    """nDCG of one 0/1 list (:func:`ndcg` on a one-row matrix)."""
-    values = np.asarray(in_k, dtype=np.float64).reshape(1, -1)
-    return float(ndcg(values, np.array([values.shape[1]]), np.array([int(values.sum())]))[0])
 
 
 def recall_indicator(n: Array, np_: Array, delta: float) -> Array:

@@ -7,8 +7,9 @@ inK pattern (its float value).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,23 @@ def row_columns(table: GradedTable, names: Sequence[str], xk: float) -> RowColum
     s = sibling_positives(table, xk) if "s" in reads else np.full(len(table), -1)
     ndcg = measures.ndcg(table.in_k, table.K, table.n) if "ndcg" in reads else np.zeros(len(table))
     return RowColumns(table.n, table.K, table.Np, s, ndcg)
+
+
+def record_columns(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> RowColumns:
+    """The columns of graded records as a graded file holds them (``inK``, ``K``, ``Np``), for measures that do
+    not read ``s`` (no x·K sibling is looked up: ``s`` is −1); ``ndcg`` only when a measure of ``names`` reads it."""
+    reads = {column for name in names for column in CORRELATE[name].reads}
+    if "s" in reads:
+        raise ValueError(f"{', '.join(n for n in names if 's' in CORRELATE[n].reads)}: needs the x·K sibling rows")
+    k = np.array([record["K"] for record in records], dtype=np.int64)
+    np_ = np.array([record["Np"] for record in records], dtype=np.int64)
+    width = max((len(record["inK"]) for record in records), default=0)
+    in_k = np.zeros((len(records), width), dtype=np.int64)
+    for row, record in enumerate(records):
+        in_k[row, :len(record["inK"])] = record["inK"]
+    n = in_k.sum(axis=1)
+    ndcg = measures.ndcg(in_k, k, n) if "ndcg" in reads else np.zeros(len(records))
+    return RowColumns(n, k, np_, np.full(len(records), -1), ndcg)
 
 
 def defined_rows(measure: str, cols: RowColumns) -> np.ndarray:

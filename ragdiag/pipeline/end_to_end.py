@@ -1,6 +1,6 @@
 """The library parts of ``ragdiag pipeline`` (run by :mod:`ragdiag.commands.pipeline`): the top-K
 rows a run will grade (known from the inputs, before any call), the ``correlate`` command that redoes
-its last stage (:func:`ragdiag.commands.pipeline_stages.correlate_command`), and the result: ``answers.jsonl``, ``graded.json``, their manifests, and
+its last stage (:func:`ragdiag.pipeline.stages.correlate_command`), and the result: ``answers.jsonl``, ``graded.json``, their manifests, and
 ``correlation.json`` whose ``meta.pipeline`` block (:class:`PipelineMeta`) links the stages.
 """
 

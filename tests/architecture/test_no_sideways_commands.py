@@ -15,9 +15,6 @@ HELPERS = {
     "names_real": "probe names --queries: the name probe on a user's own queries (probe's second half)",
     "calibrate_plan": "calibrate --plan: the budget plan over questions, judge repeats and human labels",
 }
-# Sideways calls still to remove: pipeline's stages live in commands/ (issue 38: they move into
-# ragdiag/pipeline/). The list may only shrink; a new sideways call fails the test.
-STILL_SIDEWAYS = {("pipeline", "pipeline_stages")}
 
 
 def _sideways() -> set[tuple[str, str]]:
@@ -34,8 +31,7 @@ def _sideways() -> set[tuple[str, str]]:
 
 def test_a_command_module_imports_no_other_command_module():
     found = _sideways()
-    assert found <= STILL_SIDEWAYS, f"a command calls another command sideways: {sorted(found - STILL_SIDEWAYS)}"
-    assert found == STILL_SIDEWAYS, f"removed, drop from STILL_SIDEWAYS: {sorted(STILL_SIDEWAYS - found)}"
+    assert found == set(), f"a command calls another command sideways: {sorted(found)}"
 
 
 def test_the_shared_helpers_call_no_command():

@@ -145,3 +145,19 @@ def test_cli_defaults_match_the_library():
     assert GradingOptions.top_logprobs == params.DEFAULT_TOP_LOGPROBS
     assert "Range [1.5, 1000]" in params.LongAnswerRatio.__metadata__[0].help
     assert LONG_RATIO_RANGE == (1.5, 1000.0)
+
+
+def test_classify_judges_each_distinct_pair_once_with_the_kinds_of_one_by_one(monkeypatch):
+    from ragdiag.data import reference_gate
+
+    answers = ["I'm sorry, I cannot answer that.", "Paris.", "Paris.", "", None, "Paris.", "x" * 40, "x" * 40]
+    questions = [None, None, None, None, None, "Paris.", None, None]
+    gate = make_gate()
+    median = reference_gate.median_length(answers)
+    one_by_one = [degenerate_kind(a, q, gate.patterns, median, gate.long_ratio) for a, q in zip(answers, questions)]
+    calls = []
+    judge = reference_gate.degenerate_kind
+    monkeypatch.setattr(reference_gate, "degenerate_kind", lambda *args: calls.append(args[:2]) or judge(*args))
+    assert gate.classify(answers, questions) == one_by_one
+    assert one_by_one[:3] == ["refusal", None, None] and one_by_one[5] == "question_copy"
+    assert len(calls) == len(set(zip(answers, questions))) == 6

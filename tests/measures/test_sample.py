@@ -32,11 +32,16 @@ def test_e_uses_the_estimate_and_t_needs_no_np():
     assert m.t_measure(n, k, 0.25)[0] == pytest.approx(0.75 * 2 - 0.25 * 2 / 4)
 
 
+def _one_list(in_k: list[int]) -> float:
+    """nDCG of one 0/1 list: :func:`ragdiag.measures.sample.ndcg` on a one-row matrix."""
+    return float(m.ndcg(np.array([in_k]), np.array([len(in_k)]), np.array([sum(in_k)]))[0])
+
+
 def test_ndcg_ideal_uses_the_retrieved_positives():
-    assert m.ndcg_from_in_k([1, 0, 0]) == 1.0  # one positive at the top is ideal for n = 1
-    assert m.ndcg_from_in_k([0, 0, 0]) == 0.0
+    assert _one_list([1, 0, 0]) == 1.0  # one positive at the top is ideal for n = 1
+    assert _one_list([0, 0, 0]) == 0.0
     expected = (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
-    assert m.ndcg_from_in_k([0, 1, 1]) == pytest.approx(expected)
+    assert _one_list([0, 1, 1]) == pytest.approx(expected)
 
 
 def test_ndcg_rows_of_a_padded_matrix_hand_checked():
@@ -45,7 +50,7 @@ def test_ndcg_rows_of_a_padded_matrix_hand_checked():
     got = m.ndcg(in_k, np.array([2, 3, 3, 3]), np.array([1, 2, 0, 1]))
     assert got[0] == pytest.approx(1 / math.log2(3)) and got[1] == 1.0 and got[2] == 0.0
     assert got[3] == pytest.approx(1 / math.log2(4))
-    assert got[0] == m.ndcg_from_in_k([0, 1])  # the one-list form is the same function on one row
+    assert got[0] == _one_list([0, 1])  # a padded row has the value of its own list
 
 
 def test_robustness_and_recall_indicator():
