@@ -189,6 +189,7 @@ def run(request: TriageRequest) -> TriageRun:
         k=request.k, depth=data.depth, k_sweep=list(request.ks), fail_below=request.fail_below,
         all=request.all_queries, interventions=list(request.interventions), exhaustive=request.exhaustive,
         ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed, repeats=request.repeats,
+        intervals="queries and repeats" if request.repeats > 1 else "queries",
         graded_against="dataset reference answers (--answers)" if references is not None
         else "ideal answer generated from the relevant passages",
         baseline="read from --answers-from (not generated)" if given is not None else "generated on the top K",

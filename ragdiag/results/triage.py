@@ -33,6 +33,7 @@ class TriageMeta(JsonRecord):
     bootstrap: int = 0
     seed: int = 0
     repeats: int = 1  # --repeats: generations and gradings per variant (a fix holds on every one)
+    intervals: str = "queries"  # what the shares' intervals resample: queries, or queries and repeats
     graded_against: str | None = None
     baseline: str = "generated on the top K"
     fix: str | None = None

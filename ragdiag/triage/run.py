@@ -315,7 +315,8 @@ class Triage:
                 state.triaged = self.cfg.all_queries or grade < self.cfg.fail_below
                 state.passed = grade >= self.cfg.fail_below  # --all: evidence for base rates, no cause to find
         triaged = [s for s in wave if s.triaged]
-        failing = [s for s in triaged if not s.passed and not s.evidence.degenerate and BASELINE in s.planned]
+        self._decide(triaged)  # the gate and the qrels decide some queries without another call
+        failing = [s for s in triaged if not s.decided and not s.passed and BASELINE in s.planned]
         for r in range(1, self.cfg.repeats):
             self._ask([(s, BASELINE) for s in failing], r)
         for state in failing if self.cfg.repeats > 1 else []:
