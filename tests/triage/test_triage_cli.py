@@ -87,8 +87,9 @@ def test_tree_stops_once_the_cause_is_known(full_run):
     out, _, _ = full_run
     faults = _faults()
     for row in _rows(out):
-        if faults[row["id"]] == "ranking":  # inject (two passages changed) is the smallest fix: nothing else ran
-            assert set(row["grades"]) == {"baseline", "inject"}
+        if faults[row["id"]] == "ranking":  # inject (two passages changed) is the smallest fix: only k = 3, of
+            assert set(row["grades"]) == {"baseline", "inject", "k-sweep@3"}  # the same size, ran with it
+            assert row["cause"] == "ranking" and row["also"] == []
         if faults[row["id"]] == "qrels-gap":
             assert set(row["grades"]) == {"baseline"}
         if faults[row["id"]] == "reference":
