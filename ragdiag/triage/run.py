@@ -333,8 +333,9 @@ class Triage:
                 ev = state.evidence
                 if ev.degenerate or (state.decided and not self.cfg.exhaustive):
                     continue
+                more: list[str] = []
                 if state.passed:  # --all: every intervention once, evidence for base rates
-                    fresh, more = [lb for lb in wanted(ev, self.cfg.exhaustive) if not ev.ran(lb)], []
+                    fresh = [lb for lb in wanted(ev, self.cfg.exhaustive) if not ev.ran(lb)]
                 else:
                     fresh, more = next_asks(ev, self.cfg.exhaustive)
                 first += [(state, lb) for lb in fresh]
