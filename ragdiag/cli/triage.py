@@ -63,8 +63,8 @@ def triage(
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
 ) -> None:
-    """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
-    query, the share of each cause with its fix, and the cost (files in --out-dir)."""
+    """Why did each failing answer fail? Baseline, then interventions that each change one thing, smallest first;
+    the cause of each query, the share of each cause with its fix, and the cost (files in --out-dir)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()

@@ -1,4 +1,4 @@
-"""``ragdiag triage``: why did a query's answer fail? Interventions in the decision tree's order.
+"""``ragdiag triage``: why did a query's answer fail? Interventions smallest first.
 
 :func:`run` checks options, inputs and outputs, loads the queries and their pools
 (:mod:`ragdiag.triage.inputs`), costs the run before any call (``--max-calls``: a hard cap), runs the

@@ -1,4 +1,4 @@
-"""Run ``ragdiag triage``: the baseline, then the interventions in the decision tree's order.
+"""Run ``ragdiag triage``: the baseline, then the interventions smallest first.
 
 Every context (a query and the ordered passages shown to the generator) is answered and graded by
 :func:`ragdiag.answers.contexts.answer_all` — the ``generate`` prompt (fenced passages), the ``grade``
@@ -217,7 +217,7 @@ class Triage:
                                f"new calls: baseline and interventions); nothing was sent. Raise --max-calls")
 
     def run(self) -> None:
-        """Waves of queries whose worst case fits the budget left; each through baseline and stages."""
+        """Waves of queries whose worst case fits the budget left; each through baseline and interventions."""
         pending = list(self.states)
         while pending:
             left = None if self.cfg.max_calls is None else self.cfg.max_calls - self.paid()

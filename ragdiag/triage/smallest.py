@@ -13,10 +13,25 @@ Interventions run in this order, size by size, so the tree stops at the first si
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ragdiag.triage.tree import Evidence
+
+class Evidence(Protocol):
+    """What the smallest fix reads of a query (:class:`ragdiag.triage.tree.Evidence`)."""
+
+    relevant_in_pool: bool
+    k: int
+    planned: set[str]
+    grades: dict[str, float | None]
+    sizes: dict[str, int]
+    repeats: int
+    repeat_grades: dict[str, list[float | None]]
+
+    def ran(self, label: str) -> bool: ...
+
+    def fixes(self, label: str) -> bool: ...
+
+    def fixes_with(self, g: float | None) -> bool: ...
 
 TIE_ORDER = ("position", "drop-distractors", "inject", "k-sweep", "oracle", "closed-book")
 CAUSE_OF = {"position": "position", "drop-distractors": "distractors", "inject": "ranking",

@@ -88,7 +88,7 @@ class Evidence:
 
 
 QRELS_ONLY = ("qrels-gap",)
-GRADES_ONLY = ("parametric", "context-size")  # contexts built without the qrels: only the grades' basis
+GRADES_ONLY = ("parametric", "context-size", "judge")  # no context built from the qrels: only the grades' basis
 
 
 def evidence_of(ev: Evidence, cause: str, references: bool) -> list[str]:
