@@ -140,3 +140,18 @@ def test_erag_aggregations_and_tau():
     x, y = [1.0, 2.0, 3.0, 3.5], [1.0, 3.0, 2.0, 5.0]
     assert kendall(x, y).tau == pytest.approx(kendalltau(x, y).statistic)
     assert kendall([1.0, 1.0], [1.0, 2.0]).tau is None  # constant: undefined
+
+
+def test_attribution_uncertainty_from_the_repeats_widens_the_cause_intervals():
+    from ragdiag.triage.attribution import attribution_intervals, cause_probabilities
+
+    ev = _ev(ALL, {**FAIL, "position": 5, "k-sweep@3": 5}, repeats=3)
+    ev.repeat_grades.update({"position": [5.0, 1.0], "k-sweep@3": [5.0, 5.0]})  # position held on 2 of 3
+    assert decide(ev) == ("context-size", [])
+    pi = cause_probabilities(ev, "context-size")
+    assert pi["position"] == pytest.approx((2 / 3) ** 3) and sum(pi.values()) == pytest.approx(1.0)
+    certain = [{"generator": 1.0}] * 10
+    low, high = attribution_intervals(certain + [pi] * 10, 400, 0)["context-size"]
+    # the same queries with certain causes: query sampling alone gives a narrower interval
+    plain_low, plain_high = attribution_intervals(certain + [{"context-size": 1.0}] * 10, 400, 0)["context-size"]
+    assert low < plain_low and high - low > plain_high - plain_low
