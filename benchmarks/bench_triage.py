@@ -38,7 +38,7 @@ WORKERS = 8
 def _run(server: FaultServer, out: Path, cache: Path, *extra: str) -> tuple[dict, list[dict], float]:
     args = ["triage", "--corpus", str(FIXTURE), "--answers", str(FIXTURE / "answers.jsonl"), "--model", "test-model",
             "--base-url", server.base_url, "--out-dir", str(out), "--cache-dir", str(cache), "--workers", str(WORKERS),
-            "--no-progress", *extra]
+            "--no-progress", "--max-queries", "300", *extra]  # the first nine faults and the controls
     start = time.perf_counter()
     res = CliRunner().invoke(app, args)
     seconds = time.perf_counter() - start

@@ -22,6 +22,7 @@ TriageDepth = Annotated[Optional[int], o.retold(o.Depth, "Candidate pool per que
 FailBelow = Annotated[float, o.option(o.STATISTICS, "--fail-below", help="A query fails when its baseline grade is below this; an intervention fixes it when its grade reaches this or improves by 2. Range [1, 5].", metavar=FLOAT, callback=finite_float(1.0, 5.0))]
 AllQueries = Annotated[bool, o.option(o.INPUT, "--all", help="Triage every query, not only the failing ones (base rates; eRAG τ needs varied grades).")]
 Interventions = Annotated[str, o.option(o.LLM, "--interventions", help="Comma list of oracle, inject, position, drop-distractors, k-sweep, closed-book, single-passage (opt-in: K calls per query for the utility labels).", metavar=TEXT)]
+Repeats = Annotated[int, o.option(o.LLM, "--repeats", help="Generations and gradings per variant, 1-20 (repeat r asks with seed + r: another sample where the generator or judge is not deterministic). A fix counts only when it holds on every repeat; the failing baseline is asked N times (2(N-1) more calls per failing query) and each first-repeat fix N-1 more times. Default 1.", metavar="N")]
 Exhaustive = Annotated[bool, o.option(o.LLM, "--exhaustive", help="Run every intervention that applies (complete 'also' lists) instead of stopping once the cause is known.")]
 KSweep = Annotated[Optional[str], o.option(o.RETRIEVAL, "--k-sweep", help="Cut-offs of the k-sweep intervention, comma list (default: 1,3,K,2K).", metavar=TEXT)]
 TriageRun = Annotated[Optional[Path], o.retold(o.Run, "With --corpus or --index-dir: your run (run.jsonl or TREC) gives each query's pool instead of --retriever.")]
@@ -57,6 +58,7 @@ def triage(
     max_calls: o.MaxCalls = None,
     interventions: Interventions = "oracle,inject,position,drop-distractors,k-sweep,closed-book",
     exhaustive: Exhaustive = False,
+    repeats: Repeats = 1,
     k_sweep: KSweep = None,
     ideal_cap: o.IdealCap = 10,
     bootstrap: o.Bootstrap = 1000,
@@ -68,8 +70,8 @@ def triage(
     queries_format: o.QueriesFormat = None,
     by_document: Annotated[bool, o.retold(o.ByDocument, "Qrels that judge documents ('guide/install') judge every passage cut from them ('guide/install.md#0', '#1', and so on) at their grade (an index of a folder of documents).")] = False,
 ) -> None:
-    """Why did each failing answer fail? Baseline, then interventions in the decision tree's order; the cause of each
-    query, the share of each cause with its fix, and the cost (files in --out-dir)."""
+    """Why did each failing answer fail? Baseline, then interventions that each change one thing, smallest first;
+    the cause of each query, the share of each cause with its fix, and the cost (files in --out-dir)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
@@ -84,7 +86,7 @@ def triage(
         if retriever is not None and len(retriever) != 1:
             raise RagdiagError("--retriever: triage ranks with one retriever; give it once")
         request = TriageRequest(
-            k=k, fail_below=fail_below, all_queries=all_queries, interventions=names, exhaustive=exhaustive,
+            k=k, fail_below=fail_below, all_queries=all_queries, interventions=names, exhaustive=exhaustive, repeats=repeats,
             ks=sweep_ks(k, tuple(parse_ks(k_sweep, "--k-sweep")) if k_sweep else None), ideal_cap=ideal_cap,
             max_calls=max_calls, grading=grading_options, answer=settings, corpus=corpus, index_dir=index_dir,
             queries=queries, qrels=qrels,

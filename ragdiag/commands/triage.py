@@ -1,4 +1,4 @@
-"""``ragdiag triage``: why did a query's answer fail? Interventions in the decision tree's order.
+"""``ragdiag triage``: why did a query's answer fail? Interventions smallest first.
 
 :func:`run` checks options, inputs and outputs, loads the queries and their pools
 (:mod:`ragdiag.triage.inputs`), costs the run before any call (``--max-calls``: a hard cap), runs the
@@ -26,6 +26,7 @@ from ragdiag.llm.prompts import load_prompt
 from ragdiag.results.triage import TriageMeta, TriageResult
 from ragdiag.triage.inputs import TriageData, default_depth, needs_qrels
 from ragdiag.triage.interventions import parse_interventions, sweep_ks
+from ragdiag.triage.repeats import REPEATS_RANGE
 from ragdiag.triage.run import Triage, TriageConfig, start
 from ragdiag.triage.selection import parse_ids
 from ragdiag.triage.sufficiency import free_prompts
@@ -81,6 +82,9 @@ def _check(request: TriageRequest) -> list[Path]:
     for name, value in (("--k", request.k), ("--ideal-cap", request.ideal_cap), *(("--k-sweep", c) for c in request.ks)):
         if value < 1:
             raise RagdiagError(f"{name} must be at least 1, got {value}")
+    r_lo, r_hi = REPEATS_RANGE
+    if not r_lo <= request.repeats <= r_hi:
+        raise RagdiagError(f"--repeats must be between {r_lo} and {r_hi}, got {request.repeats}")
     if request.max_calls is not None and request.max_calls < 0:
         raise RagdiagError(f"--max-calls must be at least 0, got {request.max_calls}")
     if request.run is not None and request.texts is not None:
@@ -221,7 +225,8 @@ def run(request: TriageRequest) -> TriageRun:
         ragdiag_version=__version__, dataset=data.name, retriever=data.retriever, n_queries=len(data.queries),
         k=request.k, depth=data.depth, k_sweep=list(request.ks), fail_below=request.fail_below,
         all=request.all_queries, interventions=list(request.interventions), exhaustive=request.exhaustive,
-        ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed,
+        ideal_cap=request.ideal_cap, bootstrap=request.bootstrap, seed=seed, repeats=request.repeats,
+        intervals="queries and repeats" if request.repeats > 1 else "queries",
         graded_against="dataset reference answers (--answers)" if references is not None
         else "no reference: the reference-free rubric, causes from the sufficient-context rater" if request.reference_free
         else "ideal answer generated from the relevant passages",

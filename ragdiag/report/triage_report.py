@@ -30,7 +30,9 @@ def summary_lines(result: TriageResult) -> list[str]:
     lines += [f"note: {n}" for n in result.notes]
     if result.erag is not None:
         lines.append(erag_line(result.erag))
-    lines.append(f"seed {result.meta.seed}; bootstrap {result.meta.bootstrap} resamples of the triaged queries")
+    over = ("the triaged queries and their repeats (attribution uncertainty)" if result.meta.intervals != "queries"
+            else "the triaged queries")
+    lines.append(f"seed {result.meta.seed}; bootstrap {result.meta.bootstrap} resamples of {over}")
     return lines
 
 

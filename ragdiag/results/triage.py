@@ -32,6 +32,8 @@ class TriageMeta(JsonRecord):
     ideal_cap: int = 0
     bootstrap: int = 0
     seed: int = 0
+    repeats: int = 1  # --repeats: generations and gradings per variant (a fix holds on every one)
+    intervals: str = "queries"  # what the shares' intervals resample: queries, or queries and repeats
     graded_against: str | None = None
     baseline: str = "generated on the top K"
     fix: str | None = None

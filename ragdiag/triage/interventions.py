@@ -4,10 +4,16 @@ generation + one grading), and :func:`variants` builds them from the query's poo
 With top K = the first K passages of the pool and R the relevant ids (qrels, best first):
 
 1. ``oracle`` — only the relevant passages, R[:ideal_cap];
-2. ``inject`` — when no relevant passage is in the top K but one is in the pool: the best relevant
-   passage of the pool (highest qrels grade, then rank) replaces the lowest-ranked top-K passage;
+2. ``inject`` — when a relevant passage of the pool is missing from the top K (even when another one is
+   in it: an answer split across ranks 1 and 7): the best missing one (highest qrels grade, then rank)
+   replaces the lowest-ranked non-relevant top-K passage;
 3. ``position`` — when a relevant passage is in the top K but not first: the best-ranked one moved first;
-4. ``drop-distractors`` — when the top K holds relevant and non-relevant passages: the relevant ones only;
+   ``position@last`` — when it is not last: moved last (lost in the middle, a bias to the last passage);
+4. ``drop-distractors`` — when the top K holds relevant and non-relevant passages: the relevant ones only,
+   when that differs from the oracle's context (else it would change the order, the length and the
+   passages at once and prove nothing); then instead ``drop-distractors:<id>``, the top K without one
+   passage, for each non-relevant one (and each relevant one when two or more are in the top K: a
+   relevant passage that contradicts the others);
 5. ``k-sweep`` — the first k passages for each k of the cut-offs other than K ({1, 3, K, 2K} by default);
 6. ``closed-book`` — no references;
 7. ``single-passage`` (opt-in) — each top-K passage alone: its grade is its utility (eRAG,
@@ -58,20 +64,26 @@ def variants(query: TriageQuery, name: str, k: int, ks: tuple[int, ...], ideal_c
     if name == "oracle":
         return {name: tuple(query.relevant[:ideal_cap])}
     if name == "inject":
-        pooled = [d for d in query.relevant if d in query.pool]  # best grade first, then qrels order
-        if in_top or not pooled or not top:
+        missing = [d for d in query.relevant if d in query.pool and d not in top]  # best grade first
+        out = [d for d in top if d not in relevant]
+        if not missing or not out:
             return {}
-        best = min(pooled, key=lambda d: (query.relevant.index(d), query.pool.index(d)))
-        return {name: (*top[:-1], best)}
+        best = min(missing, key=lambda d: (query.relevant.index(d), query.pool.index(d)))
+        return {name: tuple(best if d == out[-1] else d for d in top)}
     if name == "position":
-        if not in_top or top[0] in relevant:
+        if not in_top:
             return {}
-        first = in_top[0]
-        return {name: (first, *(d for d in top if d != first))}
+        moved = in_top[0]
+        rest = tuple(d for d in top if d != moved)
+        first = {} if top[0] == moved else {name: (moved, *rest)}
+        return {**first, **({} if top[-1] == moved else {f"{name}@last": (*rest, moved)})}
     if name == "drop-distractors":
         if not in_top or len(in_top) == len(top):
             return {}
-        return {name: tuple(in_top)}
+        if set(in_top) != set(query.relevant[:ideal_cap]):
+            return {name: tuple(in_top)}
+        left = [d for d in top if d not in relevant or len(in_top) > 1]
+        return {f"{name}:{d}": tuple(x for x in top if x != d) for d in left}
     if name == "k-sweep":
         return {k_label(c): tuple(query.pool[:c]) for c in ks if c != k and c <= len(query.pool)}
     if name == "single-passage":

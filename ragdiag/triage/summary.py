@@ -2,7 +2,8 @@
 
 Cause shares are over the triaged queries: share_c = (1/n) Σ_q 1[cause(q) = c], with a 95%
 percentile bootstrap interval resampling queries (:func:`ragdiag.sweep.stats.mean_with_ci`,
-``numpy.random.default_rng(seed)``).
+``numpy.random.default_rng(seed)``); with ``--repeats`` > 1, resampling queries and each query's repeats
+(:mod:`ragdiag.triage.attribution`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ragdiag.results.triage import (
     TriageResult,
 )
 from ragdiag.sweep import stats
+from ragdiag.triage.attribution import attribution_intervals, cause_probabilities
 from ragdiag.triage.erag import aggregate, erag_summary
 from ragdiag.triage.interventions import BASELINE
 from ragdiag.triage.run import QueryState, Triage
@@ -66,6 +68,17 @@ def with_evidence(shares: dict[str, CauseShare], triaged: list[QueryState], refe
     return shares
 
 
+def with_attribution(shares: dict[str, CauseShare], failing: list[QueryState], bootstrap: int,
+                     seed: int) -> dict[str, CauseShare]:
+    """The shares' intervals over queries and repeats (``--repeats`` > 1; :mod:`ragdiag.triage.attribution`)."""
+    if not failing or not bootstrap:
+        return shares
+    probabilities = [cause_probabilities(s.evidence, s.cause or "unexplained") for s in failing]
+    for cause, (low, high) in attribution_intervals(probabilities, bootstrap, seed).items():
+        shares[cause].ci_low, shares[cause].ci_high = low, high
+    return shares
+
+
 def _utility(state: QueryState) -> dict[str, float]:
     return {lb.split(":", 1)[1]: a.grade for lb, a in state.answered.items()
             if lb.startswith("single:") and a.grade is not None}
@@ -103,6 +116,11 @@ def per_query_row(state: QueryState, erag: dict[str, Any] | None, references: bo
            "contexts": {lb: list(ids) for lb, ids in state.planned.items() if lb in state.answered},
            "answers": {lb: a.answer for lb, a in state.answered.items()},
            "errors": {lb: a.error for lb, a in state.answered.items() if a.error}}
+    if state.evidence.repeats > 1 or state.judge_check:
+        row["repeat_grades"] = dict(state.evidence.repeat_grades)
+        row["judge_check"] = state.judge_check
+    if state.evidence.repeats > 1 and state.triaged and not state.passed and state.cause:
+        row["cause_probability"] = cause_probabilities(state.evidence, state.cause).get(state.cause)
     if erag is not None:
         row["utility"] = _utility(state)
         row["erag"] = erag
@@ -121,7 +139,8 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
 
     triaged = [s for s in triage.states if s.triaged]
     references = triage.references is not None
-    causes = [s.cause or "unexplained" for s in triaged if not s.passed]
+    failing = [s for s in triaged if not s.passed]
+    causes = [s.cause or "unexplained" for s in failing]
     single = "single-passage" in triage.cfg.interventions
     erag_rows = {s.query.id: _erag_row(s, triage.cfg.k) for s in triaged} if single else {}
     paid = triage.paid()
@@ -135,7 +154,8 @@ def build(triage: Triage, cost: dict[str, Any], bootstrap: int, seed: int, clien
     result = TriageResult(
         meta=meta,
         queries=[query_entry(s, references) for s in triaged],
-        causes=with_evidence(cause_shares(causes, bootstrap, seed), triaged, references),
+        causes=with_evidence(with_attribution(cause_shares(causes, bootstrap, seed), failing, bootstrap, seed)
+                             if triage.cfg.repeats > 1 else cause_shares(causes, bootstrap, seed), triaged, references),
         calls=TriageCalls(paid=paid, reused=sum(s.reused for s in triage.states), triaged_queries=n,
                           failing_queries=len(causes), paid_triaged=paid_triaged,
                           paid_per_triaged_query=paid_triaged / n if n else None,

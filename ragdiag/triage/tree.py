@@ -2,25 +2,24 @@
 
 Over the paired grades of one failing query (g_b the baseline's, g_v an intervention's), with
 F = ``--fail-below``: a variant is *right* when g_v ≥ F, and *fixes* the query when g_v ≥ F or
-g_v − g_b ≥ 2. The first cause whose test holds, in this order, is the primary cause:
+g_v − g_b ≥ 2 — on every repeat (``--repeats N``: g_b the best baseline repeat). The primary cause:
 
 1. ``reference`` — the ideal or reference answer is degenerate (the reference gate flagged it);
 2. ``qrels-gap`` — no relevant passage is known for the query;
-3. ``parametric`` — closed-book is right and every variant with references run is wrong;
-4. ``generator`` — the oracle (only the relevant passages) does not fix it;
-5. ``retrieval-miss`` — no relevant passage in the candidate pool, and the oracle fixes it (without the
-   oracle — no reference answers, or left out of ``--interventions`` — the qrels alone decide: no relevant
-   passage in the pool is a retrieval miss, never ``unexplained``);
-6. ``ranking`` — a relevant passage in the pool below K (none in the top K) and inject fixes it;
-7. ``position`` — a relevant passage in the top K, not first, and moving it first fixes it;
-8. ``distractors`` — the top K without its non-relevant passages fixes it;
-9. ``context-size`` — a smaller K fixes it;
-10. ``unexplained``.
+3. with repeats, a baseline right on one repeat and wrong on another: ``judge`` when the answers were the
+   same text (the grade moved, not the answer), else ``generator`` (the same context, different answers);
+4. the cause of the *smallest* intervention that fixes it (:mod:`ragdiag.triage.smallest`): ``position``
+   (first or last), ``distractors``, ``ranking`` (inject), ``context-size`` (a smaller K),
+   ``retrieval-miss`` (the oracle, no relevant passage in the pool), ``parametric`` (closed-book);
+5. nothing fixes it: without the oracle and with no relevant passage in the pool, ``retrieval-miss`` on the
+   qrels alone; else the judge consistency check (the failing answer re-graded, the reference graded as
+   a candidate): inconsistent → ``judge``; consistent → ``generator`` when the oracle ran and did not fix
+   it, else ``unexplained``.
 
 A test is *unknown* while its intervention applies but has not run: the tree is decided once every
-test before the first true one is known to be false, which is what lets :mod:`ragdiag.triage.run`
-run interventions in this order and stop early. ``also`` lists the later causes whose intervention
-also fixed the query (complete with ``--exhaustive``).
+intervention no larger than the first fix is known, which is what lets :mod:`ragdiag.triage.run` run
+them smallest first and stop early. ``also`` lists the other causes whose intervention also fixed the
+query (complete with ``--exhaustive``).
 
 Each cause rests on evidence (:func:`evidence_of`): ``qrels`` (the relevant passages: which exist, where
 they rank, what the oracle, inject, position and drop-distractors contexts hold) and what the grades compare
@@ -34,10 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ragdiag.triage.interventions import BASELINE
+from ragdiag.triage.smallest import holds, smallest_fix
 
 CAUSES = ("reference", "qrels-gap", "parametric", "generator", "retrieval-miss", "ranking", "position",
-          "distractors", "context-size", "unsupported", "over-abstains", "unexplained")
-FIX_CAUSES = ("parametric", "retrieval-miss", "ranking", "position", "distractors", "context-size")
+          "distractors", "context-size", "unsupported", "over-abstains", "judge", "unexplained")
 FIXES = {
     "reference": "fix the reference: the ideal or reference answer is degenerate (the reference gate flagged it)",
     "qrels-gap": "judge these queries: no relevant passage is known, so no retrieval cause can be tested",
@@ -50,6 +49,7 @@ FIXES = {
     "context-size": "cut K: fewer passages fix the answer",
     "unsupported": "make the generator abstain when the context is insufficient (hallucination risk): it answered without sufficient context",
     "over-abstains": "let the generator answer from sufficient context (its prompt or model): it declined although the context sufficed",
+    "judge": "fix the judge before the system: it grades the same answer (or the reference itself) differently; re-grade with another judge or a panel",
     "unexplained": "no intervention fixed it: read the answers (judge error, or a fault outside retrieval)",
 }
 
@@ -66,6 +66,11 @@ class Evidence:
     planned: set[str] = field(default_factory=set)  # variant labels that apply and are enabled
     grades: dict[str, float | None] = field(default_factory=dict)  # variant label → grade (None: no grade)
     sufficient_context: bool = False  # reference-free: the causes rest on the sufficient-context rater
+    sizes: dict[str, int] = field(default_factory=dict)  # variant label → |C_v Δ C_b| (smallest.size)
+    repeats: int = 1  # --repeats: a fix counts when it holds on every one
+    repeat_grades: dict[str, list[float | None]] = field(default_factory=dict)  # label → grades of repeats 1..N-1
+    flaky: str | None = None  # the baseline's repeats disagree: "judge" (same answer) or "generator"
+    judge: bool | None = None  # the judge consistency check: True consistent, False not, None not run
 
     def ran(self, label: str) -> bool:
         return label in self.grades
@@ -74,58 +79,21 @@ class Evidence:
         g = self.grades.get(label)
         return g is not None and g >= self.fail_below
 
+    def fixes_with(self, g: float | None) -> bool:
+        """g ≥ F, or g − g_b ≥ 2 with g_b the best baseline repeat."""
+        bases = [b for b in (self.grades.get(BASELINE), *self.repeat_grades.get(BASELINE, [])) if b is not None]
+        return g is not None and (g >= self.fail_below or (bool(bases) and g - max(bases) >= 2))
+
     def fixes(self, label: str) -> bool:
-        g, base = self.grades.get(label), self.grades.get(BASELINE)
-        return g is not None and (g >= self.fail_below or (base is not None and g - base >= 2))
+        return self.fixes_with(self.grades.get(label))
 
     def smaller_ks(self) -> list[str]:
         return sorted((lb for lb in self.planned if lb.startswith("k-sweep@") and int(lb.split("@")[1]) < self.k),
                       key=lambda lb: int(lb.split("@")[1]))
 
 
-def _one(ev: Evidence, label: str) -> bool | None:
-    """The test 'intervention ``label`` fixes it': False when it does not apply, None while not run."""
-    if label not in ev.planned:
-        return False
-    return ev.fixes(label) if ev.ran(label) else None
-
-
-def status(ev: Evidence, cause: str) -> bool | None:
-    """True, False, or None (unknown: an intervention that applies has not run yet)."""
-    if cause == "reference":
-        return ev.degenerate
-    if cause == "qrels-gap":
-        return not ev.has_relevant
-    if cause == "parametric":
-        if "closed-book" not in ev.planned:
-            return False
-        if not ev.ran("closed-book"):
-            return None
-        if not ev.right("closed-book"):
-            return False
-        if "oracle" in ev.planned and not ev.ran("oracle"):
-            return None
-        return not any(ev.right(lb) for lb in ev.grades if lb != "closed-book")
-    if cause == "generator":
-        fixed = _one(ev, "oracle")
-        return False if "oracle" not in ev.planned else (None if fixed is None else not fixed)
-    if cause == "retrieval-miss":
-        if ev.relevant_in_pool:
-            return False
-        return _one(ev, "oracle") if "oracle" in ev.planned else ev.has_relevant  # no oracle: the qrels decide
-    if cause in ("ranking", "position", "distractors"):
-        return _one(ev, {"ranking": "inject", "distractors": "drop-distractors"}.get(cause, cause))
-    if cause == "context-size":
-        tests = [_one(ev, lb) for lb in ev.smaller_ks()]
-        return True if any(tests) else (None if None in tests else False)
-    # unexplained is always true; unsupported and over-abstains are decided by the sufficient-context rater
-    # (ragdiag.triage.sufficiency), never by this tree
-    return cause not in FREE_ONLY
-
-
 QRELS_ONLY = ("qrels-gap",)
-FREE_ONLY = ("unsupported", "over-abstains")
-GRADES_ONLY = ("parametric", "context-size")  # contexts built without the qrels: only the grades' basis
+GRADES_ONLY = ("parametric", "context-size", "judge")  # no context built from the qrels: only the grades' basis
 
 
 def evidence_of(ev: Evidence, cause: str, references: bool) -> list[str]:
@@ -144,13 +112,33 @@ def evidence_of(ev: Evidence, cause: str, references: bool) -> list[str]:
     return sorted({"qrels", basis})
 
 
+def needs_judge_check(ev: Evidence) -> bool:
+    """Nothing fixed the query and its cause now rests on the judge consistency check, not run yet."""
+    primary, _, known = smallest_fix(ev)
+    if not known or primary is not None or ev.judge is not None or ev.degenerate or not ev.has_relevant:
+        return False
+    oracle_known = "oracle" not in ev.planned or holds(ev, "oracle") is not None
+    return oracle_known and (ev.relevant_in_pool or "oracle" in ev.planned) and ev.flaky is None
+
+
 def decide(ev: Evidence) -> tuple[str | None, list[str]]:
-    """(primary cause, the later causes that also fixed it); (None, []) while undecided."""
-    for i, cause in enumerate(CAUSES):
-        verdict = status(ev, cause)
-        if verdict is None:
-            return None, []
-        if verdict:
-            also = [c for c in CAUSES[i + 1:] if c in FIX_CAUSES and status(ev, c)]
-            return cause, also
-    raise AssertionError("unexplained always holds")  # pragma: no cover
+    """(primary cause, the other causes whose intervention also fixed it); (None, []) while undecided."""
+    if ev.degenerate:
+        return "reference", []
+    if not ev.has_relevant:
+        return "qrels-gap", []
+    if ev.flaky is not None:
+        return ev.flaky, []
+    primary, also, known = smallest_fix(ev)
+    if not known:
+        return None, []
+    if primary is not None:
+        return primary, also
+    if not ev.relevant_in_pool and "oracle" not in ev.planned:
+        return "retrieval-miss", []  # no oracle: the qrels alone decide
+    oracle = holds(ev, "oracle") if "oracle" in ev.planned else True
+    if oracle is None or ev.judge is None:
+        return None, []
+    if not ev.judge:
+        return "judge", []
+    return ("unexplained" if oracle else "generator"), []

@@ -107,5 +107,5 @@ def test_new_causes_have_fixes_and_rest_on_sufficient_context():
     ev = _ev({}, set())
     assert evidence_of(ev, "retrieval-miss", references=False) == ["sufficient-context"]
     # the qrels tree never names them
-    plain = Evidence(False, True, True, 5, 3.0, set(), {BASELINE: 1.0})
+    plain = Evidence(False, True, True, 5, 3.0, set(), {BASELINE: 1.0}, judge=True)
     assert decide(plain) == ("unexplained", [])

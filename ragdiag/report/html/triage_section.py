@@ -21,7 +21,7 @@ def triage_section(item: Input, test_server: bool) -> Section:
              result.rests_on(cause), v.fix]
             for cause, v in result.ranked_causes()]
     body.append(table(["cause", "queries", "share", "95% interval", "rests on", "fix"], rows,
-                      caption="primary cause of each failing query (bootstrap over queries)"))
+                      caption=f"primary cause of each failing query (bootstrap over {result.meta.intervals})"))
     notes = [line for line in lines[1:] if not line.startswith("  ")]
     if result.erag is not None:
         notes = [n for n in notes if n != erag_line(result.erag)] + [erag_line(result.erag)]
