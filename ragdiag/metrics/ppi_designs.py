@@ -71,7 +71,7 @@ def stratified_parts(y_labeled: np.ndarray, yhat_labeled: np.ndarray, yhat_unlab
     s_lab, s_unl = np.asarray(strata_labeled).astype(str), np.asarray(strata_unlabeled).astype(str)
     total = len(y) + len(yhat_u)
     parts = []
-    for stratum in sorted(set(s_lab) | set(s_unl)):
+    for stratum in sorted({str(v) for v in s_lab} | {str(v) for v in s_unl}):
         lab, unl = s_lab == stratum, s_unl == stratum
         if lab.sum() < 2:
             raise ValueError(f"stratum {stratum!r} has {int(lab.sum())} labelled item(s); each needs at least 2")
