@@ -236,7 +236,8 @@ def design_estimate(rows: dict[ItemKey, HumanGrade], keys: list[ItemKey], record
     if recorded is None:
         return None
     strategy, strata, seed = recorded
-    sheet = {key: row for key, row in rows.items() if key in set(keys)}
+    used = set(keys)
+    sheet = {key: row for key, row in rows.items() if key in used}
     pis = {key: _probability(row, where) for key, row in sheet.items()}
     position = {key: i for i, key in enumerate(keys)}
     lab = [key for key in keys if key in human]

@@ -78,7 +78,7 @@ def stratified_parts(y_labeled: np.ndarray, yhat_labeled: np.ndarray, yhat_unlab
         if unl.sum() < 1:
             raise ValueError(f"stratum {stratum!r} has no unlabelled item")
         estimate, variance, lam = ppi_mean_with_variance(y[lab], yhat[lab], yhat_u[unl])
-        parts.append((stratum, int(lab.sum()), int(unl.sum()), (lab.sum() + unl.sum()) / total, estimate,
+        parts.append((stratum, int(lab.sum()), int(unl.sum()), float(lab.sum() + unl.sum()) / total, estimate,
                       variance, lam))
     return parts
 

@@ -125,6 +125,10 @@ def test_active_sheet_and_its_ipw_estimate(files, tmp_path):
                                   np.array([r["grade"] for r in records]), pis, 0.1)
     assert [design["design"]["estimate"], *design["design"]["ci"]] == pytest.approx(list(expected))
     assert design["strategy"] == "active" and "active (IPW PPI++)" in done.stdout
+    html = tmp_path / "report.html"
+    shown = runner.invoke(app, ["report", str(out), "--out", str(html)])
+    assert shown.exit_code == 0, shown.output
+    assert "by the sheet&#x27;s design: active" in html.read_text() or "by the sheet's design: active" in html.read_text()
 
 
 def _bad(files, tmp_path, rows, edit) -> str:
