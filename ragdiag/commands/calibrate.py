@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.commands.calibrate_design import DesignRequest, Draw, check_design, design_estimate, draw, judge_sd
 from ragdiag.commands.calibrate_plan import PlanRequest, check_plan, make_plan
 from ragdiag.data.graded_table import (
     GradedSource,
     build_graded_table,
     ideal_answer_kinds,
 )
-from ragdiag.data.human_grades import ItemKey, match_items, read_human_grades, sheet_cell
+from ragdiag.data.human_grades import DESIGN_COLUMNS, HumanGrade, ItemKey, match_rows, read_human_grades, sheet_cell
 from ragdiag.data.reference_gate import KINDS, count_kinds, make_gate
 from ragdiag.errors import RagdiagError
 from ragdiag.evaluate.agreement import judge_human_agreement
@@ -57,6 +58,7 @@ class CalibrateRequest:
     answers: Path | None = None
     keep_degenerate: bool = False
     plan: PlanRequest | None = None
+    design: DesignRequest | None = None
 
 
 @dataclass
@@ -126,17 +128,23 @@ def _questions(answers: Path | None) -> dict[str, str]:
     return {row["id"]: row["q"] for row in read_answers(answers).rows}
 
 
-def sheet_text(items: list[Item], questions: dict[str, str]) -> str:
+def sheet_text(items: list[Item], questions: dict[str, str], design: DesignRequest | None = None,
+               drawn: Draw | None = None) -> str:
     """The labelling sheet: one CSV row per item, its grade column empty; text cells that a spreadsheet
-    would run as formulas are neutralised (:func:`ragdiag.data.human_grades.sheet_cell`)."""
+    would run as formulas are neutralised (:func:`ragdiag.data.human_grades.sheet_cell`). A ``--strategy``
+    sheet adds how each row was drawn (``DESIGN_COLUMNS``: strategy, strata, stratum, probability, seed)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(SHEET_COLUMNS)
-    for it in items:
+    writer.writerow(SHEET_COLUMNS + (DESIGN_COLUMNS if design is not None else ()))
+    for index, it in enumerate(items):
         record = it.record
         texts = (record.get("q") or questions.get(record["id"], ""), record.get("answer_ideal") or "",
                  record.get("answer_topK") or "", *it.key[:2])
-        writer.writerow([*map(sheet_cell, map(str, texts)), it.key[4], it.key[2], it.key[3], ""])
+        row = [*map(sheet_cell, map(str, texts)), it.key[4], it.key[2], it.key[3], ""]
+        if design is not None and drawn is not None:
+            row += [design.strategy, design.strata or "", sheet_cell(drawn.strata[index]),
+                    repr(drawn.pi[index]), design.seed]
+        writer.writerow(row)
     return buffer.getvalue()
 
 
@@ -151,6 +159,7 @@ def _check(request: CalibrateRequest) -> None:
         raise RagdiagError(f"--alpha must be in (0, 1), got {request.alpha}")
     if request.suggest < 0:
         raise RagdiagError(f"--suggest must be at least 0, got {request.suggest}")
+    check_design(request.design, request.suggest, request.human is not None)
     if request.human is None and not request.suggest:
         raise RagdiagError("give --human FILE (human grades) or --suggest N (a labelling sheet to start with)")
     check_plan(request.plan, request.human is not None)
@@ -201,10 +210,12 @@ def run(request: CalibrateRequest) -> CalibrateResult:
     record = start_run("ragdiag calibrate", inputs=[request.graded, request.human, request.answers])
     items, all_keys, gate = _items(request.graded, request.keep_degenerate)
     human: dict[ItemKey, int] = {}
+    sheet_rows: dict[ItemKey, HumanGrade] = {}
     if request.human is not None:
         rows = read_human_grades(request.human)
         judged = {it.key for it in items}
-        human = {k: g for k, g in match_items(rows, all_keys, request.human).items() if k in judged}
+        sheet_rows = {k: row for k, row in match_rows(rows, all_keys, request.human).items() if k in judged}
+        human = {k: row.grade for k, row in sheet_rows.items() if row.grade is not None}
         if not human:
             raise RagdiagError(f"{request.human}: no overlap — none of its {len(rows)} rows gives a grade for an "
                                f"item graded in {request.graded}")
@@ -213,8 +224,8 @@ def run(request: CalibrateRequest) -> CalibrateResult:
                         "--keep-degenerate uses them)" if gate["excluded_rows"] else "")
             raise RagdiagError(f"{request.human}: {len(human)} labelled items overlap the graded file{left_out}; "
                                f"prediction-powered inference needs at least {MIN_LABELLED} (label more: --suggest N)")
-    scores, signal = uncertainty(items) if request.suggest else (None, None)
-    if request.suggest and scores is None:
+    scores, signal = uncertainty(items) if request.suggest and request.design is None else (None, None)
+    if request.suggest and request.design is None and scores is None:
         raise RagdiagError(f"--suggest: {request.graded} has no judge uncertainty signal (no grade_probs, no "
                            "repeated grades); grade with --repeats 3 (or --grade-mode logprobs) first")
     questions = _questions(request.answers) if request.suggest else {}
@@ -222,9 +233,22 @@ def run(request: CalibrateRequest) -> CalibrateResult:
     judged_human = judge_human_agreement(np.array([it.judge for it in overlap]),
                              np.array([human[it.key] for it in overlap])) if overlap else None
     estimates = _estimates(items, human, request.by, request.alpha)
+    design = None if request.human is None else design_estimate(
+        sheet_rows, [it.key for it in items], [it.record for it in items], np.array([it.judge for it in items]),
+        human, estimates.mean_grade[0].ppi, request.alpha, str(request.human))
     suggested: Suggested | None = None
     picked: list[Item] = []
-    if request.suggest and scores is not None:  # no signal was refused above
+    drawn: Draw | None = None
+    if request.suggest and request.design is not None:
+        pool = [it for it in items if it.key not in human]
+        drawn = draw(request.design, request.suggest, [it.record for it in pool],
+                     np.array([it.judge for it in pool]), str(request.graded))
+        picked = [pool[i] for i in drawn.picked]
+        sd = judge_sd([it.record for it in picked]) if picked else None
+        suggested = Suggested(str(request.sheet), len(picked), "SD of the judge's grades" if sd is not None else
+                              "none", [] if sd is None else [float(v) for v in sd], None, request.design.strategy,
+                              request.design.strata, request.design.seed, drawn.expected)
+    elif request.suggest and scores is not None:  # no signal was refused above
         ranks = scores
         candidates = [i for i, it in enumerate(items) if it.key not in human]
         order = sorted(candidates, key=lambda i: (-ranks[i], items[i].key))[: request.suggest]
@@ -242,9 +266,9 @@ def run(request: CalibrateRequest) -> CalibrateResult:
         np.array([human.get(it.key, np.nan) for it in items], dtype=np.float64), request.alpha, request.plan)
     agreement = finite(judged_human)
     result = CalibrateResult(meta, Agreement.from_json(agreement) if agreement else None, estimates,
-                             suggested, plan, run_record=record.to_json())
+                             suggested, plan, design, run_record=record.to_json())
     if suggested is not None:
-        write_text(request.sheet, sheet_text(picked, questions),
+        write_text(request.sheet, sheet_text(picked, questions, request.design, drawn),
                    inputs=[request.graded, request.human, request.answers])
     if request.out is not None:
         write_json(request.out, result.to_json(), inputs=[request.graded, request.human, request.answers])

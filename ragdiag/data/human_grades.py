@@ -24,6 +24,8 @@ from ragdiag.io.jsonl import read_jsonl_lines
 from ragdiag.io.text_input import csv_rows
 
 ItemKey = tuple[str, str, int, int, int]  # id, E, Nc, Np, K: the samples_graded key
+# what a --suggest --strategy sheet adds to each row: how the row was drawn (read as text, checked by calibrate)
+DESIGN_COLUMNS = ("strategy", "strata", "stratum", "sampling_probability", "seed")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP, CSV Injection
 
 
@@ -48,6 +50,7 @@ class HumanGrade:
     Nc: int | None
     Np: int | None
     grade: int | None
+    design: tuple[tuple[str, str], ...] = ()  # the DESIGN_COLUMNS the row holds (non-empty), as text
 
 
 @overload
@@ -101,7 +104,9 @@ def _row(record: Any, path: Path, line: int) -> HumanGrade:
     np_ = _int_field(record.get("Np"), path, line, "Np", False)
     if "grade" not in record:
         raise DataError(f"{path}: line {line}: field 'grade': missing (leave it empty for an unlabelled item)")
-    return HumanGrade(line, record["id"], record["E"], k, nc, np_, _grade(record["grade"], path, line))
+    design = tuple((name, str(record[name]).strip()) for name in DESIGN_COLUMNS
+                   if record.get(name) is not None and str(record[name]).strip())
+    return HumanGrade(line, record["id"], record["E"], k, nc, np_, _grade(record["grade"], path, line), design)
 
 
 def read_human_grades(path: Path) -> list[HumanGrade]:
@@ -122,10 +127,15 @@ def read_human_grades(path: Path) -> list[HumanGrade]:
 
 def match_items(rows: list[HumanGrade], keys: list[ItemKey], path: Path) -> dict[ItemKey, int]:
     """Human grade per graded item key; an unknown, ambiguous or repeated item is an error naming the line."""
+    return {key: row.grade for key, row in match_rows(rows, keys, path).items() if row.grade is not None}
+
+
+def match_rows(rows: list[HumanGrade], keys: list[ItemKey], path: Path) -> dict[ItemKey, HumanGrade]:
+    """Every row (labelled or not) per graded item key; errors as :func:`match_items`."""
     by_short: dict[tuple[str, str, int], list[ItemKey]] = {}
     for key in keys:
         by_short.setdefault((key[0], key[1], key[4]), []).append(key)
-    out: dict[ItemKey, int] = {}
+    out: dict[ItemKey, HumanGrade] = {}
     seen: dict[ItemKey, int] = {}
     for row in rows:
         candidates = [k for k in by_short.get((row.id, row.E, row.K), [])
@@ -140,6 +150,5 @@ def match_items(rows: list[HumanGrade], keys: list[ItemKey], path: Path) -> dict
         if key in seen:
             raise DataError(f"{path}: line {row.line}: the same item as line {seen[key]} (id '{row.id}')")
         seen[key] = row.line
-        if row.grade is not None:
-            out[key] = row.grade
+        out[key] = row
     return out

@@ -6,7 +6,15 @@ from rich.console import Console
 from rich.table import Table
 
 from ragdiag.report.trust import calibrate_trust
-from ragdiag.results.calibrate import Agreement, BudgetPlan, CalibrateResult, Estimates, Interval
+from ragdiag.results.calibrate import (
+    Agreement,
+    BudgetPlan,
+    CalibrateResult,
+    DesignEstimate,
+    Estimates,
+    Interval,
+    Suggested,
+)
 
 
 def _cell(block: Interval | None) -> str:
@@ -82,6 +90,45 @@ def plan_lines(plan: BudgetPlan) -> list[str]:
     return lines + ([f"note: {plan.note}"] if plan.note else [])
 
 
+DESIGN_NAMES = {"uniform": "uniform draw (PPI++)", "stratified": "stratified PPI++", "active": "active (IPW PPI++)"}
+
+
+def design_table(design: DesignEstimate, level: str) -> Table:
+    """Classical, PPI++ and the sheet's design side by side, for the mean grade over all items."""
+    how = design.strategy + (f" by {design.strata}" if design.strata else "")
+    seed = "" if design.seed is None else f", seed {design.seed}"
+    table = Table(title=f"mean grade over all items by the sheet's design: {how}{seed}; {design.labelled} labelled "
+                        f"of {design.sheet_rows} drawn ({level} intervals)", show_lines=True)
+    for name in ("classical (labels alone, weighted by the design)", "PPI++ (as if a uniform draw)",
+                 DESIGN_NAMES.get(design.strategy, design.strategy)):
+        table.add_column(name, justify="right")
+    table.add_row(_cell(design.classical), _cell(design.ppi), _cell(design.design))
+    return table
+
+
+def design_lines(design: DesignEstimate) -> list[str]:
+    """The strata of a stratified sheet, each with its labels, weight, estimate and λ; any note."""
+    lines = []
+    if design.per_stratum:
+        lines.append("strata: " + " · ".join(
+            f"{part.stratum}: {part.labelled} labelled / {part.unlabelled} not, W {part.weight:.3f}, "
+            f"{part.estimate:.3f}, λ {part.lam:.2f}" for part in design.per_stratum))
+    return lines + ([f"note: {design.note}"] if design.note else [])
+
+
+def suggested_line(suggested: Suggested) -> str:
+    """Where the sheet went and how its items were chosen (strategy and seed printed)."""
+    if suggested.strategy is None:
+        return (f"wrote {suggested.sheet}: {suggested.items} items to label (highest {suggested.signal}); fill in "
+                "the grade column and pass it to --human")
+    strata = f" by {suggested.strata}" if suggested.strata else ""
+    expected = (f" (expected {suggested.expected:g}: each item drawn with its own probability)"
+                if suggested.strategy == "active" else "")
+    return (f"wrote {suggested.sheet}: {suggested.items} items to label{expected}, drawn {suggested.strategy}{strata}, "
+            f"seed {suggested.seed}; the sheet records each item's sampling probability: fill in the grade column "
+            "and pass it to --human as is")
+
+
 def print_calibration(result: CalibrateResult, console: Console) -> None:
     meta = result.meta
     console.print(f"ragdiag calibrate · {meta.graded} · {meta.items} graded items, {meta.labelled} with a "
@@ -101,13 +148,16 @@ def print_calibration(result: CalibrateResult, console: Console) -> None:
         console.print(confusion_table(agreement))
     for table in estimate_tables(result):
         console.print(table)
+    if result.design:
+        console.print(design_table(result.design, result.estimates.level))
+        for line in design_lines(result.design):
+            console.print(line, style="yellow" if line.startswith("note:") else None, highlight=False)
     gap = ppi_gap_note(result.estimates)
     if gap:
         console.print(gap, style="dim")
     suggested = result.suggested
     if suggested:
-        console.print(f"wrote {suggested.sheet}: {suggested.items} items to label (highest "
-                      f"{suggested.signal}); fill in the grade column and pass it to --human")
+        console.print(suggested_line(suggested), highlight=False)
         if suggested.note:
             console.print(f"note: {suggested.note}", style="yellow")
     if result.plan:

@@ -96,7 +96,11 @@ class Suggested(JsonRecord):
     signal: str
     uncertainty: list[float]
     note: str | None = None
-    optional: ClassVar[frozenset[str] | None] = frozenset({"note"})
+    strategy: str | None = None
+    strata: str | None = None
+    seed: int | None = None
+    expected: float | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset({"note", "strategy", "strata", "seed", "expected"})
 
 
 @dataclass
@@ -150,6 +154,41 @@ class BudgetPlan(JsonRecord):
 
 
 @dataclass
+class DesignStratum(JsonRecord):
+    """One stratum of a stratified sheet: labelled and unlabelled items, its weight W_h (share of the
+    pool), its PPI++ mean and λ_h."""
+
+    stratum: str
+    labelled: int
+    unlabelled: int
+    weight: float
+    estimate: float
+    lam: float
+    optional: ClassVar[frozenset[str] | None] = frozenset()
+
+
+@dataclass
+class DesignEstimate(JsonRecord):
+    """The mean grade over all items under the design the human sheet records (``--suggest N
+    --strategy``): the labels alone weighted by the design (classical), PPI++ as if the labels were a
+    uniform draw, and the design's own estimator (stratified PPI++ or active IPW PPI++), side by side."""
+
+    strategy: str
+    strata: str | None
+    seed: int | None
+    sheet_rows: int
+    labelled: int
+    classical: Interval
+    ppi: Interval | None
+    design: Interval
+    per_stratum: list[DesignStratum] | None = None
+    note: str | None = None
+    optional: ClassVar[frozenset[str] | None] = frozenset({"per_stratum", "note"})
+    nested: ClassVar[dict[str, type[JsonRecord]]] = {"classical": Interval, "ppi": Interval, "design": Interval,
+                                                     "per_stratum": DesignStratum}
+
+
+@dataclass
 class CalibrateMeta(JsonRecord):
     command: str
     graded: str
@@ -170,10 +209,11 @@ class CalibrateResult(JsonRecord):
     estimates: Estimates
     suggested: Suggested | None
     plan: BudgetPlan | None = None
+    design: DesignEstimate | None = None
     run_record: dict[str, Any] = field(default_factory=dict)
-    optional: ClassVar[frozenset[str] | None] = frozenset({"plan"})
+    optional: ClassVar[frozenset[str] | None] = frozenset({"plan", "design"})
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"meta": CalibrateMeta, "agreement": Agreement,
                                                      "estimates": Estimates, "suggested": Suggested,
-                                                     "plan": BudgetPlan}
+                                                     "plan": BudgetPlan, "design": DesignEstimate}
 
 

@@ -14,6 +14,7 @@ HELPERS = {
     "provenance": "the manifest beside a graded file, simulated rows (correlate, report)",
     "names_real": "probe names --queries: the name probe on a user's own queries (probe's second half)",
     "calibrate_plan": "calibrate --plan: the budget plan over questions, judge repeats and human labels",
+    "calibrate_design": "calibrate --suggest --strategy: the labelling draw and the estimate its sheet supports",
 }
 
 

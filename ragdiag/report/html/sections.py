@@ -490,7 +490,7 @@ def graded_section(item: Input) -> Section:
 def calibrate_section(item: Input) -> Section:
     """``ragdiag calibrate``: the trust panel in plain words, then agreement, PPI intervals and slopes."""
     from ragdiag.report import trust
-    from ragdiag.report.calibrate_report import ppi_gap_note
+    from ragdiag.report.calibrate_report import DESIGN_NAMES, ppi_gap_note
     from ragdiag.results.calibrate import CalibrateResult, Interval
 
     result = CalibrateResult.from_json(item.doc)
@@ -521,6 +521,16 @@ def calibrate_section(item: Input) -> Section:
     body.append(table(["measure", "PPI (judge + humans)", "judge only", "humans only"],
                       [[s.measure, cell(s.ppi), cell(s.judge_only), cell(s.human_only)] for s in estimates.slopes],
                       caption=f"slope of grade on each retrieval measure (OLS, {level} intervals)"))
+    design = result.design
+    if design:
+        how = design.strategy + (f" by {design.strata}" if design.strata else "")
+        body.append(table(["classical (labels alone, weighted by the design)", "PPI++ (as if a uniform draw)",
+                           DESIGN_NAMES.get(design.strategy, design.strategy)],
+                          [[cell(design.classical), cell(design.ppi), cell(design.design)]],
+                          caption=f"mean grade over all items by the sheet's design: {how}, seed {design.seed}; "
+                                  f"{design.labelled} labelled of {design.sheet_rows} drawn ({level} intervals)"))
+        if design.note:
+            body.append(f'<p class="note">{esc(design.note)}</p>')
     return Section("calibrate", "Calibrate: the judge against human grades", str(item.path), "".join(body))
 
 
