@@ -131,6 +131,9 @@ def _reference_free(request: TriageRequest, data: TriageData, references: object
     if request.pool_k is not None and data.depth is not None and request.pool_k > data.depth:
         raise RagdiagError(f"--pool-k {request.pool_k} is larger than the candidate pool ({data.depth} passages); give "
                            f"--pool-k {data.depth} or less")
+    if free and request.repeats > 1:
+        raise RagdiagError(f"--repeats {request.repeats}: the reference-free path (no --answers and no qrels, or "
+                           "--reference-free) grades each context once; leave out --repeats there")
     return free
 
 

@@ -161,6 +161,7 @@ def test_a_rater_reply_that_is_no_verdict_is_asked_again_then_undecided(unjudged
     (("--pool-k", "50", "--depth", "20"), "at most the candidate pool (20"),
     (("--reference-free", "--answers", FIXTURE / "answers.jsonl"), "give --answers or --reference-free, not both"),
     (("--pool-k", "8", "--answers", FIXTURE / "answers.jsonl"), "--pool-k is the sufficient-context rater's pool"),
+    (("--repeats", "3"), "grades each context once; leave out --repeats there"),
 ])
 def test_bad_input_stops_in_one_line_before_any_call(server, unjudged, tmp_path, args, message):
     before = server.requests
