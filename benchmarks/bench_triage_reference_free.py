@@ -77,7 +77,8 @@ def main() -> None:
         start = time.perf_counter()
         res = CliRunner().invoke(app, ["triage", "--corpus", str(corpus), "--model", "test-model", "--base-url",
                                        server.base_url, "--out-dir", str(root / "out"), "--cache-dir",
-                                       str(root / "cache"), "--workers", str(WORKERS), "--no-progress"])
+                                       str(root / "cache"), "--workers", str(WORKERS), "--no-progress",
+                                       "--max-queries", "300"])  # the nine original faults and the controls
         seconds = time.perf_counter() - start
         if res.exit_code != 0:
             raise SystemExit(f"triage failed: {res.output}")
