@@ -22,6 +22,7 @@ class PlanRequest:
     budget: float | None = None
     target_width: float | None = None
     seed: int = 0
+    price_source: str | None = None  # the judge model's known price (llm/prices.py), when --price-call is absent
 
 
 def check_plan(plan: PlanRequest | None, human_given: bool) -> None:
@@ -86,4 +87,4 @@ def make_plan(records: list[dict[str, Any]], judge: np.ndarray, human: np.ndarra
     return BudgetPlan("mean grade over all items (PPI++)", plan.price_call, plan.price_human, plan.budget,
                       plan.target_width, {"questions": pilot.questions, "repeats": pilot.repeats,
                                           "labels": pilot.labels},
-                      components, rows, RESAMPLES, plan.seed, note)
+                      components, rows, RESAMPLES, plan.seed, note, plan.price_source)

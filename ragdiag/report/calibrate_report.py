@@ -87,6 +87,8 @@ def plan_lines(plan: BudgetPlan) -> list[str]:
              f"labels · variance between questions (judge) {comp.between_question:.3f} · judge repeat {rep} · human "
              f"{comp.human:.3f} · judge–human residual after λ {comp.residual:.3f} · R² {comp.r_squared:.3f} · "
              f"bootstrap {plan.resamples} resamples, seed {plan.seed}"]
+    if plan.price_call_source:
+        lines.append(f"price of a call {plan.price_call:.6g}: {plan.price_call_source}")
     return lines + ([f"note: {plan.note}"] if plan.note else [])
 
 

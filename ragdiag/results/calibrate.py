@@ -149,7 +149,8 @@ class BudgetPlan(JsonRecord):
     resamples: int
     seed: int
     note: str | None = None
-    optional: ClassVar[frozenset[str] | None] = frozenset({"note"})
+    price_call_source: str | None = None  # where the price of a call comes from, when not --price-call
+    optional: ClassVar[frozenset[str] | None] = frozenset({"note", "price_call_source"})
     nested: ClassVar[dict[str, type[JsonRecord]]] = {"components": PlanComponents, "designs": PlannedDesign}
 
 

@@ -69,7 +69,8 @@ def test_without_plan_the_output_has_no_plan_key(tmp_path):
     (("--plan", *PRICES, "--budget", "0.4"), "buys less than one human label"),
     (("--plan", *PRICES), "exactly one of --budget"),
     (("--plan", *PRICES, "--budget", "5", "--target-width", "0.2"), "exactly one of --budget"),
-    (("--plan", "--budget", "5"), "--plan needs --price-call and --price-human"),
+    (("--plan", "--budget", "5"), "--plan needs --price-human"),
+    (("--plan", "--price-human", "0.5", "--budget", "5"), "no grade manifest"),  # no known price to fall back on
     ((*PRICES, "--budget", "5"), "only apply with --plan"),
     (("--plan", *PRICES, "--target-width", "9"), "--target-width"),
 ])
@@ -86,3 +87,23 @@ def test_plan_without_human_grades_is_refused(tmp_path):
     result = _run("--plan", *PRICES, "--budget", 5, "--suggest", 3, "--sheet", tmp_path / "s.csv", "--out", out)
     assert result.exit_code == 2 and "--plan needs the pilot's human grades" in result.output
     assert not out.exists() and not (tmp_path / "s.csv").exists()
+
+
+def test_without_price_call_the_judge_models_known_price_is_used_and_said(tmp_path):
+    import shutil
+
+    from ragdiag.llm.prices import DEFAULT_PRICES
+
+    graded = tmp_path / "graded.json"
+    shutil.copy(GRADED, graded)
+    doc = {"meta": {"command": "grade", "llm": {"model": "gpt-4o-mini"}},
+           "summary": {"calls": 100, "prompt_tokens": 90_000, "completion_tokens": 2_000}}
+    graded.with_name(graded.name + ".manifest.json").write_text(json.dumps(doc))
+    out = tmp_path / "c.json"
+    result = runner.invoke(app, ["calibrate", "--graded", str(graded), "--human", str(HUMAN), "--plan",
+                                 "--price-human", "0.5", "--budget", "20", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(out.read_text())["plan"]
+    price = DEFAULT_PRICES["gpt-4o-mini"]
+    assert plan["price_call"] == pytest.approx((900 * price["input"] + 20 * price["output"]) / 1e6)
+    assert "gpt-4o-mini" in plan["price_call_source"] and "gpt-4o-mini" in result.output

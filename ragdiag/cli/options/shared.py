@@ -96,7 +96,7 @@ TableJsonOut = Annotated[Optional[Path], retold(Out, "Write the result here inst
 # Answers, graded samples and human grades
 Human = Annotated[Optional[Path], option(INPUT, "--human", help="Human graded qrels (1–5): confusion matrix, quadratic-weighted Cohen's κ, Krippendorff's α, mean |difference| on shared pairs.", metavar=PATH)]
 # the budget plan (calibrate --plan, compare --plan): prices in any one currency, and what to spend or reach
-PriceCall = Annotated[Optional[float], float_option(STATISTICS, "--price-call", "--plan: price of one LLM call (an answer or one judge grade), in any currency.", 0.0, 1e6, lo_open=True, optional=True)]
+PriceCall = Annotated[Optional[float], float_option(STATISTICS, "--price-call", "--plan: price of one LLM call (an answer or one judge grade), in any currency; without it, the judge model's known price from the grade manifest beside the graded file(s).", 0.0, 1e6, lo_open=True, optional=True)]
 PriceHuman = Annotated[Optional[float], float_option(STATISTICS, "--price-human", "--plan: price of one human label, same currency.", 0.0, 1e6, lo_open=True, optional=True)]
 PlanBudget = Annotated[Optional[float], float_option(STATISTICS, "--budget", "--plan: the spend to allocate (the narrowest interval it buys); at least one human label.", 0.0, 1e9, lo_open=True, optional=True)]
 TargetWidth = Annotated[Optional[float], float_option(STATISTICS, "--target-width", "--plan: the interval width to reach at the least cost (grades 1–5).", 0.0, 4.0, lo_open=True, optional=True)]
