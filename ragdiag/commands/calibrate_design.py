@@ -247,6 +247,10 @@ def design_estimate(rows: dict[ItemKey, HumanGrade], keys: list[ItemKey], record
     note = (f"{unlabelled_rows} of the sheet's {len(sheet)} rows have no grade yet: the estimate treats them as "
             "not drawn, which is unbiased only if they are missing at random; label them all" if unlabelled_rows
             else None)
+    if strategy != "uniform":
+        skew = (f"the per-group (--by) and slope estimates treat the labels as a uniform draw, which a {strategy} "
+                "sheet is not: read the design's mean above, not those")
+        note = skew if note is None else f"{note}; {skew}"
     parts = None
     if strategy == "active":
         estimate = pd.active_ppi_mean(y, yhat, judge, np.array([pis[k] for k in lab]), alpha)

@@ -107,6 +107,7 @@ def test_filled_stratified_sheet_gives_stratified_ppi_next_to_classical_and_ppi(
                                       topic[lab], topic[unl], 0.1)
     assert [design["design"]["estimate"], *design["design"]["ci"]] == pytest.approx(list(expected))
     assert design["ppi"] == json.loads(out.read_text())["estimates"]["mean_grade"][0]["ppi"]
+    assert "treat the labels as a uniform draw" in design["note"]  # --by groups and slopes are not the design's
 
 
 def test_active_sheet_and_its_ipw_estimate(files, tmp_path):
