@@ -66,9 +66,27 @@ def read_answers(path: Path) -> AnswersFile:
     """The answers file of ``ragdiag generate``: its meta, ideal answers by id, and top-K rows.
 
     The whole file is validated first (line numbers 1-based): kinds, types, top-K invariants,
-    duplicated ideal or top-K rows (both lines named).
+    duplicated ideal or top-K rows (both lines named). A table (CSV, TSV, a JSON list, Parquet) is
+    one error saying what it looks like and what reads it.
     """
+    _refuse_table(path)
     return _collect(read_jsonl_lines(path), path)
+
+
+def _refuse_table(path: Path) -> None:
+    """A CSV, TSV, JSON list or Parquet file is not an answers file: say what it looks like and what to do."""
+    from ragdiag.data.own_inputs import content_format
+    from ragdiag.data.records import read_records
+    from ragdiag.io.files import existing_file
+
+    fmt = content_format(existing_file(path))
+    if fmt not in ("json", "csv", "tsv", "parquet"):
+        return
+    looks = read_records(path, fmt).looks_like()
+    raise DataError(f"{path}: this looks like {looks}, not the answers file of `ragdiag generate` (JSON lines: a "
+                    "meta line, then ideal and topK rows with the passages each answer saw); write one with "
+                    "`ragdiag generate` or `ragdiag import ragas|deepeval|traces`, or give answers you already "
+                    "have per query to `ragdiag triage --answers-from`")
 
 
 def _collect(lines: Iterable[tuple[int, Any]], path: Path) -> AnswersFile:

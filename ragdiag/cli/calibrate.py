@@ -33,7 +33,7 @@ class StrataBy(str, Enum):
 
 
 def calibrate(
-    graded: Annotated[Path, o.retold(o.Graded, "The graded file (samples_graded JSON list or JSONL) whose judge grades are checked.")],
+    graded: Annotated[Path, o.retold(o.Graded, "The graded file of grade (samples_graded: JSON list, JSONL or Parquet) whose judge grades are checked.")],
     human: Annotated[Optional[Path], o.retold(o.Human, "Human grades (.jsonl or .csv): id, E, K (Nc, Np if ambiguous), grade 1–5; an empty grade is unlabelled. A filled-in --suggest sheet works as is.")] = None,
     by: Annotated[Grouping, o.option(o.STATISTICS, "--by", help="Mean grade per config (E and K), per K, or per system (E).", metavar=o.choices_metavar(Grouping))] = Grouping.config,
     out: Annotated[Optional[Path], o.retold(o.Out, "Write the result as JSON (with its run record).")] = None,

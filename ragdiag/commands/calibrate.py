@@ -73,11 +73,29 @@ def _key(record: dict[str, Any]) -> ItemKey:
     return (record["id"], record["E"], record["Nc"], record["Np"], record["K"])
 
 
+def _graded_records(path: Path) -> Any:
+    """The graded file's records: JSON, JSON lines or the Parquet ``grade`` writes; a CSV or TSV table is one
+    error saying what it looks like and what reads it."""
+    from ragdiag.data.graded_parquet import graded_parquet_records, is_parquet
+    from ragdiag.data.own_inputs import content_format
+    from ragdiag.data.records import read_records
+    from ragdiag.io.files import existing_file
+
+    fmt = content_format(existing_file(path))
+    if is_parquet(path) or fmt == "parquet":
+        return graded_parquet_records(path)
+    if fmt in ("csv", "tsv"):
+        raise RagdiagError(f"{path}: this looks like {read_records(path, fmt).looks_like()}, not a graded file; "
+                           "--graded reads the graded file of `ragdiag grade` (JSON, JSON lines or Parquet); a table "
+                           "of your own per-query metrics and grades goes to `ragdiag correlate --table`")
+    return read_json_records(path)
+
+
 def _items(path: Path, keep_degenerate: bool = False) -> tuple[list[Item], list[ItemKey], dict[str, Any]]:
     """Graded rows with a judge grade, validated as ``correlate`` validates them, every row's key, and
     the reference gate's count: rows whose ideal answer is degenerate (``ideal_degenerate`` as ``grade``
     wrote it, else the gate on ``answer_ideal``, as ``correlate``) are left out unless ``keep_degenerate``."""
-    records = read_json_records(path)
+    records = _graded_records(path)
     if not isinstance(records, list):
         raise RagdiagError(f"{path}: expected a JSON list of graded samples")
     build_graded_table(records, str(path), GradedSource(name=str(path)))  # validates, refuses duplicate keys

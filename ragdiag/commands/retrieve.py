@@ -17,6 +17,7 @@ from ragdiag.data.beir import load_queries
 from ragdiag.data.qrels_runs import check_ids_fit, run_file_text
 from ragdiag.io.files import file_sha256
 from ragdiag.io.paths import check_paths
+from ragdiag.io.progress import step
 from ragdiag.io.run_record import stamp, start_run
 from ragdiag.io.writer import check_output_path, guard_outputs, write_json, write_text
 from ragdiag.results.retrieve import RetrieveResult
@@ -44,10 +45,11 @@ def run(request: RetrieveRequest) -> RetrieveResult:
     out = check_output_path(request.out, "run file")
     index_files = [p for p in Path(request.index).rglob("*") if p.is_file()] if Path(request.index).is_dir() else []
     guard_outputs([out, meta_path(out)], [request.queries, *index_files])
-    store = open_checked(request)
+    store = open_checked(request, request.progress)
     record = start_run("ragdiag retrieve", inputs=[request.queries, request.index / "manifest.json"],
                        models={"embedder": store.manifest["meta"].get("embedder")})
-    query_ids, texts = load_queries(request.queries, request.reading)
+    with step(f"reading the questions {request.queries}", request.progress):
+        query_ids, texts = load_queries(request.queries, request.reading)
     if request.fmt == "trec":  # before any embedding call, not when the run is written
         check_ids_fit("trec", [(f"query id in {request.queries}", query_ids),
                                (f"document id in {request.index}", store.doc_ids)], "use the jsonl format")

@@ -94,6 +94,30 @@ def graded_arrow_table(records: list[dict[str, Any]]) -> Any:
     return pa.Table.from_pydict(columns, schema=_schema(pa, extra, grade_lists is not None))
 
 
+def graded_parquet_records(path: Path) -> list[dict[str, Any]]:
+    """The graded records a Parquet file of :func:`graded_arrow_table` holds, every key as written: the core
+    columns as typed, ``grades`` as its list, every other column's JSON text decoded (a null: the record had
+    no such key) — for the commands that need each record whole (``calibrate``: answers, ``grade_probs``, repeats)."""
+    import orjson
+
+    from ragdiag.io.parquet_input import read_parquet
+
+    table = read_parquet(Path(path))
+    extra = [name for name in table.column_names if name not in CORE_COLUMNS]
+    records = table.to_pylist()
+    for index, record in enumerate(records, start=1):
+        for name in extra:
+            value = record.pop(name)
+            if value is None:
+                continue
+            try:
+                record[name] = orjson.loads(value) if isinstance(value, str) else value
+            except orjson.JSONDecodeError:
+                raise DataError(f"{path}: row {index}: column '{name}' is not the JSON text ragdiag writes "
+                                "(rewrite the file with 'ragdiag grade')") from None
+    return records
+
+
 def parquet_columns(path: Path, names: tuple[str, ...]):
     """The named columns of a Parquet file as a pyarrow Table; one line when the file is missing, is
     not Parquet (or is truncated), or lacks a column."""

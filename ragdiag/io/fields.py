@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from ragdiag.errors import RagdiagError
 
 FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "tsv", "parquet", "txt", "trec")
-ROLES: tuple[str, ...] = ("id", "text", "title", "query", "score", "query_id", "doc_id", "relevance", "rank")
+ROLES: tuple[str, ...] = ("id", "text", "title", "query", "score", "query_id", "doc_id", "relevance", "rank",
+                          "answer")
 
 # role → names recognised without a flag, in order of preference
 COMMON_NAMES: dict[str, tuple[str, ...]] = {

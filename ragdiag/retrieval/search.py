@@ -103,11 +103,11 @@ def check_options(opts: RetrieveOptions) -> None:
         parse_backend(opts.backend)
 
 
-def open_checked(opts: RetrieveOptions) -> IndexDir:
+def open_checked(opts: RetrieveOptions, progress: bool = False) -> IndexDir:
     """The index folder, every index file the mode needs read and checked before any embedding call (one
     line for a missing, corrupt or tampered index: no dense index, garbage in index.faiss, fewer ids than
-    vectors)."""
-    store = open_index_dir(opts.index)
+    vectors); with ``progress``, a load longer than a second says so every 5 s."""
+    store = open_index_dir(opts.index, progress)
     n_docs = len(store.doc_ids)
     if opts.k > n_docs:
         raise RagdiagError(f"k={opts.k} is larger than the {n_docs} passages in {opts.index}")

@@ -19,6 +19,7 @@ An index folder from ragdiag < 0.3 holds ``bm25.pkl``; it is refused, never unpi
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -286,6 +287,7 @@ class IndexDir:
     path: Path
     manifest: dict
     doc_ids: list[str]
+    progress: bool = False  # a heartbeat while a large index or corpus is read (io.progress.step)
     _loaded: dict = field(default_factory=dict, init=False, repr=False)  # each index read and checked once
 
     @property
@@ -297,7 +299,8 @@ class IndexDir:
             raise RagdiagError(f"index folder {self.path} has no dense index (built with --embedder none); use --mode bm25")
         if "dense" in self._loaded:
             return self._loaded["dense"]
-        index = load_index(self.path / DENSE)
+        with step(f"loading the faiss index {self.path / DENSE} ({_size(self.path / DENSE)})", self.progress):
+            index = load_index(self.path / DENSE)
         owners = self.passage_docs()
         rows, listed = (len(owners), PASSAGE_DOCS) if owners is not None else (len(self.doc_ids), DOC_IDS)
         if index.ntotal != rows:
@@ -312,7 +315,8 @@ class IndexDir:
             raise RagdiagError(f"index folder {self.path} was built by an older ragdiag; rebuild it with 'ragdiag index build'")
         if "bm25" in self._loaded:
             return self._loaded["bm25"]
-        index = load_bm25(self.path / BM25_DIR, Bm25Config.from_json(meta))
+        with step(f"loading the BM25 index {self.path / BM25_DIR}", self.progress):
+            index = load_bm25(self.path / BM25_DIR, Bm25Config.from_json(meta))
         if index.n_docs != len(self.doc_ids):
             raise RagdiagError(f"index folder {self.path}: the BM25 index holds {index.n_docs} documents but {DOC_IDS} "
                                f"lists {len(self.doc_ids)}; rebuild it with 'ragdiag index build'")
@@ -355,10 +359,11 @@ def index_passages(index: IndexDir, reading: Reading | None = None) -> tuple[lis
     if not corpus.is_file():
         raise RagdiagError(f"index folder {index.path} was built from the corpus {corpus}, which is not there from here "
                            f"(run from the folder the index was built in, or rebuild the index)")
-    if meta.get("corpus_sha256") and describe_input(corpus)["sha256"] != meta["corpus_sha256"]:
-        raise RagdiagError(f"index folder {index.path}: its corpus {corpus} changed since the index was built (sha256 "
-                           f"differs); rebuild the index with 'ragdiag index build --corpus {corpus}'")
-    ids, texts = load_corpus(corpus, reading)
+    with step(f"reading the corpus {corpus} ({_size(corpus)})", index.progress):
+        if meta.get("corpus_sha256") and describe_input(corpus)["sha256"] != meta["corpus_sha256"]:
+            raise RagdiagError(f"index folder {index.path}: its corpus {corpus} changed since the index was built (sha256 "
+                               f"differs); rebuild the index with 'ragdiag index build --corpus {corpus}'")
+        ids, texts = load_corpus(corpus, reading)
     if ids != index.doc_ids:
         first = next((i for i, (a, b) in enumerate(zip(ids, index.doc_ids)) if a != b), min(len(ids), len(index.doc_ids)))
         raise RagdiagError(f"index folder {index.path}: the ids read from {corpus} differ from {DOC_IDS} (row {first + 1}"
@@ -376,8 +381,18 @@ def _read_json(path: Path, folder: Path):
         raise RagdiagError(f"index folder {folder}: {path.name} is JSON nested too deeply; rebuild the index") from None
 
 
-def open_index_dir(path: Path) -> IndexDir:
-    """Read an index folder's manifest and ids; refuse legacy pickles and name any missing file."""
+def _size(path: Path) -> str:
+    """A file's size for a progress line: ``1.2 GB``."""
+    size = float(path.stat().st_size) if path.is_file() else 0.0
+    if size < 1000:
+        return f"{size:.0f} B"
+    power = min(3, int(math.log10(size) // 3))
+    return f"{size / 1000 ** power:.1f} {('kB', 'MB', 'GB')[power - 1]}"
+
+
+def open_index_dir(path: Path, progress: bool = False) -> IndexDir:
+    """Read an index folder's manifest and ids; refuse legacy pickles and name any missing file. With
+    ``progress``, loading a large index or corpus later says so (silent under a second, then every 5 s)."""
     path = Path(path)
     if not path.is_dir():
         raise RagdiagError(f"{path}: not an index directory (build one with 'ragdiag index build')")
@@ -396,7 +411,8 @@ def open_index_dir(path: Path) -> IndexDir:
     for name in needed:
         if not (path / name).is_file():
             raise RagdiagError(f"index folder {path} is missing {name}; rebuild it with 'ragdiag index build'")
-    doc_ids = _read_json(path / DOC_IDS, path)
+    with step(f"reading the ids {path / DOC_IDS} ({_size(path / DOC_IDS)})", progress):
+        doc_ids = _read_json(path / DOC_IDS, path)
     if not isinstance(doc_ids, list):
         raise RagdiagError(f"index folder {path}: {DOC_IDS} is not a list of ids; rebuild the index")
-    return IndexDir(path, manifest, [str(d) for d in doc_ids])
+    return IndexDir(path, manifest, [str(d) for d in doc_ids], progress)

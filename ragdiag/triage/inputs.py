@@ -89,7 +89,7 @@ def load_corpus_queries(corpus: Path | None, queries: Path | None, qrels: Path |
     spec = parse_retriever(retriever)
     unjudged = (qrels_optional and qrels is None and index_dir is None and corpus is not None and corpus.is_dir()
                 and not (corpus / "qrels").exists())
-    doc_ids, doc_texts, files, name = _passages(corpus, index_dir, queries, qrels, unjudged)
+    doc_ids, doc_texts, files, name = _passages(corpus, index_dir, queries, qrels, unjudged, progress)
     query_ids, query_texts = load_queries(files["queries"])
     judgements = {} if unjudged else read_qrels(files["qrels"])
     if not unjudged and current_reading().by_document:
@@ -144,7 +144,7 @@ def _files_without_qrels(corpus: Path, queries: Path | None) -> dict[str, Path]:
 
 
 def _passages(corpus: Path | None, index_dir: Path | None, queries: Path | None, qrels: Path | None,
-              unjudged: bool = False) -> tuple[list[str], list[str], dict[str, Path], str]:
+              unjudged: bool = False, progress: bool = False) -> tuple[list[str], list[str], dict[str, Path], str]:
     """(passage ids, texts, the files read, the dataset's name) of ``--corpus`` or ``--index-dir``."""
     if index_dir is None:
         from ragdiag.data.beir import load_corpus
@@ -152,14 +152,17 @@ def _passages(corpus: Path | None, index_dir: Path | None, queries: Path | None,
 
         assert corpus is not None  # one of the two: checked by the command
         files = _files_without_qrels(corpus, queries) if unjudged else resolve_files(corpus, queries, qrels)
-        doc_ids, doc_texts = load_corpus(files["corpus"])
+        from ragdiag.io.progress import step
+
+        with step(f"reading the corpus {files['corpus']}", progress):
+            doc_ids, doc_texts = load_corpus(files["corpus"])
         name = files["corpus"].parent.name if files["corpus"].name == "corpus.jsonl" else files["corpus"].stem
         return doc_ids, doc_texts, files, name
     from ragdiag.retrieval.store import index_passages, open_index_dir
 
     if queries is None or qrels is None:
         raise RagdiagError(f"--index-dir {index_dir}: give --queries and --qrels too (an index folder holds passages only)")
-    index = open_index_dir(index_dir)
+    index = open_index_dir(index_dir, progress)
     texts, where = index_passages(index)
     return index.doc_ids, texts, {"corpus": where, "queries": Path(queries), "qrels": Path(qrels)}, Path(index_dir).name
 

@@ -73,3 +73,53 @@ def test_index_build_and_bm25_search_report_their_uncounted_steps(tmp_path, monk
     assert "ragdiag: note: building the BM25 index over 5 passages …" in capsys.readouterr().err
     store.build_indexes(options, store.check_build_options(options), progress=False)
     assert "building the BM25 index" not in capsys.readouterr().err
+
+
+def test_retrieve_says_it_is_loading_a_large_bm25_index_and_reading_its_ids(tmp_path, monkeypatch):
+    """Before: ``retrieve`` loaded the index of a large corpus silently (minutes for millions of passages)."""
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+    from ragdiag.retrieval import store
+
+    corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
+    corpus.write_text("".join(f'{{"_id": "d{i}", "text": "word{i} common"}}\n' for i in range(5)))
+    queries.write_text('{"_id": "q1", "text": "word1"}\n')
+    built = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--embedder", "none",
+                                     "--out-dir", str(tmp_path / "idx")])
+    assert built.exit_code == 0, built.output
+    slow_load = store.load_bm25
+
+    def load_bm25(*args, **kwargs):
+        time.sleep(1.3)  # a large index
+        return slow_load(*args, **kwargs)
+
+    monkeypatch.setattr(store, "load_bm25", load_bm25)
+    res = CliRunner().invoke(app, ["retrieve", "--index-dir", str(tmp_path / "idx"), "--queries", str(queries),
+                                   "--mode", "bm25", "--k", "2", "--out", str(tmp_path / "run.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert f"ragdiag: note: loading the BM25 index {tmp_path / 'idx' / 'bm25'} …" in res.stderr
+    assert "reading the ids" not in res.stderr  # a short read stays silent
+
+
+def test_loading_a_large_faiss_index_says_so(tmp_path, monkeypatch, capsys):
+    import faiss
+    import numpy as np
+
+    from ragdiag.retrieval import store
+
+    index = faiss.IndexFlatIP(4)
+    index.add(np.eye(4, dtype=np.float32)[:3])
+    faiss.write_index(index, str(tmp_path / store.DENSE))
+    slow_load = store.load_index
+
+    def load_index(path):
+        time.sleep(1.3)  # a large index file
+        return slow_load(path)
+
+    monkeypatch.setattr(store, "load_index", load_index)
+    folder = store.IndexDir(tmp_path, {"meta": {"embedder": "st:x"}}, ["a", "b", "c"], progress=True)
+    assert folder.dense().ntotal == 3
+    assert f"ragdiag: note: loading the faiss index {tmp_path / store.DENSE} (" in capsys.readouterr().err
+    store.IndexDir(tmp_path, {"meta": {"embedder": "st:x"}}, ["a", "b", "c"]).dense()
+    assert capsys.readouterr().err == ""

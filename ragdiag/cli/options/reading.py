@@ -19,7 +19,7 @@ def _format(kind: str, flag: str) -> object:
 Fields = Annotated[Optional[str], option(
     INPUT, "--fields", metavar="MAPPING", callback=checked_by("ragdiag.io.fields", "parse_fields"),
     help="Which field is which in your files, e.g. id=doc_id,text=body (roles: id, text, title, query, score, "
-         "query_id, doc_id, relevance, rank). Unnamed roles are found by common names: id _id|id|doc_id|docid|pid, "
+         "query_id, doc_id, relevance, rank, answer). Unnamed roles are found by common names: id _id|id|doc_id|docid|pid, "
          "text text|contents|body|passage|chunk, query query|question|text.")]
 IdField = Annotated[Optional[str], option(INPUT, "--id-field", help="The id field (the same as --fields id=NAME).", metavar=TEXT)]
 TextField = Annotated[Optional[str], option(INPUT, "--text-field", help="The text field (--fields text=NAME).", metavar=TEXT)]
