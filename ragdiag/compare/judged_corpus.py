@@ -92,8 +92,8 @@ def corpus_samples(source: CorpusSource, k: int, cache_dir: Path | None = None, 
     short = len(texts) - len(both)
     if short:
         notes.append(f"{short} queries have fewer than K = {k} hits from one retriever and are left out of both sides")
-    return CorpusSamples([t for t in texts if t["id"] in both], *[[r for r in side if r["id"] in both] for side in by_side],
-                         files=data.files, notes=notes)
+    base, new = ([r for r in side if r["id"] in both] for side in by_side)
+    return CorpusSamples([t for t in texts if t["id"] in both], base, new, data.files, notes)
 
 
 def _loaded(records: list[dict[str, Any]], cls: type[Any], source: str) -> Loaded[Any]:
