@@ -187,6 +187,10 @@ def judged_loop(sides: JudgedSides, models: JudgedModels, gate_options: GateOpti
     available = len(ids)
     limit = available if seq.max_queries is None else min(seq.max_queries, available)
     order = [ids[i] for i in replay_order(available, gate_options.seed)[:limit]]
+    if seq.sequence == "asymptotic" and limit < seq.burn_in:  # no look would ever come: refused before any call
+        raise RagdiagError(f"the judged loop would stop after {limit} questions, before the asymptotic sequence's first "
+                           f"look at --burn-in {seq.burn_in}; lower --burn-in, raise --max-queries, or use --sequence "
+                           "betting")
     per_query = CALLS_PER_QUERY
     for line in models.notices():
         notice(line)

@@ -74,6 +74,8 @@ def test_two_retrievers_equal_the_replay_of_their_rankings_as_files(server, tmp_
      "--corpus (two retrievers on one corpus) and --base-ranked"),
     (("--base-retriever", "bm25", "--new-retriever", "bm25:okapi", "--k", 400), "--k 400 is larger than the 369 passages"),
     (("--base-retriever", "bm25", "--new-retriever", "bm25:okapi", "--plan"), "--plan does not go with the judged loop"),
+    (("--base-retriever", "bm25", "--new-retriever", "bm25:okapi", "--max-queries", 10),
+     "before the asymptotic sequence's first look at --burn-in 20"),
 ])
 def test_bad_corpus_sides_refused_in_one_line_before_any_call(server, tmp_path, args, message):
     res = _cli("compare", "--sequential", "--corpus", CORPUS, *args, "--base-url", server.base_url,
@@ -86,3 +88,14 @@ def test_bad_corpus_sides_refused_in_one_line_before_any_call(server, tmp_path, 
 def test_a_retriever_without_corpus_refused(tmp_path):
     res = _cli("compare", "--sequential", "--base-retriever", "bm25", "--new-retriever", "bm25:okapi")
     assert res.exit_code == 2 and "--base-retriever goes with --corpus" in res.output
+
+
+def test_one_retriever_two_models_named_by_their_models(server, tmp_path):
+    server.words_by_model = {"small-model": 2}
+    res = _cli("compare", "--sequential", "--sequence", "betting", "--corpus", CORPUS, "--base-retriever", BASE,
+               "--model", "big-model", "--new-model", "small-model", "--max-queries", 10, *_common(server, tmp_path / "cache", tmp_path / "m.json"))
+    assert res.exit_code in (0, 1), res.output
+    meta = json.loads((tmp_path / "m.json").read_text())["meta"]
+    assert (meta["base_name"], meta["new_name"]) == ("big-model", "small-model")
+    assert meta["judged"]["base_retriever"] == meta["judged"]["new_retriever"] == BASE
+    assert {b["model"] for b in server.bodies} == {"big-model", "small-model"}
