@@ -2,7 +2,8 @@
 seeded random order, and stop once every metric is decided.
 
 Both sides answer the same questions (one texts file) at one cut-off K: from two ranked files (two
-retrievers), or from one ranked file by two models (``--new-model``), or both. Who does what
+retrievers; or two retrievers ranking one corpus, :mod:`ragdiag.compare.judged_corpus`), or from one ranked
+file by two models (``--new-model``), or both. Who does what
 (:class:`JudgedModels`): the judge model (``--judge-model``, default ``--model``) writes each question's
 ideal answer from its positive passages, once per question, and grades both sides' answers against it on
 1–5 with the grading prompt ``grade`` uses; the base side answers with ``--model`` and the new side with
