@@ -12,6 +12,7 @@ from ragdiag.cli import options as o
 
 if TYPE_CHECKING:
     from ragdiag.commands.compare import SpendRequest
+    from ragdiag.commands.compare_judged import CorpusSource
 
 
 class PairedTest(str, Enum):
@@ -49,13 +50,16 @@ def compare(
     texts: Annotated[Optional[str], o.retold(o.Texts, "The judged loop (with --sequential, instead of --base/--new): the questions' texts samples (JSON/JSONL), answered from --base-ranked and --new-ranked and graded batch by batch.")] = None,
     base_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--base-ranked", "The judged loop: the reference side's ranked samples of --texts.")] = None,
     new_ranked: Annotated[Optional[Path], o.path_option(o.INPUT, "--new-ranked", "The judged loop: the changed side's ranked samples of the same questions (with --new-model it may be left out: both sides answer from --base-ranked).")] = None,
+    corpus: Annotated[Optional[Path], o.retold(o.CorpusFolder, "The judged loop, instead of --texts and the ranked files: a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), a corpus file or a folder of documents (with --queries and --qrels), ranked by --base-retriever and --new-retriever once, before any LLM call.")] = None,
+    base_retriever: Annotated[Optional[str], o.text_option(o.INPUT, "--base-retriever", "With --corpus: the reference side's retriever, bm25[:VARIANT[:k1=..,b=..]], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF).")] = None,
+    new_retriever: Annotated[Optional[str], o.text_option(o.INPUT, "--new-retriever", "With --corpus: the changed side's retriever, same forms (with --new-model it may be left out: both sides answer from --base-retriever's ranking).")] = None,
     client: o.ClientGroup = o.CLIENT,
     k: Annotated[int, o.int_option(o.LLM, "--k", "The judged loop: answer from each side's top K passages.", 1, 1000)] = 5,
     new_model: Annotated[Optional[str], o.text_option(o.LLM, "--new-model", "The judged loop: the model answering the new side (--model answers the base side); the same questions and passages, graded on one ruler.")] = None,
     judge_model: Annotated[Optional[str], o.text_option(o.LLM, "--judge-model", "The judged loop: the model that writes the ideal answers and grades both sides against them (default --model).")] = None,
     batch_size: Annotated[int, o.int_option(o.LLM, "--batch-size", "The judged loop: questions answered and graded per batch before the gate looks again (a multiple of --look-every).", 1, 10_000)] = 10,
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "The judged loop: stop before a batch whose worst case (every call uncached) would take the new calls past N; refused before any call when the first batch does not fit.")] = None,
-    qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With runs: graded qrels 1–5 (or binary) to score both runs with the evaluate metrics.")] = None,
+    qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With runs: graded qrels 1–5 (or binary) to score both runs with the evaluate metrics; with --corpus: its qrels, BEIR or TREC (default: the folder's qrels/test.tsv).")] = None,
     metrics: Annotated[Optional[str], o.text_option(o.STATISTICS, "--metrics", "Runs: comma list of METRIC@K from the evaluate registry (default ndcg@10,ra_nwg@10,recall@20); tables: metric columns (default: every numeric column); graded files: grade.")] = None,
     id_col: Annotated[str, o.retold(o.IdCol, "Tables: the query-id column that pairs the two sides.")] = "query_id",
     max_drop: Annotated[float, o.float_option(o.STATISTICS, "--max-drop", "Margin: a drop of Δ up to this much is not a regression (metric units).", 0.0, 1000.0)] = 0.01,
@@ -86,7 +90,7 @@ def compare(
     order_col: Annotated[Optional[str], o.text_option(o.INPUT, "--order-col", "With --sequential on tables: a numeric column (time stamp, arrival index) giving the order queries are read in.")] = None,
     cluster_col: Annotated[Optional[str], o.text_option(o.INPUT, "--cluster-col", "Tables: a column grouping the queries (e.g. the source document); intervals and p-values become cluster-robust (CR1 t, cluster bootstrap, cluster sign flips).")] = None,
     cluster_by: Annotated[Optional[ClusterBy], o.option(o.INPUT, "--cluster-by", help="doc: group the questions by the document each was generated from (--queries metadata.source_doc for runs, the source_doc column for tables); cluster-robust as --cluster-col.", metavar=o.choices_metavar(ClusterBy))] = None,
-    queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--queries", "With --cluster-by doc on runs: the questions (BEIR queries.jsonl) naming their source document.")] = None,
+    queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--queries", "With --cluster-by doc on runs: the questions (BEIR queries.jsonl) naming their source document; with --corpus: its questions (default: the folder's queries.jsonl).")] = None,
     fields: o.Fields = None,
     score_field: o.ScoreField = None,
     qrels_format: o.QrelsFormat = None,
@@ -119,14 +123,23 @@ def compare(
                              None if bounds is None else parse_bounds(bounds, "--bounds"), order_col)
            if sequential else None)
     judged = [flag for flag, path in (("--texts", texts), ("--base-ranked", base_ranked), ("--new-ranked", new_ranked),
-                                      ("--new-model", new_model), ("--judge-model", judge_model)) if path]
+                                      ("--corpus", corpus), ("--base-retriever", base_retriever),
+                                      ("--new-retriever", new_retriever), ("--new-model", new_model),
+                                      ("--judge-model", judge_model)) if path]
     if judged:
-        files = [flag for flag, path in (("--base", base), ("--new", new), ("--qrels", qrels), ("--queries", queries)) if path]
+        corpus_files = corpus is not None and "--texts" not in judged and "--base-ranked" not in judged
+        files = [flag for flag, path in (("--base", base), ("--new", new), ("--qrels", qrels), ("--queries", queries))
+                 if path and not (corpus_files and flag in ("--qrels", "--queries"))]
         if files:
             raise RagdiagError(f"{judged[0]} (the judged loop) and {files[0]} (files already scored) are two ways to give "
                                "the sides: give --texts --base-ranked --new-ranked, or --base/--new, not both")
         if seq is None:
             raise RagdiagError(f"{judged[0]}: the judged loop answers and grades as the gate decides; add --sequential")
+        source = _corpus_source(judged, corpus, queries, qrels, base_retriever, new_retriever, new_model)
+        if source is not None:
+            _judged(None, None, None, k, batch_size, max_calls, client, answer, grading, engine, options, seq, out,
+                    summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
+                    new_model, judge_model, source)
         needed = ("--texts", "--base-ranked") + (() if new_model else ("--new-ranked",))
         missing = [flag for flag in needed if flag not in judged]
         if missing:
@@ -172,13 +185,40 @@ def _spend(plan: bool, human: Optional[Path], price_call: Optional[float], price
     return SpendRequest(human, price_human, price_call, budget, target_width)
 
 
-def _judged(texts: Path, base_ranked: Path, new_ranked: Optional[Path], k: int, batch_size: int, max_calls: Optional[int],
+def _corpus_source(judged: list[str], corpus: Optional[Path], queries: Optional[Path], qrels: Optional[Path],
+                   base_retriever: Optional[str], new_retriever: Optional[str],
+                   new_model: Optional[str]) -> Optional[CorpusSource]:
+    """The two retrievers on one corpus (None when the judged loop reads files): --corpus with --base-retriever,
+    and --new-retriever unless --new-model; the file flags refused beside it, the retriever flags without it."""
+    from ragdiag.commands.compare_judged import CorpusSource
+    from ragdiag.errors import RagdiagError
+
+    retrievers = [flag for flag in ("--base-retriever", "--new-retriever") if flag in judged]
+    if corpus is None:
+        if retrievers:
+            raise RagdiagError(f"{retrievers[0]} goes with --corpus (the corpus both retrievers rank): add --corpus")
+        return None
+    files = [flag for flag in ("--texts", "--base-ranked", "--new-ranked") if flag in judged]
+    if files:
+        raise RagdiagError(f"--corpus (two retrievers on one corpus) and {files[0]} (rankings already made) are two "
+                           "ways to give the judged loop's sides: give --corpus --base-retriever --new-retriever, or "
+                           "--texts --base-ranked --new-ranked, not both")
+    if base_retriever is None:
+        raise RagdiagError("--corpus needs --base-retriever (the reference side's retriever, e.g. bm25)")
+    if new_retriever is None and new_model is None:
+        raise RagdiagError("--corpus needs --new-retriever (the changed side's retriever, e.g. bm25:lucene:k1=1.2,b=0.75), "
+                           "or --new-model (another model answering from --base-retriever's ranking)")
+    return CorpusSource(corpus, queries, qrels, base_retriever, new_retriever)
+
+
+def _judged(texts: Optional[Path], base_ranked: Optional[Path], new_ranked: Optional[Path], k: int, batch_size: int, max_calls: Optional[int],
             client: o.ClientGroup, answer: o.AnswerGroup, grading: o.GradingGroup, engine: o.EngineGroup,
             options: object, seq: object, out: Optional[Path], summary_md: Optional[Path], base_name: Optional[str],
             new_name: Optional[str], per_query: Optional[Path], plan: bool, cluster_col: Optional[str],
             cluster_by: object, metrics: Optional[str], allow_missing: bool, new_model: Optional[str],
-            judge_model: Optional[str]) -> None:
-    """``compare --sequential --texts … --base-ranked … --new-ranked …``: judge batch by batch until decided."""
+            judge_model: Optional[str], corpus: Optional[CorpusSource] = None) -> None:
+    """``compare --sequential --texts … --base-ranked … --new-ranked …`` (or ``--corpus … --base-retriever …
+    --new-retriever …``): judge batch by batch until decided."""
     from rich.console import Console
 
     from ragdiag.commands import compare_judged as command
@@ -190,14 +230,14 @@ def _judged(texts: Path, base_ranked: Path, new_ranked: Optional[Path], k: int, 
                                         ("--cluster-by", cluster_by), ("--metrics", metrics),
                                         ("--allow-missing", allow_missing)) if given]
     if refused:
-        raise RagdiagError(f"{refused[0]} does not go with the judged loop (--texts, --base-ranked, --new-ranked): "
-                           f"leave it out")
+        raise RagdiagError(f"{refused[0]} does not go with the judged loop (--texts, --base-ranked, --new-ranked or "
+                           f"--corpus): leave it out")
     with o.llm_run(client, engine):
         request = command.JudgedRequest(
             texts, base_ranked, new_ranked, k, client.config(), options, seq,  # type: ignore[arg-type]
             command.JudgedOptions(batch_size, max_calls, answer=answer.settings(), grading=grading.options(),
                                   progress=client.progress),
-            out, summary_md, base_name, new_name, new_model, judge_model)
+            out, summary_md, base_name, new_name, new_model, judge_model, corpus)
         result = command.run(request, stderr_notice)
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("summary", summary_md)):

@@ -1,5 +1,6 @@
 """``ragdiag compare --sequential --texts T --base-ranked A --new-ranked B --k K``: the judged loop (or
-``--base-ranked A --new-model M``: two models answering from the same passages).
+``--base-ranked A --new-model M``: two models answering from the same passages; or ``--corpus C
+--base-retriever R1 --new-retriever R2``: two retrievers on one corpus, each ranking computed once before any call).
 
 Checks every option, input and output before any call, reads the texts and both rankings, runs
 :func:`ragdiag.compare.judged.judged_loop` (answers and grades batch by batch until the gate decides),
@@ -15,13 +16,14 @@ from pathlib import Path
 from ragdiag.compare.checks import check_names, check_options, side_names
 from ragdiag.compare.gate import GateOptions
 from ragdiag.compare.judged import JudgedModels, JudgedOptions, JudgedSides, judged_loop
+from ragdiag.compare.judged_corpus import CorpusSource
 from ragdiag.compare.sequential_gate import SequentialOptions
 from ragdiag.compare.step_summary import STEP_SUMMARY, step_summary_path, summary_writes
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
 from ragdiag.results.compare import CompareResult
 
-__all__ = ["JudgedOptions", "JudgedRequest", "run"]
+__all__ = ["CorpusSource", "JudgedOptions", "JudgedRequest", "run"]
 
 BATCH_MAX = 10_000
 MODEL_NAME_MAX = 200
@@ -29,8 +31,8 @@ MODEL_NAME_MAX = 200
 
 @dataclass
 class JudgedRequest:
-    texts: Path
-    base_ranked: Path
+    texts: Path | None  # None with --corpus
+    base_ranked: Path | None  # None with --corpus
     new_ranked: Path | None  # None: the new side answers from --base-ranked's passages (with --new-model)
     k: int
     config: ClientConfig
@@ -43,25 +45,43 @@ class JudgedRequest:
     new_name: str | None = None
     new_model: str | None = None  # --new-model: the model answering the new side (default --model)
     judge_model: str | None = None  # --judge-model: the model writing the ideal answers and grading (default --model)
+    corpus: CorpusSource | None = None  # --corpus: two retrievers on one corpus instead of the three files
 
     @property
     def inputs(self) -> list[Path]:
+        if self.corpus is not None:
+            return [p for p in (self.corpus.corpus, self.corpus.queries, self.corpus.qrels) if p is not None]
+        assert self.texts is not None and self.base_ranked is not None
         return [self.texts, self.base_ranked, *([] if self.new_ranked is None else [self.new_ranked])]
 
     @property
     def new_side_ranked(self) -> Path:
         """The new side's ranked file: --new-ranked, else --base-ranked."""
+        assert self.base_ranked is not None
         return self.base_ranked if self.new_ranked is None else self.new_ranked
 
+    def sources(self) -> tuple[str, str]:
+        """What each side answers from: its ranked file, or its retriever spec (with --corpus)."""
+        if self.corpus is not None:
+            base, new = self.corpus.specs()
+            return base.text, new.text
+        return str(self.base_ranked), str(self.new_side_ranked)
+
     def side_names(self) -> tuple[str, str]:
-        """--base-name / --new-name; else the file names when only the rankings differ, the model names when
-        only the models differ, ``file · model`` when both do."""
+        """--base-name / --new-name; else the file (or retriever) names when only the rankings differ, the model
+        names when only the models differ, ``file · model`` when both do."""
         config, new_model = self.config, self.new_model or self.config.model
-        same_ranking = self.base_ranked.resolve() == self.new_side_ranked.resolve()
-        if same_ranking:
-            return self.base_name or config.model, self.new_name or new_model
-        base, new = side_names(self.base_ranked, self.new_side_ranked, None, None)
-        assert new is not None
+        if self.corpus is not None:
+            base, new = self.sources()
+            if base == new:
+                return self.base_name or config.model, self.new_name or new_model
+        else:
+            assert self.base_ranked is not None
+            if self.base_ranked.resolve() == self.new_side_ranked.resolve():
+                return self.base_name or config.model, self.new_name or new_model
+            base, named = side_names(self.base_ranked, self.new_side_ranked, None, None)
+            assert named is not None
+            new = named
         if new_model != config.model:
             base, new = f"{base} · {config.model}", f"{new} · {new_model}"
         return self.base_name or base, self.new_name or new
@@ -83,14 +103,25 @@ def _check(request: JudgedRequest) -> None:
     for flag, model in (("--new-model", request.new_model), ("--judge-model", request.judge_model)):
         if model is not None and (not model.strip() or len(model) > MODEL_NAME_MAX or not model.isprintable()):
             raise RagdiagError(f"{flag} {model!r}: expected a model name of 1–{MODEL_NAME_MAX} printable characters")
-    same_ranking = request.new_ranked is None or request.new_ranked.resolve() == request.base_ranked.resolve()
-    if same_ranking and (request.new_model is None or request.new_model == request.config.model):
-        raise RagdiagError("the two sides are the same ranking answered by the same model: give --new-ranked (another "
-                           f"ranking) or --new-model (another model than --model {request.config.model})")
+    same_model = request.new_model is None or request.new_model == request.config.model
+    if request.corpus is not None:
+        base, new = request.sources()  # both specs parsed: a malformed one refused here
+        if base == new and same_model:
+            raise RagdiagError(f"the two sides are the same retriever ({base}) answered by the same model: give "
+                               f"--new-retriever (another retriever) or --new-model (another model than --model "
+                               f"{request.config.model})")
+    else:
+        assert request.base_ranked is not None
+        same_ranking = request.new_ranked is None or request.new_ranked.resolve() == request.base_ranked.resolve()
+        if same_ranking and same_model:
+            raise RagdiagError("the two sides are the same ranking answered by the same model: give --new-ranked "
+                               f"(another ranking) or --new-model (another model than --model {request.config.model})")
     if seq.bounds is not None or seq.order_col is not None:
         raise RagdiagError("the judged loop grades on the 1–5 scale in a seeded random order: leave out --bounds and "
                            "--order-col")
-    given = {"--texts": request.texts, "--base-ranked": request.base_ranked, "--new-ranked": request.new_ranked}
+    c = request.corpus
+    given = ({"--texts": request.texts, "--base-ranked": request.base_ranked, "--new-ranked": request.new_ranked}
+             if c is None else {"--corpus": c.corpus, "--queries": c.queries, "--qrels": c.qrels})
     inputs = {flag: path for flag, path in given.items() if path is not None}
     check_paths(inputs=inputs, outputs={"--out": request.out, "--summary-md": request.summary_md},
                 folders={"--cache-dir": request.config.cache_dir})
@@ -98,7 +129,7 @@ def _check(request: JudgedRequest) -> None:
     if step is not None:  # checked alone: it may be the --summary-md file (written once)
         check_paths(inputs=inputs, outputs={f"${STEP_SUMMARY}": step})
     for flag, path in inputs.items():
-        if not path.is_file():
+        if not path.is_file() and not (flag == "--corpus" and path.is_dir()):
             raise RagdiagError(f"{flag} {path}: no such file")
 
 
@@ -116,18 +147,27 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
     record = start_run("ragdiag compare", inputs=request.inputs,
                        models={"llm": list(dict.fromkeys([config.model, models.new.model, models.judge.model]))},
                        seeds={"compare": o.seed, "llm": config.seed}, cache=config.cache)
-    dataset = request.judged.dataset
-    base_ranked = load_ranked(str(request.base_ranked), dataset)
-    new_ranked = base_ranked if request.new_ranked is None else load_ranked(str(request.new_ranked), dataset)
-    sides = JudgedSides(load_texts(str(request.texts), dataset), base_ranked, new_ranked, k)
+    judged: dict[str, object] = {"texts": None if request.texts is None else str(request.texts), "k": k,
+                                 "model": config.model, "new_model": models.new.model, "judge_model": models.judge.model}
+    if request.corpus is not None:
+        from ragdiag.compare.judged_corpus import corpus_sides
+
+        sides, files = corpus_sides(request.corpus, k, config.cache_dir, config.seed, request.judged.progress, notice)
+        base_retriever, new_retriever = request.sources()
+        judged.update({"corpus": {what: str(path) for what, path in files.items()},
+                       "base_retriever": base_retriever, "new_retriever": new_retriever})
+    else:
+        dataset = request.judged.dataset
+        base_ranked = load_ranked(str(request.base_ranked), dataset)
+        new_ranked = base_ranked if request.new_ranked is None else load_ranked(str(request.new_ranked), dataset)
+        sides = JudgedSides(load_texts(str(request.texts), dataset), base_ranked, new_ranked, k)
     base_name, new_name = request.side_names()
-    meta = {"command": "ragdiag compare", "base": str(request.base_ranked), "new": str(request.new_side_ranked),
+    base_source, new_source = request.sources()
+    meta = {"command": "ragdiag compare", "base": base_source, "new": new_source,
             "base_name": base_name, "new_name": new_name, "qrels": None, "input_kind": "graded",
             "queries": 0, "dropped": {"base_only": 0, "new_only": 0}, "test": o.test, "correction": o.correction,
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
-            "strict": o.strict, "power": o.power, "mde": None, "sequential": True,
-            "judged": {"texts": str(request.texts), "k": k, "model": config.model, "new_model": models.new.model,
-                       "judge_model": models.judge.model}}
+            "strict": o.strict, "power": o.power, "mde": None, "sequential": True, "judged": judged}
     result = judged_loop(sides, models, o, request.sequential, request.judged, meta, notice)
     result.run_record = record.to_json()
     if request.out is not None:

@@ -2,7 +2,8 @@
 seeded random order, and stop once every metric is decided.
 
 Both sides answer the same questions (one texts file) at one cut-off K: from two ranked files (two
-retrievers), or from one ranked file by two models (``--new-model``), or both. Who does what
+retrievers; or two retrievers ranking one corpus, :mod:`ragdiag.compare.judged_corpus`), or from one ranked
+file by two models (``--new-model``), or both. Who does what
 (:class:`JudgedModels`): the judge model (``--judge-model``, default ``--model``) writes each question's
 ideal answer from its positive passages, once per question, and grades both sides' answers against it on
 1–5 with the grading prompt ``grade`` uses; the base side answers with ``--model`` and the new side with
@@ -187,6 +188,10 @@ def judged_loop(sides: JudgedSides, models: JudgedModels, gate_options: GateOpti
     available = len(ids)
     limit = available if seq.max_queries is None else min(seq.max_queries, available)
     order = [ids[i] for i in replay_order(available, gate_options.seed)[:limit]]
+    if seq.sequence == "asymptotic" and limit < seq.burn_in:  # no look would ever come: refused before any call
+        raise RagdiagError(f"the judged loop would stop after {limit} questions, before the asymptotic sequence's first "
+                           f"look at --burn-in {seq.burn_in}; lower --burn-in, raise --max-queries, or use --sequence "
+                           "betting")
     per_query = CALLS_PER_QUERY
     for line in models.notices():
         notice(line)
