@@ -30,9 +30,6 @@ TEXTS_FILE, RANKED_FILE = "samples_texts.json", "samples_ranked.json"
 
 
 @dataclass
-
-
-@dataclass
 class CorpusRunResult:
     pipeline: PipelineResult
     evaluation: dict[str, Any] | None
