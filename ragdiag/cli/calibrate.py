@@ -76,15 +76,7 @@ def calibrate(
     if plan and price_human is None:
         raise RagdiagError("--plan needs --price-human (the price of one human label) and --price-call (the price of "
                            "one LLM call; without it, the judge model's known price from the graded file's manifest)")
-    price_source = None
-    if plan and price_call is None:
-        from ragdiag.commands.provenance import sidecar_manifests
-        from ragdiag.llm.prices import load_prices, manifest_call_price
-
-        known = manifest_call_price([(str(graded), sidecar_manifests(graded))], load_prices(None))
-        price_call, price_source = known.value, known.source
-    plan_request = PlanRequest(price_call, price_human, budget, target_width, seed, price_source) \
-        if plan and price_call and price_human else None
+    plan_request = PlanRequest(price_call, price_human, budget, target_width, seed) if plan and price_human else None
     if strategy is None and (strata_col is not None or strata_by != StrataBy.grade):
         raise RagdiagError("--strata-by and --strata-col only apply with --strategy stratified")
     design = None if strategy is None else DesignRequest(strategy.value, strata_by.value, strata_col, seed)

@@ -180,7 +180,7 @@ def _check(request: CalibrateRequest) -> None:
     check_design(request.design, request.suggest, request.human is not None)
     if request.human is None and not request.suggest:
         raise RagdiagError("give --human FILE (human grades) or --suggest N (a labelling sheet to start with)")
-    check_plan(request.plan, request.human is not None)
+    check_plan(request.plan, request.human is not None, request.graded)
     inputs = [request.graded, request.human, request.answers]
     guard_outputs([request.out, request.sheet if request.suggest else None], inputs)
     if request.suggest and request.sheet.exists():

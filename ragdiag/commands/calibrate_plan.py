@@ -4,6 +4,7 @@ human labels, planned from the pilot's own variance components. Math: :mod:`ragd
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ RESAMPLES = 200  # bootstrap resamples of the pilot for the predicted width's in
 
 @dataclass
 class PlanRequest:
-    price_call: float
+    price_call: float | None  # None: the judge model's known price, from the graded file's grade manifest
     price_human: float
     budget: float | None = None
     target_width: float | None = None
@@ -25,8 +26,9 @@ class PlanRequest:
     price_source: str | None = None  # the judge model's known price (llm/prices.py), when --price-call is absent
 
 
-def check_plan(plan: PlanRequest | None, human_given: bool) -> None:
-    """Refuse, before any work, a plan that cannot be made (one line each)."""
+def check_plan(plan: PlanRequest | None, human_given: bool, graded: Path) -> None:
+    """Refuse, before any work, a plan that cannot be made (one line each); without --price-call, the judge
+    model's known price from ``graded``'s grade manifest (:func:`ragdiag.llm.prices.manifest_call_price`)."""
     if plan is None:
         return
     if not human_given:
@@ -38,6 +40,12 @@ def check_plan(plan: PlanRequest | None, human_given: bool) -> None:
     if plan.budget is not None and plan.budget < plan.price_human:
         raise RagdiagError(f"--budget {plan.budget:g} buys less than one human label (--price-human "
                            f"{plan.price_human:g}); raise --budget or lower --price-human")
+    if plan.price_call is None:
+        from ragdiag.commands.provenance import sidecar_manifests
+        from ragdiag.llm.prices import load_prices, manifest_call_price
+
+        known = manifest_call_price([(str(graded), sidecar_manifests(graded))], load_prices(None))
+        plan.price_call, plan.price_source = known.value, known.source
 
 
 def _repeats(record: dict[str, Any], judge: float) -> list[float]:
@@ -53,6 +61,7 @@ def make_plan(records: list[dict[str, Any]], judge: np.ndarray, human: np.ndarra
     labelled = ~np.isnan(human)
     comp = bp.components(repeats, judge, human[labelled], judge[labelled])
     pilot = bp.Pilot(len(judge), min(len(r) for r in repeats), int(labelled.sum()))
+    assert plan.price_call is not None  # check_plan gave it the known price when --price-call was absent
     prices = (plan.price_call, plan.price_human)
     note = None if comp.judge_repeat else ("the pilot has no repeated grades: the judge-repeat variance is "
                                            "unknown and repeats are not planned (grade with --repeats 2 or more)")

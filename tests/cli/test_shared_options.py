@@ -39,6 +39,7 @@ DISTINCT = {
     "--max-queries": "triage and others: queries to take from the input / compare --sequential: where the replay stops",
     "--pool": "label: the pool it judges / testset: the pool graded with --label-pool only (its help says so)",
     "--queries": "noise: 'bundled' or a file (TEXT)",
+    "--repeats": "grade/label: judge each answer N times (1–100) / triage: generations and gradings per variant (1–20)",
 }
 
 

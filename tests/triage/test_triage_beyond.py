@@ -85,4 +85,5 @@ def test_repeats_out_of_range_is_one_line_before_any_call(server, tmp_path, valu
     before = server.requests
     res = triage(server, tmp_path / "out", tmp_path / "cache", "--ids", "q301", "--repeats", value)
     assert res.exit_code == 2 and server.requests == before
-    assert "--repeats must be between 1 and 20" in res.output and "Traceback" not in res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragdiag: error: --repeats: ") and "out of range" in lines[0]
