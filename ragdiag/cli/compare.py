@@ -97,6 +97,8 @@ def compare(
     run_format: o.RunFormat = None,
     table_format: o.PerQueryFormat = None,
     by_document: o.ByDocument = False,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     answer: o.AnswerGroup = o.ANSWER,
     grading: o.GradingGroup = o.GRADING,
     engine: o.EngineGroup = o.ENGINE,
@@ -137,9 +139,10 @@ def compare(
             raise RagdiagError(f"{judged[0]}: the judged loop answers and grades as the gate decides; add --sequential")
         source = _corpus_source(judged, corpus, queries, qrels, base_retriever, new_retriever, new_model)
         if source is not None:
-            _judged(None, None, None, k, batch_size, max_calls, client, answer, grading, engine, options, seq, out,
-                    summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
-                    new_model, judge_model, source)
+            with o.reading_of(chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
+                _judged(None, None, None, k, batch_size, max_calls, client, answer, grading, engine, options, seq, out,
+                        summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
+                        new_model, judge_model, source)
         needed = ("--texts", "--base-ranked") + (() if new_model else ("--new-ranked",))
         missing = [flag for flag in needed if flag not in judged]
         if missing:
@@ -153,7 +156,7 @@ def compare(
         raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
                            "(the judged loop)")
     with o.reading_of(fields, score_field=score_field, qrels=qrels_format, run=run_format, table=table_format,
-                      by_document=by_document).activate():
+                      by_document=by_document, chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         result = run(CompareRequest(base, new, qrels, metrics, id_col, options, allow_missing, out, per_query, summary_md,
                                     base_name, new_name, seq, cluster_col, None if cluster_by is None else cluster_by.value,
                                     queries, spend, client.prices))

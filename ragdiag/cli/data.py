@@ -81,6 +81,8 @@ def inspect(path: Annotated[Path, typer.Argument(help="A corpus, questions, qrel
             query_field: o.QueryField = None,
             score_field: o.ScoreField = None,
             file_format: o.InputFormat = None,
+            chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+            chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
             out: Annotated[Optional[Path], o.retold(o.Out, "Write the inspection here as JSON (with its run record).")] = None,
             as_json: Annotated[bool, o.retold(o.JsonAlias, "Print the inspection as JSON.")] = False) -> None:
     """What ragdiag sees in PATH: its kind, format, rows, the fields it uses and ignores, three sample records,
@@ -89,7 +91,8 @@ def inspect(path: Annotated[Path, typer.Argument(help="A corpus, questions, qrel
     from ragdiag.report.data_report import inspect_lines
 
     reading = o.reading_of(fields, id_field, text_field, title_field, query_field, score_field, corpus=file_format,
-                           queries=file_format, qrels=file_format, run=file_format)
+                           queries=file_format, qrels=file_format, run=file_format,
+                           chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     result = run(InspectRequest(path, kind, corpus, reading, out))
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))

@@ -32,10 +32,12 @@ def label(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
 ) -> None:
     """Judge each pooled (query, passage) 1–5 for utility from the passage text; nulls, never defaults."""
     config = client.config()
-    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.label import LabelOptions, LabelRequest, RefineParams, check_coverage, refined_output, run
 
         refine_params = RefineParams(top_n=refine_top, batch=refine_batch, patience=refine_patience,

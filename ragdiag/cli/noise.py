@@ -24,11 +24,13 @@ def noise(
     model: Annotated[Optional[str], o.retold(o.Model, f"LLM for --rewrite (default: {o.DEFAULT_MODEL}).")] = None,
     base_url: o.BaseUrl = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --corpus and BEIR queries: graded qrels 1–5; per level the change in N-Recall4+@K, RA-nWG@K and recall@K of the noisy queries against the clean ones, with paired bootstrap intervals and the queries that lose the most.")] = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     bootstrap: o.Bootstrap = 1000,
     engine: o.EngineGroup = o.ENGINE,
 ) -> None:
     """Cosine to the clean query and to its reference passage as conversational noise grows."""
-    with engine.settings().activate():
+    with engine.settings().activate(), o.reading_of(chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.probe import NamesRealResult, NoiseRequest, run
         from ragdiag.report.probe_output import print_probe_output
 

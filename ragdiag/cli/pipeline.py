@@ -51,13 +51,15 @@ def pipeline(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
 ) -> None:
     """Generate answers, grade them and correlate retrieval measures with the grades (files in --out-dir:
     answers.jsonl, graded.json or with --parquet graded.parquet, correlation.json)."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands import pipeline as command
 
         request = command.PipelineRequest(

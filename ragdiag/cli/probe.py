@@ -30,6 +30,8 @@ def names(
     corpus: Annotated[Optional[Path], o.retold(o.Corpus, "With --queries: BEIR folder, a corpus file or a folder of documents, searched (exact cosine).")] = None,
     qrels: Annotated[Optional[Path], o.retold(o.Qrels, "With --queries: graded qrels 1–5 (binary 0/1 read as 1 and 5).")] = None,
     k: Annotated[int, o.retold(o.K, "With --queries: cut-off K of N-Recall4+@K, RA-nWG@K and recall@K.")] = 10,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     names: Annotated[Optional[Path], o.path_option(o.INPUT, "--names", "With --queries: more names to detect, one per line (besides faker's name lists).")] = None,
     bootstrap: o.Bootstrap = 1000,
     engine: o.EngineGroup = o.ENGINE,
@@ -37,7 +39,7 @@ def names(
     """Δ_name and Δ_topic margins under ten name ablations, EN and FR, on any embedder; with
     --queries/--corpus/--qrels, the same question on your own queries: what masking or replacing
     the names in them costs retrieval (paper 001 §4.5)."""
-    with engine.settings().activate():
+    with engine.settings().activate(), o.reading_of(chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.probe import NamesRealResult, NamesRequest, run
         from ragdiag.report.probe_output import print_names_real, print_probe_output
 

@@ -48,9 +48,11 @@ def robustness(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     run_format: o.RunFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
 ) -> None:
     """Robustness-δ@K (share of queries with recall ≥ δ) beside average recall, QPS and latency."""
-    with engine.settings().activate(), o.reading_of(fields, run=run_format).activate():
+    with engine.settings().activate(), o.reading_of(fields, run=run_format, chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.robustness import RobustnessRequest
         from ragdiag.commands.robustness import run as run_robustness
         from ragdiag.io.lists import parse_deltas

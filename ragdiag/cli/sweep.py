@@ -58,12 +58,14 @@ def sweep(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
 ) -> None:
     """Answer quality per ANN operating point: recall, Robustness-δ@K, QPS, grade, and the paired drop from exact."""
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format).activate():
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from rich.console import Console
 
         from ragdiag.commands.sweep import CONTROLS, SweepRequest, check_coverage

@@ -71,6 +71,8 @@ def testset(
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "Hard cap on new LLM calls: each phase (questions, judgements, pool grades) counts its uncached calls before sending any and stops with exit 2 when they would pass the cap; the rerun resumes from the cache.")] = None,
     human_qrels: Annotated[Optional[Path], o.path_option(o.INPUT, "--human-qrels", "Certify the synthetic qrels against these human qrels of the same corpus (a file, or a BEIR folder with its queries.jsonl), over the --retriever configurations; writes certificate.json and runs/.")] = None,
     human_queries: Annotated[Optional[Path], o.path_option(o.INPUT, "--human-queries", "With --human-qrels given as a file: the human questions' texts (BEIR queries.jsonl or any questions file).")] = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     retriever: Annotated[Optional[list[str]], o.retold(o.Retriever, "With --human-qrels (repeatable, at least 5): a system ranking both question sets: bm25[:VARIANT[:k1=..,b=..]], dense:EMBEDDER[:INDEX_SPEC] or hybrid:A+B (RRF).")] = None,
     metric: Annotated[str, o.text_option(o.STATISTICS, "--metric", "With --human-qrels: the metric that orders the systems, one METRIC@K.")] = "ndcg@10",
     top: Annotated[int, o.int_option(o.STATISTICS, "--top", "With --human-qrels: τ among the best N systems under the human qrels (2 to the number of --retriever).", 2, 10_000)] = 5,
@@ -93,7 +95,7 @@ def testset(
         raise RagdiagError(f"{flag} is for the certificate: give --human-qrels too (or leave {flag} out)")
     assert corpus is not None and out_dir is not None
     config = client.config()
-    with o.llm_run(client, o.ENGINE):
+    with o.llm_run(client, o.ENGINE), o.reading_of(chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.testset import BuildOptions, HumanQrelsRequest, TestsetRequest, testset_run
         from ragdiag.report.testset_report import certificate_text, manifest_text
 

@@ -68,6 +68,8 @@ def triage(
     engine: o.EngineGroup = o.ENGINE,
     fields: o.Fields = None,
     queries_format: o.QueriesFormat = None,
+    chunk_size: o.ChunkSize = o.DEFAULT_CHUNK_SIZE,
+    chunk_overlap: o.ChunkOverlap = o.DEFAULT_CHUNK_OVERLAP,
     by_document: Annotated[bool, o.retold(o.ByDocument, "Qrels that judge documents ('guide/install') judge every passage cut from them ('guide/install.md#0', '#1', and so on) at their grade (an index of a folder of documents).")] = False,
 ) -> None:
     """Why did each failing answer fail? Baseline, then interventions that each change one thing, smallest first;
@@ -75,7 +77,8 @@ def triage(
     config = client.config()
     settings = answer.settings()
     grading_options = grading.options()
-    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, by_document=by_document).activate():
+    with o.llm_run(client, engine), o.reading_of(fields, queries=queries_format, by_document=by_document,
+                                                     chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
         from ragdiag.commands.triage import TriageRequest, parse_ids, parse_interventions, sweep_ks
         from ragdiag.commands.triage import run as run_triage
         from ragdiag.errors import RagdiagError

@@ -210,8 +210,67 @@ def test_a_folder_of_documents_is_a_corpus_for_every_command(tmp_path):
     qrels.write_text("q1 0 guide/a.md#0 1\n")
     data = load_corpus_data(folder, queries, qrels)
     assert data.doc_ids == ["c.txt#0", "guide/a.md#0"] and data.relevant == {"q1": ["guide/a.md#0"]}
+    with reading(chunk_size=12, chunk_overlap=5).activate():  # what every --corpus command's --chunk-size/--chunk-overlap set
+        data = load_corpus_data(folder, queries, qrels)
+    assert _index(tmp_path, folder, "--chunk-size", "12", "--chunk-overlap", "5").exit_code == 0
+    assert data.doc_ids == json.loads((tmp_path / "idx" / "doc_ids.json").read_text())
+    assert data.doc_ids == ["c.txt#0", *[f"guide/a.md#{n}" for n in range(4)]]  # starts 0, 7, 14, 21 of 30 words
     with pytest.raises(RagdiagError, match="a folder of documents needs --queries and --qrels"):
         resolve_files(folder, None, None)
+
+
+# every command that takes --corpus, with the arguments it needs to reach its reading (no LLM or embedder is called)
+CORPUS_COMMANDS = {
+    "pipeline": ["pipeline", "--out-dir", "{tmp}/out", "--corpus", "{docs}", "--queries", "{queries}", "--qrels", "{qrels}",
+                 "--retriever", "bm25"],
+    "sweep": ["sweep", "--corpus", "{docs}", "--queries", "{queries}", "--qrels", "{qrels}", "--index-spec", "Flat",
+              "--out-dir", "{tmp}/out"],
+    "triage": ["triage", "--corpus", "{docs}"],
+    "label": ["label", "--corpus", "{docs}", "--queries", "{queries}", "--out", "{tmp}/labels.tsv"],
+    "testset": ["testset", "--corpus", "{docs}", "--out-dir", "{tmp}/testset"],
+    "probe names": ["probe", "names", "--queries", "{queries}", "--corpus", "{docs}", "--qrels", "{qrels}"],
+    "probe noise": ["probe", "noise", "--corpus", "{docs}"],
+    "robustness": ["robustness", "--corpus", "{docs}"],
+    "compare": ["compare", "--corpus", "{docs}", "--queries", "{queries}", "--qrels", "{qrels}", "--base-retriever", "bm25",
+                "--new-retriever", "bm25:stem", "--sequential"],
+    "data inspect": ["data", "inspect", "{qrels}", "--corpus", "{docs}"],
+    "index build": ["index", "build", "--corpus", "{docs}", "--embedder", "none", "--out-dir", "{tmp}/idx"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(CORPUS_COMMANDS))
+def test_every_corpus_command_takes_the_chunk_options(tmp_path, monkeypatch, command):
+    """One declaration of --chunk-size/--chunk-overlap on every command that takes --corpus, checked before any work."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello world")
+    (tmp_path / "q.csv").write_text("id,question\nq1,hello\n")
+    (tmp_path / "qrels.trec").write_text("q1 0 a.txt#0 1\n")
+    args = [a.format(tmp=tmp_path, docs=folder, queries=tmp_path / "q.csv", qrels=tmp_path / "qrels.trec")
+            for a in CORPUS_COMMANDS[command]]
+    result = runner.invoke(app, [*args, "--chunk-size", "10", "--chunk-overlap", "10"])
+    assert result.exit_code == 2 and "--chunk-overlap 10 must be smaller than --chunk-size 10" in result.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "testset").exists() and not (tmp_path / "idx").exists()
+    result = runner.invoke(app, [*args, "--chunk-size", "7"])
+    assert result.exit_code == 2 and "--chunk-size: '7' is out of range: must be ≥ 8" in result.stderr, result.stderr
+
+
+def test_data_inspect_checks_qrels_against_the_folder_cut_at_chunk_size(tmp_path):
+    """The passages qrels name exist only at the cut they were made at: --chunk-size/--chunk-overlap reach the reader."""
+    folder = tmp_path / "docs"
+    (folder / "guide").mkdir(parents=True)
+    (folder / "guide" / "a.md").write_text(" ".join(f"word{i}" for i in range(30)))
+    qrels = tmp_path / "qrels.trec"
+    qrels.write_text("q1 0 guide/a.md#3 1\n")
+
+    def problems(*extra: str) -> list[str]:
+        result = runner.invoke(app, ["data", "inspect", str(qrels), "--corpus", str(folder), "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["problems"]
+
+    assert problems() == ["1 of 1 passages named are not in the corpus (first: guide/a.md#3)"]  # 256 words: one passage
+    assert problems("--chunk-size", "10", "--chunk-overlap", "2") == []  # starts 0, 8, 16, 24: guide/a.md#3 exists
 
 
 def test_a_pdf_is_read_through_pypdf(tmp_path):

@@ -32,8 +32,8 @@ QrelsFormat = Annotated[Optional[str], _format("qrels (trec: TREC or BEIR column
 RunFormat = Annotated[Optional[str], _format("run (trec: TREC columns; jsonl: run.jsonl or rows; a table: query_id, doc_id, score)", "--run-format")]
 PerQueryFormat = Annotated[Optional[str], _format("per-query table (csv, tsv, jsonl, json or parquet)", "--table-format")]
 InputFormat = Annotated[Optional[str], _format("file", "--input-format")]
-ChunkSize = Annotated[int, option(INPUT, "--chunk-size", help="A folder of documents as --corpus: passages of this many tokens (the embedder's tokenizer; whitespace words with --embedder none).", min=8, max=100_000, metavar=INTEGER)]
-ChunkOverlap = Annotated[int, option(INPUT, "--chunk-overlap", help="A folder of documents as --corpus: tokens shared by neighbouring passages (below --chunk-size).", min=0, max=99_999, metavar=INTEGER)]
+ChunkSize = Annotated[int, option(INPUT, "--chunk-size", help="A folder of documents as --corpus (ignored for a corpus file): passages of this many tokens, whitespace-separated words (index build with an embedder: that embedder's tokenizer's tokens).", min=8, max=100_000, metavar=INTEGER)]
+ChunkOverlap = Annotated[int, option(INPUT, "--chunk-overlap", help="A folder of documents as --corpus (ignored for a corpus file): tokens shared by neighbouring passages, in --chunk-size's unit (below --chunk-size).", min=0, max=99_999, metavar=INTEGER)]
 ByDocument = Annotated[bool, option(INPUT, "--by-document", help="Runs of passages cut from a folder of documents ('guide/install.md#3') read as runs of their documents ('guide/install': the path without '#n' and its suffix), each at its best passage's rank, for qrels that judge documents.")]
 DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP = 256, 32
 
