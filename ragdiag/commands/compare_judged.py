@@ -195,6 +195,9 @@ def run(request: JudgedRequest, notice: Callable[[str], None]) -> CompareResult:
             "queries": 0, "dropped": {"base_only": 0, "new_only": 0}, "test": o.test, "correction": o.correction,
             "alpha": o.alpha, "interval_level": 1 - 2 * o.alpha, "max_drop": o.max_drop, "seed": o.seed,
             "strict": o.strict, "power": o.power, "mde": None, "sequential": True, "judged": judged}
+    if judged["base_prompt"] != judged["new_prompt"]:
+        notice(f"two generation prompts answer: base {judged['base_prompt']}, new {judged['new_prompt']}; the ideal "
+               f"answers use the bundled generation prompt and {models.judge.model} grades both sides against them")
     result = judged_loop(sides, models, o, request.sequential, request.judged, meta, notice)
     result.run_record = record.to_json()
     if request.out is not None:
