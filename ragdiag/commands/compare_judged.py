@@ -124,8 +124,8 @@ def _check(request: JudgedRequest) -> None:
     for flag, model in (("--new-model", request.new_model), ("--judge-model", request.judge_model)):
         if model is not None and (not model.strip() or len(model) > MODEL_NAME_MAX or not model.isprintable()):
             raise RagdiagError(f"{flag} {model!r}: expected a model name of 1–{MODEL_NAME_MAX} printable characters")
-    request.prompts = tuple(None if spec is None else side_prompt(spec, flag)  # type: ignore[assignment]
-                            for flag, spec in (("--base-prompt", request.base_prompt), ("--new-prompt", request.new_prompt)))
+    request.prompts = (None if request.base_prompt is None else side_prompt(request.base_prompt, "--base-prompt"),
+                       None if request.new_prompt is None else side_prompt(request.new_prompt, "--new-prompt"))
     same_model = request.new_model is None or request.new_model == request.config.model
     base_prompt, new_prompt = request.prompt_ids()
     same = same_model and base_prompt == new_prompt

@@ -135,3 +135,12 @@ def test_two_files_of_one_name_and_version_never_share_an_id(tmp_path):
     assert len(ids) == 2 and all(i.startswith("terse@v1+sha256:") for i in ids)
     with pytest.raises(RagdiagError, match="bundled prompt id"):
         side_prompt(" ", "--new-prompt")
+
+
+def test_corpus_with_an_unfenced_prompt_refused_before_ranking(server, tmp_path):  # noqa: F811
+    res = _cli("compare", "--sequential", "--corpus", "fixtures/en-sample", "--base-retriever", "bm25",
+               "--new-prompt", "generation@v1", "--k", 3, "--base-url", server.base_url,
+               "--cache-dir", tmp_path / "cache", "--out", tmp_path / "out.json")
+    assert res.exit_code == 2, res.output
+    assert "--new-prompt generation@v1: $query is not fenced" in " ".join(res.output.split())
+    assert server.requests == 0 and not (tmp_path / "out.json").exists()
