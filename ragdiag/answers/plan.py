@@ -145,12 +145,14 @@ class AnswerPlan:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def resolve(cls, settings: AnswerSettings | None, client: LLMClient, name: str = "generation") -> AnswerPlan:
-        """Load the prompts and the counter, and the budget (``auto``: read the server's ``/models``
-        now, before any generation call; refused with ``--cache replay``, which never reaches the server)."""
+    def resolve(cls, settings: AnswerSettings | None, client: LLMClient, name: str = "generation",
+                prompt: Prompt | None = None) -> AnswerPlan:
+        """Load the prompts (``prompt``: this one for every language) and the counter, and the budget (``auto``:
+        read the server's ``/models`` now, before any generation call; refused with ``--cache replay``, which
+        never reaches the server)."""
         settings = settings or AnswerSettings()
         plan = cls(settings)
-        plan._prompts = {lang: load_prompt_lang(name, lang) for lang in LANGS}
+        plan._prompts = {lang: prompt or load_prompt_lang(name, lang) for lang in LANGS}
         if settings.max_prompt_tokens is None:
             return plan
         plan.counter = load_counter(settings.tokenizer, client.config.model, settings.chars_per_token)

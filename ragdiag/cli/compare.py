@@ -56,6 +56,8 @@ def compare(
     client: o.ClientGroup = o.CLIENT,
     k: Annotated[int, o.int_option(o.LLM, "--k", "The judged loop: answer from each side's top K passages.", 1, 1000)] = 5,
     new_model: Annotated[Optional[str], o.text_option(o.LLM, "--new-model", "The judged loop: the model answering the new side (--model answers the base side); the same questions and passages, graded on one ruler.")] = None,
+    base_prompt: Annotated[Optional[str], o.text_option(o.LLM, "--base-prompt", "The judged loop: the base side's generation prompt, a bundled id (e.g. generation@v2) or a TOML file in the same schema whose template fences $query and $references (default: the bundled generation prompt).")] = None,
+    new_prompt: Annotated[Optional[str], o.text_option(o.LLM, "--new-prompt", "The judged loop: the new side's generation prompt, same forms (with it --new-ranked may be left out: both sides answer from --base-ranked); a file's SHA-256 enters its id and every cache key.")] = None,
     judge_model: Annotated[Optional[str], o.text_option(o.LLM, "--judge-model", "The judged loop: the model that writes the ideal answers and grades both sides against them (default --model).")] = None,
     batch_size: Annotated[int, o.int_option(o.LLM, "--batch-size", "The judged loop: questions answered and graded per batch before the gate looks again (a multiple of --look-every).", 1, 10_000)] = 10,
     max_calls: Annotated[Optional[int], o.retold(o.MaxCalls, "The judged loop: stop before a batch whose worst case (every call uncached) would take the new calls past N; refused before any call when the first batch does not fit.")] = None,
@@ -127,7 +129,8 @@ def compare(
     judged = [flag for flag, path in (("--texts", texts), ("--base-ranked", base_ranked), ("--new-ranked", new_ranked),
                                       ("--corpus", corpus), ("--base-retriever", base_retriever),
                                       ("--new-retriever", new_retriever), ("--new-model", new_model),
-                                      ("--judge-model", judge_model)) if path]
+                                      ("--judge-model", judge_model), ("--base-prompt", base_prompt),
+                                      ("--new-prompt", new_prompt)) if path]
     if judged:
         corpus_files = corpus is not None and "--texts" not in judged and "--base-ranked" not in judged
         files = [flag for flag, path in (("--base", base), ("--new", new), ("--qrels", qrels), ("--queries", queries))
@@ -137,21 +140,23 @@ def compare(
                                "the sides: give --texts --base-ranked --new-ranked, or --base/--new, not both")
         if seq is None:
             raise RagdiagError(f"{judged[0]}: the judged loop answers and grades as the gate decides; add --sequential")
-        source = _corpus_source(judged, corpus, queries, qrels, base_retriever, new_retriever, new_model)
+        prompts = (base_prompt, new_prompt)
+        source = _corpus_source(judged, corpus, queries, qrels, base_retriever, new_retriever,
+                                new_model or base_prompt or new_prompt)
         if source is not None:
             with o.reading_of(chunk_size=chunk_size, chunk_overlap=chunk_overlap).activate():
                 _judged(None, None, None, k, batch_size, max_calls, client, answer, grading, engine, options, seq, out,
                         summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
-                        new_model, judge_model, source)
-        needed = ("--texts", "--base-ranked") + (() if new_model else ("--new-ranked",))
+                        new_model, judge_model, prompts, source)
+        needed = ("--texts", "--base-ranked") + (() if new_model or base_prompt or new_prompt else ("--new-ranked",))
         missing = [flag for flag in needed if flag not in judged]
         if missing:
-            raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked (or --new-model: another "
-                               f"model answering from --base-ranked); give {missing[0]}")
+            raise RagdiagError(f"the judged loop needs --texts, --base-ranked and --new-ranked (or --new-model / --new-prompt: "
+                               f"another model or prompt answering from --base-ranked); give {missing[0]}")
         assert texts is not None and base_ranked is not None
         _judged(Path(texts), base_ranked, new_ranked, k, batch_size, max_calls, client, answer, grading, engine, options, seq,
                 out, summary_md, base_name, new_name, per_query, plan, cluster_col, cluster_by, metrics, allow_missing,
-                new_model, judge_model)
+                new_model, judge_model, prompts)
     if base is None:
         raise RagdiagError("give --base (the reference side), or --texts --base-ranked --new-ranked with --sequential "
                            "(the judged loop)")
@@ -190,9 +195,9 @@ def _spend(plan: bool, human: Optional[Path], price_call: Optional[float], price
 
 def _corpus_source(judged: list[str], corpus: Optional[Path], queries: Optional[Path], qrels: Optional[Path],
                    base_retriever: Optional[str], new_retriever: Optional[str],
-                   new_model: Optional[str]) -> Optional[CorpusSource]:
+                   other_answerer: Optional[str]) -> Optional[CorpusSource]:
     """The two retrievers on one corpus (None when the judged loop reads files): --corpus with --base-retriever,
-    and --new-retriever unless --new-model; the file flags refused beside it, the retriever flags without it."""
+    and --new-retriever unless another answerer (--new-model or a prompt flag); the file flags refused beside it, the retriever flags without it."""
     from ragdiag.commands.compare_judged import CorpusSource
     from ragdiag.errors import RagdiagError
 
@@ -208,9 +213,10 @@ def _corpus_source(judged: list[str], corpus: Optional[Path], queries: Optional[
                            "--texts --base-ranked --new-ranked, not both")
     if base_retriever is None:
         raise RagdiagError("--corpus needs --base-retriever (the reference side's retriever, e.g. bm25)")
-    if new_retriever is None and new_model is None:
+    if new_retriever is None and other_answerer is None:
         raise RagdiagError("--corpus needs --new-retriever (the changed side's retriever, e.g. bm25:lucene:k1=1.2,b=0.75), "
-                           "or --new-model (another model answering from --base-retriever's ranking)")
+                           "or --new-model / --new-prompt (another model or prompt answering from --base-retriever's "
+                           "ranking)")
     return CorpusSource(corpus, queries, qrels, base_retriever, new_retriever)
 
 
@@ -219,7 +225,8 @@ def _judged(texts: Optional[Path], base_ranked: Optional[Path], new_ranked: Opti
             options: object, seq: object, out: Optional[Path], summary_md: Optional[Path], base_name: Optional[str],
             new_name: Optional[str], per_query: Optional[Path], plan: bool, cluster_col: Optional[str],
             cluster_by: object, metrics: Optional[str], allow_missing: bool, new_model: Optional[str],
-            judge_model: Optional[str], corpus: Optional[CorpusSource] = None) -> None:
+            judge_model: Optional[str], prompts: tuple[Optional[str], Optional[str]] = (None, None),
+            corpus: Optional[CorpusSource] = None) -> None:
     """``compare --sequential --texts … --base-ranked … --new-ranked …`` (or ``--corpus … --base-retriever …
     --new-retriever …``): judge batch by batch until decided."""
     from rich.console import Console
@@ -240,7 +247,7 @@ def _judged(texts: Optional[Path], base_ranked: Optional[Path], new_ranked: Opti
             texts, base_ranked, new_ranked, k, client.config(), options, seq,  # type: ignore[arg-type]
             command.JudgedOptions(batch_size, max_calls, answer=answer.settings(), grading=grading.options(),
                                   progress=client.progress),
-            out, summary_md, base_name, new_name, new_model, judge_model, corpus)
+            out, summary_md, base_name, new_name, new_model, judge_model, corpus, *prompts)
         result = command.run(request, stderr_notice)
     render(result, Console(width=max(Console().width, 80)))
     for label, path in (("result", out), ("summary", summary_md)):

@@ -3,11 +3,13 @@ seeded random order, and stop once every metric is decided.
 
 Both sides answer the same questions (one texts file) at one cut-off K: from two ranked files (two
 retrievers; or two retrievers ranking one corpus, :mod:`ragdiag.compare.judged_corpus`), or from one ranked
-file by two models (``--new-model``), or both. Who does what
+file by two models (``--new-model``) or two generation prompts (``--base-prompt`` / ``--new-prompt``,
+:mod:`ragdiag.compare.judged_prompt`), or several of these. Who does what
 (:class:`JudgedModels`): the judge model (``--judge-model``, default ``--model``) writes each question's
 ideal answer from its positive passages, once per question, and grades both sides' answers against it on
 1–5 with the grading prompt ``grade`` uses; the base side answers with ``--model`` and the new side with
-``--new-model`` (default ``--model``). Without a shared ground truth the two sides are thus compared on one
+``--new-model`` (default ``--model``), each with its side's prompt (default: the bundled generation prompt;
+the ideal answers always use the default). Without a shared ground truth the two sides are thus compared on one
 ruler: the same reference answer, the same judge, the same prompt. Every call goes through the answer engine
 (:func:`ragdiag.answers.generation.generate_answers`, :func:`ragdiag.answers.runs.grade`: cache, batch API,
 retries). After each batch the sequential gate (:func:`ragdiag.compare.sequential_gate.run`) is replayed on
@@ -35,6 +37,7 @@ from ragdiag.data.schema import RankedSample, TextsSample
 from ragdiag.data.texts_ranked_loaders import Loaded
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig
+from ragdiag.llm.prompts import Prompt
 from ragdiag.results.compare import CompareResult
 
 # one ideal answer (shared by both sides), two top-K answers, two grades each with at most one repair request
@@ -54,19 +57,23 @@ class JudgedSides:
 @dataclass(frozen=True)
 class JudgedModels:
     """Who answers and who grades: ``judge`` writes the ideal answers and grades both sides; ``base`` and
-    ``new`` answer their sides (the same client settings, another model name)."""
+    ``new`` answer their sides (the same client settings, another model name), each with its generation prompt
+    (None: the bundled default)."""
 
     judge: ClientConfig
     base: ClientConfig
     new: ClientConfig
+    base_prompt: Prompt | None = None
+    new_prompt: Prompt | None = None
 
     @classmethod
-    def of(cls, config: ClientConfig, new_model: str | None = None, judge_model: str | None = None) -> JudgedModels:
+    def of(cls, config: ClientConfig, new_model: str | None = None, judge_model: str | None = None,
+           base_prompt: Prompt | None = None, new_prompt: Prompt | None = None) -> JudgedModels:
         """``config`` answers the base side; ``new_model`` the new side and ``judge_model`` judges (default: ``config``'s model)."""
         def named(model: str | None) -> ClientConfig:
             return config if model is None or model == config.model else replace(config, model=model)
 
-        return cls(named(judge_model), config, named(new_model))
+        return cls(named(judge_model), config, named(new_model), base_prompt, new_prompt)
 
     @property
     def two_models(self) -> bool:
@@ -116,16 +123,16 @@ def query_ids(sides: JudgedSides) -> list[str]:
 
 
 def _answer(rows: list[Row], texts: dict[str, TextsSample], config: ClientConfig, o: JudgedOptions,
-            notice: Callable[[str], None]) -> tuple[int, int]:
+            notice: Callable[[str], None], prompt: Prompt | None = None) -> tuple[int, int]:
     """Answer ``rows`` in place through one client of ``config`` (the engine's generation, as ``generate``
-    asks); its new and cached (or shared in flight) calls."""
+    asks; ``prompt`` for every language, default the bundled ones); its new and cached (or shared in flight) calls."""
     from ragdiag.answers.generation import generate_answers, plan_lines
     from ragdiag.answers.plan import AnswerPlan
     from ragdiag.llm.client import LLMClient
 
     client = LLMClient(config)
     try:
-        plan = AnswerPlan.resolve(o.answer, client)
+        plan = AnswerPlan.resolve(o.answer, client, prompt=prompt)
         generate_answers(texts, rows, client, o.progress, plan)
         for line in [*plan.notices, *plan_lines(plan, rows, o.answer)]:
             notice(line)
@@ -167,9 +174,10 @@ def _judge_batch(batch: list[str], sides: JudgedSides, models: JudgedModels, o: 
     ideal: list[Row] = [{"kind": "ideal", "id": q, "q": texts[q].q} for q in dict.fromkeys(batch)]
     paid, cached = _answer(ideal, texts, models.judge, o, notice)
     grades = []
-    for ranked, config in ((sides.base, models.base), (sides.new, models.new)):
+    for ranked, config, prompt in ((sides.base, models.base, models.base_prompt),
+                                   (sides.new, models.new, models.new_prompt)):
         rows = topk_rows(texts, [r for r in ranked.samples if r.id in wanted], [sides.k], ranked.source)
-        calls, hits = _answer(rows, texts, config, o, notice)
+        calls, hits = _answer(rows, texts, config, o, notice, prompt)
         got, graded_calls, graded_hits = _grade(ideal, rows, ranked, models.judge, o)
         grades.append(got)
         paid, cached = paid + calls + graded_calls, cached + hits + graded_hits

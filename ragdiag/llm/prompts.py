@@ -35,10 +35,11 @@ class Prompt:
     system: str
     user: str
     fences: tuple[tuple[str, str], ...] = ()
+    digest: str = ""  # a user prompt file's SHA-256 (first 12 hex digits): part of its id, hence of every cache key
 
     @property
     def id(self) -> str:
-        return f"{self.name}@v{self.version}"
+        return f"{self.name}@v{self.version}" + (f"+sha256:{self.digest}" if self.digest else "")
 
     def messages(self, **values: str | list[str]) -> list[dict[str, str]]:
         """Chat messages with the user template filled, fenced placeholders fenced (a missing

@@ -23,6 +23,8 @@ Its replies are deterministic text computed by this test server — never an LLM
 - ``words_by_model`` (model name → n): a generation request naming that model gets n words of each
   reference instead of ``words_per_reference`` (two "models" that answer differently, for comparisons
   of two models; still this test server's text);
+- ``words_by_system`` (text → n): likewise for a request whose system message contains that text (two
+  generation prompts that answer differently; still this test server's text);
 - a French prompt (its system message says ``en français``, as the ``*-fr`` prompts do) gets the same
   replies in French: ``"D'après les références : "`` …, and a judge reason in French.
 
@@ -292,6 +294,7 @@ class ChatServer(LocalServer):
         super().__init__(latency, api_key)
         self.words_per_reference = words_per_reference
         self.words_by_model: dict[str, int] = {}
+        self.words_by_system: dict[str, int] = {}
         self.judge_script: collections.deque[str] = collections.deque()
         self.omit_logprobs = False
         self.honour_limit = True  # False: a server that ignores max_tokens (a reply as long as it likes)
@@ -364,6 +367,8 @@ class ChatServer(LocalServer):
         if source is not None:
             return answerable_reply(user) or testset_reply(html.unescape(source.group(1)), is_french(body), faults)
         words = self.words_by_model.get(str(body.get("model")), self.words_per_reference)
+        system = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+        words = next((n for marker, n in self.words_by_system.items() if marker in system), words)
         if is_french(body):
             return french_reply(user, words) or "réponse du serveur de test"
         return (judge_reply(user) or label_reply(user) or reference_free_reply(user)
