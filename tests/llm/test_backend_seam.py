@@ -123,6 +123,8 @@ def test_a_test_backend_serves_triage(tmp_path, monkeypatch):
     faults = {r["query_id"]: r["fault"] for r in map(json.loads, (fixture / "faults.jsonl").read_text().splitlines())}
     chosen: dict[str, list[str]] = {}
     for query, fault in faults.items():
+        if int(query[1:]) > 300:  # the six later fault types need --repeats or name other causes (tests/triage)
+            continue
         if len(chosen.setdefault(fault, [])) < 2:
             chosen[fault].append(query)
     keep = {q for ids in chosen.values() for q in ids}
