@@ -35,10 +35,15 @@ CAUSES = ("reference", "qrels-gap", "parametric", "generator", "retrieval-miss",
 WORKERS = 8
 
 
-def _run(server: FaultServer, out: Path, cache: Path, *extra: str) -> tuple[dict, list[dict], float]:
+FIRST_NINE = ("--max-queries", "300")  # the first nine faults and the controls (q001–q300)
+
+
+def run_triage(server: FaultServer, out: Path, cache: Path, *extra: str) -> tuple[dict, list[dict], float]:
+    """One ``ragdiag triage`` of the synthetic set with its reference answers: (triage.json, per-query rows,
+    seconds)."""
     args = ["triage", "--corpus", str(FIXTURE), "--answers", str(FIXTURE / "answers.jsonl"), "--model", "test-model",
             "--base-url", server.base_url, "--out-dir", str(out), "--cache-dir", str(cache), "--workers", str(WORKERS),
-            "--no-progress", "--max-queries", "300", *extra]  # the first nine faults and the controls
+            "--no-progress", *extra]
     start = time.perf_counter()
     res = CliRunner().invoke(app, args)
     seconds = time.perf_counter() - start
@@ -69,11 +74,11 @@ def main() -> None:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp, FaultServer(load_model(FIXTURE / "model.json")) as server:
         root = Path(tmp)
-        result, rows, cold_s = _run(server, root / "cold", root / "cache")
+        result, rows, cold_s = run_triage(server, root / "cold", root / "cache", *FIRST_NINE)
         requests = server.requests
-        warm, _, warm_s = _run(server, root / "warm", root / "cache")
+        warm, _, warm_s = run_triage(server, root / "warm", root / "cache", *FIRST_NINE)
         warm_requests = server.requests - requests
-        exhaustive, ex_rows, ex_s = _run(server, root / "exhaustive", root / "cache-ex", "--exhaustive")
+        exhaustive, ex_rows, ex_s = run_triage(server, root / "exhaustive", root / "cache-ex", *FIRST_NINE, "--exhaustive")
     counts = confusion(rows, faults)
     faulty = sum(v for (f, _), v in counts.items() if f in CAUSES)
     correct = sum(counts[(c, c)] for c in CAUSES)

@@ -21,16 +21,14 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from typer.testing import CliRunner  # noqa: E402
 
 from benchmarks._report import write_section  # noqa: E402
-from ragdiag.cli import app  # noqa: E402
+from benchmarks.bench_triage import run_triage  # noqa: E402
 from ragdiag.triage.tree import CAUSES  # noqa: E402
 from tests.servers.fault_server import FaultServer, load_model  # noqa: E402
 from tools.make_triage_synthetic import BEYOND  # noqa: E402
@@ -47,16 +45,7 @@ def truths() -> dict[str, tuple[str, str]]:
 
 
 def triage(server: FaultServer, out: Path, cache: Path, repeats: int) -> tuple[dict, list[dict], float]:
-    args = ["triage", "--corpus", str(FIXTURE), "--answers", str(FIXTURE / "answers.jsonl"), "--model", "test-model",
-            "--base-url", server.base_url, "--out-dir", str(out), "--cache-dir", str(cache), "--workers", str(WORKERS),
-            "--repeats", str(repeats), "--no-progress"]
-    start = time.perf_counter()
-    res = CliRunner().invoke(app, args)
-    seconds = time.perf_counter() - start
-    if res.exit_code != 0:
-        raise SystemExit(f"triage failed: {res.output}")
-    rows = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
-    return json.loads((out / "triage.json").read_text()), rows, seconds
+    return run_triage(server, out, cache, "--repeats", str(repeats))
 
 
 def per_type(rows: list[dict], truth: dict[str, tuple[str, str]]) -> dict[str, dict]:

@@ -11,7 +11,8 @@ import numpy as np
 
 from ragdiag.errors import RagdiagError
 from ragdiag.metrics import budget_plan as bp
-from ragdiag.results.calibrate import BudgetPlan, PlanComponents, PlannedDesign
+from ragdiag.metrics import plan_designs as pd
+from ragdiag.results.calibrate import BudgetPlan
 
 RESAMPLES = 200  # bootstrap resamples of the pilot for the predicted width's interval
 
@@ -63,36 +64,10 @@ def make_plan(records: list[dict[str, Any]], judge: np.ndarray, human: np.ndarra
     pilot = bp.Pilot(len(judge), min(len(r) for r in repeats), int(labelled.sum()))
     assert plan.price_call is not None  # check_plan gave it the known price when --price-call was absent
     prices = (plan.price_call, plan.price_human)
-    note = None if comp.judge_repeat else ("the pilot has no repeated grades: the judge-repeat variance is "
-                                           "unknown and repeats are not planned (grade with --repeats 2 or more)")
-    if plan.budget is not None:
-        budget = plan.budget
-        best = bp.best_for_budget(comp, pilot, budget, *prices)
-    else:
-        assert plan.target_width is not None
-        best = bp.cheapest_for_width(comp, pilot, plan.target_width, *prices, alpha)
-        if best is None:
-            note = f"no design of up to 10¹² reaches --target-width {plan.target_width:g}"
-        budget = bp.cost(pilot, best, *prices) if best is not None else 0.0
-    designs: list[tuple[str, bp.Allocation | None]] = [("pilot as is", bp.Allocation(0, pilot.repeats, 0)),
-                                                       ("planned", best)]
-    designs += list(bp.alternatives(comp, pilot, budget, *prices).items()) if best is not None else []
-    chosen = [alloc for _, alloc in designs if alloc is not None]
-    spread = bp.bootstrap_widths(repeats, judge, human, pilot, chosen, alpha, RESAMPLES, plan.seed)
-    rows, column = [], 0
-    for name, alloc in designs:
-        if alloc is None:
-            continue
-        low, high = np.percentile(spread[:, column], [100 * alpha / 2, 100 * (1 - alpha / 2)])
-        column += 1
-        w = bp.width(comp, pilot, alloc, alpha)
-        rows.append(PlannedDesign(name, alloc.new_questions, alloc.repeats, alloc.new_labels,
-                                  pilot.questions + alloc.new_questions, pilot.labels + alloc.new_labels,
-                                  w if np.isfinite(w) else None,
-                                  [float(v) if np.isfinite(v) else None for v in (low, high)],
-                                  round(bp.cost(pilot, alloc, *prices), 6)))
-    components = PlanComponents(comp.between_question, comp.judge_repeat, comp.human, comp.covariance,
-                                bp.residual_variance(comp, pilot), bp.r_squared(comp, pilot.repeats))
+    designs, note = pd.choose(comp, pilot, prices, alpha, plan.budget, plan.target_width)
+    rows = pd.rows(designs, lambda chosen: bp.bootstrap_widths(repeats, judge, human, pilot, chosen, alpha, RESAMPLES,
+                                                                plan.seed), comp, pilot, prices, alpha)
+    components = pd.components(comp, pilot)
     return BudgetPlan("mean grade over all items (PPI++)", plan.price_call, plan.price_human, plan.budget,
                       plan.target_width, {"questions": pilot.questions, "repeats": pilot.repeats,
                                           "labels": pilot.labels},

@@ -21,7 +21,8 @@ import numpy as np
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.metrics import budget_paired as bpp
 from ragdiag.metrics import budget_plan as bp
-from ragdiag.results.calibrate import BudgetPlan, PlanComponents, PlannedDesign
+from ragdiag.metrics import plan_designs as pd
+from ragdiag.results.calibrate import BudgetPlan
 
 RESAMPLES = 200  # bootstrap resamples of the pilot for the predicted width's interval (as calibrate --plan)
 HUMAN_SCALE = (1.0, 5.0)
@@ -123,37 +124,11 @@ def paired_plan(base_repeats: list[list[float]] | None, new_repeats: list[list[f
     repeats = int(min(stats_base[:, 2].min(), stats_new[:, 2].min()))
     pilot = bp.Pilot(len(judge_diff), repeats, int(labelled.sum()))
     prices = (bpp.SIDES * price_call, bpp.SIDES * spend.price_human)
-    note = None if comp.judge_repeat else ("the pilot has no repeated grades: the judge-repeat variance is unknown "
-                                           "and repeats are not planned (grade with --repeats 2 or more)")
-    if spend.budget is not None:
-        budget = spend.budget
-        best = bp.best_for_budget(comp, pilot, budget, *prices)
-    else:
-        assert spend.target_width is not None
-        best = bp.cheapest_for_width(comp, pilot, spend.target_width, *prices, alpha)
-        if best is None:
-            note = f"no design of up to 10¹² reaches --target-width {spend.target_width:g}"
-        budget = bp.cost(pilot, best, *prices) if best is not None else 0.0
-    designs: list[tuple[str, bp.Allocation | None]] = [("pilot as is", bp.Allocation(0, pilot.repeats, 0)),
-                                                       ("planned", best)]
-    designs += list(bp.alternatives(comp, pilot, budget, *prices).items()) if best is not None else []
-    chosen = [alloc for _, alloc in designs if alloc is not None]
-    spread = bpp.paired_bootstrap_widths(stats_base, stats_new, judge_diff, human_diff, pilot, chosen, alpha,
-                                         RESAMPLES, seed)
-    rows, column = [], 0
-    for name, alloc in designs:
-        if alloc is None:
-            continue
-        low, high = np.percentile(spread[:, column], [100 * alpha / 2, 100 * (1 - alpha / 2)])
-        column += 1
-        w = bp.width(comp, pilot, alloc, alpha)
-        rows.append(PlannedDesign(name, alloc.new_questions, alloc.repeats, alloc.new_labels,
-                                  pilot.questions + alloc.new_questions, pilot.labels + alloc.new_labels,
-                                  w if np.isfinite(w) else None,
-                                  [float(v) if np.isfinite(v) else None for v in (low, high)],
-                                  round(bp.cost(pilot, alloc, *prices), 6)))
-    components = PlanComponents(comp.between_question, comp.judge_repeat, comp.human, comp.covariance,
-                                bp.residual_variance(comp, pilot), bp.r_squared(comp, pilot.repeats))
+    designs, note = pd.choose(comp, pilot, prices, alpha, spend.budget, spend.target_width)
+    rows = pd.rows(designs, lambda chosen: bpp.paired_bootstrap_widths(stats_base, stats_new, judge_diff, human_diff,
+                                                                       pilot, chosen, alpha, RESAMPLES, seed),
+                   comp, pilot, prices, alpha)
+    components = pd.components(comp, pilot)
     return BudgetPlan("paired Δ = new − base of the mean human grade (PPI++; a question: 2 answers, 2 × repeats "
                       "judge calls; a label: 2 human grades)", price_call, spend.price_human, spend.budget,
                       spend.target_width, {"questions": pilot.questions, "repeats": pilot.repeats,

@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
-from tests.servers.chat_server import ChatServer
 
 QUESTIONS = 40
 # base: a positive (index 0 or 1) in the top 2 beside a negative; new: only negatives in the top 2
@@ -40,14 +39,6 @@ def write_fixture(folder: Path) -> tuple[Path, Path, Path]:
     for path, rows in zip(paths, (texts, _ranked(BASE_ORDERS), _ranked(NEW_ORDERS))):
         path.write_text(json.dumps(rows))
     return paths
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ChatServer() as srv:
-        yield srv
 
 
 def _cli(*args: object):

@@ -13,7 +13,7 @@ from ragdiag.answers.plan import AnswerPlan, AnswerSettings
 from ragdiag.compare.judged_prompt import side_prompt
 from ragdiag.errors import RagdiagError
 from ragdiag.llm.client import ClientConfig, LLMClient
-from tests.compare.test_judged_loop import QUESTIONS, _cli, server, write_fixture  # noqa: F401 (server: a fixture)
+from tests.compare.test_judged_loop import QUESTIONS, _cli, write_fixture
 
 TERSE = '''name = "terse"
 version = 1
@@ -34,13 +34,13 @@ references = "passage"
 '''
 
 
-def _prompts(texts, ranked, server, cache, out, *extra):  # noqa: F811
+def _prompts(texts, ranked, server, cache, out, *extra):
     return _cli("compare", "--sequential", "--sequence", "betting", "--texts", texts, "--base-ranked", ranked,
                 "--k", 2, "--batch-size", 5, "--base-url", server.base_url, "--cache-dir", cache, "--no-progress",
                 "--seed", 3, "--lang", "en", "--out", out, *extra)
 
 
-def test_two_prompts_equal_offline_replay_of_the_same_grades(server, tmp_path):  # noqa: F811
+def test_two_prompts_equal_offline_replay_of_the_same_grades(server, tmp_path):
     """One ranking answered with two prompts (the test server copies 2 words of each passage for a system
     message saying "Answer tersely", 12 otherwise); both graded against the same ideal answers."""
     server.words_by_system = {"Answer tersely": 2}
@@ -106,7 +106,7 @@ UNFENCED = TERSE.split("[fences]")[0]
     ("missing.toml", "neither a bundled prompt id"),
     ("grading@v2", "fills $query and $references and nothing else"),
 ])
-def test_bad_prompts_refused_in_one_line_before_any_call(server, tmp_path, prompt, message):  # noqa: F811
+def test_bad_prompts_refused_in_one_line_before_any_call(server, tmp_path, prompt, message):
     texts, base, _ = write_fixture(tmp_path / "data")
     if "\n" in prompt:
         (tmp_path / "p.toml").write_text(prompt)
@@ -119,7 +119,7 @@ def test_bad_prompts_refused_in_one_line_before_any_call(server, tmp_path, promp
     assert server.requests == 0 and not (tmp_path / "out.json").exists()
 
 
-def test_the_same_prompt_on_both_sides_refused(server, tmp_path):  # noqa: F811
+def test_the_same_prompt_on_both_sides_refused(server, tmp_path):
     texts, base, _ = write_fixture(tmp_path / "data")
     res = _prompts(texts, base, server, tmp_path / "cache", tmp_path / "out.json", "--new-prompt", "generation@v2")
     assert res.exit_code == 2, res.output
@@ -137,7 +137,7 @@ def test_two_files_of_one_name_and_version_never_share_an_id(tmp_path):
         side_prompt(" ", "--new-prompt")
 
 
-def test_corpus_with_an_unfenced_prompt_refused_before_ranking(server, tmp_path):  # noqa: F811
+def test_corpus_with_an_unfenced_prompt_refused_before_ranking(server, tmp_path):
     res = _cli("compare", "--sequential", "--corpus", "fixtures/en-sample", "--base-retriever", "bm25",
                "--new-prompt", "generation@v1", "--k", 3, "--base-url", server.base_url,
                "--cache-dir", tmp_path / "cache", "--out", tmp_path / "out.json")

@@ -9,26 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from ragdiag.cli import app
 from ragdiag.compare.judged_corpus import CorpusSource, corpus_samples
-from tests.servers.chat_server import ChatServer
+from tests.compare.test_judged_loop import _cli
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "en-sample"
 BASE, NEW = "bm25", "bm25:lucene:k1=5,b=1"
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ChatServer() as srv:
-        yield srv
-
-
-def _cli(*args: object):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def _common(server, cache, out):

@@ -1,0 +1,16 @@
+"""The judged loop's tests share one fixture: the plain chat test server on 127.0.0.1 (its replies and grades
+are the test server's, never an LLM's), with the dummy key the openai client needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.servers.chat_server import ChatServer
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with ChatServer() as srv:
+        yield srv
