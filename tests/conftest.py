@@ -70,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
                     _OFFENDERS.append(problem)
 
     writer.atomic_path = checked_atomic_path
+    _build_once()
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +87,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):  # an xdist worker
         gc.collect()
         gc.freeze()
+
+
+def _build_once() -> None:
+    """typer's ``CliRunner.invoke(app, …)`` builds the whole click tree of ``app`` on every call
+    (``typer.main.get_command``: ~0.2 s for ragdiag's 40-odd commands, most of a light test's time). The
+    tree depends only on what is registered on the app, so it is built once per registration state."""
+    import typer.main
+    import typer.testing
+
+    built: dict[tuple[int, int, int], tuple[object, object]] = {}  # the app is kept: its id stays its own
+    original = typer.main.get_command
+
+    def get_command(app):
+        key = (id(app), len(app.registered_commands), len(app.registered_groups))
+        if key not in built:
+            built[key] = (app, original(app))
+        return built[key][1]
+
+    typer.testing._get_command = get_command

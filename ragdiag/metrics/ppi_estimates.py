@@ -14,11 +14,31 @@ Judge–human agreement is :func:`ragdiag.evaluate.agreement.judge_human_agreeme
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 MIN_LABELLED = 10  # human grades needed for a PPI interval
+
+
+@functools.cache
+def ppi_with_cached_kernel() -> Any:
+    """``ppi_py``, its OLS statistics kernel compiled once per machine instead of once per process.
+
+    ``ppi_py.ppi._ols_get_stats`` (the gradients and inverse Hessian behind ``ppi_ols_pointestimate``,
+    ``ppi_ols_ci`` and :func:`ols_lambda`) is ``numba.njit`` without ``cache=True``: every process that
+    fits a PPI slope first spends seconds in LLVM (10–25 s CPU on this project's 2-core machine) before
+    a millisecond of arithmetic. The same Python function, jitted with numba's on-disk cache
+    (``__pycache__`` beside ppi_py's source, else ``NUMBA_CACHE_DIR`` or the user's cache folder), is
+    put back under the same name, which ppi_py's functions look up at call time: the same compiled
+    code, so the same numbers, loaded from disk after the first run."""
+    import numba
+    import ppi_py
+    from ppi_py import ppi
+
+    ppi._ols_get_stats = numba.njit(cache=True)(ppi._ols_get_stats.py_func)
+    return ppi_py
 
 
 def _interval(low: Any, high: Any, *, index: int = 0) -> list[float]:
@@ -55,7 +75,7 @@ def slope_estimates(x_labelled: np.ndarray, human: np.ndarray, judge_labelled: n
                     judge_unlabelled: np.ndarray, alpha: float) -> dict:
     """Slope of grade on one measure x (OLS with an intercept): PPI, judge-only and human-only, with
     (1 − α) intervals; ``None`` where x is constant or there are too few items."""
-    import ppi_py
+    ppi_py = ppi_with_cached_kernel()
 
     def design(x: np.ndarray) -> np.ndarray:
         return np.column_stack([np.ones(len(x)), np.asarray(x, dtype=np.float64)])
@@ -91,7 +111,7 @@ def ols_lambda(x: np.ndarray, y: np.ndarray, yhat: np.ndarray, x_unlabelled: np.
     and ``ppi_ols_ci`` tune λ at different θ (the interval re-tunes at the tuned estimate), so the
     estimate printed would not be the centre of its Wald interval; both are given this λ instead.
     Uses ppi_py's own gradient statistics and λ formula (``_ols_get_stats``, ``_calc_lam_glm``)."""
-    import ppi_py
+    ppi_py = ppi_with_cached_kernel()
     from ppi_py.ppi import _calc_lam_glm, _ols_get_stats
 
     theta = np.ravel(ppi_py.ppi_ols_pointestimate(x, y, yhat, x_unlabelled, yhat_unlabelled, lam=1.0))
