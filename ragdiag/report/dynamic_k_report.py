@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ragdiag.measures.registry import label_at
+from ragdiag.measures.registry import DYNAMIC_K, label_at
 from ragdiag.report.plot_text import at_dpi, plain_text_plot
 
 if TYPE_CHECKING:
@@ -44,14 +44,27 @@ def _reaches(entry: Estimate) -> bool:
     return entry.ci[1] >= 0 if entry.ci else (entry.value or 0.0) >= 0
 
 
+HEADLINE, CEILING = DYNAMIC_K[0], DYNAMIC_K[-1]  # ra_nwg (realised quality), proc (the pool's ceiling)
+
+
+def _at_cutoffs(names: list[str], measure: str) -> list[str]:
+    """The ``measure@K`` among ``names``, in their order."""
+    return [n for n in names if n.partition("@")[0] == measure]
+
+
+def decidable(names: list[str]) -> bool:
+    """Whether a policy's metrics hold what the decision lines read: the headline and the ceiling at some K."""
+    return bool(_at_cutoffs(names, HEADLINE)) and bool(_at_cutoffs(names, CEILING))
+
+
 def headline(result: DynamicKResult) -> str:
     """The metric the summary and the plot lead with: RA-nWG at the largest cut-off."""
-    return [n for n in result.metric_names if n.startswith("ra_nwg@")][-1]
+    return _at_cutoffs(result.metric_names, HEADLINE)[-1]
 
 
 def proc_metric(result: DynamicKResult) -> str:
     """The PROC the summary and the plot show: PROC at the first cut-off."""
-    return [n for n in result.metric_names if n.startswith("proc@")][0]
+    return _at_cutoffs(result.metric_names, CEILING)[0]
 
 
 def recommended(result: DynamicKResult, metric: str) -> PolicyRow | None:

@@ -216,10 +216,10 @@ def plot(result: EvaluateResult) -> Figure:
     runs = result.runs
     fig, axes = plt.subplots(1, len(ks), figsize=(4.2 * len(ks), 4.6), squeeze=False, sharey=True)
     width = 0.8 / max(len(runs), 1)
-    colours = {"ra_nwg": "#3b6ea5", "proc": "#b8cbe0"}
+    bars = {"ra_nwg": ("#3b6ea5", "realised"), "proc": ("#b8cbe0", "ceiling of the pool")}  # colour, role
     for ax, k in zip(axes[0], ks):
         for i, run in enumerate(runs):
-            for j, metric in enumerate(("ra_nwg", "proc")):
+            for j, (metric, (colour, role)) in enumerate(bars.items()):
                 entry = run.value(metric, k)
                 if entry is None or entry.value is None:
                     continue
@@ -227,8 +227,8 @@ def plot(result: EvaluateResult) -> Figure:
                 err = None
                 if entry.ci:
                     err = [[entry.value - entry.ci[0]], [entry.ci[1] - entry.value]]
-                ax.bar(x, entry.value, width * 0.9, yerr=err, capsize=3, color=colours[metric],
-                       edgecolor="#333333", linewidth=0.5, label=("RA-nWG (realised)" if metric == "ra_nwg" else "PROC (ceiling of the pool)") if i == 0 else None)
+                ax.bar(x, entry.value, width * 0.9, yerr=err, capsize=3, color=colour,
+                       edgecolor="#333333", linewidth=0.5, label=f"{label(metric)} ({role})" if i == 0 else None)
         ax.set_xticks(range(len(runs)))
         ax.set_xticklabels([r.run for r in runs], rotation=20, ha="right")
         ax.set_title(f"K = {k}")

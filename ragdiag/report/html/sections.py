@@ -327,8 +327,7 @@ def dynamic_k_section(item: Input) -> Section:
 
     result = DynamicKResult.from_json(item.doc)
     names = result.metric_names if result.policies else []
-    if len(result.policies) < 2 or not any(n.startswith("ra_nwg@") for n in names) \
-            or not any(n.startswith("proc@") for n in names):
+    if len(result.policies) < 2 or not dk.decidable(names):
         raise DataError(f"{item.path}: a dynamic-k result whose field 'policies' is wrong: expected fixed K_low, "
                         f"the thresholds and fixed K_high, each with ra_nwg@K and proc@K")
     lines = dk.summary_lines(result)
