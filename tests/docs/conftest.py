@@ -34,10 +34,25 @@ def clone(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory) -> Path:
-    """One embedding / LLM cache for every page of a session (a user's cache persists too);
-    $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change results)."""
+    """One embedding / LLM cache for every page of a session and both of its workers (a user's cache
+    persists too); $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change
+    results; the LLM calls' keys hold each test server's URL, a port of its own)."""
     given = os.environ.get("RAGDIAG_EXAMPLES_CACHE")
-    return Path(given) if given else tmp_path_factory.mktemp("ragdiag-cache")
+    if given:
+        return Path(given)
+    return shared_folder(tmp_path_factory, "ragdiag-cache")
+
+
+def shared_folder(tmp_path_factory, name: str) -> Path:
+    """A folder of this session shared by all its xdist workers (the folder their own temporary folders
+    are in), so that a bundled set embedded by one worker's page is read from the cache by the other
+    worker's pages (the cache is SQLite in WAL mode: safe for several processes); without xdist, a
+    folder of this session."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return tmp_path_factory.mktemp(name)
+    folder = tmp_path_factory.getbasetemp().parent / name
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")

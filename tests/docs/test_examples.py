@@ -11,6 +11,8 @@ LLM where a block says ``<!-- example: llm -->``. The terminal summary counts bl
 from __future__ import annotations
 
 import contextlib
+import re
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,26 @@ def page_params(commands: bool) -> list:
             for p in chosen]
 
 
+PAGE_CACHE = f"--cache-dir {OUT_PREFIX}/cache"
+EMBEDDINGS = "embeddings.sqlite"  # ragdiag.remote.embedding_cache.CACHE_FILE
+LOCAL_EMBEDDER = re.compile(r"--embedder local\b|dense:local\b")
+
+
+def seed_page_cache(page: Path, shared_cache: Path, out_dir: Path) -> None:
+    """A page whose commands embed into their own ``--cache-dir /tmp/ragdiag/cache`` starts that folder
+    with the vectors of the session's shared cache (the bundled sets another page already embedded),
+    copied with SQLite's backup (consistent while another worker writes). Cached vectors do not change
+    results; only the embedding work is saved."""
+    source = shared_cache / EMBEDDINGS
+    run = [b.code for b in blocks(page) if not b.skip]
+    if not source.exists() or not any(PAGE_CACHE in code and LOCAL_EMBEDDER.search(code) for code in run):
+        return
+    target = out_dir / "cache"
+    target.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(source)) as src, contextlib.closing(sqlite3.connect(target / EMBEDDINGS)) as dst:
+        src.backup(dst)
+
+
 def run_page(page: Path, clone: Path, shared_cache: Path, warm_bin: Path | None, tmp_path: Path,
              record_property) -> None:
     """Each block of the page exits 0 (or the code its marker states), in order, in one folder."""
@@ -79,6 +101,7 @@ def run_page(page: Path, clone: Path, shared_cache: Path, warm_bin: Path | None,
         (workdir / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     out_dir = tmp_path / "out" / "ragdiag"
     out_dir.mkdir(parents=True)
+    seed_page_cache(page, shared_cache, out_dir)
     env = environment(workdir, shared_cache, warm_bin)
     run, skipped, passed = 0, [], 0
     with contextlib.ExitStack() as stack:
