@@ -11,6 +11,7 @@ validates record by record, so that the error names the record and the field.
 
 from __future__ import annotations
 
+import mmap
 import re
 from operator import attrgetter
 from typing import Any
@@ -42,7 +43,7 @@ _LIST = msgspec.json.Decoder(list[GradedRow])
 _LINE = msgspec.json.Decoder(GradedRow)
 
 
-def decode_graded_rows(data: bytes) -> list[GradedRow] | None:
+def decode_graded_rows(data: bytes | mmap.mmap) -> list[GradedRow] | None:
     """The rows of a JSON list (or JSON-lines) graded file's bytes; None when they are not well-formed
     graded records (the caller then reads them as plain JSON to name what is wrong)."""
     try:
