@@ -80,4 +80,6 @@ def in_k_digits(rows: list[GradedRow]) -> tuple[np.ndarray, np.ndarray] | None:
     digit = (text & 0xFE) == _ZERO  # the bytes "0" and "1"
     if np.any(digit[1:] & digit[:-1]):
         return None
-    return text[digit] - _ZERO, np.add.reduceat(digit, opens, dtype=np.int64)
+    digits_up_to = np.cumsum(digit, dtype=np.int64 if len(text) >= 2**31 else np.int32)
+    return text[digit] - _ZERO, (digits_up_to[closes] - digits_up_to[opens]).astype(np.int64)
+

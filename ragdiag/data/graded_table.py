@@ -185,7 +185,7 @@ def _checked_columns(ids: list[str], embedders: list[str], nc: np.ndarray, np_: 
     if not ids:
         empty = np.zeros(0, dtype=np.int64)
         return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
-                "flat": np.zeros(0), "n": empty, "codes": (np.zeros(0, dtype=np.int32), []),
+                "in_k": np.zeros((0, 0), dtype=np.uint8), "n": empty, "codes": (np.zeros(0, dtype=np.int32), []),
                 "embedder_codes": (np.zeros(0, dtype=np.int32), [])}
     grade = np.array(grades, dtype=np.float64)  # None → NaN
     if int(np.isnan(grade).sum()) != grades.count(None):
@@ -198,12 +198,15 @@ def _checked_columns(ids: list[str], embedders: list[str], nc: np.ndarray, np_: 
     present = ~np.isnan(grade)
     if np.any(~((grade[present] >= 1) & (grade[present] <= 5))):  # also catches ±inf
         return None
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    n = np.add.reduceat(flat, starts, dtype=np.int64) if flat.size else np.zeros(len(k), dtype=np.int64)
-    n = np.where(lengths > 0, n, 0)
+    width = int(k.max())
+    in_k = np.zeros((len(k), width), dtype=np.uint8)  # the lists zero-padded to the largest K
+    in_k[np.arange(width)[None, :] < k[:, None]] = flat
+    n = np.zeros(len(k), dtype=np.int64)
+    for column in in_k.T:  # Σ inK, a column at a time (rows are short, columns long)
+        n += column
     if np.any(n > np_):
         return None
-    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k, "grade": grade, "flat": flat, "n": n,
+    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n,
             "codes": _codes(ids), "embedder_codes": _codes(embedders)}
 
 
@@ -303,18 +306,13 @@ def _graded_table(cols: dict[str, Any], optional: dict[str, list], source_label:
     flagged = (np.not_equal(np.array(kinds, dtype=object), None).astype(bool) if kinds is not None
                else np.zeros(len(cols["K"]), bool))
     keep = ~np.isnan(cols["grade"]) | flagged
-    k_all = cols["K"]
-    width = int(k_all.max()) if len(k_all) else 0
-    in_k = np.zeros((len(k_all), width), dtype=np.uint8)
-    in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
-    table = _table(optional, cols, in_k, keep, flagged, source, gate, kinds, probs)
+    table = _table(optional, cols, keep, flagged, source, gate, kinds, probs)
     if not keep.all():
-        table.with_missing = _table(optional, cols, in_k, np.ones(len(keep), dtype=bool), flagged, source, gate,
-                                    kinds, probs)
+        table.with_missing = _table(optional, cols, np.ones(len(keep), dtype=bool), flagged, source, gate, kinds, probs)
     return table
 
 
-def _table(optional: dict[str, list], cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, flagged: np.ndarray,
+def _table(optional: dict[str, list], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
            source: GradedSource, gate: Any, kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
     """The table of the rows where ``keep`` is true (``flagged``: the rows whose ideal answer the gate found
     degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not
@@ -335,7 +333,7 @@ def _table(optional: dict[str, list], cols: dict[str, Any], in_k: np.ndarray, ke
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
-        in_k=in_k[keep], grade=cols["grade"][keep],
+        in_k=cols["in_k"][keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
         degenerate=flagged[keep] if gate is not None else None,
         degenerate_kinds=(None if kinds is None else list(kinds) if every
