@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import re
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -33,9 +34,24 @@ class GradedRow(msgspec.Struct, gc=False):
     grades: Any = None
     judges: Any = None
     grade_probs: Any = None
-    answer_ideal: Any = None
+    answer_ideal: msgspec.Raw = None  # the JSON text, decoded when read (the gate reads one per query)
     ideal_degenerate: Any = None
     simulated_grades: Any = None
+
+
+class DecodedOnRead(Sequence[Any]):
+    """Raw JSON values (None where absent) decoded when read: the ideal answers, of which the reference
+    gate reads the first one of each query (and the first non-blank one, to know that there are texts)."""
+
+    def __init__(self, raws: list[msgspec.Raw | None]) -> None:
+        self.raws = raws
+
+    def __len__(self) -> int:
+        return len(self.raws)
+
+    def __getitem__(self, index: int) -> Any:  # type: ignore[override]
+        raw = self.raws[index]
+        return None if raw is None else msgspec.json.decode(raw)
 
 
 _JSON_LIST = re.compile(rb"\s*\[")

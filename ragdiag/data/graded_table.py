@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.graded_ratings import check_grade_values, rating_matrix_of
-from ragdiag.data.graded_rows import GradedRow, in_k_digits
+from ragdiag.data.graded_rows import DecodedOnRead, GradedRow, in_k_digits
 from ragdiag.data.schema import check_graded_record, subset_of
 from ragdiag.errors import DataError
 
@@ -216,7 +216,7 @@ def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | Non
                           [r.get("ideal_degenerate") for r in records], gate)
 
 
-def ideal_kinds_of(ids: list[str], answers: list, recorded: list, gate: Any,
+def ideal_kinds_of(ids: list[str], answers: Sequence[Any], recorded: list, gate: Any,
                    codes: tuple[np.ndarray, list[str]] | None = None) -> list[str | None] | None:
     """The degenerate kind of each record's ideal answer (``recorded``: ``ideal_degenerate`` as ``grade``
     recorded it, else the gate on ``answers``, judged once per distinct id on its first record's answer);
@@ -290,11 +290,12 @@ def graded_table_from_rows(rows: list[GradedRow], source_label: str, source: Gra
     cols = _checked_columns(field("id"), field("E"), *ints, field("grade"), *digits)  # type: ignore[arg-type]
     if cols is None:
         return None
-    optional = {name: field(name) for name in _OPTIONAL_FIELDS}
+    optional: dict[str, Sequence[Any]] = {name: field(name) for name in _OPTIONAL_FIELDS if name != "answer_ideal"}
+    optional["answer_ideal"] = DecodedOnRead(field("answer_ideal"))
     return _graded_table(cols, optional, source_label, source, gate)
 
 
-def _graded_table(cols: dict[str, Any], optional: dict[str, list], source_label: str, source: GradedSource,
+def _graded_table(cols: dict[str, Any], optional: dict[str, Sequence[Any]], source_label: str, source: GradedSource,
                   gate: Any) -> GradedTable:
     """The table of checked columns and the optional fields' values (one list per field, None where absent)."""
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label,
@@ -312,7 +313,7 @@ def _graded_table(cols: dict[str, Any], optional: dict[str, list], source_label:
     return table
 
 
-def _table(optional: dict[str, list], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
+def _table(optional: dict[str, Sequence[Any]], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
            source: GradedSource, gate: Any, kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
     """The table of the rows where ``keep`` is true (``flagged``: the rows whose ideal answer the gate found
     degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not
