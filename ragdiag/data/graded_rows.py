@@ -34,7 +34,7 @@ class GradedRow(msgspec.Struct, gc=False):
     grades: Any = None
     judges: Any = None
     grade_probs: Any = None
-    answer_ideal: msgspec.Raw = None  # the JSON text, decoded when read (the gate reads one per query)
+    answer_ideal: msgspec.Raw = None  # type: ignore[assignment]  # the JSON text, read when needed (msgspec takes no Raw | None)
     ideal_degenerate: Any = None
     simulated_grades: Any = None
 
@@ -97,5 +97,5 @@ def in_k_digits(rows: list[GradedRow]) -> tuple[np.ndarray, np.ndarray] | None:
     if np.any(digit[1:] & digit[:-1]):
         return None
     digits_up_to = np.cumsum(digit, dtype=np.int64 if len(text) >= 2**31 else np.int32)
-    return text[digit] - _ZERO, (digits_up_to[closes] - digits_up_to[opens]).astype(np.int64)
+    return text[digit] - _ZERO, np.subtract(digits_up_to[closes], digits_up_to[opens], dtype=np.int64)
 

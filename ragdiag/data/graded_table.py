@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -161,7 +162,7 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         return None
     if flat.size and (flat.min() < 0 or flat.max() > 1):
         return None
-    return _checked_columns(ids, embedders, *(int_columns[name] for name in ("Nc", "Np", "K")), grades,
+    return _checked_columns(ids, embedders, int_columns["Nc"], int_columns["Np"], int_columns["K"], grades,
                             flat.astype(np.uint8), lengths)
 
 
@@ -283,19 +284,19 @@ def graded_table_from_rows(rows: list[GradedRow], source_label: str, source: Gra
     def field(name: str) -> list:
         return list(map(attrgetter(name), rows))
 
-    ints = [_int_column(rows, name) for name in ("Nc", "Np", "K")]
+    nc, np_, k = (_int_column(rows, name) for name in ("Nc", "Np", "K"))
     digits = in_k_digits(rows)
-    if digits is None or any(column is None for column in ints):
+    if digits is None or nc is None or np_ is None or k is None:
         return None
-    cols = _checked_columns(field("id"), field("E"), *ints, field("grade"), *digits)  # type: ignore[arg-type]
+    cols = _checked_columns(field("id"), field("E"), nc, np_, k, field("grade"), *digits)
     if cols is None:
         return None
-    optional: dict[str, Sequence[Any]] = {name: field(name) for name in _OPTIONAL_FIELDS if name != "answer_ideal"}
+    optional: dict[str, Any] = {name: field(name) for name in _OPTIONAL_FIELDS if name != "answer_ideal"}
     optional["answer_ideal"] = DecodedOnRead(field("answer_ideal"))
     return _graded_table(cols, optional, source_label, source, gate)
 
 
-def _graded_table(cols: dict[str, Any], optional: dict[str, Sequence[Any]], source_label: str, source: GradedSource,
+def _graded_table(cols: dict[str, Any], optional: dict[str, Any], source_label: str, source: GradedSource,
                   gate: Any) -> GradedTable:
     """The table of checked columns and the optional fields' values (one list per field, None where absent)."""
     check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label,
@@ -304,8 +305,8 @@ def _graded_table(cols: dict[str, Any], optional: dict[str, Sequence[Any]], sour
     probs = read_grade_probs(optional["grade_probs"], source_label)
     kinds = (ideal_kinds_of(cols["ids"], optional["answer_ideal"], optional["ideal_degenerate"], gate, cols["codes"])
              if gate is not None else None)
-    flagged = (np.not_equal(np.array(kinds, dtype=object), None).astype(bool) if kinds is not None
-               else np.zeros(len(cols["K"]), bool))
+    flagged = (np.fromiter(map(operator.is_not, kinds, itertools.repeat(None)), dtype=bool, count=len(kinds))
+               if kinds is not None else np.zeros(len(cols["K"]), bool))
     keep = ~np.isnan(cols["grade"]) | flagged
     table = _table(optional, cols, keep, flagged, source, gate, kinds, probs)
     if not keep.all():
@@ -313,7 +314,7 @@ def _graded_table(cols: dict[str, Any], optional: dict[str, Sequence[Any]], sour
     return table
 
 
-def _table(optional: dict[str, Sequence[Any]], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
+def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
            source: GradedSource, gate: Any, kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
     """The table of the rows where ``keep`` is true (``flagged``: the rows whose ideal answer the gate found
     degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import mmap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def sha256_in_background(data: bytes) -> Callable[[], str]:
+def sha256_in_background(data: bytes | mmap.mmap) -> Callable[[], str]:
     """Start the sha256 of ``data`` on another thread and return the call that waits for its hex digest:
     hashlib releases the GIL on large buffers, so a second core hashes while this thread parses them."""
     digests: list[str] = []
