@@ -69,15 +69,16 @@ class _RagdiagGroup(HelpGroup):
             raise typer.Exit(2) from None
 
 
-app = typer.Typer(
-    cls=_RagdiagGroup,
-    name="ragdiag",
-    help="Which retrieval numbers predict RAG answer quality, and where retrieval breaks.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,  # click's help: option names and metavars are never cut (issue 34)
-)
+_ROOT_SETTINGS: dict[str, Any] = {
+    "cls": _RagdiagGroup,
+    "name": "ragdiag",
+    "help": "Which retrieval numbers predict RAG answer quality, and where retrieval breaks.",
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_show_locals": False,
+    "rich_markup_mode": None,  # click's help: option names and metavars are never cut (issue 34)
+}
+app = typer.Typer(**_ROOT_SETTINGS)
 
 
 def _show_version(value: bool) -> None:
@@ -178,9 +179,26 @@ def _register() -> None:
 _register()
 
 
+def one_command_app(args: Sequence[str]) -> typer.Typer | None:
+    """For ``ragdiag NAME …``, NAME a command or a group: the root (same settings and callback) with that
+    command or group alone. Typer builds the options of every command it holds before it parses (a
+    pydantic adapter each); the one invoked is the only one that needs them. None when the first
+    argument names none (a root option such as ``--version``, a typo): the whole app answers."""
+    name = args[0] if args else None
+    commands = [info for info in app.registered_commands if info.name == name]
+    groups = [info for info in app.registered_groups if info.name == name]
+    if not commands and not groups:
+        return None
+    one = typer.Typer(**_ROOT_SETTINGS)
+    one.registered_callback = app.registered_callback
+    one.registered_commands, one.registered_groups = commands, groups
+    return one
+
+
 def main() -> None:
-    """Console-script entry point (a broken pipe on stdout is silence, not exit 1: :mod:`ragdiag.io.quiet_pipe`)."""
+    """Console-script entry point (a broken pipe on stdout is silence, not exit 1: :mod:`ragdiag.io.quiet_pipe`);
+    the invoked command alone is built (:func:`one_command_app`)."""
     from ragdiag.io import quiet_pipe
 
     sys.stdout = quiet_pipe.install(sys.stdout)
-    app()
+    (one_command_app(sys.argv[1:]) or app)()

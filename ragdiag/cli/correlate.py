@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -62,8 +62,6 @@ def correlate(
 
     {measures}
     """
-    from rich.console import Console
-
     from ragdiag.io.lists import parse_deltas, parse_pair
     from ragdiag.report.correlate_report import print_report, render_text
     from ragdiag.report.coverage_text import verdict_basis
@@ -79,24 +77,31 @@ def correlate(
         group_col=group_col, id_col=id_col, keep_degenerate=keep_degenerate, degenerate_patterns=degenerate_patterns,
         long_answer_ratio=long_answer_ratio, complete_cases=complete_cases, given=given_flags(ctx),
     )
-    stderr = Console(stderr=True)
     with o.reading_of(table=table_format).activate():
-        result = run(request, on_notice=lambda notice: stderr.print(f"note: {notice}", style="yellow"))
+        result = run(request, on_notice=lambda notice: _console(stderr=True).print(f"note: {notice}", style="yellow"))
     basis = verdict_basis(result)
     from ragdiag.cli.show import fmt_value, show_result
     from ragdiag.io.out_format import screen_format
 
     if basis is not None and basis[1] and screen_format(fmt_value(fmt), out, quiet) != "table":
-        stderr.print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it before the verdict
+        _console(stderr=True).print(f"warning: {basis[0]}", style="yellow", highlight=False)  # the table shows it first
     from ragdiag.commands.provenance import sidecar_manifests
 
     sidecars = sidecar_manifests(result.meta.source)  # the judge named beside the graded file
-    show_result(out, fmt, quiet, lambda: print_report(result, Console(), sidecars=sidecars),
+    show_result(out, fmt, quiet, lambda: print_report(result, _console(), sidecars=sidecars),
                 lambda shown: render_text(result, shown, sidecars=sidecars))
     if graded is None and metric_table is None and screen_format(fmt_value(fmt), out, quiet) == "table":
         from ragdiag.report.correlate_guide import OWN_DATA_LINE
 
-        Console().print(OWN_DATA_LINE, style="bold", highlight=False)  # the next step after the bundled sample
+        _console().print(OWN_DATA_LINE, style="bold", highlight=False)  # the next step after the bundled sample
+
+
+def _console(stderr: bool = False) -> Any:
+    """A rich console on stdout (or stderr), made when something is printed through it (rich is not
+    imported for a run that prints JSON)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
 
 
 correlate.__doc__ = (correlate.__doc__ or "").replace("{measures}", measure_registry.MEASURES_DEFINED)

@@ -206,7 +206,7 @@ class _Names:
         encoded = array if pa.types.is_dictionary(array.type) else pc.dictionary_encode(array)
         lookup = np.asarray([self.code.setdefault(str(v), len(self.code)) for v in encoded.dictionary.to_pylist()],
                             dtype=np.int32)
-        return lookup[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+        return lookup[np.asarray(_values(encoded.indices), dtype=np.int64)]
 
     def sorted(self, codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """Codes renumbered into the sorted names (as ``np.unique`` numbers them on the JSON path)."""
@@ -267,7 +267,7 @@ def _numbers(array, name: str, path: Path, offset: int, nullable: bool = False) 
         raise DataError.at(str(path), offset + _first(np.asarray(array.is_null().to_numpy(zero_copy_only=False))),
                            name, "missing (null)")
     if nullable:
-        values = np.asarray(array.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+        values = np.array(_values(array.cast(pa.float64())), dtype=np.float64)  # a copy: NaN written where null
         if array.null_count:
             nulls = np.asarray(array.is_null().to_numpy(zero_copy_only=False))
             if np.isnan(values[~nulls]).any():
@@ -278,7 +278,7 @@ def _numbers(array, name: str, path: Path, offset: int, nullable: bool = False) 
             raise DataError.at(str(path), offset + _first(np.isnan(values)), name,
                                "NaN is not a grade (a missing grade is null)")
         return values
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(_values(array), dtype=np.int64)
 
 
 def read_graded_parquet(path: Path, source: GradedSource) -> GradedTable:
@@ -346,7 +346,7 @@ def _fill_in_k(array, k: np.ndarray, out: np.ndarray, path: Path, offset: int, p
     if array.null_count:
         raise DataError.at(source, offset + _first(np.asarray(array.is_null().to_numpy(zero_copy_only=False))),
                            "inK", "missing (null)")
-    lengths = np.asarray(pc.list_value_length(array).to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths = np.asarray(_values(pc.list_value_length(array)), dtype=np.int64)
     if (lengths != k).any():
         row = _first(lengths != k)
         raise DataError.at(source, offset + row, "inK", f"has {lengths[row - 1]} items but K = {k[row - 1]}")
@@ -355,14 +355,29 @@ def _fill_in_k(array, k: np.ndarray, out: np.ndarray, path: Path, offset: int, p
         item = int(np.argmax(np.asarray(values.is_null().to_numpy(zero_copy_only=False))))
         raise DataError.at(source, offset + int(np.searchsorted(np.cumsum(lengths), item, side="right")) + 1,
                            "inK", "items must be 0 or 1 (null)")
-    flat = np.asarray(values.to_numpy(zero_copy_only=False))
+    flat = np.asarray(_values(values))
     bad = (flat < 0) | (flat > 1)
     if bad.any():
         item = int(np.argmax(bad))
         raise DataError.at(source, offset + int(np.searchsorted(np.cumsum(lengths), item, side="right")) + 1,
                            "inK", "items must be 0 or 1")
     out[np.arange(out.shape[1])[None, :] < lengths[:, None]] = flat.astype(np.uint8)
-    return out.sum(axis=1, dtype=np.int64)
+    n = np.zeros(len(out), dtype=np.int64)
+    for column in out.T:  # Σ inK, a column at a time (rows are short, columns long)
+        n += column
+    return n
+
+
+def _values(array) -> np.ndarray:
+    """The values of a pyarrow array as numpy: its data buffer viewed in place when it has no nulls and a
+    fixed-width numeric type (pyarrow's ``to_numpy`` imports pandas, 0.2 s), else ``to_numpy``."""
+    import pyarrow.types as pt
+
+    typ = array.type
+    if array.null_count == 0 and (pt.is_integer(typ) or pt.is_floating(typ)):
+        return np.frombuffer(array.buffers()[1], dtype=typ.to_pandas_dtype(), count=len(array),
+                             offset=array.offset * typ.bit_width // 8)
+    return np.asarray(array.to_numpy(zero_copy_only=False))
 
 
 def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:

@@ -48,6 +48,8 @@ def check_grade_lists(records: list, source_label: str) -> None:
 def check_grade_values(values: list, source_label: str) -> None:
     """Each record's ``grades`` value (``values``, one per record, None where absent) is a list of grades
     1–5 or null; else the record (1-based) is named."""
+    if values.count(None) == len(values):
+        return
     for number, value in enumerate(values, start=1):
         if value is not None and grade_list(value) is None:
             raise DataError.at(source_label, number, "grades",

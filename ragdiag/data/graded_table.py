@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.data.graded_ratings import check_grade_values, rating_matrix_of
-from ragdiag.data.graded_rows import GradedRow
+from ragdiag.data.graded_rows import DecodedOnRead, GradedRow, in_k_digits
 from ragdiag.data.schema import check_graded_record, subset_of
 from ragdiag.errors import DataError
 
@@ -74,7 +75,7 @@ class GradedTable:
     def take(self, mask: np.ndarray) -> GradedTable:
         """The rows where ``mask`` is true (codes and names kept)."""
         cols = {name: getattr(self, name)[mask] for name in _ARRAY_COLUMNS}
-        kinds = None if self.degenerate_kinds is None else [k for k, m in zip(self.degenerate_kinds, mask) if m]
+        kinds = None if self.degenerate_kinds is None else list(itertools.compress(self.degenerate_kinds, mask.tolist()))
         return GradedTable(
             query_names=self.query_names, embedder_names=self.embedder_names, subset_names=self.subset_names,
             source=self.source, skipped_missing_grade=self.skipped_missing_grade,
@@ -101,16 +102,29 @@ def _validate_slowly(records: list, source_label: str) -> None:
 
 
 def _all_distinct(*columns: np.ndarray) -> bool:
-    """Whether no two rows of the integer ``columns`` are equal (rows sorted by :func:`numpy.lexsort`)."""
+    """Whether no two rows of the non-negative integer ``columns`` are equal: one mixed-radix int64 key
+    per row (first column the most significant), sorted, when the key space fits in 63 bits; else the
+    rows sorted by :func:`numpy.lexsort`."""
+    spans = [int(column.max()) + 1 for column in columns]
+    if min(int(column.min()) for column in columns) >= 0 and math.prod(spans) < 2**63:
+        key = np.zeros(len(columns[0]), dtype=np.int64)
+        for column, span in zip(columns, spans):
+            key = key * span + column
+        key.sort()
+        return not bool(np.any(key[1:] == key[:-1]))
     keys = np.stack(columns, axis=1)[np.lexsort(columns[::-1])]
     return not bool(np.any(np.all(keys[1:] == keys[:-1], axis=1)))
 
 
 def check_unique_keys(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
-                      source_label: str) -> None:
-    """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based)."""
-    if len(k) < 2 or _all_distinct(_codes(ids)[0].astype(np.int64), _codes(embedders)[0].astype(np.int64),
-                                   nc.astype(np.int64), np_.astype(np.int64), k.astype(np.int64)):
+                      source_label: str, codes: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based). ``codes``:
+    the codes of ``ids`` and ``embedders`` when already known."""
+    if len(k) < 2:
+        return
+    id_codes, embedder_codes = codes if codes is not None else (_codes(ids)[0], _codes(embedders)[0])
+    if _all_distinct(id_codes.astype(np.int64), embedder_codes.astype(np.int64), nc.astype(np.int64),
+                     np_.astype(np.int64), k.astype(np.int64)):
         return
     keys = list(zip(ids, embedders, nc.tolist(), np_.tolist(), k.tolist()))
     first: dict[tuple, int] = {}
@@ -133,7 +147,23 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         in_k = [r["inK"] for r in records]
     except (KeyError, TypeError):
         return None
-    return _checked_columns(ids, embedders, ints, grades, in_k)
+    if not (_only(ids, str) and _only(embedders, str) and all(_only(col, int) for col in ints.values())
+            and _only(in_k, list) and _only(grades, type(None), int, float)):
+        return None  # bool is not an integer here, though numpy would take it as one
+    int_columns = {name: np.asarray(col) for name, col in ints.items()}
+    if any(col.dtype.kind != "i" for col in int_columns.values() if len(col)):
+        return None
+    if not all(_only(values, int) for values in in_k):
+        return None
+    lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(in_k), dtype=np.int64, count=int(lengths.sum()))
+    except OverflowError:
+        return None
+    if flat.size and (flat.min() < 0 or flat.max() > 1):
+        return None
+    return _checked_columns(ids, embedders, int_columns["Nc"], int_columns["Np"], int_columns["K"], grades,
+                            flat.astype(np.uint8), lengths)
 
 
 def _only(values: list, *types: type) -> bool:
@@ -141,50 +171,44 @@ def _only(values: list, *types: type) -> bool:
     return set(map(type, values)) <= set(types)
 
 
-def _checked_columns(ids: list, embedders: list, ints: dict[str, list], grades: list, in_k: list,
-                     typed: bool = False) -> dict[str, Any] | None:
-    """The columns from the fields' values (one list per field), checked; None if anything is off.
-    ``typed``: the values' types were checked by the decoder (strings, integers that are not booleans,
-    lists of such integers, numbers or None), only the values are left to check."""
+def _int_column(rows: list[GradedRow], name: str) -> np.ndarray | None:
+    """The integer field ``name`` of the typed rows as int64; None when a value does not fit."""
+    try:
+        return np.fromiter(map(attrgetter(name), rows), dtype=np.int64, count=len(rows))
+    except OverflowError:
+        return None
+
+
+def _checked_columns(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
+                     grades: list, flat: np.ndarray, lengths: np.ndarray) -> dict[str, Any] | None:
+    """The columns from the fields' values, of the right types (strings, integer arrays, numbers or None,
+    the inK values 0/1 one list after the other and each list's length), checked; None if a value is off."""
     if not ids:
         empty = np.zeros(0, dtype=np.int64)
         return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
-                "flat": np.zeros(0), "n": empty}
-    if not typed and not (_only(ids, str) and _only(embedders, str) and all(_only(col, int) for col in ints.values())
-                          and _only(in_k, list) and _only(grades, type(None), int, float)):
-        return None  # bool is not an integer here, though numpy would take it as one
-    int_columns = {name: np.asarray(col) for name, col in ints.items()}
-    if any(col.dtype.kind != "i" for col in int_columns.values()):
-        return None
+                "in_k": np.zeros((0, 0), dtype=np.uint8), "n": empty, "codes": (np.zeros(0, dtype=np.int32), []),
+                "embedder_codes": (np.zeros(0, dtype=np.int32), [])}
     grade = np.array(grades, dtype=np.float64)  # None → NaN
     if int(np.isnan(grade).sum()) != grades.count(None):
         return None  # a NaN grade is not a missing grade
-    k = int_columns["K"].astype(np.int64)
-    lengths = np.fromiter(map(len, in_k), dtype=np.int64, count=len(in_k))
+    nc, np_, k = (column.astype(np.int64) for column in (nc, np_, k))
     if not np.array_equal(lengths, k):
         return None
-    if not typed and not all(_only(values, int) for values in in_k):
-        return None
-    try:
-        flat = np.fromiter(itertools.chain.from_iterable(in_k), dtype=np.int64, count=int(lengths.sum()))
-    except OverflowError:
-        return None
-    if flat.size and (flat.min() < 0 or flat.max() > 1):
-        return None
-    nc = int_columns["Nc"].astype(np.int64)
-    if len(k) and (k.min() < 1 or int_columns["Np"].min() < 1 or np.any(k > nc) or np.any(int_columns["Np"] > nc)):
+    if k.min() < 1 or np_.min() < 1 or np.any(k > nc) or np.any(np_ > nc):
         return None
     present = ~np.isnan(grade)
     if np.any(~((grade[present] >= 1) & (grade[present] <= 5))):  # also catches ±inf
         return None
-    np_ = int_columns["Np"].astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(k) else np.zeros(0, dtype=np.int64)
-    n = np.add.reduceat(flat, starts) if flat.size else np.zeros(len(k), dtype=np.int64)
-    n = np.where(lengths > 0, n, 0)
+    width = int(k.max())
+    in_k = np.zeros((len(k), width), dtype=np.uint8)  # the lists zero-padded to the largest K
+    in_k[np.arange(width)[None, :] < k[:, None]] = flat
+    n = np.zeros(len(k), dtype=np.int64)
+    for column in in_k.T:  # Σ inK, a column at a time (rows are short, columns long)
+        n += column
     if np.any(n > np_):
         return None
-    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k,
-            "grade": grade, "flat": flat.astype(np.uint8), "n": n}
+    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n,
+            "codes": _codes(ids), "embedder_codes": _codes(embedders)}
 
 
 def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
@@ -193,19 +217,21 @@ def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | Non
                           [r.get("ideal_degenerate") for r in records], gate)
 
 
-def ideal_kinds_of(ids: list[str], answers: list, recorded: list, gate: Any) -> list[str | None] | None:
+def ideal_kinds_of(ids: list[str], answers: Sequence[Any], recorded: list, gate: Any,
+                   codes: tuple[np.ndarray, list[str]] | None = None) -> list[str | None] | None:
     """The degenerate kind of each record's ideal answer (``recorded``: ``ideal_degenerate`` as ``grade``
-    recorded it, else the gate on ``answers``, judged once per distinct id); None when no record carries
-    an ideal-answer text (e.g. the bundled sample, whose texts are blank): the gate cannot apply."""
+    recorded it, else the gate on ``answers``, judged once per distinct id on its first record's answer);
+    None when no record carries an ideal-answer text (e.g. the bundled sample, whose texts are blank): the
+    gate cannot apply. ``codes``: :func:`_codes` of ``ids`` when already known."""
     if not any(isinstance(text, str) and text.strip() for text in answers):
         return None
-    first_text = dict(zip(reversed(ids), reversed(answers)))  # each id's answer in its first record
-    distinct = list(dict.fromkeys(ids))
-    texts = [first_text[i] if isinstance(first_text[i], str) else None for i in distinct]
-    judged = dict(zip(distinct, gate.classify(texts, [None] * len(distinct))))
+    id_codes, names = codes if codes is not None else _codes(ids)
+    first = np.unique(id_codes, return_index=True)[1].tolist()  # each id's first record, ids in code order
+    texts = [answers[row] if isinstance(answers[row], str) else None for row in first]
+    judged = np.array(gate.classify(texts, [None] * len(texts)), dtype=object)  # kind per id code
     if recorded.count(None) == len(recorded):
-        return list(map(judged.__getitem__, ids))
-    return [kind if isinstance(kind, str) else judged[sample_id] for sample_id, kind in zip(ids, recorded)]
+        return judged[id_codes].tolist()
+    return [kind if isinstance(kind, str) else judged[code] for kind, code in zip(recorded, id_codes.tolist())]
 
 
 def read_grade_probs(values: list, source_label: str) -> np.ndarray | None:
@@ -252,51 +278,55 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
 def graded_table_from_rows(rows: list[GradedRow], source_label: str, source: GradedSource, gate: Any = None
                            ) -> GradedTable | None:
     """:func:`build_graded_table` of rows decoded by :func:`ragdiag.data.graded_rows.decode_graded_rows`
-    (the same table, built from the rows' fields without a dict per record); None when a check fails
-    (the caller then builds from the parsed records, which names the record)."""
+    (the same table, built from the rows' fields without a dict per record, ``inK`` read by
+    :func:`ragdiag.data.graded_rows.in_k_digits`); None when a check fails (the caller then builds from
+    the parsed records, which names the record)."""
     def field(name: str) -> list:
         return list(map(attrgetter(name), rows))
 
-    ints = {name: field(name) for name in ("Nc", "Np", "K")}
-    cols = _checked_columns(field("id"), field("E"), ints, field("grade"), field("inK"), typed=True)
+    nc, np_, k = (_int_column(rows, name) for name in ("Nc", "Np", "K"))
+    digits = in_k_digits(rows)
+    if digits is None or nc is None or np_ is None or k is None:
+        return None
+    cols = _checked_columns(field("id"), field("E"), nc, np_, k, field("grade"), *digits)
     if cols is None:
         return None
-    optional = {name: field(name) for name in _OPTIONAL_FIELDS}
+    optional: dict[str, Any] = {name: field(name) for name in _OPTIONAL_FIELDS if name != "answer_ideal"}
+    optional["answer_ideal"] = DecodedOnRead(field("answer_ideal"))
     return _graded_table(cols, optional, source_label, source, gate)
 
 
-def _graded_table(cols: dict[str, Any], optional: dict[str, list], source_label: str, source: GradedSource,
+def _graded_table(cols: dict[str, Any], optional: dict[str, Any], source_label: str, source: GradedSource,
                   gate: Any) -> GradedTable:
     """The table of checked columns and the optional fields' values (one list per field, None where absent)."""
-    check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label)
+    check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label,
+                      (cols["codes"][0], cols["embedder_codes"][0]))
     check_grade_values(optional["grades"], source_label)
     probs = read_grade_probs(optional["grade_probs"], source_label)
-    kinds = (ideal_kinds_of(cols["ids"], optional["answer_ideal"], optional["ideal_degenerate"], gate)
+    kinds = (ideal_kinds_of(cols["ids"], optional["answer_ideal"], optional["ideal_degenerate"], gate, cols["codes"])
              if gate is not None else None)
-    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(cols["K"]), bool)
+    flagged = (np.fromiter(map(operator.is_not, kinds, itertools.repeat(None)), dtype=bool, count=len(kinds))
+               if kinds is not None else np.zeros(len(cols["K"]), bool))
     keep = ~np.isnan(cols["grade"]) | flagged
-    k_all = cols["K"]
-    width = int(k_all.max()) if len(k_all) else 0
-    in_k = np.zeros((len(k_all), width), dtype=np.uint8)
-    in_k[np.arange(width)[None, :] < k_all[:, None]] = cols["flat"]
-    table = _table(optional, cols, in_k, keep, source, gate, kinds, probs)
+    table = _table(optional, cols, keep, flagged, source, gate, kinds, probs)
     if not keep.all():
-        table.with_missing = _table(optional, cols, in_k, np.ones(len(keep), dtype=bool), source, gate, kinds, probs)
+        table.with_missing = _table(optional, cols, np.ones(len(keep), dtype=bool), flagged, source, gate, kinds, probs)
     return table
 
 
-def _table(optional: dict[str, list], cols: dict[str, Any], in_k: np.ndarray, keep: np.ndarray, source: GradedSource, gate: Any,
-           kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
-    """The table of the rows where ``keep`` is true. ``skipped_missing_grade`` counts the rows without a
-    grade whose ideal answer is not degenerate (those the gate flagged are kept, marked, for correlate)."""
-    flagged = np.array([k is not None for k in kinds], dtype=bool) if kinds is not None else np.zeros(len(keep), bool)
-    k_all = cols["K"]
+def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, flagged: np.ndarray,
+           source: GradedSource, gate: Any, kinds: list[str | None] | None, probs: np.ndarray | None) -> GradedTable:
+    """The table of the rows where ``keep`` is true (``flagged``: the rows whose ideal answer the gate found
+    degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not
+    degenerate (those the gate flagged are kept, marked, for correlate)."""
+    every = bool(keep.all())
     kept_rows = keep.tolist()
-    ids = list(itertools.compress(cols["ids"], kept_rows))
-    embedders = list(itertools.compress(cols["embedders"], kept_rows))
-    k, n = k_all[keep], cols["n"][keep]
-    query, query_names = _codes(ids)
-    embedder, embedder_names = _codes(embedders)
+    k, n = cols["K"][keep], cols["n"][keep]
+    if every:
+        (query, query_names), (embedder, embedder_names) = cols["codes"], cols["embedder_codes"]
+    else:
+        query, query_names = _codes(list(itertools.compress(cols["ids"], kept_rows)))
+        embedder, embedder_names = _codes(list(itertools.compress(cols["embedders"], kept_rows)))
     subset, subset_names = _codes([subset_of(q) for q in query_names])
     ratings, ratings_source = rating_matrix_of(optional["grades"], optional["judges"], keep)
     return GradedTable(
@@ -305,10 +335,11 @@ def _table(optional: dict[str, list], cols: dict[str, Any], in_k: np.ndarray, ke
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
         Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
-        in_k=in_k[keep], grade=cols["grade"][keep],
+        in_k=cols["in_k"][keep], grade=cols["grade"][keep],
         source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
         degenerate=flagged[keep] if gate is not None else None,
-        degenerate_kinds=list(itertools.compress(kinds, kept_rows)) if kinds is not None else None,
+        degenerate_kinds=(None if kinds is None else list(kinds) if every
+                          else list(itertools.compress(kinds, kept_rows))),
         reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
         grade_probs=None if probs is None else probs[keep],
     )

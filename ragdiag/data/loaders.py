@@ -8,7 +8,6 @@ unreachable hub an error).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -23,8 +22,8 @@ from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_ta
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.extras import install_command
-from ragdiag.io.files import existing_file, file_sha256
-from ragdiag.io.jsonl import no_cyclic_gc, read_json_bytes, read_json_records
+from ragdiag.io.files import existing_file, file_sha256, sha256_in_background
+from ragdiag.io.jsonl import map_json_bytes, no_cyclic_gc, read_json_records
 from ragdiag.resources import resource_path
 
 HF_REPO = "primer-ai/retrieval-response"
@@ -52,13 +51,15 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
         existing_file(path)
         source = GradedSource(name=name or str(path), sha256=file_sha256(path), simulated_grades=simulated_grades)
         return read_graded_parquet(path, source)
-    data = read_json_bytes(path, checked=False)
-    # the file's sha256 from the bytes in memory (a .gz file's bytes were decompressed: read it again)
-    sha256 = file_sha256(path) if path.suffix == ".gz" else hashlib.sha256(data).hexdigest()
-    bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: its grades are simulated
+    data = map_json_bytes(path)
+    # the file's sha256 from the bytes mapped, hashed while they are decoded (a .gz file's bytes were
+    # decompressed: read it again)
+    digest = (lambda: file_sha256(path)) if path.suffix == ".gz" else sha256_in_background(data)
     with no_cyclic_gc():
         rows = decode_graded_rows(data)
         del data
+        sha256 = digest()
+        bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: simulated grades
         if rows is not None:
             source = GradedSource(name=name or str(path), sha256=sha256,
                                   simulated_grades=simulated_grades or bundled or _all_simulated(

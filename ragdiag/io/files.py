@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import mmap
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ragdiag.errors import DataError
@@ -23,3 +26,17 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
         while block := handle.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+def sha256_in_background(data: bytes | mmap.mmap) -> Callable[[], str]:
+    """Start the sha256 of ``data`` on another thread and return the call that waits for its hex digest:
+    hashlib releases the GIL on large buffers, so a second core hashes while this thread parses them."""
+    digests: list[str] = []
+    worker = threading.Thread(target=lambda: digests.append(hashlib.sha256(data).hexdigest()), daemon=True)
+    worker.start()
+
+    def digest() -> str:
+        worker.join()
+        return digests[0]
+
+    return digest

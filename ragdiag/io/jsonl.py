@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import mmap
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,22 @@ def read_json_bytes(path: Path, checked: bool = True) -> bytes:
     if checked:
         check_utf8(path, data)
     return data
+
+
+def map_json_bytes(path: Path) -> bytes | mmap.mmap:
+    """The bytes of a JSON or JSONL file for a parser that checks them itself: mapped read-only (no copy:
+    the parser reads the page cache; the mapping lives as long as an object refers to it), a ``.gz``
+    file's decompressed bytes, or an empty file's ``b""``."""
+    path = existing_file(path)
+    if path.suffix == ".gz":
+        return read_json_bytes(path, checked=False)
+    try:
+        with open(path, "rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except ValueError:  # an empty file cannot be mapped
+        return b""
+    except OSError as err:
+        raise DataError(f"{path}: cannot read: {err}") from None
 
 
 def parse_json_records(data: bytes, path: Path) -> list[Any]:

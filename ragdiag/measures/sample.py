@@ -74,10 +74,33 @@ def ndcg(in_k: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
     """
     matrix = np.asarray(in_k)
     counts = np.asarray(n, dtype=np.int64)
+    ks = np.asarray(k, dtype=np.int64)
     width = matrix.shape[1] if matrix.ndim == 2 else 0
     if not width:
-        return np.zeros(len(np.asarray(k)))
-    return dcg.ndcg(matrix, k, dcg.ones_ideal(np.minimum(counts, width), width))
+        return np.zeros(len(ks))
+    distinct = _distinct_patterns(matrix, ks, counts)
+    if distinct is None:
+        return dcg.ndcg(matrix, ks, dcg.ones_ideal(np.minimum(counts, width), width))
+    rep, of_row = distinct  # rows with the same (inK, K, n) have the same nDCG: computed once
+    out: FloatArray = dcg.ndcg(matrix[rep], ks[rep], dcg.ones_ideal(np.minimum(counts[rep], width), width))[of_row]
+    return out
+
+
+def _distinct_patterns(matrix: Array, k: Array, n: Array) -> tuple[Array, Array] | None:
+    """(the first row of each distinct (inK row, K, n), the index of each row's among them) of a 0/1 inK
+    matrix, through one integer key per row (the inK bits, then K and n); None when the matrix is not
+    0/1 or the key would not fit in 63 bits."""
+    width = matrix.shape[1]
+    if not len(matrix) or matrix.dtype.kind not in "bui" or matrix.min() < 0 or matrix.max() > 1:
+        return None
+    k_span, n_span = int(k.max()) + 1, int(n.max()) + 1
+    if k.min() < 0 or n.min() < 0 or width + (k_span * n_span).bit_length() > 62:
+        return None
+    key = np.zeros(len(matrix), dtype=np.int64)
+    for column in matrix.T:
+        key = (key << 1) | column
+    _, first, of_row = np.unique((key * k_span + k) * n_span + n, return_index=True, return_inverse=True)
+    return first, of_row.ravel()
 
 
 def recall_indicator(n: Array, np_: Array, delta: float) -> Array:

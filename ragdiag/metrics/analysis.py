@@ -14,7 +14,14 @@ from ragdiag.io.lists import parse_choices
 from ragdiag.measures.registry import CORRELATE, DEFAULT_MEASURES
 from ragdiag.metrics.alpha_grid import DEFAULT_GRID, parse_alpha_grid
 from ragdiag.metrics.correlation import KINDS, correlation_curves, maximum
-from ragdiag.metrics.measure_tables import DistinctTable, defined_rows, distinct_table, reads_sibling, row_columns
+from ragdiag.metrics.measure_tables import (
+    DistinctTable,
+    GradeClasses,
+    MeasureTuples,
+    defined_rows,
+    reads_sibling,
+    row_columns,
+)
 from ragdiag.metrics.noise_correction import correct_for_judge_noise
 from ragdiag.metrics.segments import segment_rows
 
@@ -62,24 +69,28 @@ def _cells(table: GradedTable, opts: CorrelateOptions, alphas: np.ndarray) -> tu
     seg_of_row, keys, sides = segment_rows(table, opts.segments)
     all_cols = row_columns(table, opts.measures, opts.xk)
     usable = {measure: defined_rows(measure, all_cols) for measure in opts.measures}
+    tuples = {measure: MeasureTuples.of(measure, all_cols, alphas if CORRELATE[measure].over_alpha else np.zeros(1),
+                                        opts.exact_ties) for measure in opts.measures}
     order = np.argsort(seg_of_row, kind="stable")
     bounds = np.searchsorted(seg_of_row[order], np.arange(len(keys) + 1))
     cells = []
-    memo: dict = {}
     dropped = []
     for index, key in enumerate(keys):
         seg_rows = order[bounds[index] : bounds[index + 1]]
         if len(seg_rows) < opts.min_samples:
             dropped.append({"segment": key, "rows": int(len(seg_rows))})
+        seg_classes = None
         for measure in opts.measures:
             rows = seg_rows[usable[measure][seg_rows]]
             if len(rows) < opts.min_samples or len(rows) == 0:
                 continue
-            cols = all_cols.rows(rows)
-            alphas_used = alphas if CORRELATE[measure].over_alpha else np.zeros(1)
-            data = distinct_table(measure, cols, table.grade[rows], alphas_used, opts.exact_ties, memo)
+            if len(rows) < len(seg_rows):
+                classes = GradeClasses.of(table.grade[rows])
+            else:  # every row of the segment: its classes, computed once
+                seg_classes = seg_classes or GradeClasses.of(table.grade[seg_rows])
+                classes = seg_classes
             subset = key.split("^")[1]
-            cells.append(SegmentMeasure(key, sides[index], subset, measure, data, rows))
+            cells.append(SegmentMeasure(key, sides[index], subset, measure, tuples[measure].table(rows, classes), rows))
     bookkeeping = {
         "segments_total": len(keys),
         "segments_dropped": dropped,

@@ -16,6 +16,7 @@ All of this is vectorised over the α axis. NaN marks an undefined correlation (
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,18 +48,23 @@ class TiedGroups:
     def of(cls, values: np.ndarray) -> TiedGroups:
         order = np.argsort(values, axis=1, kind="stable")
         ordered = np.take_along_axis(values, order, axis=1)
-        starts = np.concatenate(
-            [np.zeros((values.shape[0], 1), dtype=np.int64), (ordered[:, 1:] != ordered[:, :-1]).astype(np.int64)], axis=1
-        )
-        group_sorted = np.cumsum(starts, axis=1)
-        group = np.empty_like(group_sorted)
+        starts = np.zeros(values.shape[::-1], dtype=np.int64)  # (d, A): the running count goes along axis 0
+        starts[1:] = (ordered[:, 1:] != ordered[:, :-1]).T
+        group_sorted = np.cumsum(starts, axis=0).T
+        group = np.empty(values.shape, dtype=np.int64)
         np.put_along_axis(group, order, group_sorted, axis=1)
         return cls(group, *_distinct_rows(group))
 
 
+@functools.lru_cache(maxsize=64)
+def _hash_weights(width: int) -> np.ndarray:
+    """The random weights hashing a row of ``width`` integers (seed 0)."""
+    return np.random.default_rng(0).integers(1, 2**62, size=width, dtype=np.int64)
+
+
 def _distinct_rows(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of an int matrix and the index of each row among them (hash, then verify)."""
-    weights = np.random.default_rng(0).integers(1, 2**62, size=group.shape[1], dtype=np.int64)
+    weights = _hash_weights(group.shape[1])
     with np.errstate(over="ignore"):
         keys = group @ weights
     _, first, row_of = np.unique(keys, return_index=True, return_inverse=True)
@@ -200,8 +206,9 @@ def maximum(curve: np.ndarray, alphas: np.ndarray | None) -> Maximum:
     an affine function of n for every α) the float noise of the last bits would otherwise pick
     an arbitrary α on the plateau; the first α of the plateau is reported, with its value.
     """
-    if curve.size == 0 or np.all(np.isnan(curve)):
+    defined = curve[~np.isnan(curve)]
+    if defined.size == 0:
         return Maximum(None, None)
-    top = np.nanmax(curve)
-    best = int(np.argmax(np.nan_to_num(curve, nan=-np.inf) >= top - MAX_TOLERANCE))
+    top = defined.max()
+    best = int(np.argmax(curve >= top - MAX_TOLERANCE))  # NaN compares false
     return Maximum(float(curve[best]), None if alphas is None else float(alphas[best]))

@@ -81,20 +81,26 @@ def coverage_line(block: dict[str, Any], what: str = "answered") -> str:
     return line
 
 
+def _counts(codes: np.ndarray, covered: np.ndarray, groups: int = 0) -> tuple[list[int], list[int]]:
+    """Rows per code 0..groups−1 (at least) and the covered ones among them."""
+    return (np.bincount(codes, minlength=groups).tolist(),
+            np.bincount(codes[covered], minlength=groups).tolist())
+
+
 def table_coverage(table: GradedTable, segmentation: str) -> dict[str, Any]:
     """Coverage of a graded table (rows with a grade / all rows, null grades included) per K and per
     segment of ``segmentation``, the two gaps in points, and whether either exceeds :data:`GAP_POINTS`."""
     full = table.with_missing if table.with_missing is not None else table
     graded = np.isfinite(full.grade)
-    by_k = [_entry(int(k), int((k == full.K).sum()), int(graded[k == full.K].sum())) for k in np.unique(full.K)]
+    ks, k_code = np.unique(full.K, return_inverse=True)
+    by_k = [_entry(int(k), items, covered) for k, items, covered in zip(ks.tolist(), *_counts(k_code.ravel(), graded))]
     for entry in by_k:
         entry["K"] = entry.pop("group")
     by_segment = []
     if len(full):
         codes, keys, _ = segment_rows(full, segmentation)
-        for index, key in enumerate(keys):
-            rows = codes == index
-            entry = _entry(key, int(rows.sum()), int(graded[rows].sum()))
+        for key, items, covered in zip(keys, *_counts(codes, graded, len(keys))):
+            entry = _entry(key, items, covered)
             entry["segment"] = entry.pop("group")
             by_segment.append(entry)
     gap_k, gap_segments = coverage_gap(by_k), coverage_gap(by_segment)

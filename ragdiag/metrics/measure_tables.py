@@ -7,12 +7,14 @@ inK pattern (its float value).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ragdiag.data.codes import DENSE_MAX, dense_codes
 from ragdiag.data.graded_table import GradedTable
 from ragdiag.measures import sample as measures
 from ragdiag.measures.registry import CORRELATE
@@ -110,6 +112,26 @@ def tuple_keys(measure: str, cols: RowColumns) -> np.ndarray:
     return key
 
 
+def tuple_codes(measure: str, cols: RowColumns) -> tuple[np.ndarray, np.ndarray]:
+    """(the code of each row's tuple, one row of each tuple): tuples numbered in the order of
+    :func:`tuple_keys`. Small non-negative integer columns are coded in linear time through one
+    mixed-radix key (:func:`ragdiag.data.codes.dense_codes`; the same lexicographic order), else by sorting
+    the keys."""
+    columns = [getattr(cols, column) for column in CORRELATE[measure].reads]
+    integers = all(column.dtype.kind in "iu" for column in columns) and len(cols.n) > 0
+    spans = [int(column.max()) + 1 for column in columns] if integers else []
+    if integers and min(int(column.min()) for column in columns) >= 0 and math.prod(spans) <= DENSE_MAX:
+        key = np.zeros(len(cols.n), dtype=np.int64)
+        for column, span in zip(columns, spans):
+            key = key * span + column
+        _, code = dense_codes(key)
+        rep = np.zeros(int(code.max()) + 1, dtype=np.int64)
+        rep[code] = np.arange(len(code))  # any row of a tuple stands for it (their columns are equal)
+        return code, rep
+    _, rep, code = np.unique(tuple_keys(measure, cols), return_index=True, return_inverse=True)
+    return code.ravel(), rep
+
+
 def evaluate(measure: str, cols: RowColumns, alphas: np.ndarray) -> np.ndarray:
     """Measure values, shape (A, rows) for α measures (one row per α), (1, rows) otherwise: the registry's
     implementation on the float64 columns the measure reads (and the α grid as a column)."""
@@ -158,32 +180,69 @@ class DistinctTable:
         return np.bincount(cells.ravel(), weights=row_weights.ravel(), minlength=batch * d * m).reshape(batch, d, m)
 
 
+@dataclass
+class GradeClasses:
+    """The grade classes of a segment's rows (:func:`grade_classes`): the class values (m,), the class of
+    each row, and the grades as given when the classes are rounded (for Pearson), else None."""
+
+    values: np.ndarray
+    of_row: np.ndarray
+    row_grade: np.ndarray | None
+
+    @classmethod
+    def of(cls, grade: np.ndarray) -> GradeClasses:
+        """:func:`grade_classes` of ``grade`` with one sort when the grades are not rounded."""
+        values, of = np.unique(grade, return_inverse=True)
+        if values.size <= MAX_GRADE_CLASSES:
+            return cls(values, of.ravel(), None)
+        return cls(*grade_classes(grade, rounded=True), np.asarray(grade, dtype=np.float64).ravel())
+
+
+@dataclass
+class MeasureTuples:
+    """A measure's distinct tuples over all the rows where it is defined, evaluated once: ``values``
+    (A, D), one column per tuple at every α (rounded to 12 significant digits with exact ties), and the
+    tuple of each row (``code_of_row``, −1 where the measure is undefined). A measure's value for a
+    tuple depends on that tuple alone (the registry's implementations are elementwise), so a segment's
+    values are columns of these; the tie structures (:class:`TiedGroups`) are kept per set of columns,
+    shared by the segments with the same distinct tuples (e.g. the same ratio segment of several embedders)."""
+
+    values: np.ndarray
+    code_of_row: np.ndarray
+    groups: dict[bytes, TiedGroups]
+
+    @classmethod
+    def of(cls, measure: str, cols: RowColumns, alphas: np.ndarray, exact_ties: bool = True,
+           defined_only: bool = True) -> MeasureTuples:
+        """The tuples of the rows of ``cols`` where ``measure`` is defined (:func:`defined_rows`), or of
+        every row (``defined_only=False``: the caller chose the rows)."""
+        rows = np.flatnonzero(defined_rows(measure, cols)) if defined_only else np.arange(len(cols.n))
+        defined = cols.rows(rows)
+        code, rep = tuple_codes(measure, defined)
+        values = evaluate(measure, defined.rows(rep), alphas)
+        code_of_row = np.full(len(cols.n), -1, dtype=np.int64)
+        code_of_row[rows] = code
+        return cls(round_significant(values, 12) if exact_ties else values, code_of_row, {})
+
+    def table(self, rows: np.ndarray, classes: GradeClasses) -> DistinctTable:
+        """The :class:`DistinctTable` of ``rows`` (where the measure is defined) with their grade classes."""
+        distinct, tuple_of_row = dense_codes(self.code_of_row[rows])
+        values = self.values.take(distinct, axis=1)  # C order, as einsum summed before
+        key = distinct.tobytes()
+        if key not in self.groups:
+            self.groups[key] = TiedGroups.of(values)
+        d, m = len(distinct), len(classes.values)
+        counts = np.bincount(tuple_of_row * m + classes.of_row, minlength=d * m).reshape(d, m).astype(np.float64)
+        return DistinctTable(values, self.groups[key], counts, classes.values, tuple_of_row, classes.of_row,
+                             classes.row_grade)
+
+
 def distinct_table(measure: str, cols: RowColumns, grade: np.ndarray, alphas: np.ndarray,
-                   exact_ties: bool = True, memo: dict | None = None) -> DistinctTable:
+                   exact_ties: bool = True) -> DistinctTable:
     """Distinct tuples of the rows, their values at every α, and the tuple × grade counts.
 
     ``exact_ties`` (the default) rounds values to 12 significant digits before grouping, so values
     equal in real arithmetic (1/3 vs 3/9 after multiplying by α) tie; ``False`` (``--float-ties``)
     ranks the float64 bits as the paper's code does, float-noise ties included.
-    ``memo`` shares values and tie structures between segments with the same distinct tuples
-    (e.g. the same ratio segment of several embedders); callers keep α and ``exact_ties`` fixed.
     """
-    keys = tuple_keys(measure, cols)
-    distinct_keys, first, tuple_of_row = np.unique(keys, return_index=True, return_inverse=True)
-    tuple_of_row = tuple_of_row.ravel()
-    grades, grade_of_row = grade_classes(grade)
-    memo_key = (measure, distinct_keys.tobytes())
-    if memo is not None and memo_key in memo:
-        values, groups = memo[memo_key]
-    else:
-        reps = cols.rows(first)
-        values = evaluate(measure, reps, alphas)
-        if exact_ties:
-            values = round_significant(values, 12)
-        groups = TiedGroups.of(values)
-        if memo is not None:
-            memo[memo_key] = (values, groups)
-    d, m = len(first), len(grades)
-    counts = np.bincount(tuple_of_row * m + grade_of_row, minlength=d * m).reshape(d, m).astype(np.float64)
-    row_grade = np.asarray(grade, dtype=np.float64).ravel() if grades_rounded(grade) else None
-    return DistinctTable(values, groups, counts, grades, tuple_of_row, grade_of_row, row_grade)
+    return MeasureTuples.of(measure, cols, alphas, exact_ties, defined_only=False).table(np.arange(len(cols.n)), GradeClasses.of(grade))

@@ -9,6 +9,7 @@ segment any more (docs/methods.md, "Reference-quality gate").
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -37,16 +38,17 @@ def exclude_degenerate(table: GradedTable, segments: str, keep: bool) -> tuple[G
         return table.take(graded) if table.degenerate is not None else table, info
     flagged = table.degenerate
     excluded = flagged & ~graded if keep else flagged
-    kinds = Counter(k for k, f in zip(table.degenerate_kinds or [], flagged) if f)  # every degenerate row
-    seg_of_row, keys, sides = segment_rows(table, segments)
+    # every degenerate row
+    kinds = Counter(itertools.compress(table.degenerate_kinds or [], flagged.tolist())) if flagged.any() else Counter()
     per_segment = []
-    for code, key in enumerate(keys):
-        rows = seg_of_row == code
-        out = int(np.sum(excluded & rows))
-        if out:
-            total = int(np.sum(rows))
-            per_segment.append({"segment": key, "subset": key.split("^")[1], "side": sides[code],
-                                "rows": total, "excluded": out, "share": out / total})
+    if excluded.any():
+        seg_of_row, keys, sides = segment_rows(table, segments)
+        totals = np.bincount(seg_of_row, minlength=len(keys)).tolist()
+        outs = np.bincount(seg_of_row[excluded], minlength=len(keys)).tolist()
+        for code, (key, total, out) in enumerate(zip(keys, totals, outs)):
+            if out:
+                per_segment.append({"segment": key, "subset": key.split("^")[1], "side": sides[code],
+                                    "rows": total, "excluded": out, "share": out / total})
     info.update(applied=True, rows_checked=len(table), excluded_rows=int(excluded.sum()),
                 degenerate_rows=int(flagged.sum()), kept_degenerate_rows=int((flagged & ~excluded).sum()),
                 by_kind={kind: kinds.get(kind, 0) for kind in KINDS}, segments=per_segment)

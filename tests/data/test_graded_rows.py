@@ -97,3 +97,28 @@ def test_missing_field_and_duplicates_are_named(tmp_path: Path) -> None:
     path.write_text(json.dumps(records))
     with pytest.raises(DataError, match=f"records 5 and {len(records)} are the same sample"):
         load_graded_file(path)
+
+
+def _rows_with_in_k(texts: list[bytes]) -> list:
+    import msgspec
+
+    from ragdiag.data.graded_rows import GradedRow
+
+    records = [{"id": "q", "E": "e", "Nc": 9, "Np": 1, "K": 1, "inK": msgspec.Raw(text), "grade": 3} for text in texts]
+    return msgspec.json.Decoder(list[GradedRow]).decode(msgspec.json.encode(records))
+
+
+def test_in_k_read_from_its_json_text() -> None:
+    from ragdiag.data.graded_rows import in_k_digits
+
+    flat, lengths = in_k_digits(_rows_with_in_k([b"[0, 1]", b"[1]", b"[\n 1 ,0,\t0 ]", b"[" + b",".join([b"1"] * 300) + b"]"]))
+    assert flat.tolist() == [0, 1, 1, 1, 0, 0] + [1] * 300 and lengths.tolist() == [2, 1, 3, 300]
+    assert lengths.dtype == np.int64 and flat.dtype == np.uint8
+
+
+@pytest.mark.parametrize("text", [b"[10]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]", b"[true]", b"[[0], 1]", b"1", b"null"])
+def test_in_k_other_than_a_flat_list_of_0_and_1_is_left_to_the_record_checks(text: bytes) -> None:
+    from ragdiag.data.graded_rows import in_k_digits
+
+    assert in_k_digits(_rows_with_in_k([b"[0, 1]", text])) is None
+
