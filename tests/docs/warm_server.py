@@ -15,7 +15,7 @@ So a block still runs under bash as a user's would: pipes, redirections, ``cd``,
 and exit codes behave the same.
 
 What a fork shares and a cold start does not: the modules imported here (their import-time state,
-warnings already shown once), typer's click tree of the app (built once here), the hash seed, and the inherited numpy global random state (reseeded
+warnings already shown once), the hash seed, and the inherited numpy global random state (reseeded
 in the child, like ``random``, which reseeds itself after a fork). Only standard streams 0–2 are
 passed on. ``RAGDIAG_EXAMPLES_COLD=1`` runs the examples with the console script instead
 (tests/docs/test_examples.py).
@@ -134,7 +134,6 @@ def preload() -> None:
 
     for module in pkgutil.walk_packages(ragdiag.__path__, "ragdiag."):
         importlib.import_module(module.name)
-    _build_the_command_once()
     print(f"preloaded in {time.monotonic() - started:.1f} s ({time.process_time():.1f} s CPU)", file=sys.stderr,
           flush=True)
     if threading.active_count() != 1:
@@ -142,18 +141,6 @@ def preload() -> None:
                            "a fork would not copy it")
     gc.collect()
     gc.freeze()  # the children's collections skip the preloaded objects (and do not copy their pages)
-
-
-def _build_the_command_once() -> None:
-    """``app()`` (the console script's ``main()``) builds typer's whole click tree on every call (~0.2 s
-    of each command); built here once, every fork reuses it, as a long-lived process would."""
-    import typer.main
-
-    from ragdiag.cli import app
-
-    original = typer.main.get_command
-    built = original(app)
-    typer.main.get_command = lambda typer_app: built if typer_app is app else original(typer_app)
 
 
 def _receive(conn: socket.socket) -> Command:
