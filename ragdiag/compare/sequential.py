@@ -173,13 +173,14 @@ def betting(gains: np.ndarray, alpha: float, margin: float, low: float, high: fl
     first = np.where(kept.any(axis=1), kept.argmax(axis=1), len(grid))
     edge = np.concatenate(([0.0], grid, [1.0]))  # the last rejected grid value below the first kept one
     lower = np.where(live, low + width * edge[first], np.nan)
-    e_ok = np.where(live, np.exp(np.minimum(log_up[:, grid <= null].min(axis=1, initial=np.inf), 700.0)), 0.0)
+    below, above = np.searchsorted(grid, null, side="right"), np.searchsorted(grid, null, side="left")  # grid sorted
+    e_ok = np.where(live, np.exp(np.minimum(log_up[:, :below].min(axis=1, initial=np.inf), 700.0)), 0.0)  # m ≤ null
     del log_up, kept
     log_down = _log_capital(x, lam, grid, -1)  # large where the mean is below m: rules out large m
     kept = log_down < threshold
     last = np.where(kept.any(axis=1), len(grid) - 1 - kept[:, ::-1].argmax(axis=1), -1)
     upper = np.where(live, low + width * edge[last + 2], np.nan)
-    e_reg = np.where(live, np.exp(np.minimum(log_down[:, grid >= null].min(axis=1, initial=np.inf), 700.0)), 0.0)
+    e_reg = np.where(live, np.exp(np.minimum(log_down[:, above:].min(axis=1, initial=np.inf), 700.0)), 0.0)  # m ≥ null
     return Bounds(*_running(lower, upper), e_reg, e_ok)
 
 
