@@ -141,9 +141,17 @@ def _plug_in_bets(x: np.ndarray, alpha: float) -> np.ndarray:
 def _log_capital(x: np.ndarray, lam: np.ndarray, grid: np.ndarray, side: int) -> np.ndarray:
     """(n, G) log K^±_t(m) over the grid of candidate means m (side +1: K⁺, −1: K⁻)."""
     cap = BET_CAP / (grid if side > 0 else 1.0 - grid)
-    bet = np.minimum(lam[:, None], cap[None, :])
-    factor = 1.0 + side * bet * (x[:, None] - grid[None, :])
-    return np.cumsum(np.log(np.maximum(factor, 1e-300)), axis=0)
+    # 1 ± λ·(x − m), floored at 1e-300, logged and summed over t, in place in one (n, G) buffer
+    # (the same float operations as written out: ±(λ·d) is (±λ)·d, 1 + (−p) is 1 − p)
+    out = np.subtract(x[:, None], grid[None, :])
+    out *= np.minimum(lam[:, None], cap[None, :])
+    if side > 0:
+        np.add(1.0, out, out=out)
+    else:
+        np.subtract(1.0, out, out=out)
+    np.maximum(out, 1e-300, out=out)
+    np.log(out, out=out)
+    return np.cumsum(out, axis=0, out=out)
 
 
 def betting(gains: np.ndarray, alpha: float, margin: float, low: float, high: float, burn_in: int) -> Bounds:
@@ -165,13 +173,14 @@ def betting(gains: np.ndarray, alpha: float, margin: float, low: float, high: fl
     first = np.where(kept.any(axis=1), kept.argmax(axis=1), len(grid))
     edge = np.concatenate(([0.0], grid, [1.0]))  # the last rejected grid value below the first kept one
     lower = np.where(live, low + width * edge[first], np.nan)
-    e_ok = np.where(live, np.exp(np.minimum(log_up[:, grid <= null].min(axis=1, initial=np.inf), 700.0)), 0.0)
+    below, above = np.searchsorted(grid, null, side="right"), np.searchsorted(grid, null, side="left")  # grid sorted
+    e_ok = np.where(live, np.exp(np.minimum(log_up[:, :below].min(axis=1, initial=np.inf), 700.0)), 0.0)  # m ≤ null
     del log_up, kept
     log_down = _log_capital(x, lam, grid, -1)  # large where the mean is below m: rules out large m
     kept = log_down < threshold
     last = np.where(kept.any(axis=1), len(grid) - 1 - kept[:, ::-1].argmax(axis=1), -1)
     upper = np.where(live, low + width * edge[last + 2], np.nan)
-    e_reg = np.where(live, np.exp(np.minimum(log_down[:, grid >= null].min(axis=1, initial=np.inf), 700.0)), 0.0)
+    e_reg = np.where(live, np.exp(np.minimum(log_down[:, above:].min(axis=1, initial=np.inf), 700.0)), 0.0)  # m ≥ null
     return Bounds(*_running(lower, upper), e_reg, e_ok)
 
 

@@ -93,14 +93,14 @@ def _noisy(n: int = 200, seed: int = 0) -> list[dict]:
 def test_bootstrap_intervals_paired_lead_and_groups(tmp_path):
     path = _write_csv(tmp_path / "t.csv", _noisy())
     table = load_metric_table(path, "grade", ["good", "noise"], group_col="system", id_col="qid")
-    out = correlate_table(table, TableOptions(bootstrap=100, seed=5, compare=("good", "noise")))
+    out = correlate_table(table, TableOptions(bootstrap=40, seed=5, compare=("good", "noise")))
     assert {r["segment"] for r in out["results"]} == {"a", "b"}
     for row in out["results"]:
         low, high = row["spearman"]["ci"]
         assert low <= row["spearman"]["value"] <= high
     assert all(v["best"] == "good" and v["lead_holds"] == 1.0 for v in out["verdicts"])
     assert all(c["spearman"]["share_positive"] == 1.0 for c in out["comparisons"])
-    again = correlate_table(table, TableOptions(bootstrap=100, seed=5, compare=("good", "noise")))
+    again = correlate_table(table, TableOptions(bootstrap=40, seed=5, compare=("good", "noise")))
     assert again == out  # the seed fixes the resamples
 
 

@@ -1,8 +1,11 @@
 """The straightforward per-sample implementation of docs/methods.md#2-per-sample-measures and
 #3-correlation-analysis: a Python loop over α and samples, scipy correlations, max with the first α reaching it.
 
-Kept as the oracle for the fast path (tests compare every value within 1e-9) and as the
-baseline the benchmark times it against. Not used by the CLI.
+``reference_correlate`` is the baseline the benchmark times the fast path against, and
+``correlation_at`` (scipy, one α) checks every value the fast path reports. ``reference_maxima`` is the
+same computation with each correlation written out from its definition in numpy over all α at once
+(rows = α): the oracle the tests compare every maximum with (within 1e-9), one numpy pass per
+segment and measure instead of one scipy call per α and kind. Not used by the CLI.
 """
 
 from __future__ import annotations
@@ -103,5 +106,70 @@ def reference_correlate(records: list[dict], mode: str, min_samples: int, measur
                     if not math.isnan(value) and (best is None or value > best):
                         best, best_a = value, a
                 entry[kind] = (best, None if best_a is None else float(best_a))
+            out[(key, measure)] = entry
+    return out
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per row of ``x``: Σ(x−x̄)(y−ȳ) / √(Σ(x−x̄)² Σ(y−ȳ)²); NaN where x or y is constant."""
+    dx, dy = x - x.mean(axis=1, keepdims=True), y - y.mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (dx @ dy) / np.sqrt((dx * dx).sum(axis=1) * (dy @ dy))
+    constant = (x.max(axis=1) == x.min(axis=1)) | (y.max() == y.min())
+    return np.where(constant, np.nan, r)
+
+
+def _kendall_rows(x: np.ndarray, y: np.ndarray, variant: str) -> np.ndarray:
+    """Per row of ``x``, over the pairs i < j: S = Σ sign(xᵢ−xⱼ)·sign(yᵢ−yⱼ) (concordant − discordant);
+    τ_b = S / √((n₀−n₁)(n₀−n₂)) with n₀ = n(n−1)/2 and n₁, n₂ the pairs tied in x, in y;
+    τ_c = 2S / (n²(m−1)/m) with m = min(distinct x, distinct y). NaN where x or y is constant."""
+    n = x.shape[1]
+    sx = np.sign(x[:, :, None] - x[:, None, :])  # (α, n, n), symmetric up to sign: each pair counted twice
+    sy = np.sign(y[:, None] - y[None, :])
+    s = (sx * sy).sum(axis=(1, 2)) / 2
+    n0 = n * (n - 1) / 2
+    tied_x = ((sx == 0).sum(axis=(1, 2)) - n) / 2
+    tied_y = ((sy == 0).sum() - n) / 2
+    constant = (tied_x == n0) | (tied_y == n0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if variant == "b":
+            tau = s / np.sqrt((n0 - tied_x) * (n0 - tied_y))
+        else:
+            m = np.minimum([len(np.unique(row)) for row in x], len(np.unique(y)))
+            tau = 2 * s / (n * n * (m - 1) / m)
+    return np.where(constant, np.nan, tau)
+
+
+def _curves(kind: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The correlation of every row of ``x`` (one per α) with ``y``; Spearman = Pearson of average ranks."""
+    if kind == "spearman":
+        return _pearson_rows(stats.rankdata(x, axis=1), stats.rankdata(y))
+    if kind == "pearson":
+        return _pearson_rows(x, y)
+    return _kendall_rows(x, y, "b" if kind == "kendall_b" else "c")
+
+
+def reference_maxima(records: list[dict], mode: str, min_samples: int, measures: tuple[str, ...],
+                     kinds: tuple[str, ...], alphas: np.ndarray, xk: float = 2.0, exact: bool = True) -> dict:
+    """What :func:`reference_correlate` returns, the correlations computed over all α at once:
+    {(segment, measure): {"n": rows, kind: (max value or None, first α reaching it or None)}}."""
+    out = {}
+    for measure in measures:
+        for key, use in segment_samples(records, mode, measure, xk).items():
+            if len(use) < min_samples:
+                continue
+            grid = list(alphas) if measure in ("F", "E", "T", "T'") else [None]
+            values = [[_value(measure, r, a, s) for r, s in use] for a in grid]  # per sample, as the loop above
+            if exact:
+                values = [[float(f"{v:.12g}") for v in row] for row in values]
+            x, y = np.array(values), np.array([float(r["grade"]) for r, _ in use])
+            entry: dict = {"n": len(use)}
+            for kind in kinds:
+                curve = _curves(kind, x, y)
+                if np.isnan(curve).all():
+                    entry[kind] = (None, None)
+                    continue
+                first = int(np.nanargmax(curve))
+                entry[kind] = (float(curve[first]), None if grid[first] is None else float(grid[first]))
             out[(key, measure)] = entry
     return out

@@ -12,7 +12,7 @@ from ragdiag.data.graded_table import GradedSource, build_graded_table
 from ragdiag.metrics.alpha_grid import parse_alpha_grid
 from ragdiag.metrics.analysis import CorrelateOptions, run_correlate
 from ragdiag.metrics.correlation import KINDS, correlation_curves
-from tests.metrics.reference import correlation_at, reference_correlate, segment_samples
+from tests.metrics.reference import correlation_at, reference_correlate, reference_maxima, segment_samples
 from tools.synthetic import synthetic_graded
 
 GRID = "l12^0.75"
@@ -24,7 +24,7 @@ def _compare(records: list[dict], mode: str, min_samples: int, exact: bool = Tru
     opts = CorrelateOptions(segments=mode, min_samples=min_samples, measures=MEASURES, alpha_grid=GRID,
                             exact_ties=exact)
     fast = run_correlate(table, opts)["results"]
-    slow = reference_correlate(records, mode, min_samples, MEASURES, KINDS, parse_alpha_grid(GRID), exact=exact)
+    slow = reference_maxima(records, mode, min_samples, MEASURES, KINDS, parse_alpha_grid(GRID), exact=exact)
     assert {(r["segment"], r["measure"]) for r in fast} == set(slow)
     compared = 0
     samples = {m: segment_samples(records, mode, m) for m in MEASURES}
@@ -39,20 +39,39 @@ def _compare(records: list[dict], mode: str, min_samples: int, exact: bool = Tru
                 continue
             assert value == pytest.approx(ref_value, abs=1e-9), (row["segment"], row["measure"], kind)
             compared += 1
-            if alpha is not None:  # the reported α attains the reported value
-                assert alpha in set(parse_alpha_grid(GRID).tolist())
-                segment_rows = samples[row["measure"]][row["segment"]]
-                attained = correlation_at(kind, row["measure"], segment_rows, alpha, exact)
-                assert attained == pytest.approx(value, abs=1e-9)
+            # scipy at the reported α (none for P, R, nDCG) gives the reported value
+            assert alpha is None or alpha in set(parse_alpha_grid(GRID).tolist())
+            segment_rows = samples[row["measure"]][row["segment"]]
+            attained = correlation_at(kind, row["measure"], segment_rows, alpha, exact)
+            assert attained == pytest.approx(value, abs=1e-9), (row["segment"], row["measure"], kind)
     return compared
 
 
 @pytest.mark.parametrize(("mode", "exact"), [("ratio", True), ("nw", True), ("ratio", False)])
 def test_fast_path_matches_reference_on_thousands_of_random_samples(mode, exact):
-    """Exact ties (the default) and --float-ties (float64 bits) each against the per-sample reference."""
-    records = synthetic_graded(n_queries=16, seed=7, keep=0.85)  # keep < 1: some E siblings missing
+    """Exact ties (the default) and --float-ties (float64 bits) each against the per-sample reference:
+    every maximum against the numpy definitions over all α, every reported value against scipy at its α.
+    12 queries: 2,107 rows, 62 ratio segments and 13 N≤K ones of 12 rows or more."""
+    records = synthetic_graded(n_queries=12, seed=7, keep=0.85)  # keep < 1: some E siblings missing
     assert len(records) > 2000
     assert _compare(records, mode, min_samples=12, exact=exact) > 100
+
+
+def test_numpy_reference_equals_the_scipy_loop():
+    """The oracle above (numpy definitions, all α at once) against the loop of one scipy call per α and
+    kind, with exact and with float ties (32 segment × measure cells, many ties: small enough for the loop)."""
+    records = synthetic_graded(n_queries=14, seed=2, keep=0.9, configs=(("M", 30, 2, range(2, 7)),), embedders=("AM",))
+    alphas = parse_alpha_grid("l4^0.75")
+    for exact in (True, False):
+        loop = reference_correlate(records, "ratio", 8, MEASURES, KINDS, alphas, exact=exact)
+        numpy = reference_maxima(records, "ratio", 8, MEASURES, KINDS, alphas, exact=exact)
+        assert loop.keys() == numpy.keys() and len(loop) > 20
+        for key, entry in loop.items():
+            assert numpy[key]["n"] == entry["n"]
+            for kind in KINDS:
+                value, other = entry[kind][0], numpy[key][kind][0]
+                assert (value is None) == (other is None), (key, kind)
+                assert value is None or other == pytest.approx(value, abs=1e-12), (key, kind)
 
 
 def test_constant_inputs_give_null_not_a_maximum():

@@ -10,6 +10,8 @@ import re
 import numpy as np
 import pytest
 
+from tests.sweep.synthetic_corpus import write_corpus
+
 IVF = "ivf:nlist=16,nprobe=1|2|4"
 HNSW = "hnsw:M=4,efConstruction=8,efSearch=1|2"
 WORD = re.compile(r"[a-z0-9]+")
@@ -51,6 +53,13 @@ def toy_grade(reference: str, candidate: str) -> int:
 
 def _jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def corpus(workdir):
+    """20 queries (the other sweep modules use 40): every answer and grade is a toy-model request, and the
+    three kinds of answers file line, the unanswered last query and ANN misses all still occur."""
+    return write_corpus(workdir / "synthetic", n_queries=20)
 
 
 @pytest.fixture(scope="module")

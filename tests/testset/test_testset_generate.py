@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from ragdiag.cli import app
 from ragdiag.testset.passages import sample_passages
 from tests.servers.chat_server import ChatServer
+from tests.servers.embeddings_server import EmbeddingsServer
 
 runner = CliRunner()
 DOCS = 160
@@ -222,12 +223,22 @@ def test_french_passages_get_french_prompts_and_questions(tmp_path, monkeypatch)
     assert queries and all(q["metadata"]["lang"] == "fr" and q["text"].startswith("Quels") for q in queries)
 
 
+@pytest.fixture()
+def embeddings(monkeypatch):
+    """The embeddings test server as $OPENAI_BASE_URL (the chat server comes by --base-url): an API
+    embedder through the real openai client, no model to load (what the filters do with the vectors
+    does not depend on which model made them)."""
+    with EmbeddingsServer(dim=32) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        yield server
+
+
 @pytest.mark.slow
-def test_consistency_with_a_dense_index(env):
+def test_consistency_with_a_dense_index(env, embeddings):
     tmp, corpus, docs = env
     index = tmp / "index"
-    built = runner.invoke(app, ["index", "build", "--corpus", str(corpus), "--out-dir", str(index), "--embedder", "local",
-                                "--cache-dir", str(tmp / "cache")])
+    built = runner.invoke(app, ["index", "build", "--corpus", str(corpus), "--out-dir", str(index), "--embedder",
+                                "openai:test-embed", "--cache-dir", str(tmp / "cache")])
     assert built.exit_code == 0, built.output
     with ChatServer() as server:
         result = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "30", "--filters", "consistency",
@@ -241,10 +252,11 @@ def test_consistency_with_a_dense_index(env):
     manifest = json.loads((tmp / "ts" / "manifest.json").read_text())
     assert manifest["meta"]["consistency_retriever"] == f"dense index {index}"
     assert manifest["filters"]["consistency"]["examined"] == 30
+    assert embeddings.texts_embedded >= DOCS + 30  # the corpus, then the questions
 
 
 @pytest.mark.slow
-def test_dedupe_with_embeddings(env):
+def test_dedupe_with_embeddings(env, embeddings):
     tmp, corpus, docs = env
     with ChatServer() as server:
         refused = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "20", "--dedupe-embedder", "nope:x")
@@ -255,10 +267,10 @@ def test_dedupe_with_embeddings(env):
         for doc in order[15:]:
             server.testset_fault(" ".join(text[doc].split()[:6]), "duplicate", text[order[0]])
         result = _run(server, corpus, tmp / "ts", tmp / "cache", "--n", "20", "--filters", "dedupe",
-                      "--dedupe-embedder", "local")
+                      "--dedupe-embedder", "openai:test-embed")
         assert result.exit_code == 0, result.output
     manifest = json.loads((tmp / "ts" / "manifest.json").read_text())
-    assert manifest["meta"]["dedupe_similarity"] == "embedding cosine (local)"
+    assert manifest["meta"]["dedupe_similarity"] == "embedding cosine (openai:test-embed)" and embeddings.texts_embedded
     rows = {json.loads(line)["doc_id"]: json.loads(line) for line in (tmp / "ts" / "candidates.jsonl").read_text().splitlines()}
     assert all("dedupe" in rows[d]["dropped_by"] for d in order[15:])
     assert sum("dedupe" in rows[d]["dropped_by"] for d in order[:15]) <= 1
