@@ -132,6 +132,21 @@ def test_a_cluster_without_the_needed_packages_is_one_line(ray_cluster):
     assert "lacks no_such_module_i33 on its workers" in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_the_package_check_looks_modules_up_without_importing_them(ray_cluster):
+    """A module that raises when imported passes the check: the task finds it, never runs it."""
+    from ragdiag.engine.settings import ray_session
+
+    with RAY.activate():
+        ray_session().check_packages(["ragdiag", "tests.engine.import_refused"])
+
+
+def test_the_pool_has_at_most_one_actor_per_batch():
+    from ragdiag.retrieval.ray_embed import pool_size
+
+    assert [pool_size(2, blocks) for blocks in (0, 1, 2, 5)] == [1, 1, 2, 2]
+    assert pool_size(1024, 3) == 3 and pool_size(1, 40) == 1
+
+
 def _node_processes() -> set[int]:
     import psutil
 
