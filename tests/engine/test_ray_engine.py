@@ -101,7 +101,11 @@ def test_a_worker_that_dies_once_is_restarted_by_ray(ray_cluster, tmp_path):
     assert float(np.abs(got - local).max()) <= 1e-6
 
 
-def test_a_worker_that_keeps_dying_stops_in_one_line_and_keeps_what_finished(ray_cluster, tmp_path):
+def test_a_worker_that_keeps_dying_stops_in_one_line_and_keeps_what_finished(ray_cluster, tmp_path, monkeypatch):
+    from ragdiag.retrieval import ray_embed
+
+    monkeypatch.setattr(ray_embed, "MAX_RESTARTS", 1)  # restarted once, then Ray gives up (each restart is a
+    monkeypatch.setattr(ray_embed, "MAX_TASK_RETRIES", 1)  # new worker process: seconds on 2 cores)
     texts = [f"text number {i:02d}" for i in range(40)]
     dying = HashEmbedder(tmp_path / "cache", die_on=texts[0], die_dir=tmp_path, always=True)
     with EngineSettings(engine="ray", ray_workers=1).activate(), pytest.raises(RagdiagError) as caught:
@@ -182,7 +186,9 @@ def test_unreachable_address_and_missing_ray_are_one_line(tmp_path):
 LOCAL_INSTANCE = """
 import sys
 from ragdiag.engine.settings import EngineSettings
+from ragdiag.retrieval import ray_embed
 from tests.engine.hash_embedder import HashEmbedder
+ray_embed.MAX_RESTARTS = ray_embed.MAX_TASK_RETRIES = 0  # the failure at once (restarts: the tests above)
 texts = [f"t{i}" for i in range(20)]
 with EngineSettings(engine="ray", ray_address="local", ray_workers=1).activate():
     print(HashEmbedder(batch_size=4).encode(texts).shape)
