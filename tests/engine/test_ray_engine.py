@@ -134,6 +134,7 @@ def test_a_cluster_without_the_needed_packages_is_one_line(ray_cluster):
     with RAY.activate(), pytest.raises(RagdiagError) as caught:
         ray_session().check_packages(["ragdiag", "no_such_module_i33"])
     assert "lacks no_such_module_i33 on its workers" in str(caught.value) and "\n" not in str(caught.value)
+    assert "Ray cluster at 127.0.0.1:" in str(caught.value)  # the tests' instance listens on loopback only
 
 
 def test_the_package_check_looks_modules_up_without_importing_them(ray_cluster):
