@@ -21,8 +21,8 @@ from ragdiag.extras import require
 
 CONNECT_TIMEOUT_S = 5.0  # a TCP connection to the cluster's address must open within this
 HANDSHAKE_TIMEOUT_S = 10.0  # … and a gRPC (HTTP/2) handshake complete within this: Ray speaks gRPC there
-CHECK_TIMEOUT_S = 600.0  # the package check task must come back within this (a worker importing torch on a
-#                          loaded 2-core machine takes minutes)
+CHECK_TIMEOUT_S = 600.0  # the package check task must come back within this (it imports nothing, but a busy or
+#                          scaling cluster may take minutes to give it a worker)
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's single-machine mode, every process on 127.0.0.1
 
 
@@ -141,21 +141,24 @@ class RaySession:
                                "--gpus-per-worker 0 or a cluster with GPU nodes")
 
     def check_packages(self, modules: list[str]) -> None:
-        """Import ``modules`` in a task on the cluster; one line naming what its workers lack. A local
-        instance this run started runs this interpreter: nothing to check."""
+        """Look ``modules`` up in a task on the cluster (``importlib.util.find_spec``: found, not imported,
+        so the task costs milliseconds, not a torch import); one line naming what its workers lack. A
+        local instance this run started runs this interpreter: nothing to check."""
         todo = [m for m in modules if m not in self.checked]
         if not todo or self.started:
             return
         ray = _ray()
 
         def missing(names: list[str]) -> list[str]:
-            import importlib
+            from importlib.util import find_spec
 
             absent = []
             for name in names:
                 try:
-                    importlib.import_module(name)
-                except ImportError:
+                    found = find_spec(name) is not None
+                except (ImportError, ValueError):  # a dotted name whose parent is absent
+                    found = False
+                if not found:
                     absent.append(name)
             return absent
 

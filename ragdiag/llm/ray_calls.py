@@ -3,7 +3,7 @@
 The seam is the client's deferral (:mod:`ragdiag.llm.batch`): under ``--engine ray`` a cache miss is
 recorded and its item waits; when the round is done, :meth:`RayCalls.flush_into` sends the missing
 requests, unchanged (same prompts, same cache keys), through a Ray Data actor pool: each of
-``--ray-workers`` actors holds ragdiag's own :class:`ragdiag.llm.client.LLMClient` without a cache
+``--ray-workers`` actors (at most one per batch) holds ragdiag's own :class:`ragdiag.llm.client.LLMClient` without a cache
 (retries, ``Retry-After``, context-length errors, the ``--rpm``/``--tpm`` limits split between the
 workers) and sends its batch with ``--workers`` threads. Workers return replies; this process writes
 them into the SQLite cache as they arrive (one writer) and the items run again, finding their replies
@@ -140,7 +140,7 @@ class RayCalls:
 
         from ragdiag.engine.settings import ray_session
         from ragdiag.io.progress import progress_reporter
-        from ragdiag.retrieval.ray_embed import bound, quiet_batches, quiet_ray_data, remote_args
+        from ragdiag.retrieval.ray_embed import bound, pool_size, quiet_batches, quiet_ray_data, remote_args
 
         settings, cfg = self.settings, client.config
         ray_session().check_packages(["ragdiag", "openai"])
@@ -151,13 +151,13 @@ class RayCalls:
         blocks = [pa.table({"key": keys[i:i + size], "request": [json.dumps(pending[k]) for k in keys[i:i + size]]})
                   for i in range(0, len(keys), size)]
         env = {KEY_ENV: os.environ[KEY_ENV]} if os.environ.get(KEY_ENV) else {}
+        workers = pool_size(settings.ray_workers, len(blocks))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dataset = ray.data.from_arrow(blocks).map_batches(
-                bound(CallActor, (worker_config(cfg, settings.ray_workers), type(client))), batch_size=size,
-                batch_format="numpy", runtime_env={"env_vars": env} if env else None,
-                **remote_args(settings.ray_workers, 0.0))
-        with progress_reporter(f"LLM calls on Ray ({settings.ray_workers} workers)", len(keys), enabled=progress) as bar:
+                bound(CallActor, (worker_config(cfg, workers), type(client))), batch_size=size,
+                batch_format="numpy", runtime_env={"env_vars": env} if env else None, **remote_args(workers, 0.0))
+        with progress_reporter(f"LLM calls on Ray ({workers} workers)", len(keys), enabled=progress) as bar:
             for out in quiet_batches(dataset):
                 yield out
                 bar.advance(len(out["key"]))

@@ -121,7 +121,11 @@ class Embedder:
         batches = [order[start : start + self.batch_size] for start in range(0, len(texts), self.batch_size)]
         out = np.zeros((0, 0), dtype=np.float32)
         ray = active().is_ray
-        label = f"embedding with {self.identity}" + (f" on Ray ({active().ray_workers} workers)" if ray else "")
+        label = f"embedding with {self.identity}"
+        if ray:
+            from ragdiag.retrieval.ray_embed import pool_size
+
+            label += f" on Ray ({pool_size(active().ray_workers, len(batches))} workers)"
         with progress_reporter(label, len(texts), enabled=progress) as bar:
             def store(rows: list[int], raw: np.ndarray) -> None:
                 nonlocal out

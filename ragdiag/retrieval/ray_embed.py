@@ -1,7 +1,7 @@
 """``--engine ray`` for embedding: the batches the cache lacks run on a Ray Data actor pool.
 
-One actor per ``--ray-workers`` holds one embedder (a copy without cache, loaded once per actor,
-``--gpus-per-worker`` GPUs each); the dataset has one block per batch, in the local engine's batch
+``--ray-workers`` actors (at most one per batch) hold one embedder each (a copy without cache, loaded
+once per actor, ``--gpus-per-worker`` GPUs each); the dataset has one block per batch, in the local engine's batch
 order (longest texts first) and the embedder's own batch size, so each actor computes exactly the
 batches the local engine would. Workers return vectors; the driver normalises them, writes the cache
 as each batch arrives (a rerun after a failure embeds only what is missing) and builds the index.
@@ -68,6 +68,12 @@ def quiet_batches(dataset: Any) -> Any:
         yield from dataset.iter_batches(batch_size=None, batch_format="numpy")
 
 
+def pool_size(workers: int, blocks: int) -> int:
+    """Actors to start: ``--ray-workers``, but never more than there are batches (an actor without a
+    batch would only cost a worker process's start-up, and a model load where the embedder loads eagerly)."""
+    return max(1, min(workers, blocks))
+
+
 def remote_args(workers: int, gpus: float) -> dict[str, Any]:
     """The actor pool's size, resources and fault tolerance for ``map_batches``."""
     args: dict[str, Any] = {"concurrency": workers, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
@@ -98,7 +104,8 @@ def embed_batches_on_ray(embedder: Any, texts: list[list[str]], rows: list[list[
         warnings.simplefilter("ignore")
         dataset = ray.data.from_arrow(blocks).map_batches(
             bound(actor, embedder.for_worker()), batch_size=embedder.batch_size, batch_format="numpy",
-            runtime_env={"env_vars": env} if env else None, **remote_args(settings.ray_workers, settings.gpus_per_worker))
+            runtime_env={"env_vars": env} if env else None,
+            **remote_args(pool_size(settings.ray_workers, len(blocks)), settings.gpus_per_worker))
     try:
         for out in quiet_batches(dataset):
             by_batch: dict[int, list[int]] = {}

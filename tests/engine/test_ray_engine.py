@@ -101,7 +101,11 @@ def test_a_worker_that_dies_once_is_restarted_by_ray(ray_cluster, tmp_path):
     assert float(np.abs(got - local).max()) <= 1e-6
 
 
-def test_a_worker_that_keeps_dying_stops_in_one_line_and_keeps_what_finished(ray_cluster, tmp_path):
+def test_a_worker_that_keeps_dying_stops_in_one_line_and_keeps_what_finished(ray_cluster, tmp_path, monkeypatch):
+    from ragdiag.retrieval import ray_embed
+
+    monkeypatch.setattr(ray_embed, "MAX_RESTARTS", 1)  # restarted once, then Ray gives up (each restart is a
+    monkeypatch.setattr(ray_embed, "MAX_TASK_RETRIES", 1)  # new worker process: seconds on 2 cores)
     texts = [f"text number {i:02d}" for i in range(40)]
     dying = HashEmbedder(tmp_path / "cache", die_on=texts[0], die_dir=tmp_path, always=True)
     with EngineSettings(engine="ray", ray_workers=1).activate(), pytest.raises(RagdiagError) as caught:
@@ -130,6 +134,22 @@ def test_a_cluster_without_the_needed_packages_is_one_line(ray_cluster):
     with RAY.activate(), pytest.raises(RagdiagError) as caught:
         ray_session().check_packages(["ragdiag", "no_such_module_i33"])
     assert "lacks no_such_module_i33 on its workers" in str(caught.value) and "\n" not in str(caught.value)
+    assert "Ray cluster at 127.0.0.1:" in str(caught.value)  # the tests' instance listens on loopback only
+
+
+def test_the_package_check_looks_modules_up_without_importing_them(ray_cluster):
+    """A module that raises when imported passes the check: the task finds it, never runs it."""
+    from ragdiag.engine.settings import ray_session
+
+    with RAY.activate():
+        ray_session().check_packages(["ragdiag", "tests.engine.import_refused"])
+
+
+def test_the_pool_has_at_most_one_actor_per_batch():
+    from ragdiag.retrieval.ray_embed import pool_size
+
+    assert [pool_size(2, blocks) for blocks in (0, 1, 2, 5)] == [1, 1, 2, 2]
+    assert pool_size(1024, 3) == 3 and pool_size(1, 40) == 1
 
 
 def _node_processes() -> set[int]:
@@ -167,7 +187,9 @@ def test_unreachable_address_and_missing_ray_are_one_line(tmp_path):
 LOCAL_INSTANCE = """
 import sys
 from ragdiag.engine.settings import EngineSettings
+from ragdiag.retrieval import ray_embed
 from tests.engine.hash_embedder import HashEmbedder
+ray_embed.MAX_RESTARTS = ray_embed.MAX_TASK_RETRIES = 0  # the failure at once (restarts: the tests above)
 texts = [f"t{i}" for i in range(20)]
 with EngineSettings(engine="ray", ray_address="local", ray_workers=1).activate():
     print(HashEmbedder(batch_size=4).encode(texts).shape)
