@@ -154,8 +154,8 @@ def _qrels_rows(split: Any, location: str, file: str) -> list[tuple[str, str, in
             for n, r in enumerate(_rows(split, f"{location} qrels"), 1)]
 
 
-def _qrels_split(location: str, names: tuple[str, ...]) -> Any:
-    splits = _stream(location, None, None)
+def _qrels_split(splits: Any, location: str, names: tuple[str, ...]) -> Any:
+    """The first split of ``splits`` (the qrels repository, loaded once) named one of ``names``."""
     for name in names:
         if name in splits:
             return splits[name]
@@ -171,8 +171,9 @@ def fetch_beir(spec: PublicSet, source: str, sample: int, show_progress: bool = 
         note(f"fetching {spec.name} from {spec.origin if source == HUB else source}"
              + (f" (first {sample:,} passages)" if sample else ""))
     qrels_by_file: dict[str, list[tuple[str, str, int]]] = {}
+    qrels_splits = _stream(qrels_location, None, None)  # one load for every split (each load reads the repository)
     for names, file in spec.qrels_splits:
-        split = _qrels_split(qrels_location, names)
+        split = _qrels_split(qrels_splits, qrels_location, names)
         qrels_by_file[file] = _qrels_rows(split, qrels_location, file)
     rows: Iterable[dict[str, Any]] = _rows(_stream(corpus_location, "corpus", "corpus"), f"{corpus_location} corpus")
     if sample:
