@@ -7,16 +7,24 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_wheel_carries_probes_prompts_fixtures_and_finds_them(tmp_path):
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
-        capture_output=True, text=True,
-    )
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory) -> tuple[Path, Path]:
+    """The sdist and the wheel of the tree, built offline by one hatchling run (hatchling from the
+    environment, as CI builds them), shared by the tests of this module."""
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-t", "wheel", "-d", str(out)],
+                           capture_output=True, text=True, cwd=ROOT)
     assert built.returncode == 0, built.stderr
-    wheel = next(tmp_path.glob("ragdiag-*.whl"))
+    return next(out.glob("ragdiag-*.tar.gz")), next(out.glob("ragdiag-*.whl"))
+
+
+def test_wheel_carries_probes_prompts_fixtures_and_finds_them(dists, tmp_path):
+    wheel = dists[1]
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         archive.extractall(tmp_path / "site")
@@ -34,16 +42,14 @@ def test_wheel_carries_probes_prompts_fixtures_and_finds_them(tmp_path):
     ).stdout
 
 
-def test_sdist_and_wheel_build_offline_and_the_sdist_builds_the_same_wheel(tmp_path):
+def test_sdist_and_wheel_build_offline_and_the_sdist_builds_the_same_wheel(dists, tmp_path):
     """CI builds both distributions with no network (hatchling from the environment): the sdist holds
-    what a wheel needs, and a wheel built from the unpacked sdist has the same files and metadata."""
+    what a wheel needs, and a wheel pip builds from the unpacked sdist (no build isolation, as a user
+    offline would) has the same files and metadata as the tree's."""
     import tarfile
 
-    sdist_dir, from_sdist = tmp_path / "sdist", tmp_path / "from-sdist"
-    built = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(sdist_dir)],
-                           capture_output=True, text=True, cwd=ROOT)
-    assert built.returncode == 0, built.stderr
-    sdist = next(sdist_dir.glob("ragdiag-*.tar.gz"))
+    sdist, tree_wheel = dists
+    from_sdist = tmp_path / "from-sdist"
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
         archive.extractall(tmp_path / "unpacked", filter="data")
@@ -53,12 +59,10 @@ def test_sdist_and_wheel_build_offline_and_the_sdist_builds_the_same_wheel(tmp_p
         assert f"{top}/{required}" in names, required
     assert not any("/.venv/" in name or "__pycache__" in name for name in names)
 
-    wheels = []
-    for source, out in ((ROOT, tmp_path / "from-tree"), (tmp_path / "unpacked" / top, from_sdist)):
-        made = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
-                               "-q", "-w", str(out)], capture_output=True, text=True)
-        assert made.returncode == 0, made.stderr
-        wheels.append(next(out.glob("ragdiag-*.whl")))
+    made = subprocess.run([sys.executable, "-m", "pip", "wheel", str(tmp_path / "unpacked" / top), "--no-deps",
+                           "--no-build-isolation", "-q", "-w", str(from_sdist)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    wheels = [tree_wheel, next(from_sdist.glob("ragdiag-*.whl"))]
     contents = []
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:

@@ -8,8 +8,11 @@ Run ``python -m tests.architecture.import_graph`` to print which folder imports 
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
+
+from tests.architecture.source_trees import nodes
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "ragdiag"
 
@@ -31,12 +34,19 @@ def _resolve(name: str, known: dict[str, Path]) -> str | None:
 
 def module_graph() -> dict[str, set[str]]:
     """module → the ragdiag modules it imports (package ``__init__`` edges implied by a dotted
-    import are not counted; an import of a submodule counts as that submodule)."""
-    known = modules()
+    import are not counted; an import of a submodule counts as that submodule). A fresh copy of
+    the graph read once per state of the source (every file's modification time and size)."""
+    state = tuple((name, path, path.stat().st_mtime_ns, path.stat().st_size) for name, path in modules().items())
+    return {name: set(targets) for name, targets in _graph(state).items()}
+
+
+@functools.cache
+def _graph(state: tuple[tuple[str, Path, int, int], ...]) -> dict[str, frozenset[str]]:
+    known = {name: path for name, path, _, _ in state}
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in nodes(path):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -52,7 +62,7 @@ def module_graph() -> dict[str, set[str]]:
                 resolved = _resolve(target, known)
                 if resolved and resolved != name and resolved != "ragdiag":
                     graph[name].add(resolved)
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
 
 
 def folder_of(module: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from tests.architecture.import_graph import PACKAGE_DIR, folder_graph, module_graph
+from tests.architecture.source_trees import nodes
 
 # what a cli module may import besides other cli modules: the commands, the renderers, and the
 # small declarations options are built from (errors, option parsers, registries, extras hints)
@@ -48,7 +49,7 @@ def test_cli_imports_only_commands_renderers_and_declarations():
 def test_cli_writes_no_file_and_computes_nothing():
     found = []
     for path in sorted((PACKAGE_DIR / "cli").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in nodes(path):
             if isinstance(node, ast.Call):
                 name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 if name in WRITING_CALLS or name == "open":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from tests.architecture.import_graph import PACKAGE_DIR
+from tests.architecture.source_trees import nodes
 
 REPORT = PACKAGE_DIR / "report"
 # calls by name (a method or a function): reading, writing, listing or checking files, saving figures
@@ -49,7 +50,7 @@ def offences() -> list[str]:
     found = []
     for path in sorted(REPORT.rglob("*.py")):
         where = path.relative_to(PACKAGE_DIR.parent).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+        for node in nodes(path):
             if isinstance(node, ast.Call):
                 owner, name = _call_name(node)
                 if name in FILE_CALLS or (owner, name) in MODULE_CALLS:

@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 from tests.architecture.import_graph import PACKAGE_DIR
+from tests.architecture.source_trees import nodes
 
 # The one writer (io/writer: write_text, write_bytes, write_json, write_jsonl, atomic_path,
 # write_figure; io/out_format.write_result), pathlib's own writers, numpy / faiss / matplotlib /
@@ -46,10 +47,10 @@ EXCEPTIONS: dict[str, str] = {
                                     "server's life",
 }
 
-def _imported_names(tree: ast.Module) -> dict[str, tuple[str, str]]:
+def _imported_names(module_nodes: tuple[ast.AST, ...]) -> dict[str, tuple[str, str]]:
     """local name → (module, original name) of every ``from X import Y [as Z]``."""
     return {alias.asname or alias.name: (node.module or "", alias.name)
-            for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+            for node in module_nodes if isinstance(node, ast.ImportFrom) for alias in node.names}
 
 
 def _is_write_mode(node: ast.expr) -> bool:
@@ -105,9 +106,8 @@ def offenders(package: Path = PACKAGE_DIR) -> dict[str, list[str]]:
         rel = path.relative_to(package).as_posix()
         if rel.split("/")[0] in ALLOWED_FOLDERS:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), rel)
-        imported = _imported_names(tree)
-        for node in ast.walk(tree):
+        imported = _imported_names(nodes(path))
+        for node in nodes(path):
             if isinstance(node, ast.Call) and (what := _writes(node, imported)):
                 found.setdefault(rel, []).append(f"{node.lineno}: {what}")
             elif isinstance(node, ast.Assign) and _stamps_by_hand(node):

@@ -15,6 +15,7 @@ import pytest
 
 from ragdiag.measures import dcg, sample
 from ragdiag.measures.standard import ndcg_values, shifted_qrels
+from tests.architecture.source_trees import nodes
 from tests.metrics.reference import _ndcg as paper_loop
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ragdiag"
@@ -26,7 +27,7 @@ def test_only_measures_dcg_computes_a_discounted_gain():
     for path in PACKAGE.rglob("*.py"):
         if path == PACKAGE / "measures" / "dcg.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes(path):
             if isinstance(node, ast.Attribute) and node.attr == "log2" or isinstance(node, ast.Name) and node.id == "log2":
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} log2")
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "dcg" in node.name.lower() \

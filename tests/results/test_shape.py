@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 from tests.architecture.import_graph import folder_graph
+from tests.architecture.source_trees import nodes, tree
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ragdiag"
 RESULTS = PACKAGE / "results"
@@ -23,7 +24,7 @@ JSON_VIEWS = {"to_json", "sections", "skip_counts"}
 
 
 def _trees() -> list[tuple[str, ast.Module]]:
-    return [(p.name, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(RESULTS.glob("*.py"))]
+    return [(p.name, tree(p)) for p in sorted(RESULTS.glob("*.py"))]
 
 
 def _is_record(node: ast.ClassDef, records: set[str]) -> bool:
@@ -53,6 +54,6 @@ def test_no_function_of_results_returns_a_dict_but_the_json_views():
 
 def test_no_module_keeps_to_dict_as_dict_or_from_dict():
     found = [f"{p.relative_to(PACKAGE)}:{node.lineno} {node.name}" for p in sorted(PACKAGE.rglob("*.py"))
-             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             for node in nodes(p)
              if isinstance(node, ast.FunctionDef) and node.name in {"to_dict", "as_dict", "from_dict"}]
     assert found == []
