@@ -1,5 +1,6 @@
 """SIGKILL in the middle of a grading run with 8 workers: the rerun completes, repeats no cached call,
-and the cache stays consistent."""
+and the cache stays consistent. 20 queries (120 judge calls, 15 per worker): the kill lands after a
+third of them, with ~0.5 s of calls still to go at 50 ms each, far beyond the 10 ms poll."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ragdiag.remote.call_cache import CACHE_FILE
 from tests.pipeline.tiny_data import write_many
 
 RAGDIAG = Path(sys.executable).with_name("ragdiag")
+QUERIES = 20
 
 
 def _cached_keys(cache_dir: Path) -> set[str]:
@@ -24,11 +26,11 @@ def _cached_keys(cache_dir: Path) -> set[str]:
 
 
 def test_sigkill_mid_run_then_rerun_resumes_without_repeats(server, run_cli, tmp_path):
-    texts, ranked = write_many(tmp_path / "data", 40)
+    texts, ranked = write_many(tmp_path / "data", QUERIES)
     answers, graded, cache = tmp_path / "answers.jsonl", tmp_path / "graded.json", tmp_path / "cache"
     assert run_cli("generate", "--texts", texts, "--ranked", ranked, "--out", answers, "--base-url", server.base_url,
                    "--workers", "8", cache_dir=cache).exit_code == 0
-    judge_calls = 40 * 3 * 2  # rows x repeats
+    judge_calls = QUERIES * 3 * 2  # rows (3 ks a query) x repeats
     generation_entries = len(_cached_keys(cache))
     cmd = [str(RAGDIAG), "grade", "--answers", str(answers), "--out", str(graded), "--base-url", server.base_url,
            "--cache-dir", str(cache), "--workers", "8", "--repeats", "2", "--no-progress"]
@@ -59,4 +61,4 @@ def test_sigkill_mid_run_then_rerun_resumes_without_repeats(server, run_cli, tmp
     with sqlite3.connect(cache / CACHE_FILE) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == generation_entries + judge_calls
-    assert len(json.loads(graded.read_text())) == 120
+    assert len(json.loads(graded.read_text())) == QUERIES * 3

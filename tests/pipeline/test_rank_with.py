@@ -34,13 +34,14 @@ def test_generate_rank_with_local_embedder(tiny, server, run_cli, tmp_path):
 @pytest.mark.model
 def test_rank_with_local_reproduces_the_bundled_sample_rankings(tmp_path):
     """One ranking path: rank_texts (what --rank-with local runs) gives the shipped rankings, all 8
-    (Nc, Np) variants of the first 3 queries, byte for byte once serialised."""
+    (Nc, Np) variants of the first query, byte for byte once serialised (one query keeps every
+    variant and the serialisation; more queries only add embedding time)."""
     from ragdiag.data.schema import TextsSample
     from ragdiag.pipeline.rank import rank_texts
     from ragdiag.resources import resource_path
 
     folder = resource_path("fixtures", "retrieval-response-sample")
-    texts = json.loads((folder / "samples_texts.json").read_text())[:3]
+    texts = json.loads((folder / "samples_texts.json").read_text())[:1]
     shipped = [r for r in json.loads((folder / "samples_ranked.json").read_text()) if r["id"] in {t["id"] for t in texts}]
     variants = [(nc, np_) for nc in (30, 50) for np_ in (2, 3, 4, 5)]
     try:
@@ -50,5 +51,5 @@ def test_rank_with_local_reproduces_the_bundled_sample_rankings(tmp_path):
         if "cannot load" in str(err) or isinstance(err, (ImportError, OSError)):
             pytest.skip(f"local model unavailable: {err}")
         raise
-    assert len(shipped) == 24
+    assert len(shipped) == 8
     assert json.dumps([r.to_json() for r in ranked]) == json.dumps(shipped)
