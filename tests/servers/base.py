@@ -204,6 +204,9 @@ class LocalServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes; with Nagle's algorithm on, the body waits for the
+            # client's delayed ACK of the headers (~40 ms a reply on a kept-alive connection)
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:
                 pass
