@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.servers.base import serving
 from tests.servers.chat_server import ChatServer
 
 
 @pytest.fixture()
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ChatServer() as srv:
+    with serving(monkeypatch, ChatServer()) as srv:
         yield srv

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from ragdiag.answers.labelling import prune
 from ragdiag.cli import app
 from ragdiag.evaluate.agreement import quadratic_weighted_kappa
+from tests.servers.base import serving
 from tests.servers.chat_server import ChatServer
 
 PASSAGES = {
@@ -83,9 +84,7 @@ def data(tmp_path) -> dict[str, Path]:
 
 @pytest.fixture()
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with UtilityJudgeServer() as srv:
+    with serving(monkeypatch, UtilityJudgeServer()) as srv:
         yield srv
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.pipeline.tiny_data import write_tiny
+from tests.servers.base import serving
 from tests.servers.batch_server import BatchServer
 
 
@@ -19,7 +20,5 @@ def tiny(tmp_path) -> tuple[Path, Path]:
 
 @pytest.fixture()
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with BatchServer() as srv:
+    with serving(monkeypatch, BatchServer()) as srv:
         yield srv

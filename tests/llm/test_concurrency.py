@@ -15,6 +15,7 @@ from ragdiag.answers.run_stats import run_details
 from ragdiag.llm.client import ClientConfig, LLMClient
 from ragdiag.llm.concurrency import InFlightLimit
 from ragdiag.llm.runner import run_items
+from tests.servers.base import serving
 from tests.servers.chat_server import ChatServer
 
 ITEMS = ["alpha", "beta", "gamma"]
@@ -23,9 +24,7 @@ SERVICE_TIME = 0.8  # seconds per request in the server's one slot
 
 @pytest.fixture()
 def one_slot(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ChatServer() as server:
+    with serving(monkeypatch, ChatServer()) as server:
         yield server
 
 

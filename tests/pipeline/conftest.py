@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from tests.pipeline.tiny_data import write_tiny
+from tests.servers.base import serving
 from tests.servers.chat_server import ChatServer
 
 
@@ -19,9 +20,7 @@ def tiny(tmp_path) -> tuple[Path, Path]:
 
 @pytest.fixture()
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ChatServer() as srv:
+    with serving(monkeypatch, ChatServer()) as srv:
         yield srv
 
 

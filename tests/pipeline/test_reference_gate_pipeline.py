@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragdiag.cli import app
+from tests.servers.base import serving
 from tests.servers.chat_server import ChatServer
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-llm-answers"
@@ -46,9 +47,7 @@ class RefusingServer(ChatServer):
 
 @pytest.fixture()
 def refusing(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with RefusingServer() as srv:
+    with serving(monkeypatch, RefusingServer()) as srv:
         yield srv
 
 

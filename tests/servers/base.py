@@ -26,8 +26,10 @@ import collections
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 from tests.servers.json_http import send_bytes, send_json
 
@@ -239,3 +241,16 @@ class LocalServer:
                 server._respond(self, body if isinstance(body, dict) else {})
 
         return Handler
+
+
+Server = TypeVar("Server", bound=LocalServer)
+
+
+@contextmanager
+def serving(monkeypatch: Any, server: Server) -> Iterator[Server]:
+    """``server`` running, with the dummy ``OPENAI_API_KEY`` the openai client needs and no
+    ``OPENAI_BASE_URL`` from the environment (a test fixture's usual setting); stopped on exit."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with server:
+        yield server
