@@ -49,13 +49,13 @@ test-latest:
 	.venv-latest/bin/python -m pip install -q --upgrade pip
 	tools/install_torch.sh .venv-latest/bin/python $(TORCH) $(TORCH_VERSION) $(TORCH_INDEX)
 	.venv-latest/bin/python -m pip install -q --upgrade --upgrade-strategy eager -e '.[all,dev]'
-	.venv-latest/bin/python -m pytest -q -n 2 --dist loadfile
+	.venv-latest/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 run: install
 	$(VENV)/bin/ragdiag correlate --dataset msmarco
 
 test: install browser
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The suite without the Chromium install (same as `make test BROWSER=0`).
 test-fast:

@@ -82,6 +82,16 @@ def no_nan_written_as_json():
     assert not found, "NaN/Infinity written into JSON: " + "; ".join(found[:5])
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files holding a ``slow`` test are collected first, the rest keep their order. With ``--dist loadfile
+    --no-loadscope-reorder`` (``make test``) xdist hands out whole files in this order, so the long files
+    start first and the short ones fill the end (longest-first scheduling): no long file starts last on one
+    worker while the other has nothing left. xdist's default order is by number of tests, which sends the
+    long files with few tests (mypy's, Ray's, the docs examples') to the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):  # an xdist worker
