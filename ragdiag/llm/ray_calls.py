@@ -140,12 +140,10 @@ class RayCalls:
 
         from ragdiag.engine.settings import ray_session
         from ragdiag.io.progress import progress_reporter
-        from ragdiag.retrieval.ray_embed import bound, pool_size, quiet_batches, quiet_ray_data, remote_args
+        from ragdiag.retrieval.ray_embed import bound, dataset_of, pool_size, quiet_batches, quiet_ray_data, remote_args
 
         settings, cfg = self.settings, client.config
         ray_session().check_packages(["ragdiag", "openai"])
-        import ray.data
-
         quiet_ray_data()
         size = BATCH_PER_THREAD * cfg.workers
         blocks = [pa.table({"key": keys[i:i + size], "request": [json.dumps(pending[k]) for k in keys[i:i + size]]})
@@ -154,7 +152,7 @@ class RayCalls:
         workers = pool_size(settings.ray_workers, len(blocks))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            dataset = ray.data.from_arrow(blocks).map_batches(
+            dataset = dataset_of(blocks).map_batches(
                 bound(CallActor, (worker_config(cfg, workers), type(client))), batch_size=size,
                 batch_format="numpy", runtime_env={"env_vars": env} if env else None, **remote_args(workers, 0.0))
         with progress_reporter(f"LLM calls on Ray ({workers} workers)", len(keys), enabled=progress) as bar:

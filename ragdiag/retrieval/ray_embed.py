@@ -60,6 +60,15 @@ def quiet_ray_data() -> Any:
     return ctx
 
 
+def dataset_of(blocks: list[Any]) -> Any:
+    """A Ray dataset of exactly these blocks (``ray.data.from_blocks``: one block per batch, their
+    metadata read here). ``ray.data.from_arrow`` computes the same metadata in one Ray task per block,
+    a worker round trip each before the first batch can start."""
+    import ray.data
+
+    return ray.data.from_blocks(blocks)
+
+
 def quiet_batches(dataset: Any) -> Any:
     """The dataset's output blocks as numpy batches, without Ray Data's warnings (an actor pool larger
     than the number of blocks, for a small run)."""
@@ -92,8 +101,6 @@ def embed_batches_on_ray(embedder: Any, texts: list[list[str]], rows: list[list[
     settings = active()
     session = ray_session()
     session.check_packages(["ragdiag", "numpy", *embedder.requires])
-    import ray.data
-
     quiet_ray_data()
     blocks = [pa.table({"batch": [b] * len(batch), "pos": list(range(len(batch))), "text": batch})
               for b, batch in enumerate(texts) if batch]
@@ -102,7 +109,7 @@ def embed_batches_on_ray(embedder: Any, texts: list[list[str]], rows: list[list[
     env = {key_env: os.environ[key_env]} if key_env and os.environ.get(key_env) else {}
     with warnings.catch_warnings():  # max_restarts / max_task_retries still go through ray_remote_args
         warnings.simplefilter("ignore")
-        dataset = ray.data.from_arrow(blocks).map_batches(
+        dataset = dataset_of(blocks).map_batches(
             bound(actor, embedder.for_worker()), batch_size=embedder.batch_size, batch_format="numpy",
             runtime_env={"env_vars": env} if env else None,
             **remote_args(pool_size(settings.ray_workers, len(blocks)), settings.gpus_per_worker))

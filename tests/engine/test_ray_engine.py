@@ -152,6 +152,20 @@ def test_the_pool_has_at_most_one_actor_per_batch():
     assert pool_size(1024, 3) == 3 and pool_size(1, 40) == 1
 
 
+def test_the_dataset_has_one_block_per_batch_as_given(ray_cluster):
+    """The dataset holds the blocks as cut here, one per batch (a short last batch stays alone), so each
+    actor call embeds one of the local engine's batches; ``from_blocks`` reads their metadata here."""
+    import pyarrow as pa
+
+    from ragdiag.retrieval.ray_embed import dataset_of
+
+    blocks = [pa.table({"batch": [b] * n, "text": [f"t{b}-{i}" for i in range(n)]}) for b, n in enumerate((8, 8, 3))]
+    dataset = dataset_of(blocks)
+    assert dataset.num_blocks() == 3 and dataset.count() == 19
+    sizes = [m.num_rows for bundle in dataset.iter_internal_ref_bundles() for m in bundle.metadata]
+    assert sizes == [8, 8, 3]
+
+
 def _node_processes() -> set[int]:
     import psutil
 
