@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.io.run_record import without_run_record
-from tests.sweep.synthetic_corpus import write_corpus
 
 IVF = "ivf:nlist=16,nprobe=1|2|4|16"
 HNSW = "hnsw:M=4,efConstruction=8,efSearch=1|2|16"
@@ -19,13 +18,6 @@ def _load(out):
     result = json.loads((out / "sweep.json").read_text())
     rows = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
     return result, rows
-
-
-@pytest.fixture(scope="module")
-def corpus(workdir):
-    """20 queries (the conftest's corpus has 40): every answer and grade is a toy-model request, and nprobe=1
-    still misses enough relevant documents for the paired interval to exclude 0."""
-    return write_corpus(workdir / "synthetic", n_queries=20)
 
 
 @pytest.fixture(scope="module")
