@@ -19,6 +19,7 @@ import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,13 +105,28 @@ def _hub_location(source: str, repo: str) -> str:
     return str(location)
 
 
+@contextmanager
+def _torch_unused(datasets: Any) -> Iterator[None]:
+    """``datasets`` told torch is absent while it builds a streamed dataset: with torch installed, each
+    ``IterableDataset`` otherwise imports it (seconds) to share its epoch counter with DataLoader workers
+    and to subclass torch's dataset class. The rows are only read here; no DataLoader ever sees them."""
+    config = datasets.config
+    available = getattr(config, "TORCH_AVAILABLE", False)
+    config.TORCH_AVAILABLE = False
+    try:
+        yield
+    finally:
+        config.TORCH_AVAILABLE = available
+
+
 def _stream(location: str, config: str | None, split: str | None) -> Any:
     from ragdiag.extras import require
 
     datasets = require("datasets")
     what = f"{location} ({config})" if config else location
     try:
-        return datasets.load_dataset(location, config, split=split, streaming=True)
+        with _torch_unused(datasets):
+            return datasets.load_dataset(location, config, split=split, streaming=True)
     except StopIteration:  # datasets infers the columns from the first rows: an empty file has none
         raise FetchError(f"cannot load {what}: it holds no rows (an empty file?)") from None
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as err:

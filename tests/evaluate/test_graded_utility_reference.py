@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from functools import cache
 
 import numpy as np
 import pytest
@@ -119,6 +120,17 @@ def random_queries(n: int, seed: int):
     return rankings, pools, answers
 
 
+@cache
+def random_inputs(n: int, seed: int):
+    """:func:`random_queries` with their grade matrix and pool counts, built once per seed: the four
+    weightings of one (K, depth) share a seed. The arrays are read-only, so no metric can change them
+    for the next weighting."""
+    rankings, pools, answers = random_queries(n, seed)
+    ranked, counts = grade_matrix(rankings, pools), pool_counts(pools)
+    ranked.flags.writeable = counts.flags.writeable = False
+    return rankings, pools, answers, ranked, counts
+
+
 def same(got: float, want) -> bool:
     if want is None:
         return math.isnan(got)
@@ -136,8 +148,7 @@ PARAMS = [
 @pytest.mark.parametrize("params", PARAMS, ids=["default", "alpha0", "odd-caps", "edge-caps"])
 @pytest.mark.parametrize("k, depth", [(1, 1), (3, 10), (10, 10), (10, 100), (20, 50), (50, 60)])
 def test_every_metric_matches_the_reference(params, k, depth):
-    rankings, pools, answers = random_queries(2500, seed=k * 1000 + depth)
-    ranked, counts = grade_matrix(rankings, pools), pool_counts(pools)
+    rankings, pools, answers, ranked, counts = random_inputs(2500, seed=k * 1000 + depth)
     got = {
         "ra_nwg": gu.ra_nwg(ranked, counts, k, params),
         "proc": gu.proc(ranked, counts, k, depth, params),

@@ -4,9 +4,32 @@ least every ``every`` seconds while one long step runs, and a model load says it
 from __future__ import annotations
 
 import io
+import threading
 import time
+from functools import partial
 
+from ragdiag.io import progress
 from ragdiag.io.progress import LineProgress, waiting
+
+# The store's uncounted steps speak after 1 s; here after 0.2 s, and the stand-in for a slow step lasts
+# until its note is out (at most 10 s) instead of a fixed 1.3 s sleep: the same lines, without the wait.
+STEP_AFTER_S = 0.2
+
+
+def _quick_steps_noting(monkeypatch, text: str) -> threading.Event:
+    """The store's steps speak after ``STEP_AFTER_S``; the event is set once a note holding ``text`` is out."""
+    from ragdiag.retrieval import store
+
+    noted, real_note = threading.Event(), progress.note
+
+    def note(message: str, stream=None) -> None:
+        real_note(message, stream)
+        if text in message:
+            noted.set()
+
+    monkeypatch.setattr(progress, "note", note)
+    monkeypatch.setattr(store, "step", partial(progress.step, after=STEP_AFTER_S))
+    return noted
 
 
 def test_a_line_comes_while_one_long_step_runs_without_any_advance():
@@ -62,9 +85,10 @@ def test_index_build_and_bm25_search_report_their_uncounted_steps(tmp_path, monk
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(f'{{"_id": "d{i}", "text": "word{i} common"}}\n' for i in range(5)))
     slow_build = BM25Index.build.__func__
+    noted = _quick_steps_noting(monkeypatch, "building the BM25 index")
 
     def build(cls, *args, **kwargs):
-        time.sleep(1.3)  # a large corpus
+        assert noted.wait(10)  # a large corpus: still building when the note comes
         return slow_build(cls, *args, **kwargs)
 
     monkeypatch.setattr(BM25Index, "build", classmethod(build))
@@ -89,9 +113,10 @@ def test_retrieve_says_it_is_loading_a_large_bm25_index_and_reading_its_ids(tmp_
                                      "--out-dir", str(tmp_path / "idx")])
     assert built.exit_code == 0, built.output
     slow_load = store.load_bm25
+    noted = _quick_steps_noting(monkeypatch, "loading the BM25 index")
 
     def load_bm25(*args, **kwargs):
-        time.sleep(1.3)  # a large index
+        assert noted.wait(10)  # a large index: still loading when the note comes
         return slow_load(*args, **kwargs)
 
     monkeypatch.setattr(store, "load_bm25", load_bm25)
@@ -112,9 +137,10 @@ def test_loading_a_large_faiss_index_says_so(tmp_path, monkeypatch, capsys):
     index.add(np.eye(4, dtype=np.float32)[:3])
     faiss.write_index(index, str(tmp_path / store.DENSE))
     slow_load = store.load_index
+    noted = _quick_steps_noting(monkeypatch, "loading the faiss index")
 
     def load_index(path):
-        time.sleep(1.3)  # a large index file
+        assert noted.wait(10)  # a large index file: still loading when the note comes
         return slow_load(path)
 
     monkeypatch.setattr(store, "load_index", load_index)

@@ -28,7 +28,7 @@ def one_slot(monkeypatch):
         yield server
 
 
-def _run(server: ChatServer):
+def _run(server: ChatServer, items: list[str] = ITEMS):
     client = LLMClient(ClientConfig(model="test-model", base_url=server.base_url, cache="off", workers=4,
                                     timeout=1.5 * SERVICE_TIME, max_retries=5, backoff_base=SERVICE_TIME / 4,
                                     backoff_max=SERVICE_TIME))
@@ -36,15 +36,16 @@ def _run(server: ChatServer):
     def ask(word: str) -> str:
         return client.chat(client.request([{"role": "user", "content": f"say {word}"}], "test", max_tokens=16)).text
 
-    outcome = run_items(client, ask, ITEMS, ITEMS, "asking", progress=False)
+    outcome = run_items(client, ask, items, items, "asking", progress=False)
     return client, outcome
 
 
 def test_published_slots_cap_the_requests_in_flight(one_slot, capsys):
+    """Two items are enough: sent together, the second would wait 2 service times (> the timeout) and be retried."""
     one_slot.slots(1, service_time=SERVICE_TIME, publish=True)
-    client, outcome = _run(one_slot)
-    assert outcome.failures == [] and all(outcome.results)
-    assert client.stats.retries == 0 and one_slot.requests == len(ITEMS)  # never more than the slot in flight
+    client, outcome = _run(one_slot, ITEMS[:2])
+    assert outcome.failures == [] and all(outcome.results) and len(outcome.results) == 2
+    assert client.stats.retries == 0 and one_slot.requests == 2  # never more than the slot in flight
     report = run_details(client)["concurrency"]
     assert report["server_slots"] == 1 and report["in_flight"] == 1 and report["timeouts"] == 0
     assert "the server publishes 1 slot(s)" in capsys.readouterr().err

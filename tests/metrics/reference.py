@@ -80,13 +80,21 @@ def segment_samples(records: list[dict], mode: str, measure: str, xk: float = 2.
     return out
 
 
-def correlation_at(kind: str, measure: str, samples: list[tuple], a: float | None, exact: bool = True) -> float:
-    """The correlation of the measure at α = a with the grades of the samples (NaN if undefined);
-    ``exact``: values printed to 12 significant digits first (ties equal in exact arithmetic)."""
+def values_at(measure: str, samples: list[tuple], a: float | None, exact: bool = True) -> list[float]:
+    """The measure at α = a of each sample; ``exact``: printed to 12 significant digits (ties equal in
+    exact arithmetic)."""
     values = [_value(measure, r, a, s) for r, s in samples]
-    if exact:
-        values = [float(f"{v:.12g}") for v in values]
+    return [float(f"{v:.12g}") for v in values] if exact else values
+
+
+def correlate_values(kind: str, values: list[float], samples: list[tuple]) -> float:
+    """The correlation of ``values`` with the grades of the samples (NaN if undefined)."""
     return _correlate(kind, values, [float(r["grade"]) for r, _ in samples])
+
+
+def correlation_at(kind: str, measure: str, samples: list[tuple], a: float | None, exact: bool = True) -> float:
+    """The correlation of the measure at α = a with the grades of the samples (NaN if undefined)."""
+    return correlate_values(kind, values_at(measure, samples, a, exact), samples)
 
 
 def reference_correlate(records: list[dict], mode: str, min_samples: int, measures: tuple[str, ...],

@@ -9,18 +9,29 @@ import json
 import pytest
 
 from tests.pipeline.long_data import write_long
+from tests.servers.base import serving
+from tests.servers.chat_server import ChatServer
 
 QUERIES = 12
 WORDS = [60 if i % 3 == 0 else 250 for i in range(QUERIES)]  # K=5 fits the limit only for every third query
 
 
-@pytest.fixture()
-def incomplete(server, run_cli, tmp_path):
+@pytest.fixture(scope="module")
+def incomplete(tmp_path_factory):
+    """One pipeline run, read (never written) by the three tests that use it."""
+    from typer.testing import CliRunner
+
+    from ragdiag.cli import app
+
+    tmp_path = tmp_path_factory.mktemp("coverage")
     texts, ranked = write_long(tmp_path / "data", QUERIES, WORDS)
-    server.context_limit(1200)
     out = tmp_path / "run"
-    res = run_cli("pipeline", "--texts", texts, "--ranked", ranked, "--ks", "2,3,5", "--out-dir", out,
-                  "--base-url", server.base_url, "--segments", "pooled", "--min-samples", "3", "--min-coverage", "0")
+    with pytest.MonkeyPatch.context() as patch, serving(patch, ChatServer()) as server:
+        server.context_limit(1200)
+        res = CliRunner().invoke(app, [
+            "pipeline", "--texts", str(texts), "--ranked", str(ranked), "--ks", "2,3,5", "--out-dir", str(out),
+            "--base-url", server.base_url, "--segments", "pooled", "--min-samples", "3", "--min-coverage", "0",
+            "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
     assert res.exit_code == 0, res.output
     return out, res.output
 

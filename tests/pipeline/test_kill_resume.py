@@ -1,6 +1,6 @@
-"""SIGKILL in the middle of a grading run with 8 workers: the rerun completes, repeats no cached call,
-and the cache stays consistent. 20 queries (120 judge calls, 15 per worker): the kill lands after a
-third of them, with ~0.5 s of calls still to go at 50 ms each, far beyond the 10 ms poll."""
+"""SIGKILL in the middle of a grading run with 8 workers: the rerun (in the test's process) completes,
+repeats no cached call, and the cache stays consistent. 20 queries (120 judge calls, 15 per worker): the
+kill lands after a third of them, with ~0.5 s of calls still to go at 50 ms each, far beyond the 10 ms poll."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ def test_sigkill_mid_run_then_rerun_resumes_without_repeats(server, run_cli, tmp
                    "--workers", "8", cache_dir=cache).exit_code == 0
     judge_calls = QUERIES * 3 * 2  # rows (3 ks a query) x repeats
     generation_entries = len(_cached_keys(cache))
-    cmd = [str(RAGDIAG), "grade", "--answers", str(answers), "--out", str(graded), "--base-url", server.base_url,
-           "--cache-dir", str(cache), "--workers", "8", "--repeats", "2", "--no-progress"]
+    grade = ["grade", "--answers", str(answers), "--out", str(graded), "--base-url", server.base_url, "--workers", "8",
+             "--repeats", "2"]
+    cmd = [str(RAGDIAG), *grade, "--cache-dir", str(cache), "--no-progress"]
     env = {**os.environ, "OPENAI_API_KEY": "test"}
     server.latency = 0.05
     start_requests = server.requests
@@ -51,9 +52,12 @@ def test_sigkill_mid_run_then_rerun_resumes_without_repeats(server, run_cli, tmp
     judge_kept = len(kept) - generation_entries
     assert 0 < judge_kept <= sent_first  # every completed call that reached the cache is still there
 
+    # the rerun in this process (what it reads is the dead process's cache file; a second interpreter
+    # start would only add its imports), without the latency that let the kill land mid-run
+    server.latency = 0
     before = server.requests
-    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    assert rerun.returncode == 0, rerun.stderr
+    rerun = run_cli(*grade, cache_dir=cache)
+    assert rerun.exit_code == 0, rerun.output
     sent_second = server.requests - before
     assert sent_second == judge_calls - judge_kept  # nothing already cached is sent again
     manifest = json.loads((tmp_path / "graded.json.manifest.json").read_text())

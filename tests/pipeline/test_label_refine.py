@@ -99,10 +99,13 @@ def _write_data(tmp_path, seed: int, queries: int = 3, per_query: int = 20):
 
 
 def test_label_refine_end_to_end_beats_single_shot(tmp_path, monkeypatch):
+    """Two seeds of 3 queries (~270 requests each: 60 labels, the rest listwise batches): the mean gain is
+    +0.21 against the 0.05 asked (+0.23 with a third seed); test_core_beats_single_shot_over_seeds checks
+    the gain over 12 seeds without the CLI."""
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     gains = []
     with ListwiseJudgeServer(sigma=0.3) as server:
-        for seed in range(3):
+        for seed in range(2):
             (tmp_path / f"s{seed}").mkdir()
             paths, truth, texts = _write_data(tmp_path / f"s{seed}", seed)
             out = tmp_path / f"s{seed}" / "qrels.tsv"

@@ -16,9 +16,25 @@ from typer.testing import CliRunner
 
 from ragdiag.cli import app
 from ragdiag.remote.call_cache import CACHE_FILE, CallCache
+from ragdiag.remote.retry import RetryPolicy
 from tests.pipeline.tiny_data import write_tiny
 from tests.servers.chat_server import ChatServer
 from tests.servers.embeddings_server import EmbeddingsServer
+
+
+@pytest.fixture()
+def backoffs(monkeypatch) -> list[float]:
+    """The waits the retry policy asks for, recorded and not slept (a bad reply gets the 1–2 s backoff of
+    the first retry, which would only make the test wait)."""
+    asked: list[float] = []
+    policy_wait = RetryPolicy.wait
+
+    def wait(self, retry, err, rng=None):
+        asked.append(policy_wait(self, retry, err) if rng is None else policy_wait(self, retry, err, rng))
+        return 0.0
+
+    monkeypatch.setattr(RetryPolicy, "wait", wait)
+    return asked
 
 
 @pytest.fixture()
@@ -73,7 +89,7 @@ def test_malformed_200_fails_one_item_is_listed_and_never_cached(env, kind, reas
         assert again.exit_code == 0, again.stderr
 
 
-def test_malformed_reply_is_retried_like_a_5xx(env):
+def test_malformed_reply_is_retried_like_a_5xx(env, backoffs):
     tmp_path, texts, ranked = env
     with ChatServer() as server:
         server.malformed_next("no-choices")
@@ -81,6 +97,7 @@ def test_malformed_reply_is_retried_like_a_5xx(env):
         result = generate(tmp_path, texts, ranked, server.base_url, "--max-retries", "2")
         assert result.exit_code == 0, result.stderr
         assert server.statuses[:3] == [503, 200, 200]  # ideal M-1: a 503, a 200 without choices, then its answer
+        assert backoffs[0] == 0 and 2 <= backoffs[1] < 4  # Retry-After: 0, then the second retry's backoff
         assert json.loads((tmp_path / "a.jsonl.manifest.json").read_text())["failures"] == []
 
 
@@ -163,7 +180,7 @@ def test_server_failing_always_stops_with_one_line(env):
         assert "listed in" in line
 
 
-def test_embedding_server_html_reply_is_retried_then_embeds(tmp_path, monkeypatch):
+def test_embedding_server_html_reply_is_retried_then_embeds(tmp_path, monkeypatch, backoffs):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"passage {i} text"}) + "\n"
@@ -175,3 +192,4 @@ def test_embedding_server_html_reply_is_retried_then_embeds(tmp_path, monkeypatc
                                           "--cache-dir", str(tmp_path / "cache")])
         assert result.exit_code == 0, result.stderr
         assert server.statuses == [200, 200] and server.texts_embedded == 4
+        assert len(backoffs) == 1 and 1 <= backoffs[0] < 2  # the first retry's backoff, 1 s plus jitter
