@@ -14,7 +14,9 @@ from tests.docs import example_vectors
 from tests.docs.examples import ROOT, environment
 from tests.docs.warm_server import warm_ragdiag
 
-SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "site", "out", ".ragdiag-cache"}
+# what a clone does not hold: tool caches (mypy's is tens of MB after `make lint`), build outputs
+SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", ".mypy_cache", ".hypothesis", "__pycache__", "site", "out",
+            "dist", "build", ".ragdiag-cache"}
 
 
 @pytest.fixture(scope="session")
