@@ -1,6 +1,6 @@
 """A warm ``ragdiag`` for the documentation examples: one interpreter imports ragdiag and the heavy
-libraries its commands load (torch, sentence-transformers, scipy, pandas, faiss …) once, then forks
-a fresh copy of itself for every ``ragdiag`` a block runs.
+libraries its commands load (scipy, pandas, faiss, openai, matplotlib …; see ``PRELOAD``) once, then
+forks a fresh copy of itself for every ``ragdiag`` a block runs.
 
 Cold, each of the ~90 ``ragdiag`` calls of the examples spent seconds importing the same libraries
 before doing anything. Here the shim on the blocks' PATH (written by :func:`warm_ragdiag`, running
