@@ -27,8 +27,10 @@ def _texts(path: str, count: int) -> list[str]:
 
 
 def test_shipped_vectors_are_the_bundled_models():
-    """English queries and French documents (longer than the model's window): equal to the model's
-    vectors up to float32 rounding of a different batch."""
+    """English queries and a French document (longer than the model's window): equal to the model's
+    vectors up to float32 rounding of a different batch. Its cost is the model's load and four texts:
+    sentence-transformers' import (~5 s of CPU) is paid once per worker process, by whichever of the
+    suite's many tests of the bundled model comes first."""
     pytest.importorskip("sentence_transformers")
     from ragdiag.retrieval.embedders import SentenceTransformerEmbedder
 
