@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs import example_vectors
 from tests.docs.examples import ROOT, environment
 from tests.docs.warm_server import warm_ragdiag
 
-SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "site", "out", ".ragdiag-cache"}
+# what a clone does not hold: tool caches (mypy's is tens of MB after `make lint`), build outputs
+SKIP_TOP = {".git", ".venv", ".ruff_cache", ".pytest_cache", ".mypy_cache", ".hypothesis", "__pycache__", "site", "out",
+            "dist", "build", ".ragdiag-cache"}
 
 
 @pytest.fixture(scope="session")
@@ -36,11 +39,14 @@ def clone(tmp_path_factory) -> Path:
 def shared_cache(tmp_path_factory) -> Path:
     """One embedding / LLM cache for every page of a session and both of its workers (a user's cache
     persists too); $RAGDIAG_EXAMPLES_CACHE keeps one across sessions (cached vectors do not change
-    results; the LLM calls' keys hold each test server's URL, a port of its own)."""
+    results; the LLM calls' keys hold each test server's URL, a port of its own). It starts with the
+    bundled model's vectors of the texts the examples embed (tests/docs/example_vectors.py), unless
+    ``RAGDIAG_EXAMPLES_VECTORS=off``: then the examples embed every text with the model."""
     given = os.environ.get("RAGDIAG_EXAMPLES_CACHE")
-    if given:
-        return Path(given)
-    return shared_folder(tmp_path_factory, "ragdiag-cache")
+    folder = Path(given) if given else shared_folder(tmp_path_factory, "ragdiag-cache")
+    if os.environ.get("RAGDIAG_EXAMPLES_VECTORS") != "off":
+        example_vectors.seed(folder)
+    return folder
 
 
 def shared_folder(tmp_path_factory, name: str) -> Path:

@@ -1,6 +1,6 @@
 """A warm ``ragdiag`` for the documentation examples: one interpreter imports ragdiag and the heavy
-libraries its commands load (torch, sentence-transformers, scipy, pandas, faiss …) once, then forks
-a fresh copy of itself for every ``ragdiag`` a block runs.
+libraries its commands load (scipy, pandas, faiss, openai, matplotlib …; see ``PRELOAD``) once, then
+forks a fresh copy of itself for every ``ragdiag`` a block runs.
 
 Cold, each of the ~90 ``ragdiag`` calls of the examples spent seconds importing the same libraries
 before doing anything. Here the shim on the blocks' PATH (written by :func:`warm_ragdiag`, running
@@ -54,10 +54,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-# what the examples' commands import (python -X importtime on index build, retrieve, compare …)
-PRELOAD = ("torch", "sentence_transformers", "transformers", "faiss", "bm25s", "scipy.stats", "scipy.special",
-           "statsmodels.stats.multitest", "pandas", "pyarrow.parquet", "datasets", "openai", "httpx",
-           "matplotlib.pyplot", "matplotlib.figure", "numpy")
+# what the examples' commands import (python -X importtime on index build, retrieve, compare …); not torch,
+# sentence-transformers or transformers (5 s of CPU per server): the examples' vectors come from
+# fixtures/example-vectors (tests/docs/example_vectors.py), so no example loads the model (the Ray guide's
+# embedding runs in its Ray workers)
+PRELOAD = ("faiss", "bm25s", "tokenizers", "scipy.stats", "scipy.special", "statsmodels.stats.multitest", "pandas",
+           "pyarrow.parquet", "datasets", "openai", "httpx", "matplotlib.pyplot", "matplotlib.figure", "numpy")
 READY = "warm ragdiag: ready"
 START_TIMEOUT = 600  # seconds for the imports on a loaded 2-core machine
 SHIM = """#!{python} -SEB
@@ -177,7 +179,7 @@ def _wait_for(conn: socket.socket) -> Command:
     _, wait_status, usage = os.wait4(pid, 0)
     conn.sendall(_status(wait_status).encode())
     print(f"{time.monotonic() - started:.2f} s wall, {usage.ru_utime + usage.ru_stime:.2f} s CPU: ragdiag "
-          f"{shlex.join(command.args)}", file=sys.stderr, flush=True)
+          f"{shlex.join(command.args)} (in {command.cwd})", file=sys.stderr, flush=True)
     os._exit(0)
 
 
