@@ -1,5 +1,5 @@
 """The bundled model's vectors for the texts the documentation examples embed, shipped in
-``fixtures/example-vectors/`` so that the examples' test does not embed them again in every session.
+``tests/docs/example-vectors/`` so that the examples' test does not embed them again in every session.
 
 A user running a page embeds these texts with the bundled model (``--embedder local``,
 ``dense:local``); the test session starts its shared embedding cache with the shipped vectors
@@ -35,7 +35,7 @@ import numpy as np
 
 from tests.docs.examples import ROOT
 
-VECTORS = ROOT / "fixtures" / "example-vectors" / "minilm.npz"
+VECTORS = ROOT / "tests" / "docs" / "example-vectors" / "minilm.npz"
 MODEL = "st:all-MiniLM-L6-v2"  # the bundled model's embedder label (ragdiag/retrieval/embedders.py)
 
 

@@ -1,4 +1,4 @@
-"""The shipped example vectors (fixtures/example-vectors, tests/docs/example_vectors.py) are the bundled
+"""The shipped example vectors (tests/docs/example-vectors, tests/docs/example_vectors.py) are the bundled
 model's: texts the examples embed, re-embedded now, give the same vectors; and seeding a cache with
 them makes the examples' embedder read them instead of embedding."""
 

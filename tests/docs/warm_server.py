@@ -56,7 +56,7 @@ from typing import NoReturn
 
 # what the examples' commands import (python -X importtime on index build, retrieve, compare …); not torch,
 # sentence-transformers or transformers (5 s of CPU per server): the examples' vectors come from
-# fixtures/example-vectors (tests/docs/example_vectors.py), so no example loads the model (the Ray guide's
+# tests/docs/example-vectors (tests/docs/example_vectors.py), so no example loads the model (the Ray guide's
 # embedding runs in its Ray workers)
 PRELOAD = ("faiss", "bm25s", "tokenizers", "scipy.stats", "scipy.special", "statsmodels.stats.multitest", "pandas",
            "pyarrow.parquet", "datasets", "openai", "httpx", "matplotlib.pyplot", "matplotlib.figure", "numpy")
