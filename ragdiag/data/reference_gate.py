@@ -21,6 +21,7 @@ a file with the same layout. All languages' patterns apply unless ``languages`` 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -88,9 +89,16 @@ def bundled_patterns_path(version: int = PATTERNS_VERSION) -> Path:
     return resource_path("prompts", f"{PATTERNS_NAME}.v{version}.json")
 
 
+@functools.cache
+def _bundled_lists() -> dict[str, dict[str, list[str]]]:
+    """The bundled patterns file, read once per process (the package's files do not change while it runs, and
+    a triage's cost pass makes one gate per query); read-only."""
+    return _read_pattern_file(bundled_patterns_path())
+
+
 def load_patterns(extra: Path | None = None, languages: Sequence[str] | None = None) -> GatePatterns:
     """The bundled patterns, plus those of ``extra``, for ``languages`` (default: every language listed)."""
-    lists = [_read_pattern_file(bundled_patterns_path())]
+    lists = [_bundled_lists()]
     source = f"{PATTERNS_NAME}@v{PATTERNS_VERSION}"
     if extra is not None:
         lists.append(_read_pattern_file(extra))

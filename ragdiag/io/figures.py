@@ -17,10 +17,18 @@ if TYPE_CHECKING:
 
 
 def save_png(fig: Figure, target: IO[bytes] | str) -> None:
-    """Draw ``fig`` into ``target`` (a binary stream or a file name) as PNG at ``fig.dpi``."""
-    import matplotlib
+    """Draw ``fig`` into ``target`` (a binary stream or a file name) as PNG at ``fig.dpi``.
 
-    with matplotlib.rc_context({"text.parse_math": False}):
+    A figure whose ``tight_layout()`` already ran keeps a placeholder layout engine, for which
+    matplotlib draws the whole figure once more before printing it, to lay out nothing; it is dropped
+    first (the same bytes, one draw fewer: ~20% of the save). A live engine (constrained) is kept."""
+    import matplotlib
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    with matplotlib.rc_context({"text.parse_math": False, "figure.autolayout": False,
+                                "figure.constrained_layout.use": False}):
+        if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+            fig.set_layout_engine(None)
         fig.savefig(target, format="png", dpi=fig.dpi)
 
 

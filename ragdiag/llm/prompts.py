@@ -13,6 +13,7 @@ The system messages say that fenced text is data, never instructions.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import string
@@ -87,8 +88,19 @@ def _versions(name: str, folder: Path) -> dict[int, Path]:
 
 
 def load_prompt(name: str, version: int | None = None, folder: Path | None = None) -> Prompt:
-    """Prompt ``name`` at ``version`` (default: the highest version in the folder)."""
-    folder = folder or resource_path("prompts")
+    """Prompt ``name`` at ``version`` (default: the highest version in the folder).
+
+    A bundled prompt (no ``folder``) is read once per process: the package's files do not change while it
+    runs, and a triage's cost pass asks for the same five prompts once per query."""
+    return _bundled(name, version) if folder is None else _load(name, version, folder)
+
+
+@functools.cache
+def _bundled(name: str, version: int | None) -> Prompt:
+    return _load(name, version, resource_path("prompts"))
+
+
+def _load(name: str, version: int | None, folder: Path) -> Prompt:
     versions = _versions(name, folder)
     if not versions:
         raise RagdiagError(f"no prompt named '{name}' in {folder}")

@@ -42,6 +42,7 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
     cache = root / "cache"
     fix = FIXTURES / "graded-utility"
     paths: dict[str, Path] = {}
+    deltas = ("--delta", "0.5,0.9")  # two panels per δ plot, not five: the report draws the same figures
     with pytest.MonkeyPatch.context() as patch, ChatServer() as chat, ToyModel() as toy, \
             EmbeddingsServer(dim=DIM) as embed:
         patch.setenv("OPENAI_API_KEY", "test")
@@ -61,13 +62,13 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
              "--out", paths["dynamic-k"])
         paths["robustness-run"] = root / "robustness_run.json"
         _run("robustness", "--run", fix / "bm25.jsonl", "--run", fix / "dense.trec", "--qrels", fix / "qrels.tsv",
-             "--k", "2", "--out", paths["robustness-run"])
+             "--k", "2", *deltas, "--out", paths["robustness-run"])
         rng = np.random.default_rng(0)
         np.save(root / "base.npy", rng.normal(size=(400, 16)).astype("float32"))
         np.save(root / "queries.npy", rng.normal(size=(40, 16)).astype("float32"))
         paths["robustness"] = root / "robustness"
         _run("robustness", "--base-vectors", root / "base.npy", "--query-vectors", root / "queries.npy", "--k", "5",
-             "--index-spec", "hnsw:M=8,efSearch=4|16", "--latency-queries", "10", "--repeats", "1",
+             "--index-spec", "hnsw:M=8,efSearch=4|16", "--latency-queries", "10", "--repeats", "1", *deltas,
              "--out", paths["robustness"] / "robustness.json", "--plot-dir", paths["robustness"])
         emb = ["--embedder", "openai:text-embedding-3-small", "--cache-dir", cache]
         paths["probe-names"] = root / "names.json"
@@ -87,7 +88,7 @@ def outputs(tmp_path_factory) -> dict[str, Path]:
              "--ks", "1,3", "--embed-base-url", embed.base_url, "--segments", "pooled", "--min-samples", "5", *llm,
              "--out-dir", paths["pipeline-corpus"])
         paths["sweep"] = root / "sweep"
-        _run("sweep", "--corpus", corpus, "--index", "ivf:nlist=8,nprobe=1|8", "--k", "3", "--bootstrap", "200",
+        _run("sweep", "--corpus", corpus, "--index", "ivf:nlist=8,nprobe=1|8", "--k", "3", "--bootstrap", "200", *deltas,
              "--embedder", f"openai:{MODEL}", "--embed-base-url", embed.base_url, "--latency-queries", "5",
              "--qps-repeats", "1", "--plot", *llm, "--out-dir", paths["sweep"])
     return paths
