@@ -70,9 +70,9 @@ def decode_graded_rows(data: bytes | mmap.mmap) -> list[GradedRow] | None:
         return None
 
 
-_ALLOWED = np.zeros(256, dtype=bool)  # the bytes of a flat JSON list of 0/1: brackets, digits, comma, whitespace
-_ALLOWED[list(b"[]01, \t\n\r")] = True
-_OPEN, _CLOSE, _ZERO = ord("["), ord("]"), ord("0")
+_SPACES = b" \t\n\r"  # JSON whitespace
+_LIST_BYTES = b"[]01," + _SPACES  # the bytes of a flat JSON list of 0/1
+_CLOSE = ord("]")
 
 
 def in_k_digits(rows: list[GradedRow]) -> tuple[np.ndarray, np.ndarray] | None:
@@ -81,21 +81,19 @@ def in_k_digits(rows: list[GradedRow]) -> tuple[np.ndarray, np.ndarray] | None:
     of the single digits 0 and 1 (anything else — another number, a nested list, not a list — is left
     to the per-record checks, which name the record).
 
-    The texts are valid JSON (the decoder checked them), so they are flat lists exactly when the
-    brackets alternate ``[ ] [ ] …`` with one pair per row, and hold only 0 and 1 exactly when no
-    other byte than a bracket, a comma, whitespace or the digits 0 and 1 occurs and no digit follows
-    another (``10``, ``11``)."""
-    text = np.frombuffer(b"".join(map(attrgetter("inK"), rows)), dtype=np.uint8)
-    if not _ALLOWED[text].all():
+    The texts are valid JSON values (the decoder checked them) and are read with ``bytes.translate``
+    (C loops, no per-row Python). Each is one flat list exactly when its brackets read ``[]`` (a bare
+    number has none, a nested list ``[[``): all of them together ``[]`` once per row. Its values are
+    0 and 1 exactly when no byte other than a bracket, a comma, whitespace or the digits 0 and 1
+    occurs and each value is one digit: a list of v values has v − 1 commas (none when empty), so
+    the digits number the commas plus the non-empty lists exactly when no value has two (``10``)."""
+    text = b"".join(map(attrgetter("inK"), rows))
+    if text.translate(None, _LIST_BYTES) or text.translate(None, b"01," + _SPACES) != b"[]" * len(rows):
         return None
-    opens, closes = np.flatnonzero(text == _OPEN), np.flatnonzero(text == _CLOSE)
-    if len(opens) != len(rows) or len(closes) != len(rows) or not len(rows):
-        return None if len(rows) else (np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64))
-    if np.any(closes < opens) or np.any(opens[1:] < closes[:-1]):
+    ends = text.translate(None, b"[," + _SPACES)  # each list's digits, then its "]"
+    closes = np.flatnonzero(np.frombuffer(ends, dtype=np.uint8) == _CLOSE)
+    lengths = np.diff(closes, prepend=-1) - 1
+    digits = np.frombuffer(ends.translate(None, b"]"), dtype=np.uint8)
+    if len(digits) != text.count(b",") + np.count_nonzero(lengths):
         return None
-    digit = (text & 0xFE) == _ZERO  # the bytes "0" and "1"
-    if np.any(digit[1:] & digit[:-1]):
-        return None
-    digits_up_to = np.cumsum(digit, dtype=np.int64 if len(text) >= 2**31 else np.int32)
-    return text[digit] - _ZERO, np.subtract(digits_up_to[closes], digits_up_to[opens], dtype=np.int64)
-
+    return digits - ord("0"), lengths.astype(np.int64)

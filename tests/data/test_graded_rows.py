@@ -111,12 +111,13 @@ def _rows_with_in_k(texts: list[bytes]) -> list:
 def test_in_k_read_from_its_json_text() -> None:
     from ragdiag.data.graded_rows import in_k_digits
 
-    flat, lengths = in_k_digits(_rows_with_in_k([b"[0, 1]", b"[1]", b"[\n 1 ,0,\t0 ]", b"[" + b",".join([b"1"] * 300) + b"]"]))
-    assert flat.tolist() == [0, 1, 1, 1, 0, 0] + [1] * 300 and lengths.tolist() == [2, 1, 3, 300]
+    flat, lengths = in_k_digits(_rows_with_in_k([b"[0, 1]", b"[1]", b"[ ]", b"[\n 1 ,0,\t0 ]", b"[]",
+                                                 b"[" + b",".join([b"1"] * 300) + b"]"]))
+    assert flat.tolist() == [0, 1, 1, 1, 0, 0] + [1] * 300 and lengths.tolist() == [2, 1, 0, 3, 0, 300]
     assert lengths.dtype == np.int64 and flat.dtype == np.uint8
 
 
-@pytest.mark.parametrize("text", [b"[10]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]", b"[true]", b"[[0], 1]", b"1", b"null"])
+@pytest.mark.parametrize("text", [b"[10]", b"[0, 1, 11]", b"[1 , 100]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]", b"[true]", b"[[0], 1]", b"1", b"null"])
 def test_in_k_other_than_a_flat_list_of_0_and_1_is_left_to_the_record_checks(text: bytes) -> None:
     from ragdiag.data.graded_rows import in_k_digits
 
