@@ -5,15 +5,15 @@ the fields the graded table reads; every other field (ranks, answer texts other 
 P, R, ...) is skipped without building a Python object. The decoder also checks the types
 (``id``/``E`` strings, ``Nc``/``Np``/``K`` integers and not booleans, ``grade`` a number or null).
 ``inK`` is kept as its raw JSON text (``[0, 1, 0]``) and read for all rows at once by
-:func:`in_k_digits`. Anything refused gives None: the caller then parses the file with orjson and
-validates record by record, so that the error names the record and the field.
+:func:`in_k_digits`; :func:`ragdiag.data.graded_columns.row_columns` turns the rows into columns.
+Anything refused gives None: the caller then parses the file with orjson and validates record by
+record, so that the error names the record and the field.
 """
 
 from __future__ import annotations
 
 import mmap
 import re
-from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -37,21 +37,6 @@ class GradedRow(msgspec.Struct, gc=False):
     answer_ideal: msgspec.Raw = None  # type: ignore[assignment]  # the JSON text, read when needed (msgspec takes no Raw | None)
     ideal_degenerate: Any = None
     simulated_grades: Any = None
-
-
-class DecodedOnRead(Sequence[Any]):
-    """Raw JSON values (None where absent) decoded when read: the ideal answers, of which the reference
-    gate reads the first one of each query (and the first non-blank one, to know that there are texts)."""
-
-    def __init__(self, raws: list[msgspec.Raw | None]) -> None:
-        self.raws = raws
-
-    def __len__(self) -> int:
-        return len(self.raws)
-
-    def __getitem__(self, index: int) -> Any:  # type: ignore[override]
-        raw = self.raws[index]
-        return None if raw is None else msgspec.json.decode(raw)
 
 
 _JSON_LIST = re.compile(rb"\s*\[")
