@@ -21,8 +21,9 @@ import msgspec
 import numpy as np
 
 
-class GradedRow(msgspec.Struct, gc=False):
-    """The fields of one graded record that :func:`ragdiag.data.graded_table.build_graded_table` reads."""
+class GradedRow(msgspec.Struct, gc=False, kw_only=True):
+    """The fields of one graded record that :func:`ragdiag.data.graded_table.build_graded_table` reads, in
+    the order ``grade`` writes them (the decoder looks for the next key where the last one was found)."""
 
     id: str
     E: str
@@ -30,11 +31,11 @@ class GradedRow(msgspec.Struct, gc=False):
     Np: int
     K: int
     inK: msgspec.Raw  # the JSON text of the list, read by in_k_digits
+    answer_ideal: msgspec.Raw = None  # type: ignore[assignment]  # the JSON text, read when needed (msgspec takes no Raw | None)
     grade: float | None
     grades: Any = None
     judges: Any = None
     grade_probs: Any = None
-    answer_ideal: msgspec.Raw = None  # type: ignore[assignment]  # the JSON text, read when needed (msgspec takes no Raw | None)
     ideal_degenerate: Any = None
     simulated_grades: Any = None
 

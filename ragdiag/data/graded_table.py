@@ -308,7 +308,11 @@ def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, fla
     degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not
     degenerate (those the gate flagged are kept, marked, for correlate)."""
     every = bool(keep.all())
-    k, n = cols["K"][keep], cols["n"][keep]
+
+    def kept(column: np.ndarray) -> np.ndarray:
+        return column if every else column[keep]
+
+    k, n = kept(cols["K"]), kept(cols["n"])
     if every:
         (query, query_names), (embedder, embedder_names) = cols["codes"], cols["embedder_codes"]
     else:
@@ -321,12 +325,11 @@ def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, fla
         query=query, query_names=query_names,
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
-        Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
-        in_k=cols["in_k"][keep], grade=cols["grade"][keep],
+        Nc=kept(cols["Nc"]), Np=kept(cols["Np"]), K=k, n=n, in_k=kept(cols["in_k"]), grade=kept(cols["grade"]),
         source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
-        degenerate=flagged[keep] if gate is not None else None,
+        degenerate=kept(flagged) if gate is not None else None,
         degenerate_kinds=(None if kinds is None else list(kinds) if every
                           else list(itertools.compress(kinds, keep.tolist()))),
         reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
-        grade_probs=None if probs is None else probs[keep],
+        grade_probs=None if probs is None else kept(probs),
     )
