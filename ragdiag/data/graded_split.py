@@ -15,6 +15,7 @@ columns; a file that is not well-formed is always decoded whole, so its error is
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -82,9 +83,14 @@ def _decoded(half: bytes | memoryview, lines: bool) -> RowColumns | None:
 def _decoded_in_two(first: Half, second: Half, lines: bool) -> RowColumns | None:
     """The joined columns of the halves, ``second`` decoded by a forked child; None when either fails."""
     read_end, write_end = os.pipe()
-    with warnings.catch_warnings():  # Python ≥ 3.12 warns on fork in a process with threads (numpy's BLAS pool)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    try:
+        with warnings.catch_warnings():  # Python ≥ 3.12 warns on fork in a process with threads (numpy's BLAS pool)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:  # no process to be had (limits, memory): decode the whole file here
+        os.close(read_end)
+        os.close(write_end)
+        return None
     if pid == 0:  # the child: the second half's columns down the pipe, then out (no cleanup, no output)
         status = 1
         try:
@@ -105,7 +111,8 @@ def _decoded_in_two(first: Half, second: Half, lines: bool) -> RowColumns | None
     finally:
         pipe.close()
         if not received:  # the first half failed, or an interrupt: the child's work is not needed
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         status = os.waitpid(pid, 0)[1]
     if not received or status != 0 or head is None:
         return None

@@ -187,3 +187,17 @@ def test_a_bad_record_in_either_half_is_named_as_without_the_split(tmp_path: Pat
     with pytest.raises(DataError) as whole:
         build_graded_table(records, str(path), GradedSource(str(path)))
     assert str(split.value) == str(whole.value)
+
+
+def test_no_process_to_fork_decodes_the_whole_file_here(tmp_path: Path, split_every_file: list,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError("Resource temporarily unavailable")
+
+    monkeypatch.setattr("os.fork", refused)
+    records = _records()
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(records))
+    table = load_graded_file(path)
+    assert split_every_file == [None]
+    _assert_same(table, build_graded_table(records, str(path), GradedSource(str(path))))
