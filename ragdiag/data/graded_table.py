@@ -87,13 +87,8 @@ class GradedTable:
 _ARRAY_COLUMNS = ("query", "embedder", "subset", "Nc", "Np", "K", "n", "in_k", "grade")
 
 
-def _codes(values: list[str]) -> Labels:
-    """Codes into the sorted distinct values (``np.unique(values, return_inverse=True)`` for strings)."""
-    return string_codes(values)
-
-
 def _kept_labels(labels: Labels, keep: np.ndarray) -> Labels:
-    """:func:`_codes` of the strings of the rows where ``keep`` is true, from their codes (the codes are
+    """:func:`string_codes` of the strings of the rows where ``keep`` is true, from their codes (the codes are
     ranks into the sorted strings, so the kept ones' distinct codes, in order, are their sorted strings)."""
     distinct, codes = np.unique(labels[0][keep], return_inverse=True)
     return codes.ravel().astype(np.int32), [labels[1][code] for code in distinct.tolist()]
@@ -123,7 +118,7 @@ def _all_distinct(*columns: np.ndarray) -> bool:
 def check_unique_keys(ids: Labels, embedders: Labels, nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
                       source_label: str) -> None:
     """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based); ``ids`` and
-    ``embedders`` as :func:`_codes`."""
+    ``embedders`` as :func:`string_codes`."""
     if len(k) < 2:
         return
     if _all_distinct(ids[0].astype(np.int64), embedders[0].astype(np.int64), nc.astype(np.int64),
@@ -166,8 +161,9 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         return None
     if flat.size and (flat.min() < 0 or flat.max() > 1):
         return None
-    return _checked_columns(_codes(ids), _codes(embedders), int_columns["Nc"], int_columns["Np"], int_columns["K"],
-                            np.array(grades, dtype=np.float64), grades.count(None), flat.astype(np.uint8), lengths)
+    return _checked_columns(string_codes(ids), string_codes(embedders), int_columns["Nc"], int_columns["Np"],
+                            int_columns["K"], np.array(grades, dtype=np.float64), grades.count(None),
+                            flat.astype(np.uint8), lengths)
 
 
 def _only(values: list, *types: type) -> bool:
@@ -177,13 +173,14 @@ def _only(values: list, *types: type) -> bool:
 
 def _checked_columns(ids: Labels, embedders: Labels, nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
                      grade: np.ndarray, nulls: int, flat: np.ndarray, lengths: np.ndarray) -> dict[str, Any] | None:
-    """The columns from the fields' values, of the right types (strings as :func:`_codes`, integer arrays,
+    """The columns from the fields' values, of the right types (strings as :func:`string_codes`, integer arrays,
     the grades as floats with NaN for the ``nulls`` null ones, the inK values 0/1 one list after the other
     and each list's length), checked; None if a value is off."""
     if not len(k):
         empty = np.zeros(0, dtype=np.int64)
+        no_labels: Labels = (np.zeros(0, dtype=np.int32), [])
         return {"Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0), "in_k": np.zeros((0, 0), dtype=np.uint8),
-                "n": empty, "codes": (np.zeros(0, dtype=np.int32), []), "embedder_codes": (np.zeros(0, dtype=np.int32), [])}
+                "n": empty, "codes": no_labels, "embedder_codes": no_labels}
     if int(np.isnan(grade).sum()) != nulls:
         return None  # a NaN grade is not a missing grade
     nc, np_, k = (column.astype(np.int64) for column in (nc, np_, k))
@@ -202,12 +199,13 @@ def _checked_columns(ids: Labels, embedders: Labels, nc: np.ndarray, np_: np.nda
         n += column
     if np.any(n > np_):
         return None
-    return {"Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n, "codes": ids, "embedder_codes": embedders}
+    return {"Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n, "codes": ids,
+            "embedder_codes": embedders}
 
 
 def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
     """:func:`ideal_kinds_of` the records' ``id``, ``answer_ideal`` and ``ideal_degenerate`` fields."""
-    return ideal_kinds_of(_codes([r["id"] for r in records]), [r.get("answer_ideal") for r in records],
+    return ideal_kinds_of(string_codes([r["id"] for r in records]), [r.get("answer_ideal") for r in records],
                           [r.get("ideal_degenerate") for r in records], gate)
 
 
@@ -215,7 +213,7 @@ def ideal_kinds_of(ids: Labels, answers: Sequence[Any], recorded: list, gate: An
     """The degenerate kind of each record's ideal answer (``recorded``: ``ideal_degenerate`` as ``grade``
     recorded it, else the gate on ``answers``, judged once per distinct id on its first record's answer);
     None when no record carries an ideal-answer text (e.g. the bundled sample, whose texts are blank): the
-    gate cannot apply. ``ids``: :func:`_codes` of the records' ids."""
+    gate cannot apply. ``ids``: :func:`string_codes` of the records' ids."""
     if not any(isinstance(text, str) and text.strip() for text in answers):
         return None
     id_codes = ids[0]
@@ -318,7 +316,7 @@ def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, fla
     else:
         (query, query_names), (embedder, embedder_names) = (_kept_labels(cols[name], keep)
                                                             for name in ("codes", "embedder_codes"))
-    subset, subset_names = _codes([subset_of(q) for q in query_names])
+    subset, subset_names = string_codes([subset_of(q) for q in query_names])
     ratings, ratings_source = rating_matrix_of(optional["grades"], optional["judges"], keep)
     return GradedTable(
         ratings=ratings, ratings_source=ratings_source,
