@@ -58,14 +58,15 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
     with no_cyclic_gc():
         columns = graded_columns(data)
         del data
+        if columns is not None:  # the table built while the hash may still run; the source's fields after it
+            source = GradedSource(name=name or str(path))
+            table = graded_table_from_columns(columns, str(path), source, gate)
         sha256 = digest()
         bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: simulated grades
-        if columns is not None:
-            source = GradedSource(name=name or str(path), sha256=sha256,
-                                  simulated_grades=simulated_grades or bundled or columns.simulated)
-            table = graded_table_from_columns(columns, str(path), source, gate)
-            if table is not None:
-                return table
+        if columns is not None and table is not None:
+            source.sha256 = sha256
+            source.simulated_grades = simulated_grades or bundled or columns.simulated
+            return table
         records = read_json_records(path)
         if not isinstance(records, list):
             raise DataError(f"{path}: expected a JSON list of graded samples")
