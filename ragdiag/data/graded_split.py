@@ -2,8 +2,8 @@
 
 Decoding (:mod:`ragdiag.data.graded_rows`) and turning the rows into columns
 (:func:`ragdiag.data.graded_columns.row_columns`) hold the GIL, so a second thread cannot share them.
-On Linux with two usable CPUs, a file of at least ``SPLIT_MIN_BYTES`` is cut between two records near
-its middle; a forked child decodes the second half and sends its columns down a pipe (pickled) while
+On Linux with two usable CPUs, one of them idle, a file of at least ``SPLIT_MIN_BYTES`` is cut between
+two records near its middle; a forked child decodes the second half and sends its columns down a pipe (pickled) while
 this process decodes the first, and the two are joined (:func:`ragdiag.data.graded_columns.joined_columns`).
 
 The cut is checked, not trusted: it is taken where the bytes read ``}``, a comma and ``{`` (a JSON list)
@@ -40,7 +40,7 @@ def graded_columns(data: bytes | mmap.mmap) -> RowColumns | None:
     """The columns of a JSON list (or JSON-lines) graded file's bytes, decoded in two halves by two
     processes when the file is large and two CPUs are usable; None when they are not well-formed graded
     records (:func:`ragdiag.data.graded_rows.decode_graded_rows`)."""
-    halves = _halves(data) if len(data) >= SPLIT_MIN_BYTES and _two_cpus() else None
+    halves = _halves(data) if len(data) >= SPLIT_MIN_BYTES and _two_cpus() and _a_cpu_idle() else None
     if halves is not None:
         columns = _decoded_in_two(*halves)
         if columns is not None:
@@ -53,6 +53,13 @@ def _two_cpus() -> bool:
     """Linux (fork is safe there for this child: it runs msgspec, numpy without BLAS, and pickle) with
     at least two CPUs this process may run on."""
     return sys.platform == "linux" and hasattr(os, "fork") and len(os.sched_getaffinity(0)) >= 2
+
+
+def _a_cpu_idle() -> bool:
+    """Whether the 1-minute load average, which counts this process, leaves a CPU idle: on a machine busy
+    with other work the child only takes turns with it, and the split costs more CPU than it saves time
+    (the halves' copies, the pickled columns, two decoders sharing the caches)."""
+    return os.getloadavg()[0] < len(os.sched_getaffinity(0))
 
 
 def _halves(data: bytes | mmap.mmap) -> tuple[Half, Half, bool] | None:

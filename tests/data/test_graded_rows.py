@@ -117,7 +117,8 @@ def test_in_k_read_from_its_json_text() -> None:
     assert lengths.dtype == np.int64 and flat.dtype == np.uint8
 
 
-@pytest.mark.parametrize("text", [b"[10]", b"[0, 1, 11]", b"[1 , 100]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]", b"[true]", b"[[0], 1]", b"1", b"null"])
+@pytest.mark.parametrize("text", [b"[10]", b"[0, 1, 11]", b"[1 , 100]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]",
+                                  b"[true]", b"[[0], 1]", b"1", b"null"])
 def test_in_k_other_than_a_flat_list_of_0_and_1_is_left_to_the_record_checks(text: bytes) -> None:
     from ragdiag.data.graded_rows import in_k_digits
 
@@ -127,8 +128,8 @@ def test_in_k_other_than_a_flat_list_of_0_and_1_is_left_to_the_record_checks(tex
 
 @pytest.fixture
 def split_every_file(monkeypatch: pytest.MonkeyPatch) -> list:
-    """Every file decoded in two halves by two processes (as files of SPLIT_MIN_BYTES and more are);
-    the list holds what each attempt gave (None: fell back to decoding the whole file here)."""
+    """Every file decoded in two halves by two processes (as files of SPLIT_MIN_BYTES and more are when a
+    CPU is idle); the list holds what each attempt gave (None: fell back to decoding the whole file here)."""
     from ragdiag.data import graded_split
 
     if not graded_split._two_cpus():
@@ -141,6 +142,7 @@ def split_every_file(monkeypatch: pytest.MonkeyPatch) -> list:
         return attempts[-1]
 
     monkeypatch.setattr(graded_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(graded_split, "_a_cpu_idle", lambda: True)  # however busy the machine running the tests
     monkeypatch.setattr(graded_split, "_decoded_in_two", recorded)
     return attempts
 
@@ -201,3 +203,13 @@ def test_no_process_to_fork_decodes_the_whole_file_here(tmp_path: Path, split_ev
     table = load_graded_file(path)
     assert split_every_file == [None]
     _assert_same(table, build_graded_table(records, str(path), GradedSource(str(path))))
+
+
+def test_a_busy_machine_decodes_the_whole_file_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragdiag.data import graded_split
+
+    monkeypatch.setattr(graded_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
+    monkeypatch.setattr(graded_split, "_decoded_in_two", lambda *args: pytest.fail("split on a busy machine"))
+    columns = graded_split.graded_columns(json.dumps(_records()).encode())
+    assert columns is not None and columns.rows == len(_records())
