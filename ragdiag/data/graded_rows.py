@@ -40,18 +40,18 @@ class GradedRow(msgspec.Struct, gc=False, kw_only=True):
     simulated_grades: Any = None
 
 
-_JSON_LIST = re.compile(rb"\s*\[")
-_LIST = msgspec.json.Decoder(list[GradedRow])
-_LINE = msgspec.json.Decoder(GradedRow)
+JSON_LIST_START = re.compile(rb"\s*\[")  # a JSON list, else JSON lines
+ROWS_DECODER = msgspec.json.Decoder(list[GradedRow])
+ROW_DECODER = msgspec.json.Decoder(GradedRow)
 
 
 def decode_graded_rows(data: bytes | mmap.mmap) -> list[GradedRow] | None:
     """The rows of a JSON list (or JSON-lines) graded file's bytes; None when they are not well-formed
     graded records (the caller then reads them as plain JSON to name what is wrong)."""
     try:
-        if _JSON_LIST.match(data):
-            return _LIST.decode(data)
-        return _LINE.decode_lines(data) or None
+        if JSON_LIST_START.match(data):
+            return ROWS_DECODER.decode(data)
+        return ROW_DECODER.decode_lines(data) or None
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import msgspec
 
 from ragdiag.data.graded_columns import RowColumns, joined_columns, row_columns
-from ragdiag.data.graded_rows import _JSON_LIST, _LINE, _LIST, GradedRow, decode_graded_rows
+from ragdiag.data.graded_rows import JSON_LIST_START, ROW_DECODER, ROWS_DECODER, GradedRow, decode_graded_rows
 
 SPLIT_MIN_BYTES = 64 << 20  # below this the fork and the copies of the halves cost more than they save
 _RECORD_BOUNDARY = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
@@ -66,7 +66,7 @@ def _halves(data: bytes | mmap.mmap) -> tuple[Half, Half, bool] | None:
     """The two halves of ``data`` cut between two records after its middle, and whether they are JSON
     lines; None when there is no such place."""
     view, middle = memoryview(data), len(data) // 2
-    if _JSON_LIST.match(data):
+    if JSON_LIST_START.match(data):
         cut = _RECORD_BOUNDARY.search(data, middle)
         if cut is None:
             return None
@@ -81,7 +81,7 @@ def _halves(data: bytes | mmap.mmap) -> tuple[Half, Half, bool] | None:
 def _decoded(half: bytes | memoryview, lines: bool) -> RowColumns | None:
     """The columns of one half; None when it does not decode as graded records."""
     try:
-        rows: list[GradedRow] = _LINE.decode_lines(half) if lines else _LIST.decode(half)
+        rows: list[GradedRow] = ROW_DECODER.decode_lines(half) if lines else ROWS_DECODER.decode(half)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
     return row_columns(rows) if rows else None
