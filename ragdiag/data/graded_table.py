@@ -11,13 +11,12 @@ import math
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
+from ragdiag.data.graded_columns import Labels, ReadAnswers, RowColumns, string_codes
 from ragdiag.data.graded_ratings import check_grade_values, rating_matrix_of
-from ragdiag.data.graded_rows import DecodedOnRead, GradedRow, in_k_digits
 from ragdiag.data.schema import check_graded_record, subset_of
 from ragdiag.errors import DataError
 
@@ -88,11 +87,11 @@ class GradedTable:
 _ARRAY_COLUMNS = ("query", "embedder", "subset", "Nc", "Np", "K", "n", "in_k", "grade")
 
 
-def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Codes into the sorted distinct values (``np.unique(values, return_inverse=True)`` for strings)."""
-    names = sorted(set(values))
-    index = {name: code for code, name in enumerate(names)}
-    return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values)), names
+def _kept_labels(labels: Labels, keep: np.ndarray) -> Labels:
+    """:func:`string_codes` of the strings of the rows where ``keep`` is true, from their codes (the codes are
+    ranks into the sorted strings, so the kept ones' distinct codes, in order, are their sorted strings)."""
+    distinct, codes = np.unique(labels[0][keep], return_inverse=True)
+    return codes.ravel().astype(np.int32), [labels[1][code] for code in distinct.tolist()]
 
 
 def _validate_slowly(records: list, source_label: str) -> None:
@@ -116,17 +115,17 @@ def _all_distinct(*columns: np.ndarray) -> bool:
     return not bool(np.any(np.all(keys[1:] == keys[:-1], axis=1)))
 
 
-def check_unique_keys(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
-                      source_label: str, codes: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-    """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based). ``codes``:
-    the codes of ``ids`` and ``embedders`` when already known."""
+def check_unique_keys(ids: Labels, embedders: Labels, nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
+                      source_label: str) -> None:
+    """Refuse two records with the same sample key (id, E, Nc, Np, K), naming both (1-based); ``ids`` and
+    ``embedders`` as :func:`string_codes`."""
     if len(k) < 2:
         return
-    id_codes, embedder_codes = codes if codes is not None else (_codes(ids)[0], _codes(embedders)[0])
-    if _all_distinct(id_codes.astype(np.int64), embedder_codes.astype(np.int64), nc.astype(np.int64),
+    if _all_distinct(ids[0].astype(np.int64), embedders[0].astype(np.int64), nc.astype(np.int64),
                      np_.astype(np.int64), k.astype(np.int64)):
         return
-    keys = list(zip(ids, embedders, nc.tolist(), np_.tolist(), k.tolist()))
+    keys = list(zip([ids[1][code] for code in ids[0].tolist()], [embedders[1][code] for code in embedders[0].tolist()],
+                    nc.tolist(), np_.tolist(), k.tolist()))
     first: dict[tuple, int] = {}
     for number, key in enumerate(keys, start=1):
         if key in first:
@@ -162,7 +161,8 @@ def _columns_fast(records: list) -> dict[str, Any] | None:
         return None
     if flat.size and (flat.min() < 0 or flat.max() > 1):
         return None
-    return _checked_columns(ids, embedders, int_columns["Nc"], int_columns["Np"], int_columns["K"], grades,
+    return _checked_columns(string_codes(ids), string_codes(embedders), int_columns["Nc"], int_columns["Np"],
+                            int_columns["K"], np.array(grades, dtype=np.float64), grades.count(None),
                             flat.astype(np.uint8), lengths)
 
 
@@ -171,25 +171,17 @@ def _only(values: list, *types: type) -> bool:
     return set(map(type, values)) <= set(types)
 
 
-def _int_column(rows: list[GradedRow], name: str) -> np.ndarray | None:
-    """The integer field ``name`` of the typed rows as int64; None when a value does not fit."""
-    try:
-        return np.fromiter(map(attrgetter(name), rows), dtype=np.int64, count=len(rows))
-    except OverflowError:
-        return None
-
-
-def _checked_columns(ids: list[str], embedders: list[str], nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
-                     grades: list, flat: np.ndarray, lengths: np.ndarray) -> dict[str, Any] | None:
-    """The columns from the fields' values, of the right types (strings, integer arrays, numbers or None,
-    the inK values 0/1 one list after the other and each list's length), checked; None if a value is off."""
-    if not ids:
+def _checked_columns(ids: Labels, embedders: Labels, nc: np.ndarray, np_: np.ndarray, k: np.ndarray,
+                     grade: np.ndarray, nulls: int, flat: np.ndarray, lengths: np.ndarray) -> dict[str, Any] | None:
+    """The columns from the fields' values, of the right types (strings as :func:`string_codes`, integer arrays,
+    the grades as floats with NaN for the ``nulls`` null ones, the inK values 0/1 one list after the other
+    and each list's length), checked; None if a value is off."""
+    if not len(k):
         empty = np.zeros(0, dtype=np.int64)
-        return {"ids": [], "embedders": [], "Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0),
-                "in_k": np.zeros((0, 0), dtype=np.uint8), "n": empty, "codes": (np.zeros(0, dtype=np.int32), []),
-                "embedder_codes": (np.zeros(0, dtype=np.int32), [])}
-    grade = np.array(grades, dtype=np.float64)  # None → NaN
-    if int(np.isnan(grade).sum()) != grades.count(None):
+        no_labels: Labels = (np.zeros(0, dtype=np.int32), [])
+        return {"Nc": empty, "Np": empty, "K": empty, "grade": np.zeros(0), "in_k": np.zeros((0, 0), dtype=np.uint8),
+                "n": empty, "codes": no_labels, "embedder_codes": no_labels}
+    if int(np.isnan(grade).sum()) != nulls:
         return None  # a NaN grade is not a missing grade
     nc, np_, k = (column.astype(np.int64) for column in (nc, np_, k))
     if not np.array_equal(lengths, k):
@@ -207,25 +199,24 @@ def _checked_columns(ids: list[str], embedders: list[str], nc: np.ndarray, np_: 
         n += column
     if np.any(n > np_):
         return None
-    return {"ids": ids, "embedders": embedders, "Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n,
-            "codes": _codes(ids), "embedder_codes": _codes(embedders)}
+    return {"Nc": nc, "Np": np_, "K": k, "grade": grade, "in_k": in_k, "n": n, "codes": ids,
+            "embedder_codes": embedders}
 
 
 def ideal_answer_kinds(records: list[dict], gate: Any) -> list[str | None] | None:
     """:func:`ideal_kinds_of` the records' ``id``, ``answer_ideal`` and ``ideal_degenerate`` fields."""
-    return ideal_kinds_of([r["id"] for r in records], [r.get("answer_ideal") for r in records],
+    return ideal_kinds_of(string_codes([r["id"] for r in records]), [r.get("answer_ideal") for r in records],
                           [r.get("ideal_degenerate") for r in records], gate)
 
 
-def ideal_kinds_of(ids: list[str], answers: Sequence[Any], recorded: list, gate: Any,
-                   codes: tuple[np.ndarray, list[str]] | None = None) -> list[str | None] | None:
+def ideal_kinds_of(ids: Labels, answers: Sequence[Any], recorded: list, gate: Any) -> list[str | None] | None:
     """The degenerate kind of each record's ideal answer (``recorded``: ``ideal_degenerate`` as ``grade``
     recorded it, else the gate on ``answers``, judged once per distinct id on its first record's answer);
     None when no record carries an ideal-answer text (e.g. the bundled sample, whose texts are blank): the
-    gate cannot apply. ``codes``: :func:`_codes` of ``ids`` when already known."""
+    gate cannot apply. ``ids``: :func:`string_codes` of the records' ids."""
     if not any(isinstance(text, str) and text.strip() for text in answers):
         return None
-    id_codes, names = codes if codes is not None else _codes(ids)
+    id_codes = ids[0]
     first = np.unique(id_codes, return_index=True)[1].tolist()  # each id's first record, ids in code order
     texts = [answers[row] if isinstance(answers[row], str) else None for row in first]
     judged = np.array(gate.classify(texts, [None] * len(texts)), dtype=object)  # kind per id code
@@ -275,35 +266,30 @@ def build_graded_table(records: Iterable[dict], source_label: str, source: Grade
     return _graded_table(cols, optional, source_label, source, gate)
 
 
-def graded_table_from_rows(rows: list[GradedRow], source_label: str, source: GradedSource, gate: Any = None
-                           ) -> GradedTable | None:
+def graded_table_from_columns(columns: RowColumns, source_label: str, source: GradedSource, gate: Any = None
+                              ) -> GradedTable | None:
     """:func:`build_graded_table` of rows decoded by :func:`ragdiag.data.graded_rows.decode_graded_rows`
-    (the same table, built from the rows' fields without a dict per record, ``inK`` read by
-    :func:`ragdiag.data.graded_rows.in_k_digits`); None when a check fails (the caller then builds from
-    the parsed records, which names the record)."""
-    def field(name: str) -> list:
-        return list(map(attrgetter(name), rows))
-
-    nc, np_, k = (_int_column(rows, name) for name in ("Nc", "Np", "K"))
-    digits = in_k_digits(rows)
-    if digits is None or nc is None or np_ is None or k is None:
+    (the same table, built from their :func:`ragdiag.data.graded_columns.row_columns` without a dict per
+    record); None when a check fails (the caller then builds from the parsed records, which names the record)."""
+    if columns.ints is None or columns.in_k is None:
         return None
-    cols = _checked_columns(field("id"), field("E"), nc, np_, k, field("grade"), *digits)
+    cols = _checked_columns(columns.ids, columns.embedders, columns.ints["Nc"], columns.ints["Np"],
+                            columns.ints["K"], columns.grade, columns.nulls, *columns.in_k)
     if cols is None:
         return None
-    optional: dict[str, Any] = {name: field(name) for name in _OPTIONAL_FIELDS if name != "answer_ideal"}
-    optional["answer_ideal"] = DecodedOnRead(field("answer_ideal"))
+    optional: dict[str, Any] = {name: [None] * columns.rows if values is None else values
+                                for name, values in columns.optional.items()}
+    optional["answer_ideal"] = ReadAnswers(columns.answers, columns.rows)
     return _graded_table(cols, optional, source_label, source, gate)
 
 
 def _graded_table(cols: dict[str, Any], optional: dict[str, Any], source_label: str, source: GradedSource,
                   gate: Any) -> GradedTable:
     """The table of checked columns and the optional fields' values (one list per field, None where absent)."""
-    check_unique_keys(cols["ids"], cols["embedders"], cols["Nc"], cols["Np"], cols["K"], source_label,
-                      (cols["codes"][0], cols["embedder_codes"][0]))
+    check_unique_keys(cols["codes"], cols["embedder_codes"], cols["Nc"], cols["Np"], cols["K"], source_label)
     check_grade_values(optional["grades"], source_label)
     probs = read_grade_probs(optional["grade_probs"], source_label)
-    kinds = (ideal_kinds_of(cols["ids"], optional["answer_ideal"], optional["ideal_degenerate"], gate, cols["codes"])
+    kinds = (ideal_kinds_of(cols["codes"], optional["answer_ideal"], optional["ideal_degenerate"], gate)
              if gate is not None else None)
     flagged = (np.fromiter(map(operator.is_not, kinds, itertools.repeat(None)), dtype=bool, count=len(kinds))
                if kinds is not None else np.zeros(len(cols["K"]), bool))
@@ -320,26 +306,28 @@ def _table(optional: dict[str, Any], cols: dict[str, Any], keep: np.ndarray, fla
     degenerate). ``skipped_missing_grade`` counts the rows without a grade whose ideal answer is not
     degenerate (those the gate flagged are kept, marked, for correlate)."""
     every = bool(keep.all())
-    kept_rows = keep.tolist()
-    k, n = cols["K"][keep], cols["n"][keep]
+
+    def kept(column: np.ndarray) -> np.ndarray:
+        return column if every else column[keep]
+
+    k, n = kept(cols["K"]), kept(cols["n"])
     if every:
         (query, query_names), (embedder, embedder_names) = cols["codes"], cols["embedder_codes"]
     else:
-        query, query_names = _codes(list(itertools.compress(cols["ids"], kept_rows)))
-        embedder, embedder_names = _codes(list(itertools.compress(cols["embedders"], kept_rows)))
-    subset, subset_names = _codes([subset_of(q) for q in query_names])
+        (query, query_names), (embedder, embedder_names) = (_kept_labels(cols[name], keep)
+                                                            for name in ("codes", "embedder_codes"))
+    subset, subset_names = string_codes([subset_of(q) for q in query_names])
     ratings, ratings_source = rating_matrix_of(optional["grades"], optional["judges"], keep)
     return GradedTable(
         ratings=ratings, ratings_source=ratings_source,
         query=query, query_names=query_names,
         embedder=embedder, embedder_names=embedder_names,
         subset=subset[query] if len(query) else subset, subset_names=subset_names,
-        Nc=cols["Nc"][keep], Np=cols["Np"][keep], K=k, n=n,
-        in_k=cols["in_k"][keep], grade=cols["grade"][keep],
+        Nc=kept(cols["Nc"]), Np=kept(cols["Np"]), K=k, n=n, in_k=kept(cols["in_k"]), grade=kept(cols["grade"]),
         source=source, skipped_missing_grade=int((np.isnan(cols["grade"]) & ~flagged).sum()),
-        degenerate=flagged[keep] if gate is not None else None,
+        degenerate=kept(flagged) if gate is not None else None,
         degenerate_kinds=(None if kinds is None else list(kinds) if every
-                          else list(itertools.compress(kinds, kept_rows))),
+                          else list(itertools.compress(kinds, keep.tolist()))),
         reference_gate=None if gate is None else {**gate.describe(), "applied": kinds is not None},
-        grade_probs=None if probs is None else probs[keep],
+        grade_probs=None if probs is None else kept(probs),
     )

@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ragdiag.data.graded_parquet import is_parquet, read_graded_parquet
-from ragdiag.data.graded_rows import decode_graded_rows
-from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table, graded_table_from_rows
+from ragdiag.data.graded_split import graded_columns
+from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table, graded_table_from_columns
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
 from ragdiag.extras import install_command
@@ -56,17 +56,17 @@ def load_graded_file(path: Path, simulated_grades: bool = False, name: str | Non
     # decompressed: read it again)
     digest = (lambda: file_sha256(path)) if path.suffix == ".gz" else sha256_in_background(data)
     with no_cyclic_gc():
-        rows = decode_graded_rows(data)
+        columns = graded_columns(data)
         del data
+        if columns is not None:  # the table built while the hash may still run; the source's fields after it
+            source = GradedSource(name=name or str(path))
+            table = graded_table_from_columns(columns, str(path), source, gate)
         sha256 = digest()
         bundled = sha256 == file_sha256(bundled_sample_path())  # the bundled sample given by path: simulated grades
-        if rows is not None:
-            source = GradedSource(name=name or str(path), sha256=sha256,
-                                  simulated_grades=simulated_grades or bundled or _all_simulated(
-                                      [r.simulated_grades for r in rows]))
-            table = graded_table_from_rows(rows, str(path), source, gate)
-            if table is not None:
-                return table
+        if columns is not None and table is not None:
+            source.sha256 = sha256
+            source.simulated_grades = simulated_grades or bundled or columns.simulated
+            return table
         records = read_json_records(path)
         if not isinstance(records, list):
             raise DataError(f"{path}: expected a JSON list of graded samples")

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from rich.console import Console
-
 LINE_EVERY_S = 5.0
 
 
@@ -173,7 +171,8 @@ def progress_reporter(label: str, total: int, enabled: bool = True, stream: Text
     if not enabled:
         yield _Silent()
         return
-    if stream.isatty():
+    if stream.isatty():  # rich only for the bar: plain lines and silence do without it
+        from rich.console import Console
         from rich.progress import Progress
 
         with Progress(console=Console(file=stream), transient=True) as bar:

@@ -8,9 +8,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
 from ragdiag.errors import DataError
 from ragdiag.measures.registry import needs_sibling
 from ragdiag.metrics.analysis import TIE_TOLERANCE
@@ -20,8 +17,10 @@ from ragdiag.report.reference_gate_lines import gate_line, withheld_lines
 from ragdiag.report.trust import corrected_text, correlate_trust, survival_clause
 from ragdiag.results.correlate import CorrelateResult, KindEntry, Verdict
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich is imported where a table is made: JSON and CSV output do without it
     from matplotlib.figure import Figure
+    from rich.console import Console
+    from rich.table import Table
 
 
 def _cell(entry: KindEntry | None) -> str:
@@ -107,6 +106,8 @@ def _left_out(report: CorrelateResult, measure: str) -> bool:
 
 def results_tables(report: CorrelateResult, kinds: list[str] | None = None) -> list[Table]:
     """One table per correlation kind: segments × measures, cells = max correlation (α)."""
+    from rich.table import Table
+
     meta = report.meta
     measures = [m for m in meta.measures if not _left_out(report, m)]
     tables = []
@@ -128,6 +129,8 @@ def results_tables(report: CorrelateResult, kinds: list[str] | None = None) -> l
 
 
 def comparison_table(report: CorrelateResult) -> Table:
+    from rich.table import Table
+
     if report.meta.compare is None or report.comparisons is None:
         raise DataError("correlate result: the comparison table needs both 'meta.compare' and 'comparisons'")
     first, second = report.meta.compare
@@ -149,6 +152,8 @@ def comparison_table(report: CorrelateResult) -> Table:
 
 
 def system_table(report: CorrelateResult) -> Table:
+    from rich.table import Table
+
     system = report.system
     if system is None:
         raise DataError("correlate result: field 'system' is missing: no system-level table to show")
@@ -163,6 +168,8 @@ def system_table(report: CorrelateResult) -> Table:
 
 
 def verdict_table(report: CorrelateResult) -> Table:
+    from rich.table import Table
+
     boot = report.meta.bootstrap
     kinds = ", ".join(dict.fromkeys(v.kind for v in report.verdicts))
     table = Table(title=f"Verdict: which measure predicts the grade best (mean {kinds} of per-segment maxima, "
@@ -327,6 +334,8 @@ def print_report(report: CorrelateResult | dict, console: Console, withheld: str
 
 def _print_legend(report: CorrelateResult, console: Console) -> None:
     """A legend line for every measure shown (wrapped lines stay in their column)."""
+    from rich.table import Table
+
     from ragdiag.report.correlate_guide import SYMBOLS, legend
 
     lines = legend(report)
@@ -388,6 +397,8 @@ def render_text(report: CorrelateResult, fmt: str, width: int = 160, sidecars: S
         return to_json(report) + "\n"
     if fmt == "csv":
         return to_csv(report)
+    from rich.console import Console
+
     console = Console(file=io.StringIO(), width=width, record=True)
     print_report(report, console, sidecars=sidecars)
     return console.export_text()

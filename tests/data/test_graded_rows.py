@@ -111,14 +111,105 @@ def _rows_with_in_k(texts: list[bytes]) -> list:
 def test_in_k_read_from_its_json_text() -> None:
     from ragdiag.data.graded_rows import in_k_digits
 
-    flat, lengths = in_k_digits(_rows_with_in_k([b"[0, 1]", b"[1]", b"[\n 1 ,0,\t0 ]", b"[" + b",".join([b"1"] * 300) + b"]"]))
-    assert flat.tolist() == [0, 1, 1, 1, 0, 0] + [1] * 300 and lengths.tolist() == [2, 1, 3, 300]
+    flat, lengths = in_k_digits(_rows_with_in_k([b"[0, 1]", b"[1]", b"[ ]", b"[\n 1 ,0,\t0 ]", b"[]",
+                                                 b"[" + b",".join([b"1"] * 300) + b"]"]))
+    assert flat.tolist() == [0, 1, 1, 1, 0, 0] + [1] * 300 and lengths.tolist() == [2, 1, 0, 3, 0, 300]
     assert lengths.dtype == np.int64 and flat.dtype == np.uint8
 
 
-@pytest.mark.parametrize("text", [b"[10]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]", b"[true]", b"[[0], 1]", b"1", b"null"])
+@pytest.mark.parametrize("text", [b"[10]", b"[0, 1, 11]", b"[1 , 100]", b"[2]", b"[0, -0]", b"[1e0]", b"[1.0]",
+                                  b"[true]", b"[[0], 1]", b"1", b"null"])
 def test_in_k_other_than_a_flat_list_of_0_and_1_is_left_to_the_record_checks(text: bytes) -> None:
     from ragdiag.data.graded_rows import in_k_digits
 
     assert in_k_digits(_rows_with_in_k([b"[0, 1]", text])) is None
 
+
+
+@pytest.fixture
+def split_every_file(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every file decoded in two halves by two processes (as files of SPLIT_MIN_BYTES and more are when a
+    CPU is idle); the list holds what each attempt gave (None: fell back to decoding the whole file here)."""
+    from ragdiag.data import graded_split
+
+    if not graded_split._two_cpus():
+        pytest.skip("the split needs Linux and two usable CPUs")
+    attempts: list = []
+    in_two = graded_split._decoded_in_two
+
+    def recorded(*args):
+        attempts.append(in_two(*args))
+        return attempts[-1]
+
+    monkeypatch.setattr(graded_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(graded_split, "_a_cpu_idle", lambda: True)  # however busy the machine running the tests
+    monkeypatch.setattr(graded_split, "_decoded_in_two", recorded)
+    return attempts
+
+
+@pytest.mark.parametrize("lines", [False, True])
+def test_two_halves_give_the_table_of_the_whole_file(tmp_path: Path, lines: bool, split_every_file: list) -> None:
+    records = _records()
+    for r in records:
+        r["simulated_grades"] = True
+    path = tmp_path / ("g.jsonl" if lines else "g.json")
+    path.write_text("\n".join(json.dumps(r) for r in records) if lines else json.dumps(records, indent=1))
+    gate = make_gate()
+    table = load_graded_file(path, gate=gate)
+    assert len(split_every_file) == 1 and split_every_file[0] is not None  # decoded in two
+    _assert_same(table, build_graded_table(records, str(path), GradedSource(str(path)), gate))
+    assert table.source.simulated_grades and table.with_missing is not None and table.degenerate.any()
+
+
+def test_a_cut_inside_a_string_falls_back_to_the_whole_file(tmp_path: Path, split_every_file: list) -> None:
+    records = _records()
+    middle = len(records) // 2
+    records[middle]["answer_ideal"] = "a list: {x}, {y} " * 20_000  # "}, {" inside a string, across the middle
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(records))
+    text = path.read_bytes()
+    answer = text.index(b'"a list: ')
+    assert answer < text.index(b"}, {", len(text) // 2) < text.index(b'"', answer + 1)  # the first cut: in the string
+    gate = make_gate()
+    table = load_graded_file(path, gate=gate)
+    assert split_every_file == [None]  # the first half did not decode: the whole file was decoded here
+    _assert_same(table, build_graded_table(records, str(path), GradedSource(str(path)), gate))
+
+
+@pytest.mark.parametrize("row", [3, -3])  # in the first half, in the second
+def test_a_bad_record_in_either_half_is_named_as_without_the_split(tmp_path: Path, split_every_file: list,
+                                                                   row: int) -> None:
+    records = _records()
+    records[row]["K"] = True
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(DataError, match=f"record {row % len(records) + 1}") as split:
+        load_graded_file(path)
+    assert split_every_file == [None]
+    with pytest.raises(DataError) as whole:
+        build_graded_table(records, str(path), GradedSource(str(path)))
+    assert str(split.value) == str(whole.value)
+
+
+def test_no_process_to_fork_decodes_the_whole_file_here(tmp_path: Path, split_every_file: list,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError("Resource temporarily unavailable")
+
+    monkeypatch.setattr("os.fork", refused)
+    records = _records()
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(records))
+    table = load_graded_file(path)
+    assert split_every_file == [None]
+    _assert_same(table, build_graded_table(records, str(path), GradedSource(str(path))))
+
+
+def test_a_busy_machine_decodes_the_whole_file_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragdiag.data import graded_split
+
+    monkeypatch.setattr(graded_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
+    monkeypatch.setattr(graded_split, "_decoded_in_two", lambda *args: pytest.fail("split on a busy machine"))
+    columns = graded_split.graded_columns(json.dumps(_records()).encode())
+    assert columns is not None and columns.rows == len(_records())
