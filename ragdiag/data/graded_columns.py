@@ -1,13 +1,12 @@
 """Decoded graded rows as columns: what :func:`ragdiag.data.graded_table.graded_table_from_columns` needs
 from the :class:`ragdiag.data.graded_rows.GradedRow` structs, without the structs.
 
-The columns of two runs of rows join into the columns of both (:func:`joined_columns`): a file decoded
-in two halves by two processes (:mod:`ragdiag.data.graded_split`) gives the columns of the whole file.
-They hold no :class:`msgspec.Raw` (which points into the decoder's buffer), so they can be pickled.
+They hold no :class:`msgspec.Raw` (which points into the decoder's buffer).
 """
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -16,7 +15,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ragdiag.data.graded_rows import GradedRow, in_k_digits
+from ragdiag.data.graded_rows import GradedRow, decode_graded_rows, in_k_digits
 
 OPTIONAL_FIELDS = ("grades", "judges", "grade_probs", "ideal_degenerate")  # read by the table when present
 _ABSENT: tuple[Any, ...] = (None,) * len(OPTIONAL_FIELDS)
@@ -29,14 +28,6 @@ def string_codes(values: Sequence[str]) -> Labels:
     names = sorted(set(values))
     index = {name: code for code, name in enumerate(names)}
     return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values)), names
-
-
-def joined_labels(first: Labels, second: Labels) -> Labels:
-    """The codes of ``first``'s strings then ``second``'s, into the sorted distinct strings of both."""
-    names = sorted(set(first[1]) | set(second[1]))
-    index = {name: code for code, name in enumerate(names)}
-    recoded = [np.array([index[name] for name in part[1]], dtype=np.int32)[part[0]] for part in (first, second)]
-    return np.concatenate(recoded), names
 
 
 class ReadAnswers(Sequence[Any]):
@@ -121,21 +112,8 @@ def row_columns(rows: list[GradedRow]) -> RowColumns:
     )
 
 
-def joined_columns(first: RowColumns, second: RowColumns) -> RowColumns:
-    """The columns of ``first``'s rows followed by ``second``'s."""
-    ints = (None if first.ints is None or second.ints is None
-            else {name: np.concatenate([first.ints[name], second.ints[name]]) for name in first.ints})
-    in_k = (None if first.in_k is None or second.in_k is None
-            else (np.concatenate([first.in_k[0], second.in_k[0]]), np.concatenate([first.in_k[1], second.in_k[1]])))
-    optional: dict[str, list | None] = {}
-    for name in OPTIONAL_FIELDS:
-        a, b = first.optional[name], second.optional[name]
-        optional[name] = None if a is None and b is None else (
-            (a if a is not None else [None] * first.rows) + (b if b is not None else [None] * second.rows))
-    return RowColumns(
-        rows=first.rows + second.rows, ids=joined_labels(first.ids, second.ids),
-        embedders=joined_labels(first.embedders, second.embedders), ints=ints,
-        grade=np.concatenate([first.grade, second.grade]), nulls=first.nulls + second.nulls, in_k=in_k,
-        optional=optional, answers={**first.answers, **{first.rows + row: v for row, v in second.answers.items()}},
-        simulated=first.simulated and second.simulated,
-    )
+def graded_columns(data: bytes | mmap.mmap) -> RowColumns | None:
+    """The columns of a JSON list (or JSON-lines) graded file's bytes; None when they are not well-formed
+    graded records (:func:`ragdiag.data.graded_rows.decode_graded_rows`)."""
+    rows = decode_graded_rows(data)
+    return None if rows is None else row_columns(rows)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ragdiag.data.graded_columns import graded_columns
 from ragdiag.data.graded_parquet import is_parquet, read_graded_parquet
-from ragdiag.data.graded_split import graded_columns
 from ragdiag.data.graded_table import GradedSource, GradedTable, build_graded_table, graded_table_from_columns
 from ragdiag.data.schema import DATASET_NAMES, SUBSET_OF_DATASET, subset_of
 from ragdiag.errors import DataError, RagdiagError
