@@ -87,9 +87,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     --no-loadscope-reorder`` (``make test``) xdist hands out whole files in this order, so the long files
     start first and the short ones fill the end (longest-first scheduling): no long file starts last on one
     worker while the other has nothing left. xdist's default order is by number of tests, which sends the
-    long files with few tests (mypy's, Ray's, the docs examples') to the end."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+    long files with few tests (mypy's, Ray's, the docs examples') to the end.
+
+    Tests marked ``ray`` start a local Ray instance; two starting at once on the two workers slowed each
+    other (the Ray files' sum of durations 115 → 170 s). So a file of Ray tests goes first of all, and in a
+    file that mixes them (the docs examples) the Ray tests go last: by then the Ray file is done."""
+    files: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.path, []).append(item)
+    slow = {path for path, tests in files.items() if any(t.get_closest_marker("slow") for t in tests)}
+    all_ray = {path for path, tests in files.items() if all(t.get_closest_marker("ray") for t in tests)}
+    rank = {path: index for index, path in enumerate(files)}
+    items.sort(key=lambda item: (item.path not in slow, item.path not in all_ray, rank[item.path],
+                                 item.get_closest_marker("ray") is not None))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -38,6 +38,7 @@ PAGES = [p for p in pages() if blocks(p)]
 SLOW_PAGES = {"docs/commands/sweep.md", "docs/guides/own-data.md", "docs/commands/probe.md",
               "docs/commands/noise.md", "docs/commands/label.md", "docs/commands/evaluate.md",
               "docs/concepts/probes.md", "docs/concepts/verdict.md", "docs/commands/calibrate.md"}
+RAY_PAGES = {"docs/guides/ray.md"}  # its example starts a local Ray instance
 
 
 def _run(block: Block, workdir: Path, out_dir: Path, env: dict[str, str], batch: Any = None, exports: str = ""
@@ -68,7 +69,8 @@ def page_params(commands: bool) -> list:
     run on two workers under ``--dist loadfile``; the slowest pages are marked ``slow``."""
     chosen = [p for p in PAGES if str(p.relative_to(ROOT)).startswith("docs/commands/") == commands]
     return [pytest.param(p, id=str(p.relative_to(ROOT)),
-                         marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES else [])
+                         marks=([pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES else [])
+                         + ([pytest.mark.ray] if str(p.relative_to(ROOT)) in RAY_PAGES else []))
             for p in chosen]
 
 

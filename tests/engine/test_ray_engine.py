@@ -27,6 +27,9 @@ RAY = EngineSettings(engine="ray", ray_workers=2)
 runner = CliRunner()
 
 
+pytestmark = pytest.mark.ray  # scheduled apart from the other Ray tests (tests/conftest.py)
+
+
 def _cli(*args: str):
     from ragdiag.cli import app
 
