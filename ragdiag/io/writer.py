@@ -100,8 +100,11 @@ def guard_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike 
     ins = [Path(p) for p in inputs if p is not None]
     for out in outs:
         for src in ins:
-            if _same_file(out, src) or (src.is_dir() and _inside(out, src) and not out.is_dir()):
+            if _same_file(out, src):
                 raise OutputError(f"output {out} would overwrite the input {src}; choose another output path")
+            if src.is_dir() and _inside(out, src) and not out.is_dir():
+                raise OutputError(f"output {out} lies inside the input folder {src}: it would overwrite the input "
+                                  "or be read as part of it; choose another output path")
     for i, a in enumerate(outs):
         for b in outs[i + 1 :]:
             if _same_file(a, b):
